@@ -1,0 +1,410 @@
+"""Structural diff of two graphs (a trace and its check re-trace, or any two runs).
+
+torch compares the printed graphs with ``difflib.ndiff`` and names the first pair of nodes whose
+text differs, which is often a false lead (a debug name, a ``___torch_mangle_N`` class name). Here
+nodes are identified by *what they compute from what*:
+
+- graph inputs by position; a node by its kind, non-tensor constant values and attributes, the
+  identities of its inputs, its output count and the content of its blocks; an output by its
+  node and position. Debug names, shapes and mangled class names play no part.
+- Tensor constants are identified by dtype, shape and occurrence, and their *values* are compared
+  separately (as torch does), so a changed tensor constant is reported as a value difference.
+- Nodes with equal identity are matched in topological order (the k-th occurrence in one graph
+  with the k-th in the other). What is left diverges.
+- A divergent node whose inputs all match is a **root**: the place where the graphs first part.
+  Divergent nodes that read a divergent value are **downstream**. Constants and list/tuple
+  plumbing are looked through: a changed constant makes its consumer the root.
+
+Everything is linear in the graph size.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from .graph import Graph, Node
+
+ROOT = "root"
+DOWNSTREAM = "downstream"
+
+
+@dataclass(frozen=True)
+class Divergence:
+    """A pair of corresponding nodes that differ; one side is ``None`` when the node has no counterpart."""
+
+    trace_node: int | None
+    check_node: int | None
+    kind: str  # ROOT or DOWNSTREAM
+    reason: str = ""
+
+    def to_json(self) -> list[Any]:
+        return [
+            -1 if self.trace_node is None else self.trace_node,
+            -1 if self.check_node is None else self.check_node,
+            0 if self.kind == ROOT else 1,
+            self.reason,
+        ]
+
+    @classmethod
+    def from_json(cls, row: list[Any]) -> Divergence:
+        a, b, k, reason = row
+        return cls(None if a < 0 else a, None if b < 0 else b, ROOT if k == 0 else DOWNSTREAM, reason)
+
+
+@dataclass(frozen=True)
+class ConstantDiff:
+    """Matched tensor constants whose values differ."""
+
+    trace_node: int
+    check_node: int
+    message: str
+    max_abs: float | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "trace_node": self.trace_node,
+            "check_node": self.check_node,
+            "message": self.message,
+            "max_abs": self.max_abs,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> ConstantDiff:
+        return cls(**data)
+
+
+@dataclass
+class GraphDiff:
+    """The result of :func:`structural_diff`. ``divergences`` lists roots first, then downstream nodes."""
+
+    divergences: list[Divergence] = field(default_factory=list)
+    constant_diffs: list[ConstantDiff] = field(default_factory=list)
+    #: trace node id -> check node id for every matched node
+    matched: dict[int, int] = field(default_factory=dict)
+
+    @property
+    def roots(self) -> list[Divergence]:
+        return [d for d in self.divergences if d.kind == ROOT]
+
+    @property
+    def downstream(self) -> list[Divergence]:
+        return [d for d in self.divergences if d.kind == DOWNSTREAM]
+
+    @property
+    def first(self) -> Divergence | None:
+        return self.divergences[0] if self.divergences else None
+
+    @property
+    def identical(self) -> bool:
+        return not self.divergences and not self.constant_diffs
+
+    def check_partner(self, trace_node: int) -> int | None:
+        return self.matched.get(trace_node)
+
+    def trace_partner(self, check_node: int) -> int | None:
+        inverse = getattr(self, "_inverse", None)
+        if inverse is None:
+            inverse = {b: a for a, b in self.matched.items()}
+            self._inverse = inverse
+        return inverse.get(check_node)
+
+    def to_json(self) -> dict[str, Any]:
+        # matched pairs mostly run in lock-step: store [trace_start, check_start, length] runs
+        runs: list[list[int]] = []
+        for a, b in sorted(self.matched.items()):
+            if runs and runs[-1][0] + runs[-1][2] == a and runs[-1][1] + runs[-1][2] == b:
+                runs[-1][2] += 1
+            else:
+                runs.append([a, b, 1])
+        return {
+            "divergences": [d.to_json() for d in self.divergences],
+            "constant_diffs": [c.to_json() for c in self.constant_diffs],
+            "matched_runs": runs,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> GraphDiff:
+        matched: dict[int, int] = {}
+        for a, b, n in data["matched_runs"]:
+            for i in range(n):
+                matched[a + i] = b + i
+        return cls(
+            divergences=[Divergence.from_json(r) for r in data["divergences"]],
+            constant_diffs=[ConstantDiff.from_json(c) for c in data["constant_diffs"]],
+            matched=matched,
+        )
+
+
+#: compares two tensor constants (trace node id, check node id) -> (message, max_abs) or None when equal
+TensorCompare = Callable[[int, int], "tuple[str, float | None] | None"]
+
+
+class _Interner:
+    """Maps structural keys to small ints shared by both graphs, so equal ints mean equal content."""
+
+    def __init__(self) -> None:
+        self.table: dict[Any, int] = {}
+
+    def __call__(self, key: Any) -> int:
+        found = self.table.get(key)
+        if found is None:
+            found = self.table[key] = len(self.table)
+        return found
+
+
+def _freeze(value: Any) -> Any:
+    if isinstance(value, (list, dict)):
+        return json.dumps(value, sort_keys=True)
+    return value
+
+
+def _keys(graph: Graph, intern: _Interner) -> list[int]:
+    """The structural key of every node of ``graph`` (index = node id)."""
+    value_key = [0] * len(graph.values)
+    node_key = [0] * len(graph.nodes)
+    for pos, v in enumerate(graph.inputs):
+        value_key[v] = intern(("input", pos))
+    tensor_seen: dict[tuple[Any, ...], int] = {}
+
+    def attr_key(n: Node) -> Any:
+        if not n.attributes:
+            return None
+        if n.kind == "prim::Constant":
+            val = n.attributes.get("value")
+            if isinstance(val, dict) and "tensor" in val:
+                t = val["tensor"]
+                sig = ("tensor", t.get("dtype"), tuple(t.get("shape", ())))
+                occurrence = tensor_seen.get(sig, 0)
+                tensor_seen[sig] = occurrence + 1
+                return (*sig, occurrence)
+        return tuple((k, _freeze(v)) for k, v in sorted(n.attributes.items()))
+
+    def visit(n: Node) -> None:
+        pre = intern((n.kind, attr_key(n), tuple(value_key[v] for v in n.inputs), len(n.outputs)))
+        key = pre
+        if n.blocks:
+            sigs = []
+            for bi, blk in enumerate(n.blocks):
+                for j, v in enumerate(blk.inputs):
+                    value_key[v] = intern(("block_input", pre, bi, j))
+                for child in blk.nodes:
+                    visit(graph.nodes[child])
+                sigs.append(intern((tuple(node_key[c] for c in blk.nodes), tuple(value_key[v] for v in blk.outputs))))
+            key = intern((pre, tuple(sigs)))
+        node_key[n.id] = key
+        for i, v in enumerate(n.outputs):
+            value_key[v] = intern(("output", key, i))
+
+    for n in graph.nodes:
+        if n.parent is None:
+            visit(n)
+    return node_key
+
+
+def _tainted_unmatched(graph: Graph, matched: set[int]) -> tuple[list[int], list[int], list[int]]:
+    """Split the unmatched nodes of one graph into (roots, downstream, unmatched foldable)."""
+    tainted_value = [False] * len(graph.values)
+    roots: list[int] = []
+    downstream: list[int] = []
+    foldable: list[int] = []
+    for n in graph.nodes:
+        if n.id in matched:
+            continue
+        reads_divergent = any(tainted_value[v] for v in n.inputs)
+        if n.foldable:
+            foldable.append(n.id)
+            taint = reads_divergent  # a changed constant taints nothing by itself: its consumer is the root
+        else:
+            (downstream if reads_divergent else roots).append(n.id)
+            taint = True
+        if taint:
+            for v in n.outputs:
+                tainted_value[v] = True
+    return roots, downstream, foldable
+
+
+def _describe_constant(graph: Graph, value_id: int) -> str | None:
+    producer = graph.producer(value_id)
+    if producer is None or producer.kind != "prim::Constant":
+        return None
+    from .graph import format_attribute
+
+    return format_attribute(producer.attributes.get("value")) if producer.attributes else "None"
+
+
+def _preview(graph: Graph, node_id: int) -> str:
+    from .graph import format_attribute
+
+    value = graph.nodes[node_id].attributes.get("value")
+    if isinstance(value, dict) and "tensor" in value:
+        t = value["tensor"]
+        items = [format_attribute(x) for x in t.get("preview", [])]
+        if not t.get("shape"):
+            return items[0] if items else "?"
+        more = ", ..." if len(items) < _numel(t.get("shape", [])) else ""
+        return "[" + ", ".join(items) + more + "]"
+    return format_attribute(value)
+
+
+def _numel(shape: list[int]) -> int:
+    n = 1
+    for d in shape:
+        n *= d
+    return n
+
+
+def _reason(a: Graph, b: Graph, an: Node | None, bn: Node | None, matched_values: dict[int, int]) -> str:
+    if an is None and bn is not None:
+        return f"only in the check trace: {bn.kind}"
+    if bn is None and an is not None:
+        return f"only in the trace: {an.kind}"
+    assert an is not None and bn is not None
+    if an.kind != bn.kind:
+        return f"{an.kind} in the trace, {bn.kind} in the check trace"
+    if len(an.inputs) != len(bn.inputs):
+        return f"{an.kind} takes {len(an.inputs)} inputs in the trace, {len(bn.inputs)} in the check trace"
+    for i, (va, vb) in enumerate(zip(an.inputs, bn.inputs, strict=True)):
+        if matched_values.get(va) == vb:
+            continue
+        ca, cb = _describe_constant(a, va), _describe_constant(b, vb)
+        if ca is not None or cb is not None:
+            return f"input {i} of {an.kind} differs: {ca or '%' + a.values[va].name} vs {cb or '%' + b.values[vb].name}"
+        return f"input {i} of {an.kind} comes from a different value (%{a.values[va].name} vs %{b.values[vb].name})"
+    if an.attributes != bn.attributes:
+        return f"attributes of {an.kind} differ"
+    if len(an.outputs) != len(bn.outputs):
+        return f"{an.kind} has {len(an.outputs)} outputs in the trace, {len(bn.outputs)} in the check trace"
+    return f"blocks of {an.kind} differ"
+
+
+def structural_diff(a: Graph, b: Graph, *, compare_tensors: TensorCompare | None = None) -> GraphDiff:
+    """Diff graph ``a`` (the trace) against graph ``b`` (the check trace, or another run).
+
+    ``compare_tensors`` compares the values of matched tensor constants; without it their digests
+    (from the JSON) are compared.
+    """
+    intern = _Interner()
+    ka, kb = _keys(a, intern), _keys(b, intern)
+
+    pending: dict[int, deque[int]] = {}
+    for nid, key in enumerate(kb):
+        pending.setdefault(key, deque()).append(nid)
+    matched: dict[int, int] = {}
+    for nid, key in enumerate(ka):
+        queue = pending.get(key)
+        if queue:
+            matched[nid] = queue.popleft()
+    matched_b = set(matched.values())
+
+    roots_a, down_a, fold_a = _tainted_unmatched(a, set(matched))
+    roots_b, down_b, fold_b = _tainted_unmatched(b, matched_b)
+    if not (roots_a or down_a or roots_b or down_b):
+        # only constants or plumbing differ (e.g. a constant returned directly): report them
+        roots_a, roots_b = fold_a, fold_b
+
+    # value correspondence for the explanations
+    matched_values: dict[int, int] = {}
+    for x, y in matched.items():
+        for va, vb in zip(a.nodes[x].outputs, b.nodes[y].outputs, strict=False):
+            matched_values[va] = vb
+    for va, vb in zip(a.inputs, b.inputs, strict=False):
+        matched_values[va] = vb
+
+    # anchor every divergent node at the last matched node before it (in check-graph numbering),
+    # then pair the divergent nodes of both graphs that share an anchor, in order
+    def anchors_a() -> dict[int, int]:
+        out: dict[int, int] = {}
+        last = -1
+        divergent = set(roots_a) | set(down_a)
+        for n in a.nodes:
+            if n.id in matched:
+                last = matched[n.id]
+            elif n.id in divergent:
+                out[n.id] = last
+        return out
+
+    def anchors_b() -> dict[int, int]:
+        out: dict[int, int] = {}
+        last = -1
+        divergent = set(roots_b) | set(down_b)
+        for n in b.nodes:
+            if n.id in matched_b:
+                last = n.id
+            elif n.id in divergent:
+                out[n.id] = last
+        return out
+
+    anc_a, anc_b = anchors_a(), anchors_b()
+    inverse = {y: x for x, y in matched.items()}
+
+    def pair(ids_a: list[int], ids_b: list[int], kind: str) -> list[tuple[float, Divergence]]:
+        groups_a: dict[int, list[int]] = {}
+        for nid in ids_a:
+            groups_a.setdefault(anc_a[nid], []).append(nid)
+        groups_b: dict[int, list[int]] = {}
+        for nid in ids_b:
+            groups_b.setdefault(anc_b[nid], []).append(nid)
+        out: list[tuple[float, Divergence]] = []
+        for anchor in sorted(set(groups_a) | set(groups_b)):
+            ga, gb = groups_a.get(anchor, []), groups_b.get(anchor, [])
+            # where the anchor sits in the trace graph, for ordering check-only nodes
+            base = inverse.get(anchor, -1) if anchor >= 0 else -1
+            for i in range(max(len(ga), len(gb))):
+                x = ga[i] if i < len(ga) else None
+                y = gb[i] if i < len(gb) else None
+                xn = a.nodes[x] if x is not None else None
+                yn = b.nodes[y] if y is not None else None
+                reason = _reason(a, b, xn, yn, matched_values) if kind == ROOT else ""
+                order = float(x) if x is not None else base + 0.5
+                out.append((order, Divergence(x, y, kind, reason)))
+        return out
+
+    ordered_roots = sorted(pair(roots_a, roots_b, ROOT), key=lambda t: t[0])
+    ordered_down = sorted(pair(down_a, down_b, DOWNSTREAM), key=lambda t: t[0])
+
+    constant_diffs: list[ConstantDiff] = []
+    for x, y in matched.items():
+        an = a.nodes[x]
+        if an.kind != "prim::Constant":
+            continue
+        constant = an.attributes.get("value")
+        if not (isinstance(constant, dict) and "tensor" in constant):
+            continue
+        # only constants that play the same role matter: some consumer reads them in both graphs
+        # (constants feeding diverged ops are paired by accident and already covered by the roots)
+        value_a, value_b = an.outputs[0], b.nodes[y].outputs[0]
+        consumers = [
+            c
+            for c in a.users(value_a)
+            if not a.nodes[c].foldable and c in matched and value_b in b.nodes[matched[c]].inputs
+        ]
+        if not consumers:
+            continue
+        if compare_tensors is not None:
+            result = compare_tensors(x, y)
+        else:
+            other = b.nodes[y].attributes.get("value")
+            da = constant["tensor"].get("digest")
+            db = other["tensor"].get("digest") if isinstance(other, dict) and "tensor" in other else None
+            result = None if da == db else ("tensor constant values differ (content digests differ)", None)
+        if result is None:
+            continue
+        constant_diffs.append(ConstantDiff(x, y, result[0], result[1]))
+        # its consumers become roots, so the stepper reaches them
+        shown_a, shown_b = _preview(a, x), _preview(b, y)
+        for consumer in consumers:
+            cn = a.nodes[consumer]
+            reason = f"input {cn.inputs.index(value_a)} of {cn.kind} differs: tensor constant {shown_a} vs {shown_b}"
+            ordered_roots.append((float(consumer), Divergence(consumer, matched[consumer], ROOT, reason)))
+    constant_diffs.sort(key=lambda c: c.trace_node)
+    ordered_roots.sort(key=lambda t: t[0])
+
+    return GraphDiff(
+        divergences=[d for _, d in ordered_roots] + [d for _, d in ordered_down],
+        constant_diffs=constant_diffs,
+        matched=matched,
+    )

@@ -1,0 +1,160 @@
+"""Failures of a trace as data: what broke, where in the user's code, and what to do about it."""
+
+from __future__ import annotations
+
+import re
+import traceback
+from dataclasses import dataclass
+from typing import Any
+
+from .from_torchscript import is_torch_file, source_line
+
+# (pattern on "ExceptionType: message", tag, hint). The first match wins.
+_HINTS: tuple[tuple[re.Pattern[str], str, str], ...] = (
+    (
+        re.compile(r"Encountering a dict at the output of the tracer"),
+        "dict_output",
+        "The traced code returns a dict, which strict mode rejects. Pass strict=False (the dict's keys are then "
+        "frozen into the trace), or return a tuple of tensors.",
+    ),
+    (
+        re.compile(r"Tracer cannot infer type of (\S+)"),
+        "output_type",
+        "The traced code returns an object the tracer cannot represent (a dataclass such as a Hugging Face "
+        "ModelOutput, a custom class, or None). Return tensors or tuples of tensors: wrap the model in a small "
+        "nn.Module whose forward returns e.g. `out.logits`, or pass return_dict=False where the model supports it.",
+    ),
+    (
+        re.compile(
+            r"Only tensors, lists, tuples of tensors, or dictionary of tensors can be output|"
+            r"didn't return any values"
+        ),
+        "output_type",
+        "The traced code returns a non-tensor value (None, an int, a string...). Return only tensors, or tuples "
+        "or lists of tensors; compute Python values outside the traced function.",
+    ),
+    (
+        re.compile(
+            r"Type '.*' cannot be traced|Only tensors or \(possibly nested\) dict or tuples of tensors can be inputs"
+        ),
+        "input_type",
+        "An example input is not a tensor. Pass only tensors (or tuples/lists/dicts of tensors) as inputs; "
+        "bind Python values with functools.partial or make them module attributes.",
+    ),
+    (
+        re.compile(r"Cannot insert a Tensor that requires grad as a constant"),
+        "grad_constant",
+        "The traced code uses a tensor that requires grad but is neither an input nor a registered parameter, "
+        "so it would be frozen as a constant. Register it with nn.Parameter / register_buffer on the module, "
+        "pass it as an input, or .detach() it if it is truly constant.",
+    ),
+    (
+        re.compile(r"trace doesn't support compiling individual module's functions"),
+        "bound_method",
+        "torch.jit.trace cannot trace a module's method other than forward. Use "
+        "tj.trace_module(module, {'method_name': example_inputs}).",
+    ),
+    (
+        re.compile(
+            r"is not in forward\(\) method's arguments|got an unexpected keyword argument|"
+            r"missing \d+ required positional argument"
+        ),
+        "kwarg_names",
+        "The keys of the keyword example inputs do not match the function's parameter names. Use exactly the "
+        "parameter names of the traced function as keys.",
+    ),
+    (
+        re.compile(r"already a ScriptModule|ScriptModule|RecursiveScriptModule"),
+        "already_script",
+        "The object is already TorchScript (torch.jit.script or a previous trace): there is nothing to trace. "
+        "Trace the original nn.Module, or inspect the scripted module's .graph directly.",
+    ),
+    (
+        re.compile(
+            r"size mismatch|shape .* is invalid for input of size|must match the size of tensor|"
+            r"mat1 and mat2 shapes cannot be multiplied"
+        ),
+        "shape_mismatch",
+        "A shape does not fit: check the example inputs' shapes against what the model expects.",
+    ),
+    (
+        re.compile(r"Expected all tensors to be on the same device"),
+        "device_mismatch",
+        "Inputs and parameters live on different devices: move the example inputs to the model's device.",
+    ),
+)
+
+
+@dataclass
+class TraceError:
+    """Why a trace failed. ``phase`` is ``arguments`` (misuse of our API), ``trace`` or ``check``."""
+
+    type: str
+    message: str
+    phase: str = "trace"
+    #: stable tag of the recognised failure (``dict_output``, ``bound_method``, ...), ``""`` when unknown
+    tag: str = ""
+    hint: str = ""
+    file: str = ""
+    line: int = 0
+    code: str = ""
+    traceback: str = ""
+
+    def __str__(self) -> str:
+        where = f" ({self.file}:{self.line})" if self.file else ""
+        hint = f"\nHint: {self.hint}" if self.hint else ""
+        return f"{self.type}: {self.message}{where}{hint}"
+
+    def to_json(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> TraceError:
+        return cls(**data)
+
+
+def hint_for(type_name: str, message: str) -> tuple[str, str]:
+    text = f"{type_name}: {message}"
+    for pattern, tag, hint in _HINTS:
+        if pattern.search(text):
+            return tag, hint
+    return "", ""
+
+
+def user_location(exc: BaseException) -> tuple[str, int, str]:
+    """The innermost traceback frame outside torch and this package (the user's line)."""
+    own = __file__.rsplit("/core/", 1)[0]
+    frames = traceback.extract_tb(exc.__traceback__)
+    for fs in reversed(frames):
+        if not is_torch_file(fs.filename) and not fs.filename.startswith(own):
+            return fs.filename, fs.lineno or 0, source_line(fs.filename, fs.lineno or 0)
+    return "", 0, ""
+
+
+def _clean_message(message: str) -> str:
+    # torch appends its C++ stack and a Python-style trace to some messages: keep the first paragraph
+    head = message.split("\nException raised from", 1)[0]
+    return head.strip()
+
+
+def error_from_exception(exc: BaseException, phase: str = "trace") -> TraceError:
+    type_name = type(exc).__name__
+    message = _clean_message(str(exc)) or type_name
+    tag, hint = hint_for(type_name, message)
+    file, line, code = user_location(exc)
+    return TraceError(
+        type=type_name,
+        message=message,
+        phase=phase,
+        tag=tag,
+        hint=hint,
+        file=file,
+        line=line,
+        code=code,
+        traceback="".join(traceback.format_exception(exc)),
+    )
+
+
+def argument_error(message: str, hint: str, tag: str = "bad_argument") -> TraceError:
+    """A misuse of ``tj.trace`` itself, recorded rather than raised."""
+    return TraceError(type="ArgumentError", message=message, phase="arguments", tag=tag, hint=hint)

@@ -1,0 +1,592 @@
+"""The SSA graph of a trace as plain, torch-free data.
+
+A :class:`Graph` is what the views draw and what the diff compares. It is built from a
+``torch._C.Graph`` by :mod:`jupyter_tracejit.core.from_torchscript`, but nothing here imports
+torch, so a graph loaded from JSON (a saved notebook, a report) behaves exactly like a live one.
+
+For ``def f(x): return torch.relu(x) + 1`` the inlined TorchScript graph reads::
+
+    graph(%x : Float(3, strides=[1], requires_grad=0, device=cpu)):
+      %1 : Float(3) = aten::relu(%x)        # f.py:2:0
+      %2 : int = prim::Constant[value=1]()
+      %3 : Float(3) = aten::add(%1, %2, %2)  # f.py:2:0
+      return (%3)
+
+and becomes three :class:`Node` s (ids 0, 1, 2 in that order), four :class:`Value` s (``x`` is
+value 0, a graph input with no producer) and ``outputs == (3,)``.
+
+Ids are positions: ``graph.nodes[i].id == i`` and ``graph.values[i].id == i``. Nodes are listed
+in pre-order (a node, then the nodes of its blocks), which is a topological order.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+GRAPH_SCHEMA_VERSION = 1
+
+#: node kinds that only carry structure into their consumers; views fold them by default
+PLUMBING_KINDS = frozenset(
+    {
+        "prim::ListConstruct",
+        "prim::ListUnpack",
+        "prim::TupleConstruct",
+        "prim::TupleUnpack",
+        "prim::TupleIndex",
+        "prim::DictConstruct",
+    }
+)
+
+
+def node_role(kind: str) -> str:
+    """``constant``, ``getattr``, ``plumbing`` (all foldable into consumers) or ``op``."""
+    if kind == "prim::Constant":
+        return "constant"
+    if kind == "prim::GetAttr":
+        return "getattr"
+    if kind in PLUMBING_KINDS:
+        return "plumbing"
+    return "op"
+
+
+@dataclass(frozen=True)
+class Frame:
+    """One Python stack frame recorded by the tracer."""
+
+    file: str
+    line: int
+    func: str
+    code: str = ""
+    #: True for frames inside torch itself (``site-packages/torch/...``)
+    internal: bool = False
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line} in {self.func}"
+
+
+@dataclass(frozen=True)
+class SourceLoc:
+    """Where a node was recorded: the user's frame plus the whole stack (innermost first)."""
+
+    stack: tuple[Frame, ...]
+    #: index into ``stack`` of the innermost frame outside torch (the user's line)
+    user_index: int
+
+    @property
+    def user_frame(self) -> Frame:
+        return self.stack[self.user_index]
+
+    @property
+    def file(self) -> str:
+        return self.user_frame.file
+
+    @property
+    def line(self) -> int:
+        return self.user_frame.line
+
+    @property
+    def code(self) -> str:
+        return self.user_frame.code
+
+    @property
+    def func(self) -> str:
+        return self.user_frame.func
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}"
+
+
+@dataclass(frozen=True)
+class Value:
+    """An SSA value: a graph or block input, or the output of one node."""
+
+    id: int
+    #: TorchScript debug name (``x``, ``input.3``, ``12``); not stable across traces
+    name: str
+    #: TorchScript type without shape (``Tensor``, ``int``, ``Tensor[]``, ``__torch__.Net``)
+    type: str
+    #: concrete sizes when the tracer recorded them (``None`` for unknown dimensions)
+    shape: tuple[int | None, ...] | None = None
+    dtype: str | None = None
+    device: str | None = None
+    requires_grad: bool | None = None
+    #: id of the producing node; ``None`` for graph and block inputs
+    producer: int | None = None
+
+    @property
+    def is_tensor(self) -> bool:
+        return self.type == "Tensor"
+
+    def shape_str(self) -> str:
+        """``Float(3, 4)``-style summary used by labels, or the type for non-tensors."""
+        if self.shape is None:
+            return self.dtype or self.type
+        dims = ", ".join("?" if d is None else str(d) for d in self.shape)
+        return f"{self.dtype or self.type}({dims})"
+
+
+@dataclass(frozen=True)
+class Block:
+    """A sub-block of a ``prim::If`` / ``prim::Loop`` node (present when traced code calls script)."""
+
+    inputs: tuple[int, ...]
+    outputs: tuple[int, ...]
+    nodes: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class Node:
+    id: int
+    kind: str
+    inputs: tuple[int, ...]
+    outputs: tuple[int, ...]
+    #: module path of the innermost module that recorded the node (``layer1.0.conv1``; ``""`` is the root)
+    scope: str = ""
+    source: SourceLoc | None = None
+    #: JSON-ready attribute values (``value`` of a constant, ``name`` of a GetAttr, ...)
+    attributes: dict[str, Any] = field(default_factory=dict)
+    blocks: tuple[Block, ...] = ()
+    #: id of the node whose block contains this one, ``None`` at top level
+    parent: int | None = None
+    #: torch's ``Node.isNondeterministic()`` (dropout in train mode, random ops)
+    nondeterministic: bool = False
+
+    @property
+    def role(self) -> str:
+        return node_role(self.kind)
+
+    @property
+    def foldable(self) -> bool:
+        """Constants, GetAttr and list/tuple plumbing: views fold them into their consumers."""
+        return self.role != "op"
+
+    @property
+    def op_name(self) -> str:
+        """``linear`` for ``aten::linear``."""
+        return self.kind.split("::", 1)[-1]
+
+
+@dataclass
+class ModuleScope:
+    """One ``nn.Module`` in the hierarchy of the traced module."""
+
+    path: str
+    #: class name of the module (``Linear``), ``""`` when unknown
+    type: str
+    parent: str | None
+    children: list[str] = field(default_factory=list)
+    #: nodes whose innermost scope is this module (not its children)
+    node_ids: list[int] = field(default_factory=list)
+
+    @property
+    def name(self) -> str:
+        return self.path.rsplit(".", 1)[-1] if self.path else ""
+
+    @property
+    def depth(self) -> int:
+        return 0 if not self.path else self.path.count(".") + 1
+
+
+class GraphLintError(ValueError):
+    """Raised by :meth:`Graph.lint` with every broken invariant listed."""
+
+
+def scope_parent(path: str) -> str | None:
+    if path == "":
+        return None
+    return path.rsplit(".", 1)[0] if "." in path else ""
+
+
+class Graph:
+    """The inlined SSA graph of one traced method."""
+
+    def __init__(
+        self,
+        *,
+        method: str,
+        nodes: list[Node],
+        values: list[Value],
+        inputs: tuple[int, ...],
+        outputs: tuple[int, ...],
+        scope_types: dict[str, str] | None = None,
+        code: str = "",
+    ) -> None:
+        self.method = method
+        self.nodes = nodes
+        self.values = values
+        self.inputs = inputs
+        self.outputs = outputs
+        #: the Python-like TorchScript code of the method (``traced.code``), not inlined
+        self.code = code
+        self.scopes = self._build_scopes(scope_types or {})
+        self._users: list[list[int]] | None = None
+
+    # -- navigation ---------------------------------------------------------------------------
+    def __len__(self) -> int:
+        return len(self.nodes)
+
+    def __iter__(self) -> Iterator[Node]:
+        return iter(self.nodes)
+
+    def __repr__(self) -> str:
+        return f"<Graph {self.method}: {len(self.nodes)} nodes, {len(self.scopes) - 1} modules>"
+
+    def node(self, node_id: int) -> Node:
+        return self.nodes[node_id]
+
+    def value(self, value_id: int) -> Value:
+        return self.values[value_id]
+
+    @property
+    def top_level(self) -> list[Node]:
+        return [n for n in self.nodes if n.parent is None]
+
+    def producer(self, value_id: int) -> Node | None:
+        p = self.values[value_id].producer
+        return None if p is None else self.nodes[p]
+
+    def users(self, value_id: int) -> list[int]:
+        """Ids of the nodes that read a value, in graph order."""
+        if self._users is None:
+            users: list[list[int]] = [[] for _ in self.values]
+            for n in self.nodes:
+                for v in n.inputs:
+                    if not users[v] or users[v][-1] != n.id:
+                        users[v].append(n.id)
+            self._users = users
+        return self._users[value_id]
+
+    def consumers(self, node: Node) -> list[int]:
+        seen: dict[int, None] = {}
+        for v in node.outputs:
+            for u in self.users(v):
+                seen.setdefault(u, None)
+        return list(seen)
+
+    def fold_target(self, node: Node) -> int | None:
+        """The op a foldable node is drawn inside: follows plumbing chains to the first real op.
+
+        ``None`` when the node is not foldable, or is consumed only by graph outputs or by
+        nothing (such nodes stay visible).
+        """
+        if not node.foldable:
+            return None
+        current = node
+        for _ in range(64):  # plumbing chains are short; the bound guards against cycles
+            consumers = self.consumers(current)
+            if not consumers:
+                return None
+            nxt = self.nodes[consumers[0]]
+            if not nxt.foldable:
+                return nxt.id
+            current = nxt
+        return None
+
+    def nodes_at(self, file: str, line: int) -> list[int]:
+        """Nodes whose user source line is ``file:line``."""
+        return [n.id for n in self.nodes if n.source is not None and n.source.line == line and n.source.file == file]
+
+    def nodes_in_scope(self, path: str, *, recursive: bool = True) -> list[int]:
+        if not recursive:
+            return list(self.scopes[path].node_ids)
+        prefix = path + "."
+        return [n.id for n in self.nodes if n.scope == path or not path or n.scope.startswith(prefix)]
+
+    def kinds(self) -> dict[str, int]:
+        counts: dict[str, int] = {}
+        for n in self.nodes:
+            counts[n.kind] = counts.get(n.kind, 0) + 1
+        return counts
+
+    def source_lines(self) -> dict[tuple[str, int], list[int]]:
+        """``(file, line) -> node ids``: the other direction of ``Node.source``."""
+        out: dict[tuple[str, int], list[int]] = {}
+        for n in self.nodes:
+            if n.source is not None:
+                out.setdefault((n.source.file, n.source.line), []).append(n.id)
+        return out
+
+    def _build_scopes(self, scope_types: dict[str, str]) -> dict[str, ModuleScope]:
+        scopes: dict[str, ModuleScope] = {}
+
+        def ensure(path: str) -> ModuleScope:
+            found = scopes.get(path)
+            if found is not None:
+                return found
+            parent = scope_parent(path)
+            if parent is not None:
+                ensure(parent)
+            scope = ModuleScope(path=path, type=scope_types.get(path, ""), parent=parent)
+            scopes[path] = scope
+            if parent is not None:
+                scopes[parent].children.append(path)
+            return scope
+
+        ensure("")
+        for path in sorted(scope_types):
+            ensure(path)
+        for n in self.nodes:
+            ensure(n.scope).node_ids.append(n.id)
+        return scopes
+
+    # -- invariants -----------------------------------------------------------------------------
+    def lint(self) -> None:
+        """Check the graph's invariants; raise :class:`GraphLintError` listing every violation."""
+        problems: list[str] = []
+        nv = len(self.values)
+        for i, value in enumerate(self.values):
+            if value.id != i:
+                problems.append(f"value at index {i} has id {value.id}: ids must equal list positions")
+            if value.producer is not None:
+                if not 0 <= value.producer < len(self.nodes):
+                    problems.append(f"value {i} ({value.name}) names producer {value.producer}, which does not exist")
+                elif i not in self.nodes[value.producer].outputs:
+                    problems.append(
+                        f"value {i} ({value.name}) names producer {value.producer}, but that node does not list it "
+                        "as an output: keep Value.producer and Node.outputs in sync"
+                    )
+        defined = [False] * nv
+        for v in self.inputs:
+            if 0 <= v < nv:
+                defined[v] = True
+            else:
+                problems.append(f"graph input {v} is not a value id")
+        for n in self.nodes:
+            if n.id >= len(self.nodes) or self.nodes[n.id] is not n:
+                problems.append(f"node {n.kind} has id {n.id}, which is not its position in Graph.nodes")
+            for blk in n.blocks:
+                for v in blk.inputs:
+                    if 0 <= v < nv:
+                        defined[v] = True
+            for v in n.inputs:
+                if not 0 <= v < nv:
+                    problems.append(f"node {n.id} ({n.kind}) reads value {v}, which does not exist")
+                elif not defined[v]:
+                    problems.append(
+                        f"node {n.id} ({n.kind}) reads value {v} ({self.values[v].name}) before it is "
+                        "defined: nodes must be listed in topological (pre-)order"
+                    )
+            for v in n.outputs:
+                if not 0 <= v < nv:
+                    problems.append(f"node {n.id} ({n.kind}) writes value {v}, which does not exist")
+                    continue
+                if defined[v]:
+                    problems.append(f"value {v} ({self.values[v].name}) is defined twice (SSA violation)")
+                defined[v] = True
+                if self.values[v].producer != n.id:
+                    problems.append(
+                        f"node {n.id} ({n.kind}) lists output {v}, whose producer is {self.values[v].producer}"
+                    )
+            if n.parent is not None and not any(n.id in b.nodes for b in self.nodes[n.parent].blocks):
+                problems.append(f"node {n.id} ({n.kind}) names parent {n.parent}, whose blocks do not hold it")
+            if n.scope not in self.scopes:
+                problems.append(f"node {n.id} ({n.kind}) is in unknown scope {n.scope!r}")
+            if n.source is not None and not 0 <= n.source.user_index < len(n.source.stack):
+                problems.append(f"node {n.id} ({n.kind}) has a source user_index outside its stack")
+        for v in self.outputs:
+            if not 0 <= v < nv or not defined[v]:
+                problems.append(f"graph output {v} is not a defined value")
+        for path, scope in self.scopes.items():
+            if scope.parent is not None and scope.parent not in self.scopes:
+                problems.append(f"scope {path!r} names missing parent {scope.parent!r}")
+        if problems:
+            raise GraphLintError(f"{len(problems)} graph invariant(s) broken:\n- " + "\n- ".join(problems))
+
+    # -- serialization ----------------------------------------------------------------------------
+    def to_json(self) -> dict[str, Any]:
+        """A compact, self-contained JSON form (tables of strings, frames and stacks; rows as arrays).
+
+        Layout (``protocol.ts`` mirrors it):
+
+        - ``strings``: every name, type, kind, scope, file, function and code line, once.
+        - ``frames``: ``[file, line, func, code, internal]`` with string indices.
+        - ``stacks``: ``[user_index, frame, frame, ...]`` (innermost frame first).
+        - ``values``: ``[name, type, shape | null, dtype | -1, device | -1, requires_grad (0/1/-1), producer | -1]``.
+        - ``nodes``: ``[kind, inputs, outputs, scope, stack | -1, attributes | 0, blocks | 0, parent | -1, flags]``
+          where blocks are ``[inputs, outputs, node ids]`` and flags bit 0 is ``nondeterministic``.
+        - ``scopes``: ``[path, type]`` for every module.
+        """
+        strings: dict[str, int] = {}
+
+        def s(text: str) -> int:
+            idx = strings.get(text)
+            if idx is None:
+                idx = strings[text] = len(strings)
+            return idx
+
+        frames: dict[Frame, int] = {}
+        frame_rows: list[list[Any]] = []
+        stacks: dict[tuple[int, tuple[Frame, ...]], int] = {}
+        stack_rows: list[list[int]] = []
+
+        def stack_index(src: SourceLoc | None) -> int:
+            if src is None:
+                return -1
+            key = (src.user_index, src.stack)
+            idx = stacks.get(key)
+            if idx is not None:
+                return idx
+            row = [src.user_index]
+            for fr in src.stack:
+                fi = frames.get(fr)
+                if fi is None:
+                    fi = frames[fr] = len(frame_rows)
+                    frame_rows.append([s(fr.file), fr.line, s(fr.func), s(fr.code), int(fr.internal)])
+                row.append(fi)
+            idx = stacks[key] = len(stack_rows)
+            stack_rows.append(row)
+            return idx
+
+        value_rows = [
+            [
+                s(v.name),
+                s(v.type),
+                None if v.shape is None else list(v.shape),
+                -1 if v.dtype is None else s(v.dtype),
+                -1 if v.device is None else s(v.device),
+                -1 if v.requires_grad is None else int(v.requires_grad),
+                -1 if v.producer is None else v.producer,
+            ]
+            for v in self.values
+        ]
+        node_rows = [
+            [
+                s(n.kind),
+                list(n.inputs),
+                list(n.outputs),
+                s(n.scope),
+                stack_index(n.source),
+                n.attributes or 0,
+                [[list(b.inputs), list(b.outputs), list(b.nodes)] for b in n.blocks] or 0,
+                -1 if n.parent is None else n.parent,
+                int(n.nondeterministic),
+            ]
+            for n in self.nodes
+        ]
+        scope_rows = [[s(p), s(sc.type)] for p, sc in self.scopes.items() if p]
+        return {
+            "graph_schema": GRAPH_SCHEMA_VERSION,
+            "method": self.method,
+            "strings": list(strings),
+            "frames": frame_rows,
+            "stacks": stack_rows,
+            "values": value_rows,
+            "nodes": node_rows,
+            "inputs": list(self.inputs),
+            "outputs": list(self.outputs),
+            "scopes": scope_rows,
+            "code": self.code,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Graph:
+        version = data.get("graph_schema")
+        if version != GRAPH_SCHEMA_VERSION:
+            raise ValueError(
+                f"graph JSON has graph_schema {version!r}; this version of jupyter-tracejit reads "
+                f"{GRAPH_SCHEMA_VERSION}. Re-create the trace with this version."
+            )
+        st: list[str] = data["strings"]
+        frames = [
+            Frame(file=st[f], line=ln, func=st[fn], code=st[c], internal=bool(i)) for f, ln, fn, c, i in data["frames"]
+        ]
+        stacks = [SourceLoc(stack=tuple(frames[i] for i in row[1:]), user_index=row[0]) for row in data["stacks"]]
+        values = [
+            Value(
+                id=i,
+                name=st[name],
+                type=st[typ],
+                shape=None if shape is None else tuple(shape),
+                dtype=None if dtype < 0 else st[dtype],
+                device=None if device < 0 else st[device],
+                requires_grad=None if rg < 0 else bool(rg),
+                producer=None if prod < 0 else prod,
+            )
+            for i, (name, typ, shape, dtype, device, rg, prod) in enumerate(data["values"])
+        ]
+        nodes = [
+            Node(
+                id=i,
+                kind=st[kind],
+                inputs=tuple(ins),
+                outputs=tuple(outs),
+                scope=st[scope],
+                source=None if stack < 0 else stacks[stack],
+                attributes=attrs or {},
+                blocks=tuple(Block(tuple(b[0]), tuple(b[1]), tuple(b[2])) for b in (blocks or [])),
+                parent=None if parent < 0 else parent,
+                nondeterministic=bool(flags & 1),
+            )
+            for i, (kind, ins, outs, scope, stack, attrs, blocks, parent, flags) in enumerate(data["nodes"])
+        ]
+        return cls(
+            method=data["method"],
+            nodes=nodes,
+            values=values,
+            inputs=tuple(data["inputs"]),
+            outputs=tuple(data["outputs"]),
+            scope_types={st[p]: st[t] for p, t in data["scopes"]},
+            code=data.get("code", ""),
+        )
+
+    # -- text -----------------------------------------------------------------------------------
+    def node_text(self, node: Node) -> str:
+        """One line in TorchScript's IR syntax (``%3 : Float(3) = aten::add(%1, %2, %2)``)."""
+        outs = ", ".join(f"%{self.values[v].name} : {self.values[v].shape_str()}" for v in node.outputs)
+        attrs = ""
+        if node.attributes:
+            attrs = "[" + ", ".join(f"{k}={format_attribute(a)}" for k, a in node.attributes.items()) + "]"
+        ins = ", ".join(f"%{self.values[v].name}" for v in node.inputs)
+        lhs = f"{outs} = " if outs else ""
+        scope = f", scope: {node.scope}" if node.scope else ""
+        src = f"  # {node.source.file}:{node.source.line}" if node.source else ""
+        return f"{lhs}{node.kind}{attrs}({ins}){scope}{src}"
+
+    def text(self) -> str:
+        """The whole graph in TorchScript's IR syntax, with user source lines (like ``inlined_graph``)."""
+        ins = ", ".join(f"%{self.values[v].name} : {self.values[v].shape_str()}" for v in self.inputs)
+        lines = [f"graph({ins}):"]
+
+        def emit(ids: Iterable[int], indent: str) -> None:
+            for nid in ids:
+                n = self.nodes[nid]
+                lines.append(indent + self.node_text(n))
+                for bi, blk in enumerate(n.blocks):
+                    bins = ", ".join(f"%{self.values[v].name}" for v in blk.inputs)
+                    lines.append(f"{indent}  block{bi}({bins}):")
+                    emit(blk.nodes, indent + "    ")
+                    bouts = ", ".join(f"%{self.values[v].name}" for v in blk.outputs)
+                    lines.append(f"{indent}    -> ({bouts})")
+
+        emit((n.id for n in self.nodes if n.parent is None), "  ")
+        lines.append("  return (" + ", ".join(f"%{self.values[v].name}" for v in self.outputs) + ")")
+        return "\n".join(lines) + "\n"
+
+
+def format_attribute(value: Any) -> str:
+    """Attribute values as TorchScript prints them; tensors show as ``<Tensor>``."""
+    if isinstance(value, dict):
+        if "tensor" in value:
+            t = value["tensor"]
+            return f"<Tensor {t.get('dtype', '')}{list(t.get('shape', []))}>"
+        if "float" in value:
+            return str(value["float"])
+        if "device" in value:
+            return f'"{value["device"]}"'
+        if "repr" in value:
+            return str(value["repr"])
+        return "{" + ", ".join(f"{k}: {format_attribute(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, list):
+        return "[" + ", ".join(format_attribute(v) for v in value) + "]"
+    if isinstance(value, str):
+        return f'"{value}"'
+    if value is None:
+        return "None"
+    if isinstance(value, bool):
+        return str(int(value))
+    if isinstance(value, float) and math.isfinite(value):
+        return repr(value)
+    return str(value)

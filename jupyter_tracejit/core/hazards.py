@@ -1,0 +1,201 @@
+"""Hazards torch does not report, found in the graph, the check and the run itself."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from .check import CheckReport
+from .graph import Graph, Node
+
+#: fused kernels that torch's nn.Transformer* layers switch to under no_grad in eval mode
+FASTPATH_KINDS = frozenset({"aten::_transformer_encoder_layer_fwd", "aten::_native_multi_head_attention"})
+
+
+@dataclass
+class Finding:
+    kind: str
+    severity: str  # "info" | "warning" | "error"
+    title: str
+    message: str
+    hint: str = ""
+    node_ids: list[int] = field(default_factory=list)
+    method: str = "forward"
+
+    def to_json(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Finding:
+        return cls(**data)
+
+
+def _where(graph: Graph, ids: list[int], limit: int = 4) -> str:
+    parts = []
+    for nid in ids[:limit]:
+        n = graph.nodes[nid]
+        where = n.scope or "top level"
+        parts.append(f"{n.kind} in {where}")
+    more = f" and {len(ids) - limit} more" if len(ids) > limit else ""
+    return ", ".join(parts) + more
+
+
+#: ops torch calls nondeterministic that are deterministic when their dropout input is off:
+#: kind -> (index of the probability input, index of the train flag input or -1)
+_DROPOUT_ARGS = {
+    "aten::dropout": (1, 2),
+    "aten::dropout_": (1, 2),
+    "aten::feature_dropout": (1, 2),
+    "aten::alpha_dropout": (1, 2),
+    "aten::feature_alpha_dropout": (1, 2),
+    "aten::native_dropout": (1, 2),
+    "aten::scaled_dot_product_attention": (4, -1),
+}
+
+
+def _constant(graph: Graph, node: Node, index: int) -> Any:
+    if index < 0 or index >= len(node.inputs):
+        return None
+    producer = graph.producer(node.inputs[index])
+    if producer is None or producer.kind != "prim::Constant":
+        return None
+    return producer.attributes.get("value")
+
+
+def is_random(graph: Graph, node: Node) -> bool:
+    """torch's nondeterministic flag, minus dropout that is switched off (p == 0 or train=False)."""
+    if not node.nondeterministic:
+        return False
+    args = _DROPOUT_ARGS.get(node.kind)
+    if args is None:
+        return True
+    p, train = _constant(graph, node, args[0]), _constant(graph, node, args[1])
+    return not (p == 0 or train is False)
+
+
+def nondeterministic_nodes(graph: Graph, torch_flags_top_level: bool) -> Finding | None:
+    ids = [n.id for n in graph.nodes if is_random(graph, n)]
+    if not ids:
+        return None
+    nested = [i for i in ids if graph.nodes[i].scope]
+    note = ""
+    if nested and not torch_flags_top_level:
+        note = (
+            " torch.jit.trace only scans the top level of the graph, so it does not flag "
+            f"{'this node' if len(nested) == 1 else 'these nodes'} inside submodules."
+        )
+    return Finding(
+        kind="nondeterministic",
+        severity="warning",
+        title=f"{len(ids)} nondeterministic node{'s' if len(ids) != 1 else ''}",
+        message=f"The trace contains random ops: {_where(graph, ids)}.{note} Each call gives other results, and "
+        "the check compares random outputs.",
+        hint="Call model.eval() before tracing so dropout is off, or pass check_trace=False if randomness is intended.",
+        node_ids=ids,
+        method=graph.method,
+    )
+
+
+def transformer_fastpath(graph: Graph, check: CheckReport | None) -> Finding | None:
+    if check is None:
+        return None
+    trace_kinds = {n.kind for n in graph.nodes}
+    for case in check.cases:
+        if case.graph is None or case.method != graph.method:
+            continue
+        check_kinds = {n.kind for n in case.graph.nodes}
+        fused = sorted((check_kinds ^ trace_kinds) & FASTPATH_KINDS)
+        if not fused:
+            continue
+        in_check = [k for k in fused if k in check_kinds]
+        node_ids = [d.trace_node for d in (case.diff.roots if case.diff else []) if d.trace_node is not None]
+        side = "re-trace" if in_check else "trace"
+        return Finding(
+            kind="transformer_fastpath",
+            severity="error",
+            title="Transformer fast path differs between trace and check",
+            message=(
+                f"The check's {side} used the fused {', '.join(fused)} kernel. torch runs the check under "
+                "torch.no_grad(); in eval mode nn.TransformerEncoder / nn.MultiheadAttention then take their "
+                "fused fast path, so the re-traced graph differs from the trace and the check fails although "
+                "the model is fine."
+            ),
+            hint="Trace under torch.no_grad() (no_grad=True) so both traces take the fast path, or trace in train "
+            "mode, or set requires_grad_(False) on the parameters before tracing.",
+            node_ids=node_ids,
+            method=graph.method,
+        )
+    return None
+
+
+def device_constants(graph: Graph) -> Finding | None:
+    devices: dict[str, list[int]] = {}
+    for n in graph.nodes:
+        if n.kind != "prim::Constant":
+            continue
+        value = n.attributes.get("value")
+        if not (isinstance(value, dict) and "device" in value):
+            continue
+        for consumer in graph.consumers(n):
+            devices.setdefault(str(value["device"]), []).append(consumer)
+    if not devices:
+        return None
+    ids = sorted({i for v in devices.values() for i in v})
+    names = ", ".join(f'"{d}"' for d in sorted(devices))
+    return Finding(
+        kind="device_constant",
+        severity="warning",
+        title=f"device {names} baked into the graph",
+        message=f"{len(ids)} op{'s' if len(ids) != 1 else ''} ({_where(graph, ids)}) create or move tensors to a "
+        f"device fixed at trace time ({names}). The traced model will keep using it on another device.",
+        hint="Create tensors with *_like ops (torch.zeros_like(x)) or register them as buffers so they move with "
+        "the module.",
+        node_ids=ids,
+        method=graph.method,
+    )
+
+
+def train_mode_batchnorm(graph: Graph, runs: int) -> Finding | None:
+    ids = []
+    for n in graph.nodes:
+        if n.kind != "aten::batch_norm" or len(n.inputs) < 6:
+            continue
+        producer = graph.producer(n.inputs[5])
+        if producer is not None and producer.attributes.get("value") is True:
+            ids.append(n.id)
+    if not ids:
+        return None
+    return Finding(
+        kind="train_mode_batchnorm",
+        severity="warning",
+        title=f"BatchNorm traced in training mode ({len(ids)} layer{'s' if len(ids) != 1 else ''})",
+        message=f"The trace normalises with batch statistics and updates running_mean/running_var on every call; "
+        f"this trace's Python code ran {runs} time{'s' if runs != 1 else ''}, updating them each time.",
+        hint="Call model.eval() before tracing for inference.",
+        node_ids=ids,
+        method=graph.method,
+    )
+
+
+def python_runs(runs: int, check_cases: int, mutated_buffers: list[str]) -> Finding | None:
+    if runs <= 1 and not mutated_buffers:
+        return None
+    mutated = ""
+    if mutated_buffers:
+        shown = ", ".join(mutated_buffers[:6]) + (
+            f" and {len(mutated_buffers) - 6} more" if len(mutated_buffers) > 6 else ""
+        )
+        mutated = (
+            f" Module state changed during tracing: {shown} (the check also runs the traced module, "
+            "which updates the same buffers)."
+        )
+    return Finding(
+        kind="python_runs",
+        severity="warning" if mutated_buffers else "info",
+        title=f"the Python code ran {runs} time{'s' if runs != 1 else ''}",
+        message=f"Tracing ran the Python body {runs} time{'s' if runs != 1 else ''} (1 trace"
+        + (f" + {check_cases} re-trace(s) + {check_cases} eager run(s) for the check" if check_cases else "")
+        + "). Side effects (prints, counters, appends to lists, running statistics) happened that often."
+        + mutated,
+        hint="Pass check_trace=False to run the code once, or keep side effects out of forward().",
+    )

@@ -1,0 +1,830 @@
+"""Generalization probe: does the trace still compute what the Python code computes on *other* inputs?
+
+``torch.jit.trace`` checks a trace by re-tracing with the same (or user-given) inputs, so anything
+frozen into the trace goes unnoticed: a Python list indexed with a tensor (the index becomes a
+constant, with no warning at all), ``for i in range(x.size(0))`` (unrolled for this length),
+``if x.sum() > 0`` (one branch recorded). The probe runs the eager function and the trace on inputs
+derived from the example and reports where they part:
+
+- **value variants** keep every shape and replace the values: ``values:randn`` (random normal with
+  the example's mean/std), ``values:negated`` and ``values:shuffled`` (a permutation of the
+  elements, which moves an argmax). Integer tensors get random values in the example's range
+  (permuted for ``shuffled``), bool tensors random values (inverted for ``negated``).
+- **size variants** change one dimension of one input by +1 and -1 (``size:arg0.dim0+1``), and all
+  varied dimensions together by +1 (``size:all+1``, since shapes often have to agree between
+  inputs, e.g. ``x`` and ``mask``). The example's values are kept where the shapes overlap; new
+  entries are random. Without explicit ``dims``, the dims that "look dynamic" are varied: dim 0 of
+  every tensor, and for tensors with two or more dims every other dim whose size is not the size of
+  a parameter or buffer of the module (a sequence length, not a feature size).
+
+Each case runs the eager function and the trace under ``torch.no_grad()``. The eager function
+raising means the variant is not a valid input (``skipped``); the trace raising where the eager
+function runs is a ``trace_error`` (a baked-in shape); different outputs are a ``disagree``.
+
+The probe leaves no trace in the caller's process: the global RNG is forked (and reseeded before
+each call, so dropout draws the same masks in both runs), warnings raised by the user's code are
+swallowed, grad mode is restored, and the parameters, buffers and ``training`` flags of the module
+are snapshot before and restored after (buffers also between the eager and the traced run, so
+BatchNorm's running statistics are the same for both).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import warnings
+from collections.abc import Callable, Mapping, Sequence
+from contextlib import ExitStack
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+AGREE = "agree"
+DISAGREE = "disagree"
+TRACE_ERROR = "trace_error"
+SKIPPED = "skipped"
+#: every case status, in the order the UI lists them
+STATUSES = (DISAGREE, TRACE_ERROR, AGREE, SKIPPED)
+_FINDINGS = frozenset({DISAGREE, TRACE_ERROR})
+
+_DTYPE_NAMES: dict[torch.dtype, str] = {
+    torch.float32: "Float",
+    torch.float64: "Double",
+    torch.float16: "Half",
+    torch.bfloat16: "BFloat16",
+    torch.int64: "Long",
+    torch.int32: "Int",
+    torch.int16: "Short",
+    torch.int8: "Char",
+    torch.uint8: "Byte",
+    torch.bool: "Bool",
+    torch.complex64: "ComplexFloat",
+    torch.complex128: "ComplexDouble",
+}
+# looser relative tolerance for low-precision outputs (torch.testing.assert_close's defaults)
+_LOW_PRECISION_RTOL: dict[torch.dtype, float] = {torch.float16: 1e-3, torch.bfloat16: 1.6e-2}
+_MAX_MESSAGE = 400
+_INT64_MAX = 2**63 - 1
+
+
+def _float_to_json(x: float | None) -> float | str | None:
+    """JSON has no infinities: encode them (and NaN) as strings so the round trip is lossless."""
+    if x is None or math.isfinite(x):
+        return x
+    if math.isnan(x):
+        return "NaN"
+    return "Infinity" if x > 0 else "-Infinity"
+
+
+def _float_from_json(x: Any) -> float | None:
+    if x is None:
+        return None
+    return float(x)  # float("Infinity") / float("NaN") parse the encoded strings
+
+
+@dataclass
+class ProbeCase:
+    """One derived input set and how the trace fared on it."""
+
+    name: str  # stable short id: "values:randn", "size:arg0.dim0+1", "size:all+1"
+    description: str  # a human sentence saying how the inputs were derived
+    input_shapes: list[str]  # "Float(4, 8)" per input, in input order; keyword inputs as "name=Float(4, 8)"
+    status: str  # AGREE | DISAGREE | TRACE_ERROR | SKIPPED
+    max_abs: float | None = None  # greatest absolute difference over all tensor outputs
+    max_rel: float | None = None  # greatest relative difference (to the eager output)
+    message: str = ""  # disagree: which output and how far; errors: "ExceptionType: line"
+
+    @property
+    def is_finding(self) -> bool:
+        return self.status in _FINDINGS
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "description": self.description,
+            "input_shapes": list(self.input_shapes),
+            "status": self.status,
+            "max_abs": _float_to_json(self.max_abs),
+            "max_rel": _float_to_json(self.max_rel),
+            "message": self.message,
+        }
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> ProbeCase:
+        return cls(
+            name=d["name"],
+            description=d.get("description", ""),
+            input_shapes=list(d.get("input_shapes", [])),
+            status=d["status"],
+            max_abs=_float_from_json(d.get("max_abs")),
+            max_rel=_float_from_json(d.get("max_rel")),
+            message=d.get("message", ""),
+        )
+
+
+@dataclass
+class ProbeReport:
+    """All cases of one probe, and which input dimensions were varied."""
+
+    cases: list[ProbeCase] = field(default_factory=list)
+    dims: dict[str, list[int]] = field(default_factory=dict)  # "arg0" / keyword name -> varied dims
+
+    @property
+    def ok(self) -> bool:
+        """No case disagrees or fails in the trace (skipped cases are not findings)."""
+        return not any(c.status in _FINDINGS for c in self.cases)
+
+    @property
+    def findings(self) -> list[ProbeCase]:
+        return [c for c in self.cases if c.status in _FINDINGS]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "cases": [c.to_json() for c in self.cases],
+            "dims": {k: list(v) for k, v in self.dims.items()},
+        }
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> ProbeReport:
+        return cls(
+            cases=[ProbeCase.from_json(c) for c in d.get("cases", [])],
+            dims={str(k): [int(x) for x in v] for k, v in d.get("dims", {}).items()},
+        )
+
+
+# ---------------------------------------------------------------------------------------------
+# formatting
+
+
+def tensor_type_str(t: torch.Tensor) -> str:
+    """``Float(4, 8)`` in TorchScript's spelling; the device is named when it is not the CPU."""
+    name = _DTYPE_NAMES.get(t.dtype, str(t.dtype).removeprefix("torch."))
+    parts = [str(s) for s in t.shape]
+    if t.device.type != "cpu":
+        parts.append(f"device={t.device}")
+    return f"{name}({', '.join(parts)})"
+
+
+def _describe_input(obj: Any) -> str:
+    if isinstance(obj, torch.Tensor):
+        return tensor_type_str(obj)
+    if isinstance(obj, tuple):
+        inner = ", ".join(_describe_input(o) for o in obj)
+        return f"({inner},)" if len(obj) == 1 else f"({inner})"
+    if isinstance(obj, list):
+        return "[" + ", ".join(_describe_input(o) for o in obj) + "]"
+    if isinstance(obj, dict):
+        return "{" + ", ".join(f"{k!r}: {_describe_input(v)}" for k, v in obj.items()) + "}"
+    if obj is None or isinstance(obj, bool | int | float | complex | str):
+        text = repr(obj)
+        return text if len(text) <= 40 else type(obj).__name__
+    return type(obj).__name__
+
+
+def _input_shapes(inputs: tuple[Any, ...] | dict[str, Any]) -> list[str]:
+    if isinstance(inputs, dict):
+        return [f"{k}={_describe_input(v)}" for k, v in inputs.items()]
+    return [_describe_input(v) for v in inputs]
+
+
+def _exception_line(e: BaseException) -> str:
+    """``ExceptionType: first line``; for TorchScript interpreter errors the line naming the real error."""
+    lines = [ln.strip() for ln in str(e).splitlines() if ln.strip()]
+    line = lines[0] if lines else ""
+    if len(lines) > 1 and "failed in the TorchScript interpreter" in line:
+        line = lines[-1]
+        # the interpreter's last line already reads "RuntimeError: ..."
+        if ": " in line and line.split(": ", 1)[0].replace(".", "").isidentifier():
+            return line[:_MAX_MESSAGE]
+    text = f"{type(e).__name__}: {line}" if line else type(e).__name__
+    return text[:_MAX_MESSAGE]
+
+
+def _fmt_num(x: float) -> str:
+    return f"{x:.4g}"
+
+
+# ---------------------------------------------------------------------------------------------
+# deriving inputs
+
+
+def _map_tensors(obj: Any, fn: Callable[[torch.Tensor], torch.Tensor]) -> Any:
+    """Apply ``fn`` to every tensor of a nested tuple/list/dict; everything else is kept as is."""
+    if isinstance(obj, torch.Tensor):
+        return fn(obj)
+    if isinstance(obj, tuple):
+        items = [_map_tensors(o, fn) for o in obj]
+        if hasattr(obj, "_fields"):  # namedtuple
+            return type(obj)(*items)
+        return tuple(items)
+    if isinstance(obj, list):
+        return [_map_tensors(o, fn) for o in obj]
+    if isinstance(obj, dict):
+        mapped = {k: _map_tensors(v, fn) for k, v in obj.items()}
+        if type(obj) is not dict:
+            try:
+                return type(obj)(mapped)
+            except Exception:
+                pass
+        return mapped
+    return obj
+
+
+def _has_tensor(obj: Any) -> bool:
+    if isinstance(obj, torch.Tensor):
+        return True
+    if isinstance(obj, tuple | list):
+        return any(_has_tensor(o) for o in obj)
+    if isinstance(obj, dict):
+        return any(_has_tensor(v) for v in obj.values())
+    return False
+
+
+def _clone(obj: Any) -> Any:
+    return _map_tensors(obj, lambda t: t.detach().clone())
+
+
+def _is_float(t: torch.Tensor) -> bool:
+    return t.is_floating_point() or t.is_complex()
+
+
+def _random_like(t: torch.Tensor, shape: Sequence[int], g: torch.Generator) -> torch.Tensor:
+    """Random values of ``t``'s dtype and device in the given shape, distributed like ``t``."""
+    shape = tuple(shape)
+    src = t.detach()
+    if _is_float(t):
+        gen_dtype = t.dtype if t.dtype in (torch.float64, torch.complex64, torch.complex128) else torch.float32
+        out = torch.randn(shape, generator=g, dtype=gen_dtype)
+        mean: complex | float = 0.0
+        std = 1.0
+        if src.numel() > 0:
+            acc = src.to("cpu", torch.complex128 if src.is_complex() else torch.float64)
+            m = acc.mean().item()
+            mean = m if math.isfinite(abs(m)) else 0.0
+            if src.numel() > 1:
+                s = float(acc.std().real.item())
+                std = s if math.isfinite(s) and s > 0 else 1.0
+        out = out * std + mean
+        return out.to(device=t.device, dtype=t.dtype)
+    if t.dtype == torch.bool:
+        return (torch.rand(shape, generator=g) < 0.5).to(t.device)
+    if src.numel() > 0:
+        lo = int(src.min().item())
+        hi = int(src.max().item())
+    else:
+        lo, hi = 0, 1
+    try:
+        out = torch.randint(lo, min(hi + 1, _INT64_MAX), shape, generator=g, dtype=torch.int64)
+    except Exception:
+        out = torch.full(shape, lo, dtype=torch.int64)
+    return out.to(device=t.device, dtype=t.dtype)
+
+
+def _shuffled(t: torch.Tensor, g: torch.Generator) -> torch.Tensor:
+    n = t.numel()
+    if n <= 1:
+        return t.detach().clone()
+    perm = torch.randperm(n, generator=g)
+    if bool((perm == torch.arange(n)).all()):
+        perm = perm.roll(1)
+    return t.detach().reshape(-1)[perm.to(t.device)].reshape(t.shape).clone()
+
+
+def _negated(t: torch.Tensor, g: torch.Generator) -> torch.Tensor:
+    if _is_float(t):
+        return -t.detach()
+    if t.dtype == torch.bool:
+        return ~t.detach()
+    return _random_like(t, t.shape, g)
+
+
+def _resized(t: torch.Tensor, shape: Sequence[int], g: torch.Generator) -> torch.Tensor:
+    """``t`` in a new shape: the example's values where the shapes overlap, random values elsewhere."""
+    out = _random_like(t, shape, g)
+    overlap = tuple(slice(0, min(a, b)) for a, b in zip(t.shape, shape, strict=True))
+    out[overlap] = t.detach()[overlap]
+    return out
+
+
+_VALUE_VARIANTS: tuple[tuple[str, str], ...] = (
+    (
+        "values:randn",
+        "same shapes, values drawn from randn with the example's mean/std "
+        "(integer inputs random in the example's range, bool inputs random)",
+    ),
+    (
+        "values:negated",
+        "same shapes, floating inputs negated (integer inputs random in the example's range, bool inputs inverted)",
+    ),
+    ("values:shuffled", "same shapes, the elements of every input randomly permuted (moves an argmax)"),
+)
+
+
+# ---------------------------------------------------------------------------------------------
+# choosing dims
+
+
+def _top_level(inputs: tuple[Any, ...] | dict[str, Any]) -> list[tuple[str, int | str, Any]]:
+    """(label, key, value) per top-level input: ``("arg0", 0, x)`` or ``("mask", "mask", m)``."""
+    if isinstance(inputs, dict):
+        return [(str(k), k, v) for k, v in inputs.items()]
+    return [(f"arg{i}", i, v) for i, v in enumerate(inputs)]
+
+
+def _param_sizes(modules: Sequence[torch.nn.Module]) -> set[int]:
+    sizes: set[int] = set()
+    for m in modules:
+        for t in (*m.parameters(), *m.buffers()):
+            sizes.update(int(s) for s in t.shape)
+    return sizes
+
+
+def _heuristic_dims(t: torch.Tensor, param_sizes: set[int] | None) -> list[int]:
+    if t.dim() == 0:
+        return []
+    chosen = [0]
+    if t.dim() >= 2 and param_sizes is not None:
+        chosen += [d for d in range(1, t.dim()) if int(t.shape[d]) not in param_sizes]
+    return chosen
+
+
+def _validate_dims(
+    dims: Mapping[int | str, Sequence[int]], inputs: tuple[Any, ...] | dict[str, Any]
+) -> dict[str, list[int]]:
+    """Explicit ``dims`` as ``label -> sorted non-negative dims``; ValueError naming what is wrong."""
+    entries = _top_level(inputs)
+    by_label = {label: value for label, _, value in entries}
+    kwarg = isinstance(inputs, dict)
+    out: dict[str, list[int]] = {}
+    for key, wanted in dims.items():
+        if kwarg:
+            if not isinstance(key, str) or key not in by_label:
+                names = ", ".join(repr(k) for k in by_label) or "none"
+                raise ValueError(f"dims: {key!r} is not a keyword input; the keyword inputs are {names}")
+            label = key
+        else:
+            index: int | None = None
+            if isinstance(key, int) and not isinstance(key, bool):
+                index = key
+            elif isinstance(key, str) and key.startswith("arg") and key[3:].isdigit():
+                index = int(key[3:])
+            if index is None or not 0 <= index < len(entries):
+                valid = f"0..{len(entries) - 1}" if entries else "none (no inputs)"
+                raise ValueError(f"dims: input {key!r} does not exist; valid positional input indices are {valid}")
+            label = f"arg{index}"
+        value = by_label[label]
+        if not isinstance(value, torch.Tensor):
+            raise ValueError(
+                f"dims: input {label} is a {type(value).__name__}, not a tensor; only tensors can be resized"
+            )
+        ndim = value.dim()
+        if isinstance(wanted, int) and not isinstance(wanted, bool):
+            wanted = [wanted]
+        norm: list[int] = []
+        for d in wanted:
+            if isinstance(d, bool) or not isinstance(d, int) or not -ndim <= d < ndim:
+                valid = f"0..{ndim - 1} (or -{ndim}..-1)" if ndim else "none (it is 0-dimensional)"
+                raise ValueError(
+                    f"dims: input {label} ({tensor_type_str(value)}) has no dim {d!r}; valid dims are {valid}"
+                )
+            nd = d % ndim
+            if nd not in norm:
+                norm.append(nd)
+        out[label] = sorted(norm)
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# comparing outputs
+
+
+def _flatten(obj: Any, path: str, out: list[tuple[str, Any]]) -> None:
+    if isinstance(obj, torch.Tensor):
+        out.append((path, obj))
+    elif isinstance(obj, tuple | list):
+        for i, o in enumerate(obj):
+            _flatten(o, f"{path}[{i}]", out)
+    elif isinstance(obj, dict):
+        for k, v in sorted(obj.items(), key=lambda kv: repr(kv[0])):
+            _flatten(v, f"{path}[{k!r}]", out)
+    else:
+        out.append((path, obj))
+
+
+@dataclass
+class _Comparison:
+    ok: bool
+    max_abs: float | None = None
+    max_rel: float | None = None
+    message: str = ""
+
+
+def _compare_tensors(path: str, expected: torch.Tensor, actual: torch.Tensor, tolerance: float) -> _Comparison:
+    if tuple(expected.shape) != tuple(actual.shape):
+        return _Comparison(
+            False, message=f"{path}: shape {tuple(expected.shape)} in eager vs {tuple(actual.shape)} in the trace"
+        )
+    if expected.dtype != actual.dtype:
+        return _Comparison(
+            False,
+            message=f"{path}: dtype {tensor_type_str(expected)} in eager vs {tensor_type_str(actual)} in the trace",
+        )
+    e = expected.detach().cpu()
+    a = actual.detach().cpu()
+    if e.layout != torch.strided:
+        e = e.to_dense()
+    if a.layout != torch.strided:
+        a = a.to_dense()
+    if e.numel() == 0:
+        return _Comparison(True, 0.0, 0.0)
+    if _is_float(e):
+        acc = torch.complex128 if e.is_complex() else torch.float64
+        e64, a64 = e.to(acc), a.to(acc)
+        e_nan, a_nan = e64.isnan(), a64.isnan()
+        finite = e64.isfinite() & a64.isfinite()
+        both_nan = e_nan & a_nan
+        # non-finite pairs: equal when both NaN or the same infinity, otherwise infinitely far apart
+        nonfinite_bad = ~finite & ~both_nan & ~(e64 == a64)
+        diff = torch.where(finite, (e64 - a64).abs(), torch.zeros((), dtype=torch.float64))
+        diff = torch.where(nonfinite_bad, torch.full((), math.inf, dtype=torch.float64), diff)
+        scale = torch.where(finite, e64.abs(), torch.zeros((), dtype=torch.float64))
+        rtol = max(tolerance, _LOW_PRECISION_RTOL.get(e.dtype, 0.0))
+        atol = tolerance
+        bad = nonfinite_bad | (diff > atol + rtol * scale)
+    else:
+        diff = (e.to(torch.float64) - a.to(torch.float64)).abs()
+        scale = e.to(torch.float64).abs()
+        bad = e != a
+    zero = torch.zeros((), dtype=torch.float64)
+    inf = torch.full((), math.inf, dtype=torch.float64)
+    rel = torch.where(
+        scale > 0,
+        diff / torch.where(scale > 0, scale, torch.ones((), dtype=torch.float64)),
+        torch.where(diff > 0, inf, zero),
+    )
+    max_abs = float(diff.max().item())
+    max_rel = float(rel.max().item())
+    n_bad = int(bad.sum().item())
+    if n_bad == 0:
+        return _Comparison(True, max_abs, max_rel)
+    first = int(bad.reshape(-1).nonzero()[0].item())
+    index = tuple(int(i) for i in torch.unravel_index(torch.tensor(first), e.shape)) if e.dim() else ()
+    ev, av = e.reshape(-1)[first].item(), a.reshape(-1)[first].item()
+    where = f" at {list(index)}" if index else ""
+    message = (
+        f"{path}: {n_bad} of {e.numel()} elements differ, max abs diff {_fmt_num(max_abs)}; "
+        f"first{where}: eager {ev!r} vs trace {av!r}"
+    )
+    return _Comparison(False, max_abs, max_rel, message)
+
+
+def _values_equal(a: Any, b: Any) -> bool:
+    try:
+        return bool(a == b)
+    except Exception:
+        return a is b
+
+
+def _compare_outputs(expected: Any, actual: Any, tolerance: float) -> _Comparison:
+    exp_flat: list[tuple[str, Any]] = []
+    act_flat: list[tuple[str, Any]] = []
+    _flatten(expected, "output", exp_flat)
+    _flatten(actual, "output", act_flat)
+    if [p for p, _ in exp_flat] != [p for p, _ in act_flat]:
+        exp_paths = ", ".join(p for p, _ in exp_flat) or "nothing"
+        act_paths = ", ".join(p for p, _ in act_flat) or "nothing"
+        return _Comparison(
+            False,
+            message=f"the eager function returns {len(exp_flat)} value(s) ({exp_paths}), "
+            f"the trace {len(act_flat)} ({act_paths})"[:_MAX_MESSAGE],
+        )
+    max_abs: float | None = None
+    max_rel: float | None = None
+    failures: list[str] = []
+    for (path, e), (_, a) in zip(exp_flat, act_flat, strict=True):
+        if isinstance(e, torch.Tensor) or isinstance(a, torch.Tensor):
+            try:
+                et = e if isinstance(e, torch.Tensor) else torch.as_tensor(e, dtype=a.dtype)
+                at = a if isinstance(a, torch.Tensor) else torch.as_tensor(a, dtype=e.dtype)
+            except Exception:
+                failures.append(f"{path}: {type(e).__name__} in eager vs {type(a).__name__} in the trace")
+                continue
+            c = _compare_tensors(path, et, at, tolerance)
+            if c.max_abs is not None:
+                max_abs = c.max_abs if max_abs is None else max(max_abs, c.max_abs)
+            if c.max_rel is not None:
+                max_rel = c.max_rel if max_rel is None else max(max_rel, c.max_rel)
+            if not c.ok:
+                failures.append(c.message)
+        elif not _values_equal(e, a):
+            failures.append(f"{path}: {e!r} in eager vs {a!r} in the trace"[:_MAX_MESSAGE])
+    if not failures:
+        return _Comparison(True, max_abs, max_rel)
+    message = failures[0]
+    if len(failures) > 1:
+        message += f" ({len(failures)} of {len(exp_flat)} outputs differ)"
+    return _Comparison(False, max_abs, max_rel, message)
+
+
+# ---------------------------------------------------------------------------------------------
+# leaving no trace
+
+
+class _ModuleState:
+    """Parameters, buffers and ``training`` flags of some modules, restorable in place."""
+
+    def __init__(self, roots: Sequence[torch.nn.Module]) -> None:
+        self.flags: list[tuple[torch.nn.Module, bool]] = []
+        # (owner, name, tensor, snapshot)
+        self.params: list[tuple[torch.nn.Module, str, torch.Tensor, torch.Tensor]] = []
+        self.buffers: list[tuple[torch.nn.Module, str, torch.Tensor, torch.Tensor]] = []
+        seen_modules: set[int] = set()
+        seen_tensors: set[int] = set()
+        for root in roots:
+            for m in root.modules():
+                if id(m) in seen_modules:
+                    continue
+                seen_modules.add(id(m))
+                self.flags.append((m, m.training))
+                for store, named in (
+                    (self.params, m.named_parameters(recurse=False)),
+                    (self.buffers, m.named_buffers(recurse=False)),
+                ):
+                    for name, t in named:
+                        if t is None or id(t) in seen_tensors:
+                            continue
+                        seen_tensors.add(id(t))
+                        store.append((m, name, t, t.detach().clone()))
+
+    @staticmethod
+    def _restore_tensors(entries: list[tuple[torch.nn.Module, str, torch.Tensor, torch.Tensor]], kind: str) -> None:
+        for owner, name, t, snap in entries:
+            try:
+                if not isinstance(owner, torch.jit.ScriptModule):
+                    store = owner._parameters if kind == "param" else owner._buffers
+                    if store.get(name) is not t:
+                        store[name] = t  # type: ignore[assignment]  # the user's code rebound the attribute
+                if t.shape == snap.shape and torch.equal(t.detach(), snap):
+                    continue
+                with torch.no_grad():
+                    if t.shape == snap.shape:
+                        t.copy_(snap)
+                    else:
+                        t.data = snap.clone()
+            except Exception:
+                pass
+
+    def restore_buffers(self) -> None:
+        self._restore_tensors(self.buffers, "buffer")
+
+    def restore(self) -> None:
+        self._restore_tensors(self.params, "param")
+        self._restore_tensors(self.buffers, "buffer")
+        for m, flag in self.flags:
+            try:
+                if m.training != flag:
+                    m.training = flag
+            except Exception:
+                pass
+
+
+def _cuda_devices(inputs: Any, modules: Sequence[torch.nn.Module]) -> list[int]:
+    devices: set[int] = set()
+
+    def visit(t: torch.Tensor) -> torch.Tensor:
+        if t.device.type == "cuda":
+            devices.add(t.device.index if t.device.index is not None else torch.cuda.current_device())
+        return t
+
+    _map_tensors(inputs, visit)
+    for m in modules:
+        for t in (*m.parameters(), *m.buffers()):
+            visit(t)
+    return sorted(devices)
+
+
+def _reseed(seed: int, cuda_devices: Sequence[int]) -> None:
+    torch.default_generator.manual_seed(seed)
+    for d in cuda_devices:
+        try:
+            torch.cuda.default_generators[d].manual_seed(seed)
+        except Exception:
+            pass
+
+
+# ---------------------------------------------------------------------------------------------
+# the probe
+
+
+@dataclass
+class _CaseSpec:
+    name: str
+    description: str
+    build: Callable[[], tuple[Any, ...] | dict[str, Any]]
+    varied: list[tuple[str, int]] = field(default_factory=list)  # (label, dim)
+
+
+def _call(fn: Callable[..., Any], inputs: tuple[Any, ...] | dict[str, Any]) -> Any:
+    if isinstance(inputs, dict):
+        return fn(**inputs)
+    return fn(*inputs)
+
+
+def _replace_top(
+    inputs: tuple[Any, ...] | dict[str, Any], replacements: Mapping[str, Any]
+) -> tuple[Any, ...] | dict[str, Any]:
+    if isinstance(inputs, dict):
+        return {k: replacements.get(str(k), v) for k, v in inputs.items()}
+    return tuple(replacements.get(f"arg{i}", v) for i, v in enumerate(inputs))
+
+
+def _plan_cases(
+    inputs: tuple[Any, ...] | dict[str, Any],
+    chosen: dict[str, list[int]],
+    g: torch.Generator,
+) -> list[_CaseSpec]:
+    specs: list[_CaseSpec] = []
+    if _has_tensor(inputs):
+        transforms: dict[str, Callable[[torch.Tensor], torch.Tensor]] = {
+            "values:randn": lambda t: _random_like(t, t.shape, g),
+            "values:negated": lambda t: _negated(t, g),
+            "values:shuffled": lambda t: _shuffled(t, g),
+        }
+        for name, description in _VALUE_VARIANTS:
+            fn = transforms[name]
+            specs.append(_CaseSpec(name, description, functools.partial(_map_tensors, inputs, fn)))
+
+    tensors = {label: v for label, _, v in _top_level(inputs) if isinstance(v, torch.Tensor)}
+    pairs = [(label, d) for label, ds in chosen.items() for d in ds]
+
+    def resize(changes: Mapping[str, Mapping[int, int]]) -> Callable[[], tuple[Any, ...] | dict[str, Any]]:
+        def build() -> tuple[Any, ...] | dict[str, Any]:
+            repl: dict[str, Any] = {}
+            for label, by_dim in changes.items():
+                t = tensors[label]
+                shape = [int(s) for s in t.shape]
+                for d, size in by_dim.items():
+                    shape[d] = size
+                repl[label] = _resized(t, shape, g)
+            return _replace_top(inputs, repl)
+
+        return build
+
+    if len(pairs) >= 2:
+        changes: dict[str, dict[int, int]] = {}
+        for label, d in pairs:
+            changes.setdefault(label, {})[d] = int(tensors[label].shape[d]) + 1
+        desc = "; ".join(
+            f"{label} dim {d}: {int(tensors[label].shape[d])} -> {int(tensors[label].shape[d]) + 1}"
+            for label, d in pairs
+        )
+        specs.append(
+            _CaseSpec(
+                "size:all+1",
+                f"every varied dim one larger together ({desc}); example values kept, new entries random",
+                resize(changes),
+                list(pairs),
+            )
+        )
+    for sign in (+1, -1):
+        for label, d in pairs:
+            size = int(tensors[label].shape[d])
+            new = size + 1 if sign > 0 else max(1, size - 1)
+            if new == size or (sign < 0 and new == size + 1):
+                continue
+            suffix = "+1" if sign > 0 else "-1"
+            kept = "example values kept, new entries random" if sign > 0 else "example values truncated"
+            specs.append(
+                _CaseSpec(
+                    f"size:{label}.dim{d}{suffix}",
+                    f"{label} dim {d}: {size} -> {new}, other inputs unchanged; {kept}",
+                    resize({label: {d: new}}),
+                    [(label, d)],
+                )
+            )
+    return specs
+
+
+def run_probe(
+    eager: Callable[..., Any],
+    traced: Callable[..., Any],
+    example_inputs: tuple[Any, ...] | dict[str, Any],
+    *,
+    is_kwarg: bool = False,
+    dims: Mapping[int | str, Sequence[int]] | None = None,
+    module: torch.nn.Module | None = None,
+    tolerance: float = 1e-5,
+    seed: int = 0,
+    max_cases: int = 12,
+) -> ProbeReport:
+    """Run ``eager`` and ``traced`` on inputs derived from ``example_inputs`` and report where they differ.
+
+    ``example_inputs`` is a tuple of positional inputs (a lone non-tuple is one input), or with
+    ``is_kwarg=True`` a dict of keyword inputs. ``dims`` names the dims to resize per input
+    (positional index or keyword name -> dims); without it, dims that look dynamic are chosen (see
+    the module docstring), using ``module``'s parameter sizes (``eager`` itself when it is a
+    module). Raises ValueError for ``dims`` naming an input or dim that does not exist; failures of
+    the user's code become case statuses, never exceptions.
+    """
+    inputs: tuple[Any, ...] | dict[str, Any]
+    if is_kwarg:
+        if not isinstance(example_inputs, Mapping):
+            raise TypeError(f"is_kwarg=True needs a dict of keyword inputs, got {type(example_inputs).__name__}")
+        inputs = {str(k): v for k, v in example_inputs.items()}
+    else:
+        inputs = example_inputs if isinstance(example_inputs, tuple) else (example_inputs,)
+
+    if module is None and isinstance(eager, torch.nn.Module):
+        module = eager
+    roots: list[torch.nn.Module] = []
+    for m in (module, eager, traced):
+        if isinstance(m, torch.nn.Module) and all(m is not r for r in roots):
+            roots.append(m)
+
+    if dims is not None:
+        chosen = _validate_dims(dims, inputs)
+    else:
+        param_sizes = _param_sizes([module]) if module is not None else None
+        chosen = {}
+        for label, _, value in _top_level(inputs):
+            if isinstance(value, torch.Tensor):
+                ds = _heuristic_dims(value, param_sizes)
+                if ds:
+                    chosen[label] = ds
+
+    report = ProbeReport()
+    if max_cases <= 0:
+        return report
+
+    cuda_devices = _cuda_devices(inputs, roots)
+    prev_grad = torch.is_grad_enabled()
+    state: _ModuleState | None = None
+    with ExitStack() as stack:
+        try:
+            stack.enter_context(torch.random.fork_rng(devices=cuda_devices))
+            stack.enter_context(warnings.catch_warnings())
+            warnings.simplefilter("ignore")
+            stack.enter_context(torch.no_grad())
+            state = _ModuleState(roots)
+            g = torch.Generator().manual_seed(seed)
+            specs = _plan_cases(inputs, chosen, g)[:max_cases]
+            varied: dict[str, set[int]] = {}
+            for i, spec in enumerate(specs):
+                report.cases.append(_run_case(spec, eager, traced, seed + i, cuda_devices, state, tolerance))
+                for label, d in spec.varied:
+                    varied.setdefault(label, set()).add(d)
+            order = [label for label, _, _ in _top_level(inputs)]
+            report.dims = {label: sorted(varied[label]) for label in order if label in varied}
+        finally:
+            if state is not None:
+                state.restore()
+            torch.set_grad_enabled(prev_grad)
+    return report
+
+
+def _run_case(
+    spec: _CaseSpec,
+    eager: Callable[..., Any],
+    traced: Callable[..., Any],
+    run_seed: int,
+    cuda_devices: Sequence[int],
+    state: _ModuleState,
+    tolerance: float,
+) -> ProbeCase:
+    try:
+        inputs = spec.build()
+    except Exception as e:  # a tensor subclass or exotic dtype we cannot derive from
+        return ProbeCase(
+            spec.name, spec.description, [], SKIPPED, message=f"could not derive inputs: {_exception_line(e)}"
+        )
+    case = ProbeCase(spec.name, spec.description, _input_shapes(inputs), AGREE)
+    try:
+        _reseed(run_seed, cuda_devices)
+        expected = _call(eager, _clone(inputs))
+    except Exception as e:
+        case.status = SKIPPED
+        case.message = f"the eager function rejects these inputs: {_exception_line(e)}"
+        return case
+    finally:
+        state.restore_buffers()
+    try:
+        _reseed(run_seed, cuda_devices)
+        actual = _call(traced, _clone(inputs))
+    except Exception as e:
+        case.status = TRACE_ERROR
+        case.message = _exception_line(e)
+        return case
+    finally:
+        state.restore_buffers()
+    try:
+        cmp = _compare_outputs(expected, actual, tolerance)
+    except Exception as e:
+        case.status = DISAGREE
+        case.message = f"outputs could not be compared: {_exception_line(e)}"
+        return case
+    case.max_abs, case.max_rel = cmp.max_abs, cmp.max_rel
+    if not cmp.ok:
+        case.status = DISAGREE
+        case.message = cmp.message
+    return case

@@ -1,0 +1,177 @@
+"""``TraceRun``: everything one call of ``tj.trace`` / ``tj.trace_module`` found, as data."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from .check import CheckReport
+from .errors import TraceError
+from .graph import Graph
+from .hazards import Finding
+from .tracer_warnings import TraceWarning
+
+if TYPE_CHECKING:
+    from .probe import ProbeReport
+
+#: bump when the JSON layout changes; ``from_json`` refuses other versions with a clear message
+SCHEMA_VERSION = 1
+JSON_KIND = "jupyter-tracejit.run"
+
+
+@dataclass
+class Target:
+    """What was traced."""
+
+    name: str
+    #: ``function``, ``module`` or ``script`` (already TorchScript)
+    kind: str
+    #: class name for modules
+    type: str = ""
+    file: str = ""
+    line: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+@dataclass
+class TraceRun:
+    """The result of one trace. Nothing here raises: failures are in :attr:`error` and :attr:`check`."""
+
+    target: Target
+    #: options as given (JSON-ready; check inputs described by their shapes)
+    options: dict[str, Any]
+    #: example inputs per method, described by their shapes
+    inputs: dict[str, list[str]] = field(default_factory=dict)
+    graphs: dict[str, Graph] = field(default_factory=dict)
+    warnings: list[TraceWarning] = field(default_factory=list)
+    check: CheckReport | None = None
+    error: TraceError | None = None
+    findings: list[Finding] = field(default_factory=list)
+    probe: ProbeReport | None = None
+    #: how often the user's Python code ran (1 + 2 x check inputs, per method, with the check on)
+    python_runs: int = 0
+    timings: dict[str, float] = field(default_factory=dict)
+    torch_version: str = ""
+    created: str = ""
+    run_id: str = ""
+    #: what torch returned (``ScriptModule`` / ``ScriptFunction``); ``None`` on failure or after ``from_json``
+    traced: Any = field(default=None, repr=False, compare=False)
+
+    # -- verdict and shortcuts ----------------------------------------------------------------
+    @property
+    def ok(self) -> bool:
+        """True when tracing succeeded and every check passed."""
+        return self.error is None and bool(self.graphs) and (self.check is None or self.check.ok)
+
+    @property
+    def graph(self) -> Graph | None:
+        """The graph of ``forward`` (or of the single traced method)."""
+        if "forward" in self.graphs:
+            return self.graphs["forward"]
+        return next(iter(self.graphs.values()), None)
+
+    @property
+    def hazards(self) -> list[Finding]:
+        """Alias of :attr:`findings`."""
+        return self.findings
+
+    @property
+    def user_warnings(self) -> list[TraceWarning]:
+        """Warnings that point at a problem (the deprecation notice excluded)."""
+        return [w for w in self.warnings if w.is_user_problem]
+
+    def warnings_of(self, category: str) -> list[TraceWarning]:
+        return [w for w in self.warnings if w.category == category]
+
+    def summary(self) -> str:
+        """One line: verdict, node count, warnings, divergences."""
+        if self.error is not None:
+            return f"{self.target.name}: FAILED ({self.error.type}: {self.error.message.splitlines()[0]})"
+        g = self.graph
+        parts = [f"{len(g)} nodes" if g is not None else "no graph"]
+        uw = self.user_warnings
+        if uw:
+            parts.append(f"{sum(w.count for w in uw)} warnings ({len(uw)} distinct)")
+        if self.check is not None:
+            roots = sum(len(c.diff.roots) for c in self.check.cases if c.diff)
+            if self.check.ok:
+                parts.append(f"check passed ({len(self.check.cases)} input set(s))")
+            else:
+                mism = len(self.check.output_mismatches)
+                parts.append(f"check FAILED: {roots} root divergence(s), {mism} output mismatch(es)")
+        else:
+            parts.append("not checked")
+        if self.probe is not None and not self.probe.ok:
+            parts.append(f"probe: {len(self.probe.findings)} finding(s)")
+        verdict = "ok" if self.ok else "problems"
+        return f"{self.target.name}: {verdict}; " + ", ".join(parts)
+
+    def __repr__(self) -> str:
+        return f"<TraceRun {self.summary()}>"
+
+    def to_dot(self, method: str | None = None, **options: Any) -> str:
+        """DOT source of a method's graph (``forward`` by default); see :func:`.dot.to_dot` for options."""
+        from .dot import to_dot
+
+        graph = self.graphs[method] if method is not None else self.graph
+        if graph is None:
+            raise ValueError("this run has no graph (tracing failed); see run.error")
+        return to_dot(graph, **options)
+
+    # -- JSON -----------------------------------------------------------------------------------
+    def to_json(self) -> dict[str, Any]:
+        """A versioned, JSON-ready dict; ``TraceRun.from_json(run.to_json())`` gives back an equal run."""
+        return {
+            "kind": JSON_KIND,
+            "schema_version": SCHEMA_VERSION,
+            "ok": self.ok,
+            "summary": self.summary(),
+            "target": self.target.to_json(),
+            "options": self.options,
+            "inputs": self.inputs,
+            "graphs": {name: g.to_json() for name, g in self.graphs.items()},
+            "warnings": [w.to_json() for w in self.warnings],
+            "check": None if self.check is None else self.check.to_json(),
+            "error": None if self.error is None else self.error.to_json(),
+            "findings": [f.to_json() for f in self.findings],
+            "probe": None if self.probe is None else self.probe.to_json(),
+            "python_runs": self.python_runs,
+            "timings": self.timings,
+            "torch_version": self.torch_version,
+            "created": self.created,
+            "run_id": self.run_id,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> TraceRun:
+        if not isinstance(data, dict) or data.get("kind") != JSON_KIND:
+            raise ValueError(
+                "not a jupyter-tracejit run: expected a dict with kind "
+                f"{JSON_KIND!r} (as written by TraceRun.to_json())"
+            )
+        version = data.get("schema_version")
+        if version != SCHEMA_VERSION:
+            raise ValueError(
+                f"this run was saved with schema_version {version!r}, but this jupyter-tracejit reads "
+                f"version {SCHEMA_VERSION}; re-run the trace, or install the version that wrote it"
+            )
+        from .probe import ProbeReport
+
+        return cls(
+            target=Target(**data["target"]),
+            options=data["options"],
+            inputs=data["inputs"],
+            graphs={name: Graph.from_json(g) for name, g in data["graphs"].items()},
+            warnings=[TraceWarning.from_json(w) for w in data["warnings"]],
+            check=None if data["check"] is None else CheckReport.from_json(data["check"]),
+            error=None if data["error"] is None else TraceError.from_json(data["error"]),
+            findings=[Finding.from_json(f) for f in data["findings"]],
+            probe=None if data["probe"] is None else ProbeReport.from_json(data["probe"]),
+            python_runs=data["python_runs"],
+            timings=data["timings"],
+            torch_version=data["torch_version"],
+            created=data["created"],
+            run_id=data["run_id"],
+        )

@@ -1,0 +1,325 @@
+"""Capture the warnings a trace emits, classify them, and map them to graph nodes.
+
+torch reports tracing hazards as ``TracerWarning`` s in the log, repeated once per re-trace and
+sometimes attributed to its own files. Here each distinct warning becomes one
+:class:`TraceWarning` with a stable ``category``, the user's file and line, a ``count`` and the
+ids of the nodes recorded at that line.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+import warnings
+from collections.abc import Iterator
+from dataclasses import dataclass, field, replace
+from types import FrameType
+from typing import Any
+
+from torch.jit._trace import TracerWarning
+
+from .from_torchscript import is_torch_file, source_line
+from .graph import Graph
+
+#: every category tag, in the order the UI lists them
+CATEGORIES = (
+    "to_bool",
+    "to_int",
+    "to_float",
+    "to_complex",
+    "to_number",
+    "to_list",
+    "to_numpy",
+    "tensor_const",
+    "from_numpy_const",
+    "iterate",
+    "len",
+    "live_refs",
+    "nondeterministic",
+    "output_mismatch_python",
+    "output_mismatch_retrace",
+    "list_output",
+    "already_script",
+    "deprecated",
+    "other",
+)
+
+# (substring of torch's message, category); the first match wins
+_PATTERNS: tuple[tuple[str, str], ...] = (
+    ("Converting a tensor to a Python boolean", "to_bool"),
+    ("Converting a tensor to a Python integer", "to_int"),
+    ("Converting a tensor to a Python float", "to_float"),
+    ("Converting a tensor to a Python complex", "to_complex"),
+    ("Converting a tensor to a Python number", "to_number"),
+    ("Converting a tensor to a Python list", "to_list"),
+    ("Converting a tensor to a NumPy array", "to_numpy"),
+    ("torch.from_numpy results are registered as constants", "from_numpy_const"),
+    ("results are registered as constants in the trace", "tensor_const"),
+    ("Iterating over a tensor", "iterate"),
+    ("Using len to get tensor shape", "len"),
+    ("live references to the data region", "live_refs"),
+    ("Trace had nondeterministic nodes", "nondeterministic"),
+    ("the corresponding output of the Python function", "output_mismatch_python"),
+    ("the corresponding output of the repeated trace", "output_mismatch_retrace"),
+    ("Encountering a list at the output of the tracer", "list_output"),
+    ("The input to trace is already a ScriptModule", "already_script"),
+)
+
+#: what a user can do about each category (shown beside the message)
+ADVICE: dict[str, str] = {
+    "to_bool": "A Python `if`/`while` on a tensor is frozen into the trace: only the branch taken now is "
+    "recorded. Use torch.where, or script this function (torch.jit.script) and call it from the traced code.",
+    "to_int": "The integer is baked in as a constant. Keep it a tensor (e.g. use x.size(0) without int(), "
+    "or tensor ops) if it depends on the input.",
+    "to_float": "The float is baked in as a constant. Keep the computation in tensor ops if it depends on the input.",
+    "to_complex": "The complex number is baked in as a constant. Keep the computation in tensor ops.",
+    "to_number": "The number (.item()) is baked in as a constant. Keep the computation in tensor ops.",
+    "to_list": "tolist() values are baked in as constants. Index or slice the tensor instead.",
+    "to_numpy": "NumPy computations are invisible to the tracer; their results become constants. Use torch ops.",
+    "tensor_const": "torch.tensor(...) built from input-dependent values is frozen. Build it from tensors "
+    "(torch.stack, ops on the input) or ignore the warning if the values are truly constant.",
+    "from_numpy_const": "torch.from_numpy(...) results are frozen. Compute them with torch ops if they depend on "
+    "the input.",
+    "iterate": "Iterating over a tensor unrolls the loop for this input's length. Use tensor ops (e.g. unbind "
+    "inside scripted code) or check with inputs of other lengths (check_inputs).",
+    "len": "len(tensor) is baked in as a constant; use x.size(0) to keep it dynamic.",
+    "live_refs": "An in-place op modified a tensor that other views still reference; the trace may be wrong. "
+    "Use the out-of-place op.",
+    "nondeterministic": "The graph contains random ops (dropout in train mode, rand). Call model.eval() "
+    "before tracing, or pass check_trace=False.",
+    "output_mismatch_python": "The trace does not compute what the Python code computes on these inputs: "
+    "look at the check's divergences and the warnings above.",
+    "output_mismatch_retrace": "Re-tracing gives a graph that computes something else: see the divergences.",
+    "list_output": "A list output is treated as a fixed structure. Return a tuple.",
+    "already_script": "The input is already TorchScript; tracing is a no-op. Pass the original nn.Module.",
+    "deprecated": "torch 2.13 marks torch.jit.trace as deprecated; tracing still works.",
+    "other": "",
+}
+
+_OWN_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+_WARNINGS_FILE = os.path.abspath(warnings.__file__)
+
+
+def classify(message: str, warning_class: str) -> str:
+    for needle, category in _PATTERNS:
+        if needle in message:
+            return category
+    if warning_class in ("DeprecationWarning", "FutureWarning") and "torch.jit" in message:
+        return "deprecated"
+    return "other"
+
+
+@dataclass
+class TraceWarning:
+    """One distinct warning of a trace run."""
+
+    category: str
+    message: str
+    file: str
+    line: int
+    code: str = ""
+    func: str = ""
+    #: how many times it was emitted (torch repeats user warnings once per re-trace)
+    count: int = 1
+    #: nodes recorded at ``file:line`` in the graph of ``method`` (see ``node_match``)
+    node_ids: list[int] = field(default_factory=list)
+    #: how ``node_ids`` were found: ``line`` (recorded at this line), ``stack`` (this line is on their
+    #: stack: a call into a submodule), ``next_line`` (this line recorded nothing, e.g. an ``if`` whose
+    #: condition was folded away: the nodes of the next line that did record some), or ``""`` (none)
+    node_match: str = ""
+    method: str = "forward"
+    #: the Python warning class (``TracerWarning``, ``DeprecationWarning``, ...)
+    warning_class: str = "TracerWarning"
+    #: phases that emitted it: ``trace``, ``check 1``, ...
+    phases: list[str] = field(default_factory=list)
+    #: where torch itself attributed the warning when that was inside torch (we moved it to the user's frame)
+    torch_location: str = ""
+
+    @property
+    def is_user_problem(self) -> bool:
+        return self.category != "deprecated"
+
+    @property
+    def advice(self) -> str:
+        return ADVICE.get(self.category, "")
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "category": self.category,
+            "message": self.message,
+            "file": self.file,
+            "line": self.line,
+            "code": self.code,
+            "func": self.func,
+            "count": self.count,
+            "node_ids": self.node_ids,
+            "node_match": self.node_match,
+            "method": self.method,
+            "warning_class": self.warning_class,
+            "phases": self.phases,
+            "torch_location": self.torch_location,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> TraceWarning:
+        return cls(**data)
+
+
+@dataclass
+class _Raw:
+    message: str
+    warning_class: str
+    file: str
+    line: int
+    func: str
+    torch_location: str
+    phase: str
+
+
+#: torch files whose warnings are raised on behalf of the user's own call (Tensor.__array__, __len__, ...)
+_USER_FACING_TORCH_FILES = ("torch/_tensor.py", "torch/overrides.py", "torch/jit/_trace.py", "torch/jit/__init__.py")
+
+
+def _torch_chain(start: FrameType | None) -> tuple[list[str], FrameType | None]:
+    """The torch files between the warning and the user's frame, and that frame (None if not found)."""
+    chain: list[str] = []
+    frame = start
+    while frame is not None:
+        path = frame.f_code.co_filename
+        if os.path.abspath(path) == _WARNINGS_FILE or path.startswith(_OWN_DIR):
+            frame = frame.f_back
+            continue
+        if not is_torch_file(path):
+            return chain, frame
+        chain.append(path.replace("\\", "/"))
+        frame = frame.f_back
+    return chain, None
+
+
+def _user_facing(chain: list[str]) -> bool:
+    return all(path.endswith(_USER_FACING_TORCH_FILES) for path in chain)
+
+
+class WarningRecorder:
+    """Records warnings while active; ``phase`` labels what was running."""
+
+    def __init__(self) -> None:
+        self.raw: list[_Raw] = []
+        self.phase = "trace"
+
+    def _show(
+        self,
+        message: Warning | str,
+        category: type[Warning],
+        filename: str,
+        lineno: int,
+        file: Any = None,
+        line: str | None = None,
+    ) -> None:
+        text = str(message)
+        torch_location = ""
+        func = ""
+        if is_torch_file(filename) or filename.startswith(_OWN_DIR):
+            chain, user = _torch_chain(sys._getframe(1))
+            if issubclass(category, TracerWarning) and not _user_facing(chain):
+                return  # raised by torch's own library code (nn shape checks): hidden, as torch hides it
+            if user is not None:
+                torch_location = f"{filename}:{lineno}"
+                filename, lineno, func = user.f_code.co_filename, user.f_lineno, user.f_code.co_name
+        else:
+            _, user = _torch_chain(sys._getframe(1))
+            if user is not None and user.f_code.co_filename == filename:
+                func = user.f_code.co_name
+        self.raw.append(_Raw(text, category.__name__, filename, lineno, func, torch_location, self.phase))
+
+    @contextlib.contextmanager
+    def capture(self) -> Iterator[WarningRecorder]:
+        """Record every warning; torch's filter for TracerWarnings raised inside torch stays in force.
+
+        ``catch_warnings`` restores the user's filters and ``showwarning`` on every exit path.
+        """
+        with warnings.catch_warnings():
+            warnings.simplefilter("always")
+            # torch's import-time filters hide TracerWarnings by *module name* ("torch.(?!jit)"): that also
+            # hides np.asarray(x)'s warning (raised in torch/_tensor.py on the user's behalf) and warnings of
+            # user modules named torch*. ``_show`` applies the same rule by stack instead, so torch.nn's own
+            # shape checks stay hidden (30-60 of them for a TransformerEncoder) and the user's are kept.
+            warnings.filterwarnings("ignore", "torch::jit::fuser::cuda")
+            warnings.showwarning = self._show
+            yield self
+
+    def add_synthetic(self, message: str, warning_class: str, file: str, line: int, phase: str) -> None:
+        """Record a warning torch would have emitted in its own check (the core runs the check itself)."""
+        self.raw.append(_Raw(message, warning_class, file, line, "", "", phase))
+
+    def collect(self, graphs: dict[str, Graph], method_of_phase: dict[str, str] | None = None) -> list[TraceWarning]:
+        """Deduplicate into :class:`TraceWarning` s and attach node ids from the graph of their method."""
+        merged: dict[tuple[Any, ...], TraceWarning] = {}
+        for r in self.raw:
+            category = classify(r.message, r.warning_class)
+            key: tuple[Any, ...] = (
+                ("deprecated",) if category == "deprecated" else (category, r.message, r.file, r.line)
+            )
+            found = merged.get(key)
+            if found is not None:
+                found.count += 1
+                if r.phase not in found.phases:
+                    found.phases.append(r.phase)
+                continue
+            method = (method_of_phase or {}).get(r.phase, "forward")
+            merged[key] = TraceWarning(
+                category=category,
+                message=r.message,
+                file=r.file,
+                line=r.line,
+                code=source_line(r.file, r.line),
+                func=r.func,
+                method=method,
+                warning_class=r.warning_class,
+                phases=[r.phase],
+                torch_location=r.torch_location,
+            )
+        out = list(merged.values())
+        for w in out:
+            g = graphs.get(w.method) or next(iter(graphs.values()), None)
+            if g is not None and w.category != "deprecated":
+                w.node_ids, w.node_match = nodes_for_line(g, w.file, w.line, w.func)
+        return out
+
+
+def nodes_for_line(graph: Graph, file: str, line: int, func: str = "") -> tuple[list[int], str]:
+    """The nodes a warning at ``file:line`` is about, and how they were found (see ``TraceWarning.node_match``)."""
+    direct = _prefer_ops(graph, graph.nodes_at(file, line))
+    if direct:
+        return direct, "line"
+    on_stack = [
+        n.id
+        for n in graph.nodes
+        if n.source is not None and any(f.line == line and f.file == file for f in n.source.stack)
+    ]
+    if on_stack:
+        return _prefer_ops(graph, on_stack), "stack"
+    if func:
+        # the tracer removes dead nodes: `if x.sum() > 0:` leaves nothing at its own line, but the branch
+        # it froze starts at the next line of the same function that recorded nodes
+        later = [
+            n
+            for n in graph.nodes
+            if n.source is not None and n.source.file == file and n.source.func == func and n.source.line > line
+        ]
+        if later:
+            nearest = min(n.source.line for n in later if n.source is not None)
+            ids = [n.id for n in later if n.source is not None and n.source.line == nearest]
+            return _prefer_ops(graph, ids), "next_line"
+    return [], ""
+
+
+def _prefer_ops(graph: Graph, ids: list[int]) -> list[int]:
+    """Drop constants and plumbing when real ops are among the nodes: those are what to highlight."""
+    ops = [i for i in ids if not graph.nodes[i].foldable]
+    return ops or ids
+
+
+def with_nodes(w: TraceWarning, node_ids: list[int]) -> TraceWarning:
+    return replace(w, node_ids=node_ids)

@@ -1,0 +1,51 @@
+"""What plain torch.jit.trace says about a case: the oracle our verdicts must agree with."""
+
+from __future__ import annotations
+
+import inspect
+import warnings
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+
+@dataclass
+class TorchVerdict:
+    #: "ok", "check_error" (TracingCheckError), "mismatch" (output-mismatch warning only) or "error"
+    outcome: str
+    exception: BaseException | None = None
+    messages: list[str] = field(default_factory=list)
+
+    @property
+    def check_failed(self) -> bool:
+        return self.outcome in ("check_error", "mismatch")
+
+
+def torch_verdict(fn: Any, *args: Any, module: bool = False, **kwargs: Any) -> TorchVerdict:
+    """Run torch.jit.trace (or trace_module) with checks on, as a user would, and classify the result."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        torch.jit.TracerWarning.ignore_lib_warnings()
+        try:
+            if module:
+                torch.jit.trace_module(fn, *args, **kwargs)
+            else:
+                torch.jit.trace(fn, *args, **kwargs)
+        except torch.jit.TracingCheckError as e:
+            return TorchVerdict("check_error", e, [str(w.message) for w in caught])
+        except Exception as e:
+            return TorchVerdict("error", e, [str(w.message) for w in caught])
+    messages = [str(w.message) for w in caught]
+    if any("does not match the corresponding output" in m for m in messages):
+        return TorchVerdict("mismatch", None, messages)
+    return TorchVerdict("ok", None, messages)
+
+
+def line_of(func: Any, marker: str) -> int:
+    """Line number of the first source line of ``func`` that contains ``marker``."""
+    lines, start = inspect.getsourcelines(func)
+    for offset, text in enumerate(lines):
+        if marker in text:
+            return start + offset
+    raise AssertionError(f"marker {marker!r} not found in {func.__qualname__}")
