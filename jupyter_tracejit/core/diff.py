@@ -227,13 +227,25 @@ def _tainted_unmatched(graph: Graph, matched: set[int]) -> tuple[list[int], list
     return roots, downstream, foldable
 
 
-def _describe_constant(graph: Graph, value_id: int) -> str | None:
-    producer = graph.producer(value_id)
-    if producer is None or producer.kind != "prim::Constant":
-        return None
+def _describe_constant(graph: Graph, value_id: int, depth: int = 0) -> str | None:
+    """A constant input as text (``3``, ``[0, 1]``), looking through list/tuple plumbing; None otherwise."""
     from .graph import format_attribute
 
-    return format_attribute(producer.attributes.get("value")) if producer.attributes else "None"
+    producer = graph.producer(value_id)
+    if producer is None or depth > 4:
+        return None
+    if producer.kind == "prim::Constant":
+        if not producer.attributes:
+            return "None"
+        if isinstance(producer.attributes.get("value"), dict) and "tensor" in producer.attributes["value"]:
+            return "tensor constant " + _preview(graph, producer.id)
+        return format_attribute(producer.attributes.get("value"))
+    if producer.kind in ("prim::ListConstruct", "prim::TupleConstruct"):
+        items = [_describe_constant(graph, v, depth + 1) for v in producer.inputs]
+        if all(i is not None for i in items):
+            inner = ", ".join(i for i in items if i is not None)
+            return f"[{inner}]" if producer.kind == "prim::ListConstruct" else f"({inner})"
+    return None
 
 
 def _preview(graph: Graph, node_id: int) -> str:

@@ -466,7 +466,7 @@ class Graph:
             ]
             for n in self.nodes
         ]
-        scope_rows = [[s(p), s(sc.type)] for p, sc in self.scopes.items() if p]
+        scope_rows = [[s(p), s(sc.type)] for p, sc in self.scopes.items()]
         return {
             "graph_schema": GRAPH_SCHEMA_VERSION,
             "method": self.method,

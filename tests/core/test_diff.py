@@ -1,0 +1,188 @@
+"""The structural diff, on real traces and on hand-built graphs."""
+
+from __future__ import annotations
+
+import json
+import warnings
+
+import pytest
+import torch
+import torch.nn as nn
+
+from jupyter_tracejit.core.diff import DOWNSTREAM, ROOT, GraphDiff, structural_diff
+from jupyter_tracejit.core.from_torchscript import canonical_inlined, canonical_text, extract_graph
+from jupyter_tracejit.core.graph import Graph
+
+
+def graph_of(fn, *inputs, name="forward") -> Graph:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        traced = torch.jit.trace(fn, inputs, check_trace=False)
+    return extract_graph(canonical_inlined(traced.graph), method=name).graph
+
+
+def test_identical_traces_have_no_divergence():
+    def f(x):
+        return torch.relu(x) * 2 + 1
+
+    a, b = graph_of(f, torch.rand(3)), graph_of(f, torch.rand(3))
+    diff = structural_diff(a, b)
+    assert diff.identical
+    assert diff.matched == {n.id: n.id for n in a.nodes}
+
+
+def test_debug_names_and_shapes_do_not_matter():
+    def f(x):
+        y = torch.relu(x)
+        return y * 2
+
+    def g(x):
+        renamed_value = torch.relu(x)
+        return renamed_value * 2
+
+    a, b = graph_of(f, torch.rand(3)), graph_of(g, torch.rand(5, 7))
+    assert {a.values[v].name for v in range(len(a.values))} != {b.values[v].name for v in range(len(b.values))}
+    assert structural_diff(a, b).identical
+
+
+class Layer(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+
+    def forward(self, x):
+        return torch.relu(self.fc(x))
+
+
+def test_mangled_class_names_are_not_a_divergence():
+    # two separately traced modules of one class get different ___torch_mangle_N type names, which
+    # torch's per-node comparison reports as "the first diverging operator"
+    torch.manual_seed(0)
+    model = nn.Sequential(Layer(), Layer())
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        t1 = torch.jit.trace(model, (torch.rand(2, 4),), check_trace=False)
+        t2 = torch.jit.trace(model, (torch.rand(2, 4),), check_trace=False)
+    c1, c2 = canonical_inlined(t1.graph), canonical_inlined(t2.graph)
+    raw_differs = any(str(n1) != str(n2) for n1, n2 in zip(c1.nodes(), c2.nodes(), strict=True))
+    assert raw_differs, "expected torch's raw node strings to differ by mangled names"
+    assert canonical_text(c1) == canonical_text(c2)
+    diff = structural_diff(extract_graph(c1).graph, extract_graph(c2).graph)
+    assert diff.identical
+
+
+def sin_chain(x, n=12000):
+    for _ in range(n):
+        x = torch.sin(x)
+    return x
+
+
+def cos_chain(x, n=12000):
+    for _ in range(n):
+        x = torch.cos(x)
+    return x
+
+
+@pytest.mark.slow
+def test_a_change_everywhere_in_a_12k_node_chain_is_found_in_full():
+    a, b = graph_of(sin_chain, torch.rand(2)), graph_of(cos_chain, torch.rand(2))
+    assert len(a) == len(b) == 12000
+    diff = structural_diff(a, b)
+    assert len(diff.divergences) == 12000
+    assert len(diff.roots) == 1 and len(diff.downstream) == 11999
+    root = diff.roots[0]
+    assert (a.nodes[root.trace_node].kind, b.nodes[root.check_node].kind) == ("aten::sin", "aten::cos")
+    # every sin is paired with the cos at the same depth
+    assert all(d.trace_node == d.check_node for d in diff.divergences)
+    assert [d.kind for d in diff.divergences[:2]] == [ROOT, DOWNSTREAM]
+
+
+def test_a_local_change_in_a_deep_mlp_is_one_root_and_its_consumers():
+    torch.manual_seed(0)
+    layers = [m for _ in range(50) for m in (nn.Linear(8, 8), nn.ReLU())]
+    base = nn.Sequential(*layers)
+    changed = nn.Sequential(*layers)
+    changed[51] = nn.Tanh()  # the 26th activation
+    a, b = graph_of(base, torch.rand(2, 8)), graph_of(changed, torch.rand(2, 8))
+    diff = structural_diff(a, b)
+    roots = diff.roots
+    assert len(roots) == 1
+    assert (a.nodes[roots[0].trace_node].kind, b.nodes[roots[0].check_node].kind) == ("aten::relu", "aten::tanh")
+    assert a.nodes[roots[0].trace_node].scope == "51"
+    # everything after the change reads a diverged value: 24 Linear + 24 ReLU downstream
+    kinds = sorted({a.nodes[d.trace_node].kind for d in diff.downstream})
+    assert kinds == ["aten::linear", "aten::relu"]
+    assert len(diff.downstream) == 48
+    # everything before it is matched in lock-step
+    assert all(diff.matched.get(i) == i for i in range(roots[0].trace_node))
+
+
+def test_extra_node_has_no_partner_and_changed_constant_names_its_input():
+    def f(x):
+        return (x * 2).sum(0)
+
+    def g(x):
+        return (x * 3).sum(0)
+
+    def h(x):
+        return (x * 2).abs().sum(0)
+
+    a = graph_of(f, torch.rand(3, 2))
+    diff = structural_diff(a, graph_of(g, torch.rand(3, 2)))
+    (root,) = diff.roots
+    assert root.reason == "input 1 of aten::mul differs: tensor constant 2 vs 3"
+    diff = structural_diff(a, graph_of(h, torch.rand(3, 2)))
+    extra = [d for d in diff.roots if d.trace_node is None]
+    assert len(extra) == 1
+    assert extra[0].reason == "only in the check trace: aten::abs"
+
+
+def test_non_tensor_constant_change_makes_its_consumer_the_root():
+    def f(x):
+        return x.sum(dim=0)
+
+    def g(x):
+        return x.sum(dim=1)
+
+    a, b = graph_of(f, torch.rand(3, 3)), graph_of(g, torch.rand(3, 3))
+    diff = structural_diff(a, b)
+    (root,) = diff.roots
+    assert a.nodes[root.trace_node].kind == "aten::sum"
+    assert root.reason == "input 1 of aten::sum differs: [0] vs [1]"
+    # the changed constant and its ListConstruct are looked through, never roots themselves
+    assert all(a.nodes[d.trace_node].role == "op" for d in diff.divergences if d.trace_node is not None)
+
+
+def test_diff_json_round_trip_and_run_length_matching():
+    def f(x):
+        return torch.relu(x).sum()
+
+    def g(x):
+        return torch.tanh(x).sum()
+
+    a, b = graph_of(f, torch.rand(3)), graph_of(g, torch.rand(3))
+    diff = structural_diff(a, b)
+    data = json.loads(json.dumps(diff.to_json()))
+    assert len(data["matched_runs"]) <= 3
+    again = GraphDiff.from_json(data)
+    assert again.divergences == diff.divergences and again.matched == diff.matched
+    some_trace_node, some_check_node = next(iter(diff.matched.items()))
+    assert again.trace_partner(some_check_node) == some_trace_node
+
+
+def test_diff_of_graphs_loaded_from_json_compares_tensor_digests():
+    def f(x):
+        return x + torch.tensor([1.0, 2.0])
+
+    def g(x):
+        return x + torch.tensor([1.0, 5.0])
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        a, b = graph_of(f, torch.rand(2)), graph_of(g, torch.rand(2))
+    a2 = Graph.from_json(json.loads(json.dumps(a.to_json())))
+    b2 = Graph.from_json(json.loads(json.dumps(b.to_json())))
+    diff = structural_diff(a2, b2)
+    assert len(diff.constant_diffs) == 1
+    # torch.tensor(...) is recorded as a constant followed by a conversion (aten::to) that reads it
+    assert diff.roots[0].reason == "input 0 of aten::to differs: tensor constant [1.0, 2.0] vs [1.0, 5.0]"
