@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import traceback
 from dataclasses import dataclass
@@ -123,7 +124,7 @@ def hint_for(type_name: str, message: str) -> tuple[str, str]:
 
 def user_location(exc: BaseException) -> tuple[str, int, str]:
     """The innermost traceback frame outside torch and this package (the user's line)."""
-    own = __file__.rsplit("/core/", 1)[0]
+    own = os.path.dirname(os.path.abspath(__file__)) + os.sep
     frames = traceback.extract_tb(exc.__traceback__)
     for fs in reversed(frames):
         if not is_torch_file(fs.filename) and not fs.filename.startswith(own):

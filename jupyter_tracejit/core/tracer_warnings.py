@@ -97,7 +97,9 @@ ADVICE: dict[str, str] = {
     "other": "",
 }
 
-_OWN_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+#: the core's own frames (the tracing machinery) are never the user's; the rest of the package (demo,
+#: widgets calling trace) is treated like user code
+_OWN_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 _WARNINGS_FILE = os.path.abspath(warnings.__file__)
 
 

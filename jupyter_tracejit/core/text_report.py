@@ -1,0 +1,81 @@
+"""A plain-text report of a :class:`TraceRun`: for terminals, logs and ``text/plain`` output."""
+
+from __future__ import annotations
+
+import os
+
+from .check import CheckCase
+from .graph import Graph
+from .run import TraceRun
+
+
+def _where(file: str, line: int) -> str:
+    return f"{os.path.basename(file)}:{line}" if file else "?"
+
+
+def _node(graph: Graph | None, node_id: int | None) -> str:
+    if graph is None or node_id is None:
+        return "-"
+    n = graph.nodes[node_id]
+    src = f" at {_where(n.source.file, n.source.line)}" if n.source is not None else ""
+    scope = f" [{n.scope}]" if n.scope else ""
+    return f"%{n.id} {n.kind}{scope}{src}"
+
+
+def _case_lines(run: TraceRun, case: CheckCase, limit: int) -> list[str]:
+    lines = [f"  {case.label} ({case.method}, {', '.join(case.inputs)}): {'ok' if case.ok else 'FAILED'}"]
+    if case.exception is not None:
+        lines.append(f"    ! {case.exception.message.splitlines()[0]}")
+    for o in case.outputs:
+        if not o.ok:
+            err = "shapes differ" if o.max_abs is None else f"max abs error {o.max_abs:.3g} (rtol {o.rtol:g})"
+            lines.append(f"    output {o.index + 1} vs the {o.against}: {err}")
+    if case.diff is not None and case.diff.divergences:
+        roots, down = case.diff.roots, case.diff.downstream
+        lines.append(f"    {len(roots)} root divergence(s), {len(down)} downstream")
+        trace_graph = run.graphs.get(case.method)
+        for d in roots[:limit]:
+            lines.append(f"    - {d.reason}")
+            lines.append(f"        trace: {_node(trace_graph, d.trace_node)}")
+            lines.append(f"        check: {_node(case.graph, d.check_node)}")
+        if len(roots) > limit:
+            lines.append(f"    ... {len(roots) - limit} more")
+    elif case.text_differs:
+        lines.append("    graphs differ only in debug names")
+    return lines
+
+
+def format_run(run: TraceRun, *, limit: int = 5) -> str:
+    """Summary, warnings with their lines, check cases with root divergences, findings and probe results."""
+    lines = [run.summary()]
+    if run.error is not None:
+        e = run.error
+        lines.append(f"error: {e.type}: {e.message}")
+        if e.file:
+            lines.append(f"  at {_where(e.file, e.line)}: {e.code}")
+        if e.hint:
+            lines.append(f"  hint: {e.hint}")
+    if run.user_warnings:
+        lines.append("warnings:")
+        for w in run.user_warnings:
+            times = f" (x{w.count})" if w.count > 1 else ""
+            lines.append(f"  [{w.category}]{times} {_where(w.file, w.line)}: {w.code or w.message.splitlines()[0]}")
+            if w.advice:
+                lines.append(f"    {w.advice}")
+    if run.check is not None:
+        lines.append(f"check ({len(run.check.cases)} input set(s), tolerance {run.check.tolerance:g}):")
+        for case in run.check.cases:
+            lines.extend(_case_lines(run, case, limit))
+    if run.findings:
+        lines.append("findings:")
+        for f in run.findings:
+            lines.append(f"  [{f.severity}] {f.title}")
+            lines.append(f"    {f.message}")
+            if f.hint:
+                lines.append(f"    fix: {f.hint}")
+    if run.probe is not None:
+        lines.append(f"generalization probe: {'ok' if run.probe.ok else 'trace does not generalize'}")
+        for c in run.probe.cases:
+            detail = f": {c.message}" if c.message and c.status != "agree" else ""
+            lines.append(f"  {c.status:11} {c.name} ({', '.join(c.input_shapes)}){detail}")
+    return "\n".join(lines)
