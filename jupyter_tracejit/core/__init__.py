@@ -6,7 +6,7 @@ from .errors import TraceError
 from .graph import Block, Frame, Graph, GraphLintError, ModuleScope, Node, SourceLoc, Value
 from .hazards import Finding
 from .run import SCHEMA_VERSION, Target, TraceRun
-from .session import trace, trace_module
+from .session import TraceRequest, trace, trace_module
 from .tracer_warnings import CATEGORIES, TraceWarning
 
 __all__ = [
@@ -28,6 +28,7 @@ __all__ = [
     "SourceLoc",
     "Target",
     "TraceError",
+    "TraceRequest",
     "TraceRun",
     "TraceWarning",
     "Value",

@@ -58,6 +58,8 @@ class TraceRun:
     run_id: str = ""
     #: what torch returned (``ScriptModule`` / ``ScriptFunction``); ``None`` on failure or after ``from_json``
     traced: Any = field(default=None, repr=False, compare=False)
+    #: the :class:`~.session.TraceRequest` that produced this run (live objects; ``None`` after ``from_json``)
+    request: Any = field(default=None, repr=False, compare=False)
 
     # -- verdict and shortcuts ----------------------------------------------------------------
     @property

@@ -99,6 +99,18 @@ def trace(
 
     Never raises for a failure in the traced code or for bad arguments: see ``run.ok`` and ``run.error``.
     """
+    given: dict[str, Any] = dict(
+        check_trace=check_trace,
+        check_inputs=check_inputs,
+        check_tolerance=check_tolerance,
+        strict=strict,
+        example_kwarg_inputs=example_kwarg_inputs,
+        force_outplace=force_outplace,
+        module_mode=module_mode,
+        no_grad=no_grad,
+        probe=probe,
+        probe_dims=probe_dims,
+    )
     started = time.perf_counter()
     options = _describe_options(
         check_trace=check_trace,
@@ -129,8 +141,10 @@ def trace(
             probe_dims=probe_dims,
         )
     except _ArgumentProblem as problem:
-        return _failed_run(_target_of(func), options, problem.error, started)
-    return _Session(plan).run(started)
+        return _with_request(
+            _failed_run(_target_of(func), options, problem.error, started), "trace", func, example_inputs, given
+        )
+    return _with_request(_Session(plan).run(started), "trace", func, example_inputs, given)
 
 
 def trace_module(
@@ -150,6 +164,18 @@ def trace_module(
 ) -> TraceRun:
     """Trace methods of a module like ``torch.jit.trace_module``: ``inputs`` maps method names to example
     inputs, ``check_inputs`` is a list of such dicts. Extra options as for :func:`trace`."""
+    given: dict[str, Any] = dict(
+        check_trace=check_trace,
+        check_inputs=check_inputs,
+        check_tolerance=check_tolerance,
+        strict=strict,
+        example_inputs_is_kwarg=example_inputs_is_kwarg,
+        force_outplace=force_outplace,
+        module_mode=module_mode,
+        no_grad=no_grad,
+        probe=probe,
+        probe_dims=probe_dims,
+    )
     started = time.perf_counter()
     options = _describe_options(
         check_trace=check_trace,
@@ -229,8 +255,38 @@ def trace_module(
                 plan.check_sets = [inputs]
                 plan.check_labels = ["example inputs"]
     except _ArgumentProblem as problem:
-        return _failed_run(_target_of(mod), options, problem.error, started)
-    return _Session(plan).run(started)
+        return _with_request(
+            _failed_run(_target_of(mod), options, problem.error, started), "trace_module", mod, inputs, given
+        )
+    return _with_request(_Session(plan).run(started), "trace_module", mod, inputs, given)
+
+
+@dataclass(frozen=True)
+class TraceRequest:
+    """What a run was asked to do, with the live callable and inputs: enough to trace again.
+
+    Kept on ``TraceRun.request`` (never serialized) so explorers can re-trace with other options.
+    """
+
+    kind: str  # "trace" or "trace_module"
+    target: Any
+    inputs: Any
+    options: dict[str, Any]
+
+    def run(self, **overrides: Any) -> TraceRun:
+        """Trace again with some options changed (same names as :func:`trace` / :func:`trace_module`)."""
+        unknown = sorted(set(overrides) - set(self.options))
+        if unknown:
+            raise TypeError(f"unknown trace option(s): {', '.join(unknown)}; known: {', '.join(sorted(self.options))}")
+        options = {**self.options, **overrides}
+        if self.kind == "trace_module":
+            return trace_module(self.target, self.inputs, **options)
+        return trace(self.target, self.inputs, **options)
+
+
+def _with_request(run: TraceRun, kind: str, target: Any, inputs: Any, options: dict[str, Any]) -> TraceRun:
+    run.request = TraceRequest(kind=kind, target=target, inputs=inputs, options=options)
+    return run
 
 
 # -- argument validation ---------------------------------------------------------------------------

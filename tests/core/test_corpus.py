@@ -627,3 +627,17 @@ def test_check_report_json_keeps_the_verdict():
     assert again.ok is False
     assert again.cases[0].diff.roots == run.check.cases[0].diff.roots
     assert again.cases[0].graph.to_json() == run.check.cases[0].graph.to_json()
+
+
+def test_a_run_remembers_its_request_and_can_trace_again_with_other_options():
+    run = tj.trace(f_dict_output, (torch.rand(2),))
+    assert run.request.kind == "trace" and run.request.options["strict"] is True
+    relaxed = run.request.run(strict=False)
+    assert relaxed.ok and relaxed.options["strict"] is False
+    assert relaxed.request.options["strict"] is False
+    with pytest.raises(TypeError, match="unknown trace option"):
+        run.request.run(stict=False)
+    module_run = tj.trace_module(TwoMethods(), {"forward": torch.rand(1, 1, 3, 3)}, check_trace=False)
+    assert module_run.request.kind == "trace_module"
+    assert module_run.request.run(check_trace=True).check is not None
+    assert tj.TraceRun.from_json(run.to_json()).request is None
