@@ -10,7 +10,6 @@ string comparison is kept only as a boolean so that a difference it would report
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -22,6 +21,7 @@ from .diff import GraphDiff, structural_diff
 from .errors import TraceError, error_from_exception
 from .from_torchscript import Extraction, canonical_inlined, canonical_text, extract_graph
 from .graph import Graph
+from .jsonfloat import float_from_json, float_to_json
 
 
 @dataclass
@@ -39,23 +39,11 @@ class OutputComparison:
     message: str = ""
 
     def to_json(self) -> dict[str, Any]:
-        return {k: _json_float(v) for k, v in self.__dict__.items()}
+        return {k: float_to_json(v) for k, v in self.__dict__.items()}
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> OutputComparison:
-        return cls(**{k: _from_json_float(v) for k, v in data.items()})
-
-
-def _json_float(v: Any) -> Any:
-    if isinstance(v, float) and not math.isfinite(v):
-        return {"float": "nan" if math.isnan(v) else ("inf" if v > 0 else "-inf")}
-    return v
-
-
-def _from_json_float(v: Any) -> Any:
-    if isinstance(v, dict) and "float" in v:
-        return float(v["float"])
-    return v
+        return cls(**{k: float_from_json(v) for k, v in data.items()})
 
 
 @dataclass

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import hashlib
 import linecache
-import math
 import os
 import re
 from dataclasses import dataclass, field
@@ -18,6 +17,7 @@ from typing import Any
 import torch
 
 from .graph import Block, Frame, Graph, Node, SourceLoc, Value
+from .jsonfloat import float_to_json
 
 _TORCH_DIR = os.path.dirname(os.path.abspath(torch.__file__)) + os.sep
 _SITE_TORCH = re.compile(r"[/\\]site-packages[/\\]torch[/\\]")
@@ -115,11 +115,9 @@ def tensor_summary(t: torch.Tensor) -> dict[str, Any]:
 
 
 def encode_scalar(x: Any) -> Any:
-    if isinstance(x, float) and not math.isfinite(x):
-        return {"float": "nan" if math.isnan(x) else ("inf" if x > 0 else "-inf")}
     if isinstance(x, complex):
         return {"repr": repr(x)}
-    return x
+    return float_to_json(x)
 
 
 def encode_ivalue(value: Any) -> Any:

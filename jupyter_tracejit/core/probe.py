@@ -40,6 +40,8 @@ from typing import Any
 
 import torch
 
+from .jsonfloat import float_from_json, float_to_json
+
 AGREE = "agree"
 DISAGREE = "disagree"
 TRACE_ERROR = "trace_error"
@@ -68,19 +70,13 @@ _MAX_MESSAGE = 400
 _INT64_MAX = 2**63 - 1
 
 
-def _float_to_json(x: float | None) -> float | str | None:
-    """JSON has no infinities: encode them (and NaN) as strings so the round trip is lossless."""
-    if x is None or math.isfinite(x):
-        return x
-    if math.isnan(x):
-        return "NaN"
-    return "Infinity" if x > 0 else "-Infinity"
+def _float_to_json(x: float | None) -> Any:
+    return float_to_json(x)
 
 
 def _float_from_json(x: Any) -> float | None:
-    if x is None:
-        return None
-    return float(x)  # float("Infinity") / float("NaN") parse the encoded strings
+    value = float_from_json(x)
+    return None if value is None else float(value)
 
 
 @dataclass
