@@ -179,7 +179,14 @@ class _DotBuilder:
         self.folded_into: list[int | None] = [
             graph.fold_target(n) if fold and n.foldable else None for n in graph.nodes
         ]
-        self.drawn = [n for n in graph.nodes if self.folded_into[n.id] is None]
+        outputs = set(graph.outputs)
+        #: dead plumbing (e.g. the GetAttr of a parameter-free submodule): consumed by nothing, not an output
+        self.dead = {
+            n.id
+            for n in graph.nodes
+            if fold and n.foldable and not graph.consumers(n) and not any(v in outputs for v in n.outputs)
+        }
+        self.drawn = [n for n in graph.nodes if self.folded_into[n.id] is None and n.id not in self.dead]
         self.input_ids = set(graph.inputs)
         #: scope path -> smallest id of a drawn node in it or its descendants (absent: nothing to draw)
         self.first_drawn: dict[str, int] = {}
@@ -353,7 +360,7 @@ class _DotBuilder:
         """Emit the drawn nodes of one scope and its children's clusters / boxes, in graph order."""
         items: list[tuple[int, str, str]] = []
         for nid in self.graph.scopes[path].node_ids:
-            if self.folded_into[nid] is None:
+            if self.folded_into[nid] is None and nid not in self.dead:
                 items.append((nid, "node", ""))
         for child in self.graph.scopes[path].children:
             first = self.first_drawn.get(child)

@@ -701,3 +701,22 @@ def test_real_torch_trace() -> None:
     assert "test_dot.py:" in tip and "/" not in tip.split("\n")[-2]
     assert "torch.relu(self.fc(x)) + 1" in tip
     assert src == to_dot(Graph.from_json(json.loads(json.dumps(graph.to_json()))))
+
+
+def test_dead_plumbing_is_not_drawn() -> None:
+    pytest.importorskip("torch")
+    import torch
+
+    from jupyter_tracejit.core.from_torchscript import canonical_inlined, extract_graph
+
+    # the GetAttr of each parameter-free ReLU module survives in the graph but feeds nothing
+    model = torch.nn.Sequential(torch.nn.Linear(2, 2), torch.nn.ReLU(), torch.nn.Linear(2, 2), torch.nn.ReLU())
+    traced = torch.jit.trace(model, (torch.randn(1, 2),), check_trace=False)
+    graph = extract_graph(canonical_inlined(traced.graph)).graph
+    dead = [n for n in graph.nodes if n.kind == "prim::GetAttr" and not graph.consumers(n)]
+    assert len(dead) == 2
+    dot = parse_dot(to_dot(graph))
+    drawn = {graph.nodes[int(n[1:])].kind for n in dot.nodes if re.fullmatch(r"n\d+", n)}
+    assert drawn == {"aten::linear", "aten::relu"}
+    unfolded = parse_dot(to_dot(graph, fold=False))
+    assert all(f"n{n.id}" in unfolded.nodes for n in dead)

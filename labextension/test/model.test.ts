@@ -1,0 +1,268 @@
+/**
+ * The TypeScript model against fixtures written by the Python tests
+ * (tests/test_frontend_contract.py): both sides must derive the same facts from the same JSON.
+ */
+import { readFileSync } from 'fs';
+import { join } from 'path';
+import { describe, expect, it } from 'vitest';
+
+import { sideBySide } from '../src/model/align';
+import { escapeText, labelLines, visibleDot } from '../src/model/dot';
+import { decodeGraph, TraceGraph } from '../src/model/graph';
+import { BUCKET_SIZE, GroupTree } from '../src/model/groups';
+import { floatValue, runProblem } from '../src/model/protocol';
+import { decodeRun, TraceRunModel } from '../src/model/run';
+import { searchNodes, SearchCursor } from '../src/model/search';
+import { Stepper } from '../src/model/stepper';
+
+const dir = process.env.TRACEJIT_FIXTURES;
+
+function load(name: string): { run: TraceRunModel; facts: any; raw: any } {
+  if (!dir) {
+    throw new Error('TRACEJIT_FIXTURES is not set: run `pytest tests/test_frontend_contract.py`, which writes them');
+  }
+  const raw = JSON.parse(readFileSync(join(dir, `${name}.run.json`), 'utf8'));
+  const facts = JSON.parse(readFileSync(join(dir, `${name}.facts.json`), 'utf8'));
+  return { run: decodeRun(raw), facts, raw };
+}
+
+const NAMES = ['net', 'loop', 'error', 'mlp'];
+
+describe('decoding agrees with the Python model', () => {
+  for (const name of NAMES) {
+    it(`${name}: counts, kinds, scopes, fold targets, users, text`, () => {
+      const { run, facts } = load(name);
+      expect(run.ok).toBe(facts.ok);
+      expect(run.summary).toBe(facts.summary);
+      expect([...run.graphs.keys()].sort()).toEqual(Object.keys(facts.graphs).sort());
+      for (const [method, f] of Object.entries<any>(facts.graphs)) {
+        const g = run.graphs.get(method)!;
+        expect(g.size).toBe(f.nodes);
+        expect(g.nodes.filter(n => n.role === 'op').length).toBe(f.ops);
+        const kinds: Record<string, number> = {};
+        g.nodes.forEach(n => (kinds[n.kind] = (kinds[n.kind] ?? 0) + 1));
+        expect(kinds).toEqual(f.kinds);
+        const scopes: Record<string, string> = {};
+        g.scopes.forEach((s, p) => (scopes[p] = s.type));
+        expect(scopes).toEqual(f.scopes);
+        for (const [id, target] of Object.entries(f.fold_targets)) {
+          expect(g.foldTarget(g.nodes[Number(id)])).toBe(target);
+        }
+        expect(g.inputs.map(v => g.users(v))).toEqual(f.users_of_inputs);
+        expect(g.text().lines[0]).toBe(f.text_first_line);
+        for (const [id, text] of Object.entries(f.node_text)) {
+          expect(g.nodeText(g.nodes[Number(id)])).toBe(text);
+        }
+        for (const [file, line, ids] of f.source_lines) {
+          expect(g.nodesAt(file, line)).toEqual(ids);
+        }
+      }
+      expect(run.warnings.map(w => [w.category, w.count, w.line, w.node_ids])).toEqual(facts.warnings);
+    });
+  }
+
+  it('divergences flatten case-major with roots first, like Python', () => {
+    for (const name of ['net', 'loop']) {
+      const { run, facts } = load(name);
+      expect(run.divergences.map(d => [d.caseIndex, d.method, d.traceNode, d.checkNode, d.kind, d.reason])).toEqual(
+        facts.divergences
+      );
+      expect(run.cases.map(c => [c.index, c.method, c.diff ? c.diff.matched.size : 0])).toEqual(facts.matched);
+    }
+  });
+
+  it('refuses data that is not a run, naming the problem', () => {
+    expect(runProblem(null)).toMatch(/expected an object/);
+    expect(runProblem({ kind: 'x' })).toMatch(/not a jupyter-tracejit run/);
+    expect(runProblem({ kind: 'jupyter-tracejit.run', schema_version: 7 })).toMatch(/schema_version 7/);
+    expect(() => decodeRun({ kind: 'nope' })).toThrow(/not a jupyter-tracejit run/);
+    const { raw } = load('net');
+    const bad = structuredClone(raw);
+    bad.graphs.forward.graph_schema = 99;
+    expect(() => decodeRun(bad)).toThrow(/graph_schema 99/);
+  });
+
+  it('decodes non-finite floats', () => {
+    expect(floatValue({ float: 'inf' })).toBe(Infinity);
+    expect(floatValue({ float: '-inf' })).toBe(-Infinity);
+    expect(floatValue({ float: 'nan' })).toBeNaN();
+    expect(floatValue(1.5)).toBe(1.5);
+    expect(floatValue(null)).toBeNull();
+  });
+});
+
+describe('stepper', () => {
+  it('walks the divergences of the loop fixture with n of m', () => {
+    const { run } = load('loop');
+    const total = run.divergences.length;
+    expect(total).toBeGreaterThan(1);
+    const s = new Stepper(total);
+    expect(s.label).toBe(`– of ${total}`);
+    expect(s.canStep('previous')).toBe(false);
+    expect(s.step('next')).toBe(0);
+    expect(s.label).toBe(`1 of ${total}`);
+    expect(s.step('last')).toBe(total - 1);
+    expect(s.canStep('next')).toBe(false);
+    expect(s.step('next')).toBe(total - 1); // no wrap-around
+    expect(s.step('previous')).toBe(total - 2);
+    expect(s.step('first')).toBe(0);
+    expect(new Stepper(0).label).toBe('no divergences');
+    expect(new Stepper(3, 7).current).toBe(-1);
+    // roots come before downstream nodes
+    const kinds = run.divergences.map(d => d.kind);
+    expect(kinds.indexOf('downstream')).toBeGreaterThan(kinds.lastIndexOf('root'));
+  });
+});
+
+describe('search', () => {
+  it('finds by kind, scope, debug name and source line, cycling with next/previous', () => {
+    const { run } = load('net');
+    const g = run.graphs.get('forward')!;
+    const linears = searchNodes(g, 'linear');
+    expect(linears.map(id => g.nodes[id].scope)).toEqual(['blocks.0.fc', 'blocks.1.fc', 'blocks.2.fc', 'head']);
+    expect(searchNodes(g, 'scope:blocks.1').every(id => g.nodes[id].scope.startsWith('blocks.1'))).toBe(true);
+    expect(searchNodes(g, 'scope:blocks.1').length).toBeGreaterThan(0);
+    expect(searchNodes(g, 'kind:aten::relu').length).toBe(3);
+    const someLinear = g.nodes[linears[0]];
+    const frame = someLinear.source!.stack[someLinear.source!.userIndex];
+    const base = frame.file.split('/').pop()!;
+    expect(searchNodes(g, `${base}:${frame.line}`)).toEqual(g.nodesAt(frame.file, frame.line).filter(i => g.nodes[i].role === 'op'));
+    expect(searchNodes(g, `:${frame.line}`)).toContain(someLinear.id);
+    const named = g.values[g.nodes[linears[1]].outputs[0]].name;
+    expect(searchNodes(g, `%${named}`)).toContain(linears[1]);
+    expect(searchNodes(g, '   ')).toEqual([]);
+    expect(searchNodes(g, 'aten::prim::nothing')).toEqual([]);
+    const constants = searchNodes(g, 'constant', { includeFolded: true });
+    expect(constants.length).toBeGreaterThan(0);
+    expect(searchNodes(g, 'constant')).toEqual([]);
+
+    const cursor = new SearchCursor(linears);
+    expect(cursor.label).toBe('– of 4');
+    expect(cursor.next()).toBe(linears[0]);
+    expect(cursor.previous()).toBe(linears[3]); // wraps
+    expect(cursor.label).toBe('4 of 4');
+    expect(new SearchCursor([]).next()).toBeNull();
+  });
+});
+
+describe('groups and the visible graph', () => {
+  it('module groups mirror the scopes; big modules are bucketed', () => {
+    const { run } = load('mlp');
+    const g = run.graphs.get('forward')!;
+    const groups = new GroupTree(g);
+    const root = groups.group('');
+    expect(g.scopes.get('')!.children.length).toBe(300);
+    // 300 child modules -> buckets of at most BUCKET_SIZE
+    expect(root.children.length).toBe(Math.ceil(300 / BUCKET_SIZE));
+    expect(root.children.every(c => groups.group(c).isBucket)).toBe(true);
+    expect(groups.group(root.children[0]).label).toBe('0 … 31');
+    expect(root.opCount).toBe(g.nodes.filter(n => n.role === 'op').length);
+    const leafLinear = g.nodes.find(n => n.kind === 'aten::linear' && n.scope === '40')!;
+    expect(groups.ancestors(leafLinear.id)).toEqual(['', '#32..63', '40']);
+  });
+
+  it('a big graph opens collapsed; expanding one bucket lays out only its contents', () => {
+    const { run } = load('mlp');
+    const g = run.graphs.get('forward')!;
+    const groups = new GroupTree(g);
+    const expanded = groups.autoExpanded();
+    expect(expanded.has('')).toBe(true);
+    const first = visibleDot(g, groups, { expanded });
+    expect(first.items.length).toBeLessThanOrEqual(120);
+    expect(first.dot).not.toContain('prim::Constant');
+    expect(first.dot).not.toMatch(/kind-prim-GetAttr/);
+    const bucket = groups.group('').children.find(c => !expanded.has(c))!;
+    expect(first.boxes).toContain(bucket);
+    const opened = visibleDot(g, groups, { expanded: new Set([...expanded, bucket]) });
+    expect(opened.boxes).not.toContain(bucket);
+    expect(opened.items.length).toBeGreaterThan(first.items.length);
+    // edges between boxes are de-duplicated and never self-loops
+    const edgeLines = opened.dot.split('\n').filter(l => l.includes(' -> '));
+    expect(new Set(edgeLines).size).toBe(edgeLines.length);
+    expect(edgeLines.some(l => /^\s*(\S+) -> \1 /.test(l))).toBe(false);
+    // deterministic
+    expect(visibleDot(g, groups, { expanded: new Set([...expanded, bucket]) }).dot).toBe(opened.dot);
+  });
+
+  it('fully expanded small graph: ops drawn, constants folded into labels, edges through plumbing', () => {
+    const { run } = load('net');
+    const g = run.graphs.get('forward')!;
+    const groups = new GroupTree(g);
+    const all = groups.autoExpanded();
+    expect(all.size).toBe(groups.groups.size); // small: everything open
+    const view = visibleDot(g, groups, { expanded: all, highlights: new Map([[g.nodes.find(n => n.kind === 'aten::view')!.id, new Set(['selected'])]]) });
+    const view_ = g.nodes.find(n => n.kind === 'aten::view')!;
+    // the view's size list [-1] is folded into its label
+    expect(view.dot).toMatch(new RegExp(`n${view_.id} \\[id="n${view_.id}" label="view\\\\nFloat\\(4\\)\\\\n\\[-1\\]"`));
+    expect(view.dot).toContain('selected');
+    expect(view.dot).toContain('subgraph cluster_');
+    for (const n of g.nodes.filter(n => n.role === 'op')) {
+      expect(view.representative.get(n.id)).toBe(`n${n.id}`);
+    }
+    // the linear reading the input x has an edge from the graph input
+    expect(view.dot).toMatch(/in1 -> n\d+/);
+    expect(view.dot).not.toMatch(/URL|href/);
+  });
+
+  it('collapsed boxes carry the highlights of what they hide', () => {
+    const { run } = load('net');
+    const g = run.graphs.get('forward')!;
+    const groups = new GroupTree(g);
+    const relu = g.nodes.find(n => n.kind === 'aten::relu' && n.scope === 'blocks.1.act')!;
+    const view = visibleDot(g, groups, { expanded: new Set(['']), highlights: new Map([[relu.id, new Set(['root'])]]) });
+    expect(view.representative.get(relu.id)).toBe(`g${groups.index('blocks')}`);
+    expect(view.dot).toMatch(/class="scope-collapsed has-root"/);
+    const revealed = groups.revealing([relu.id], new Set(['']));
+    expect([...revealed].sort()).toEqual(['', 'blocks', 'blocks.1', 'blocks.1.act']);
+  });
+});
+
+describe('escaping of untrusted text', () => {
+  it('quotes, backslashes, entities, newlines and Graphviz escapes come out literal', () => {
+    expect(escapeText('a"b')).toBe('a\\"b');
+    expect(escapeText('x\\N\\G')).toBe('x\\\\N\\\\G');
+    expect(escapeText('&lt;script&gt;')).toBe('&amp;lt;script&amp;gt;');
+    expect(escapeText('line1\nline2\r\u2028x')).toBe('line1 line2 x');
+    expect(labelLines(['"];evil=1;["'])).toBe('"\\"];evil=1;[\\""');
+  });
+
+  it('hostile module and value names cannot break out of the DOT', () => {
+    const { raw } = load('net');
+    const hostile = structuredClone(raw.graphs.forward);
+    const evil = '"]; x [URL="javascript:alert(1)"]; y [label="\\N';
+    hostile.strings = hostile.strings.map((s: string) => (s.startsWith('blocks') ? s.replace('blocks', evil) : s === 'x.1' || s === 'x' ? evil : s));
+    const g: TraceGraph = decodeGraph(hostile);
+    const groups = new GroupTree(g);
+    const dot = visibleDot(g, groups, { expanded: groups.autoExpanded() }).dot;
+    // every quote inside a string is escaped: unescaped quotes come in pairs per attribute
+    for (const line of dot.split('\n')) {
+      const unescaped = line.replace(/\\\\/g, '').replace(/\\"/g, '').match(/"/g) ?? [];
+      expect(unescaped.length % 2).toBe(0);
+    }
+    // outside quoted strings there is no URL attribute: the text only appears escaped, inside a label
+    const unquoted = dot.replace(/"(?:[^"\\]|\\.)*"/g, '""');
+    expect(unquoted).not.toMatch(/URL/);
+    expect(dot).toContain('\\"]; x [URL=\\"javascript:alert(1)\\"]');
+  });
+});
+
+describe('side by side around a divergence', () => {
+  it('matched nodes share names; the extra select appears on the check side only', () => {
+    const { run } = load('loop');
+    const trace = run.graphs.get('forward')!;
+    const c = run.cases[0];
+    const root = c.diff!.roots[0];
+    const sbs = sideBySide(trace, c.graph!, c.diff!, root);
+    expect(root.traceNode).toBeNull();
+    expect(c.graph!.nodes[root.checkNode!].kind).toBe('aten::select');
+    expect(sbs.checkDot).toContain(`c${root.checkNode}`);
+    const rootLine = sbs.checkDot.split('\n').find(l => l.trim().startsWith(`c${root.checkNode} [`))!;
+    expect(rootLine).toMatch(/class="node kind-aten-select unmatched root current"/);
+    const shared = [...sbs.traceNames.keys()].filter(n => n.startsWith('p') && sbs.checkNames.has(n));
+    expect(shared.length).toBeGreaterThan(0);
+    for (const name of shared) {
+      const t = sbs.traceNames.get(name)!;
+      expect(c.diff!.checkPartner(t)).toBe(sbs.checkNames.get(name));
+    }
+  });
+});
