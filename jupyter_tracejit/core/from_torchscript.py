@@ -11,6 +11,7 @@ import hashlib
 import linecache
 import os
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -278,6 +279,19 @@ def extract_graph(
         code=code,
     )
     return Extraction(graph=graph, tensor_constants=tensor_constants)
+
+
+def preorder(ts_graph: torch._C.Graph) -> Iterator[torch._C.Node]:
+    """Nodes in the order :func:`extract_graph` numbers them: a node, then the nodes of its blocks."""
+
+    def walk(nodes: Any) -> Iterator[torch._C.Node]:
+        for n in nodes:
+            yield n
+            if n.kind() in _BLOCK_KINDS:
+                for b in n.blocks():
+                    yield from walk(b.nodes())
+
+    return walk(ts_graph.nodes())
 
 
 def canonical_inlined(ts_graph: torch._C.Graph) -> torch._C.Graph:

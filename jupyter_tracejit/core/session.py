@@ -44,6 +44,20 @@ MODULE_MODES = ("as_is", "train", "eval")
 _SNAPSHOT_LIMIT = 1 << 20
 
 
+#: torch's code printer is quadratic in the number of submodules (3 s for 4,000): skip `.code` beyond this
+CODE_MAX_SUBMODULES = 1000
+
+
+def _method_code(ts_method: Any, module: torch.nn.Module | None) -> str:
+    """The method's TorchScript code for the inspector, unless printing it would take seconds."""
+    if module is not None and sum(1 for _ in module.modules()) > CODE_MAX_SUBMODULES:
+        return (
+            f"# .code not captured: {type(module).__name__} has more than {CODE_MAX_SUBMODULES} submodules and\n"
+            "# torch's code printer takes seconds there. run.traced.code prints it."
+        )
+    return str(ts_method.code)
+
+
 def _changed(buf: torch.Tensor, before: torch.Tensor | int) -> bool:
     if isinstance(before, int):
         return buf._version != before
@@ -600,7 +614,9 @@ class _Session:
             ts_graph = ts_method.graph
             top_level_nondeterministic[name] = any(n.isNondeterministic() for n in ts_graph.nodes())
             canonical = canonical_inlined(ts_graph)
-            extraction = extract_graph(canonical, method=name, code=ts_method.code, root_type=plan.target.type)
+            extraction = extract_graph(
+                canonical, method=name, code=_method_code(ts_method, plan.module), root_type=plan.target.type
+            )
             run.graphs[name] = extraction.graph
             if plan.check_trace:
                 self.methods[name] = MethodUnderCheck(
@@ -712,7 +728,7 @@ class _Session:
             case.exception.message = f"re-tracing with {label} raised {case.exception.type}: {case.exception.message}"
             return case
         run_outputs(case, method, inputs, self._runner(check_fn, counts=False), plan.tolerance)
-        case.graph, case.diff, case.text_differs = check_graphs(method, check_fn.graph, check_fn.code)
+        case.graph, case.diff, case.text_differs = check_graphs(method, check_fn.graph)
         return case
 
     def _check_module_set(self, index: int, label: str, check_set: Any) -> list[CheckCase]:
@@ -755,7 +771,7 @@ class _Session:
             if isinstance(inputs, torch.Tensor) or (isinstance(inputs, dict) and not plan.is_kwarg):
                 inputs = (inputs,)
             run_outputs(case, method, inputs, self._runner(check_method, counts=False), plan.tolerance)
-            case.graph, case.diff, case.text_differs = check_graphs(method, check_method.graph, check_method.code)
+            case.graph, case.diff, case.text_differs = check_graphs(method, check_method.graph)
         return cases
 
     def _synthesize_torch_warnings(

@@ -85,8 +85,8 @@ function sideDot(
   const sorted = [...ids].sort((a, b) => a - b);
   const lines = [
     'digraph side {',
-    `  graph [rankdir=TB fontname="Helvetica" fontsize=10 nodesep=0.25 ranksep=0.3 label=${labelLines([title])} labelloc=t];`,
-    '  node [shape=box style="rounded,filled" fillcolor="#f7f7f7" fontname="Helvetica" fontsize=9 height=0.3];',
+    `  graph [rankdir=TB fontname="Courier" fontsize=10 nodesep=0.25 ranksep=0.3 label=${labelLines([title])} labelloc=t];`,
+    '  node [shape=box style="rounded,filled" fillcolor="#f7f7f7" fontname="Courier" fontsize=9 height=0.3];',
     '  edge [arrowsize=0.6];'
   ];
   for (const id of sorted) {

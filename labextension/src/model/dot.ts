@@ -221,6 +221,9 @@ export function visibleDot(graph: TraceGraph, groups: GroupTree, options: DotOpt
       }
       return;
     }
+    if (fold && p.kind === 'prim::GetAttr') {
+      return; // a parameter or submodule: shown in its consumer's label, not as an edge from `self`
+    }
     if (fold && p.role !== 'op' && rep.get(p.id) !== `n${p.id}`) {
       if (seen.has(p.id)) {
         return;
@@ -255,8 +258,8 @@ export function visibleDot(graph: TraceGraph, groups: GroupTree, options: DotOpt
   // 3. emit: clusters for expanded groups, boxes for the outermost collapsed ones
   const lines: string[] = [
     'digraph trace {',
-    `  graph [rankdir=${options.rankdir ?? 'TB'} fontname="Helvetica" fontsize=10 nodesep=0.25 ranksep=0.35 class="trace-graph"];`,
-    '  node [shape=box style="rounded,filled" fillcolor="#f7f7f7" fontname="Helvetica" fontsize=9 height=0.3 margin="0.08,0.04"];',
+    `  graph [rankdir=${options.rankdir ?? 'TB'} fontname="Courier" fontsize=10 nodesep=0.25 ranksep=0.35 class="trace-graph"];`,
+    '  node [shape=box style="rounded,filled" fillcolor="#f7f7f7" fontname="Courier" fontsize=9 height=0.3 margin="0.08,0.04"];',
     '  edge [arrowsize=0.6];'
   ];
   const byGroup = new Map<string, string[]>();

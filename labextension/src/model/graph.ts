@@ -148,6 +148,8 @@ export class TraceGraph {
   readonly scopes: Map<string, ScopeInfo>;
   readonly code: string;
   private usersOf: number[][] | null = null;
+  private textCache: { lines: string[]; lineOfNode: Map<number, number>; nodeOfLine: Map<number, number> } | null =
+    null;
 
   constructor(init: {
     method: string;
@@ -258,8 +260,11 @@ export class TraceGraph {
     return `${outs ? outs + ' = ' : ''}${node.kind}${attrs}(${ins})${scope}${src}`;
   }
 
-  /** The whole graph as IR text, one line per node (for the `.graph` panel). */
-  text(): { lines: string[]; lineOfNode: Map<number, number> } {
+  /** The whole graph as IR text, one line per node (for the `.graph` panel); computed once. */
+  text(): { lines: string[]; lineOfNode: Map<number, number>; nodeOfLine: Map<number, number> } {
+    if (this.textCache) {
+      return this.textCache;
+    }
     const ins = this.inputs.map(v => `%${this.values[v].name} : ${shapeText(this.values[v])}`);
     const lines = [`graph(${ins.join(', ')}):`];
     const lineOfNode = new Map<number, number>();
@@ -280,7 +285,9 @@ export class TraceGraph {
       '  '
     );
     lines.push('  return (' + this.outputs.map(v => '%' + this.values[v].name).join(', ') + ')');
-    return { lines, lineOfNode };
+    const nodeOfLine = new Map([...lineOfNode].map(([node, line]) => [line, node]));
+    this.textCache = { lines, lineOfNode, nodeOfLine };
+    return this.textCache;
   }
 }
 

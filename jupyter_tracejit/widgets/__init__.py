@@ -1,0 +1,84 @@
+"""Notebook widgets: :class:`TraceExplorer` and :func:`explore`.
+
+Imports ipywidgets; the core never imports this package (``jupyter_tracejit.explore`` imports it on first use).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..core.run import TraceRun
+from ..core.session import trace
+from .explorer import DEFAULT_OPTIONS, MODULE_NAME, MODULE_VERSION, RUN_MIME, TraceExplorer
+from .retrace import Retracer, Scheduler, default_scheduler
+
+
+def explore(
+    run_or_callable: Any,
+    example_inputs: Any = None,
+    /,
+    *,
+    history_limit: int = 10,
+    debounce: float = 0.3,
+    scheduler: Scheduler | None = None,
+    **trace_options: Any,
+) -> TraceExplorer:
+    """An explorer on a run, or on a model / function traced now with ``tj.trace(fn, example_inputs, **options)``.
+
+    A run from ``tj.trace`` / ``tj.trace_module`` keeps its request, so its explorer re-traces when the options
+    change; a run loaded with ``TraceRun.from_json`` is shown as is. For ``trace_module``, trace first and pass
+    the run.
+    """
+    register_display()
+    if isinstance(run_or_callable, TraceRun):
+        if example_inputs is not None or trace_options:
+            raise TypeError(
+                "explore(run) shows a finished run and takes no example inputs or trace options; "
+                "pass the model instead to trace it: explore(model, example_inputs, **options)"
+            )
+        run = run_or_callable
+    elif callable(run_or_callable):
+        run = trace(run_or_callable, example_inputs, **trace_options)
+    else:
+        raise TypeError(
+            f"explore needs a TraceRun, an nn.Module or a function, got {type(run_or_callable).__name__}; "
+            "e.g. explore(model, (x,)) or explore(tj.trace(model, (x,)))"
+        )
+    return TraceExplorer(run, history_limit=history_limit, debounce=debounce, scheduler=scheduler)
+
+
+def run_mimebundle(run: TraceRun) -> dict[str, Any]:
+    """What a notebook shows for a run: the explorer, the run's JSON for static renderers, and its summary."""
+    return TraceExplorer(run)._repr_mimebundle_() or {}
+
+
+def register_display(ipython: Any = None) -> bool:
+    """Show TraceRuns as explorers in IPython; returns False when IPython is not running (nothing to do).
+
+    Registered on the shell's formatter rather than as ``TraceRun._repr_mimebundle_``, so the core stays
+    free of widgets. Calling it again is harmless.
+    """
+    if ipython is None:
+        try:
+            from IPython import get_ipython
+        except ImportError:
+            return False
+        ipython = get_ipython()
+        if ipython is None:
+            return False
+    ipython.display_formatter.mimebundle_formatter.for_type(TraceRun, run_mimebundle)
+    return True
+
+
+__all__ = [
+    "DEFAULT_OPTIONS",
+    "MODULE_NAME",
+    "MODULE_VERSION",
+    "RUN_MIME",
+    "Retracer",
+    "TraceExplorer",
+    "default_scheduler",
+    "explore",
+    "register_display",
+    "run_mimebundle",
+]

@@ -1,0 +1,161 @@
+"""Debounced, superseding re-traces: when to trace again, never how.
+
+Kept free of torch and ipywidgets so the timing rules can be tested with a fake clock:
+
+* a request waits ``debounce`` seconds; a newer request restarts the wait (one trace per burst of edits);
+* every request takes a new *generation*; work whose generation is no longer the newest is skipped
+  before it starts, and its result is dropped if it finishes late, so a stale trace is never shown;
+* ``on_start`` runs in its own callback, one scheduler turn before the work, so a front end receives
+  "tracing" before the kernel blocks in the trace;
+* nothing escapes to the event loop (or the kernel): a failure in the work or in our callbacks goes to
+  ``on_error``, and a failure there is logged.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from typing import Generic, Protocol, TypeVar
+
+log = logging.getLogger(__name__)
+
+P = TypeVar("P")
+R = TypeVar("R")
+
+
+class Handle(Protocol):
+    """What a scheduler returns: something that can be cancelled (``asyncio.TimerHandle`` is one)."""
+
+    def cancel(self) -> object: ...
+
+
+#: ``scheduler(delay_seconds, callback) -> Handle``: run ``callback`` once, ``delay_seconds`` from now
+Scheduler = Callable[[float, Callable[[], None]], Handle]
+
+
+class _Done:
+    """Handle of a callback that already ran."""
+
+    def cancel(self) -> None:
+        pass
+
+
+def default_scheduler(delay: float, fn: Callable[[], None]) -> Handle:
+    """The running asyncio loop's ``call_later`` (ipykernel runs one); without a loop, run ``fn`` now."""
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:
+        # plain Python (a script, a test without a loop): no way to wait without blocking, so don't wait
+        fn()
+        return _Done()
+    return loop.call_later(delay, fn)
+
+
+class Retracer(Generic[P, R]):
+    """Run ``work(payload)`` for the newest request only, ``debounce`` seconds after the last one.
+
+    ``on_start()`` is called when the work is about to run; ``on_result(result)`` with the result of
+    the newest request; ``on_error(exc)`` when the work (or one of the callbacks) raised.
+    """
+
+    def __init__(
+        self,
+        work: Callable[[P], R],
+        *,
+        on_start: Callable[[], None],
+        on_result: Callable[[R], None],
+        on_error: Callable[[BaseException], None],
+        debounce: float = 0.3,
+        scheduler: Scheduler | None = None,
+    ) -> None:
+        if not debounce >= 0:  # also rejects NaN
+            raise ValueError(f"debounce must be a number of seconds >= 0, got {debounce!r}")
+        self._work = work
+        self._on_start = on_start
+        self._on_result = on_result
+        self._on_error = on_error
+        self.debounce = float(debounce)
+        self._schedule: Scheduler = scheduler if scheduler is not None else default_scheduler
+        self._generation = 0
+        self._handle: Handle | None = None
+        #: generation of the request being waited on or worked on; None when idle
+        self._pending: int | None = None
+        #: how many results (or errors) were dropped because a newer request superseded them
+        self.dropped = 0
+
+    @property
+    def generation(self) -> int:
+        """The newest request's number (0 before the first)."""
+        return self._generation
+
+    @property
+    def pending(self) -> bool:
+        """True from a request until its work has finished (or it was superseded / cancelled)."""
+        return self._pending is not None
+
+    def request(self, payload: P, *, debounce: float | None = None) -> int:
+        """Ask for ``work(payload)``; supersedes every earlier request. Returns the new generation."""
+        self._generation += 1
+        generation = self._generation
+        self._pending = generation
+        self._cancel_handle()
+        delay = self.debounce if debounce is None else debounce
+        self._handle = self._schedule(delay, lambda: self._start(generation, payload))
+        return generation
+
+    def cancel(self) -> None:
+        """Forget every request: nothing scheduled runs, a trace in progress is dropped when it ends."""
+        self._generation += 1
+        self._pending = None
+        self._cancel_handle()
+
+    def _cancel_handle(self) -> None:
+        handle, self._handle = self._handle, None
+        if handle is not None:
+            handle.cancel()
+
+    def _start(self, generation: int, payload: P) -> None:
+        if generation != self._generation:
+            return
+        try:
+            self._on_start()
+        except Exception as exc:
+            self._finish(generation, error=exc)
+            return
+        # a separate turn of the loop, so the state set by on_start is sent before the work blocks it
+        self._handle = self._schedule(0.0, lambda: self._run(generation, payload))
+
+    def _run(self, generation: int, payload: P) -> None:
+        if generation != self._generation:
+            return
+        try:
+            result = self._work(payload)
+        except Exception as exc:
+            self._finish(generation, error=exc)
+            return
+        self._finish(generation, result=result)
+
+    def _finish(self, generation: int, result: R | None = None, error: BaseException | None = None) -> None:
+        if generation != self._generation:
+            # a newer request arrived while this one worked: its result would be out of date
+            self.dropped += 1
+            return
+        self._pending = None
+        self._handle = None
+        try:
+            if error is not None:
+                self._on_error(error)
+            else:
+                self._on_result(result)  # type: ignore[arg-type]  # result is set whenever error is None
+        except Exception as exc:
+            if error is not None:
+                log.exception("re-trace error handler failed")
+                return
+            try:
+                self._on_error(exc)
+            except Exception:
+                log.exception("re-trace error handler failed")
+
+
+__all__ = ["Handle", "Retracer", "Scheduler", "default_scheduler"]

@@ -1,0 +1,127 @@
+/**
+ * Derived state shared by every panel: the decoded run (decoded once per run id), the group tree of
+ * each method, the divergences, and which CSS classes each node carries. Input state stays in the
+ * host; this only derives from it.
+ */
+
+import { TraceGraph } from '../model/graph';
+import { GroupTree } from '../model/groups';
+import { CaseDivergence, decodeRun, TraceRunModel } from '../model/run';
+import { ExplorerHost, HostKey } from './host';
+
+export class ExplorerContext {
+  private decodedId: string | null = null;
+  private decoded: TraceRunModel | null = null;
+  private decodeError: string | null = null;
+  private trees = new Map<string, GroupTree>();
+
+  constructor(readonly host: ExplorerHost) {}
+
+  /** The decoded run on screen, or null (see `error`). */
+  get run(): TraceRunModel | null {
+    const raw = this.host.get('run');
+    const id = raw ? `${raw.run_id}:${raw.created}` : null;
+    if (id !== this.decodedId) {
+      this.decodedId = id;
+      this.trees.clear();
+      this.decoded = null;
+      this.decodeError = null;
+      if (raw) {
+        try {
+          this.decoded = decodeRun(raw);
+        } catch (err) {
+          this.decodeError = err instanceof Error ? err.message : String(err);
+        }
+      }
+    }
+    return this.decoded;
+  }
+
+  /** Why the run could not be shown, if it could not. */
+  get error(): string | null {
+    void this.run;
+    return this.decodeError;
+  }
+
+  get method(): string {
+    const run = this.run;
+    const wanted = this.host.get('selectedMethod');
+    if (run && run.graphs.has(wanted)) {
+      return wanted;
+    }
+    return run?.defaultMethod ?? wanted;
+  }
+
+  get graph(): TraceGraph | null {
+    return this.run?.graphs.get(this.method) ?? null;
+  }
+
+  groups(method = this.method): GroupTree | null {
+    const graph = this.run?.graphs.get(method);
+    if (!graph) {
+      return null;
+    }
+    let tree = this.trees.get(method);
+    if (!tree) {
+      tree = new GroupTree(graph);
+      this.trees.set(method, tree);
+    }
+    return tree;
+  }
+
+  get divergences(): CaseDivergence[] {
+    return this.run?.divergences ?? [];
+  }
+
+  get currentDivergence(): CaseDivergence | null {
+    const i = this.host.get('currentDivergence');
+    return i >= 0 ? this.divergences[i] ?? null : null;
+  }
+
+  /** CSS classes per node of `method`: selected, root/downstream, current, warning, hazard. */
+  highlights(method = this.method): Map<number, Set<string>> {
+    const out = new Map<number, Set<string>>();
+    const add = (id: number | null, cls: string): void => {
+      if (id === null || id < 0) {
+        return;
+      }
+      let set = out.get(id);
+      if (!set) {
+        out.set(id, (set = new Set()));
+      }
+      set.add(cls);
+    };
+    const run = this.run;
+    if (!run) {
+      return out;
+    }
+    for (const w of run.userWarnings) {
+      if (w.method === method) {
+        w.node_ids.forEach(id => add(id, 'warning'));
+      }
+    }
+    for (const f of run.findings) {
+      if (f.method === method && f.severity !== 'info') {
+        f.node_ids.forEach(id => add(id, 'hazard'));
+      }
+    }
+    for (const d of this.divergences) {
+      if (d.method === method) {
+        add(d.traceNode, d.kind);
+      }
+    }
+    const current = this.currentDivergence;
+    if (current && current.method === method) {
+      add(current.traceNode, 'current');
+    }
+    if (method === this.method) {
+      add(this.host.get('selectedNode'), 'selected');
+    }
+    return out;
+  }
+
+  /** Subscribe to host changes; `run` changes also reset derived caches (done lazily above). */
+  onChange(listener: (keys: Set<HostKey>) => void): () => void {
+    return this.host.onChange(listener);
+  }
+}

@@ -1,0 +1,67 @@
+/**
+ * Small DOM helpers. Every string from a run (names, messages, source lines) is user data: it only
+ * ever reaches the page as a text node (`textContent`), never as markup.
+ */
+
+export type Child = Node | string | null | undefined | false;
+
+export function h<K extends keyof HTMLElementTagNameMap>(
+  tag: K,
+  attrs: Record<string, string | number | boolean | undefined> = {},
+  ...children: Child[]
+): HTMLElementTagNameMap[K] {
+  const el = document.createElement(tag);
+  for (const [name, value] of Object.entries(attrs)) {
+    if (value === undefined || value === false) {
+      continue;
+    }
+    if (name === 'class') {
+      el.className = String(value);
+    } else {
+      el.setAttribute(name, value === true ? '' : String(value));
+    }
+  }
+  append(el, ...children);
+  return el;
+}
+
+export function append(parent: Node, ...children: Child[]): void {
+  for (const c of children) {
+    if (c === null || c === undefined || c === false) {
+      continue;
+    }
+    parent.appendChild(typeof c === 'string' ? document.createTextNode(c) : c);
+  }
+}
+
+export function clear(el: Element): void {
+  while (el.firstChild) {
+    el.removeChild(el.firstChild);
+  }
+}
+
+/** A button that calls `onClick`, keyboard reachable like every button. */
+export function button(label: string, onClick: () => void, attrs: Record<string, string | boolean | undefined> = {}): HTMLButtonElement {
+  const b = h('button', { type: 'button', class: 'jp-TraceExplorer-button', ...attrs }, label);
+  b.addEventListener('click', e => {
+    e.preventDefault();
+    onClick();
+  });
+  return b;
+}
+
+/** `file.py:12` from a path (the full path goes into the title tooltip). */
+export function location(file: string, line: number): HTMLElement {
+  const parts = file.split(/[\\/]/);
+  return h('span', { class: 'jp-TraceExplorer-loc', title: `${file}:${line}` }, `${parts[parts.length - 1] || file}:${line}`);
+}
+
+export function formatNumber(x: number | null): string {
+  if (x === null) {
+    return '–';
+  }
+  if (!Number.isFinite(x)) {
+    return String(x);
+  }
+  return Math.abs(x) >= 1e4 || (Math.abs(x) < 1e-3 && x !== 0) ? x.toExponential(2) : String(Number(x.toPrecision(4)));
+}

@@ -1,0 +1,196 @@
+/**
+ * Where the explorer's state lives. The views never talk to ipywidgets directly: a live widget
+ * (`WidgetHost`, state in the kernel-synced model) and the kernel-free MIME renderer
+ * (`StaticHost`, state in memory, read-only run) implement the same interface.
+ */
+
+import {
+  ComparisonJSON,
+  ExplorerOptions,
+  ExplorerRequest,
+  ExplorerStatus,
+  HistoryEntry,
+  TraceRunJSON
+} from '../model/protocol';
+
+export interface HostState {
+  run: TraceRunJSON | null;
+  /** True when changing options re-traces in the kernel. */
+  live: boolean;
+  options: ExplorerOptions | null;
+  checkInputLabels: string[];
+  status: ExplorerStatus;
+  /** Seconds since the epoch when tracing started (the view counts the elapsed time). */
+  statusSince: number;
+  statusMessage: string;
+  history: HistoryEntry[];
+  selectedMethod: string;
+  /** -1: nothing selected. */
+  selectedNode: number;
+  /** Index into the run's divergences (case-major); -1: none. */
+  currentDivergence: number;
+  comparison: ComparisonJSON | null;
+}
+
+export type HostKey = keyof HostState;
+
+/** What the views may change. */
+export type HostPatch = Partial<Pick<HostState, 'selectedMethod' | 'selectedNode' | 'currentDivergence' | 'options'>>;
+
+export interface ExplorerHost {
+  readonly readOnly: boolean;
+  get<K extends HostKey>(key: K): HostState[K];
+  set(patch: HostPatch): void;
+  /** Ask the kernel for something (ignored by a read-only host). */
+  send(request: ExplorerRequest): void;
+  /** Call `listener` with the changed keys after every change; returns the unsubscribe function. */
+  onChange(listener: (keys: Set<HostKey>) => void): () => void;
+}
+
+export function defaultState(run: TraceRunJSON | null): HostState {
+  return {
+    run,
+    live: false,
+    options: null,
+    checkInputLabels: [],
+    status: 'idle',
+    statusSince: 0,
+    statusMessage: '',
+    history: run
+      ? [{ run_id: run.run_id, summary: run.summary, ok: run.ok, created: run.created, options: run.options }]
+      : [],
+    selectedMethod: run && 'forward' in run.graphs ? 'forward' : Object.keys(run?.graphs ?? {})[0] ?? 'forward',
+    selectedNode: -1,
+    currentDivergence: -1,
+    comparison: null
+  };
+}
+
+/** The kernel-free host: a saved run, explored in memory; nothing is sent anywhere. */
+export class StaticHost implements ExplorerHost {
+  readonly readOnly = true;
+  private state: HostState;
+  private listeners = new Set<(keys: Set<HostKey>) => void>();
+
+  constructor(run: TraceRunJSON | null) {
+    this.state = defaultState(run);
+  }
+
+  get<K extends HostKey>(key: K): HostState[K] {
+    return this.state[key];
+  }
+
+  set(patch: HostPatch): void {
+    const changed = new Set<HostKey>();
+    for (const [key, value] of Object.entries(patch) as [HostKey, unknown][]) {
+      if (key === 'options') {
+        continue; // a saved run cannot be re-traced
+      }
+      if (this.state[key] !== value) {
+        (this.state as unknown as Record<string, unknown>)[key] = value;
+        changed.add(key);
+      }
+    }
+    if (changed.size) {
+      this.listeners.forEach(l => l(changed));
+    }
+  }
+
+  send(_request: ExplorerRequest): void {
+    // read-only: there is no kernel behind a saved notebook
+  }
+
+  onChange(listener: (keys: Set<HostKey>) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+}
+
+/** Trait names of `jupyter_tracejit.widgets.TraceExplorer`, per host key. */
+export const TRAIT_OF: Record<HostKey, string> = {
+  run: 'run',
+  live: 'live',
+  options: 'options',
+  checkInputLabels: 'check_input_labels',
+  status: 'status',
+  statusSince: 'status_since',
+  statusMessage: 'status_message',
+  history: 'runs',
+  selectedMethod: 'selected_method',
+  selectedNode: 'selected_node',
+  currentDivergence: 'current_divergence',
+  comparison: 'comparison'
+};
+
+/** The slice of a Backbone/ipywidgets model the widget host needs (keeps this file testable). */
+export interface SyncedModel {
+  get(name: string): unknown;
+  set(values: Record<string, unknown>): void;
+  save_changes(): void;
+  send(content: unknown, callbacks?: unknown): void;
+  on(event: string, callback: (...args: unknown[]) => void, context?: unknown): void;
+  off(event: string, callback?: (...args: unknown[]) => void, context?: unknown): void;
+}
+
+/** The live host: state is the widget model's traits, synced with the kernel. */
+export class WidgetHost implements ExplorerHost {
+  readonly readOnly = false;
+  private listeners = new Set<(keys: Set<HostKey>) => void>();
+  private readonly onModelChange: () => void;
+
+  constructor(private readonly model: SyncedModel) {
+    const keyOf = new Map(Object.entries(TRAIT_OF).map(([k, t]) => [t, k as HostKey]));
+    this.onModelChange = () => {
+      const changed = new Set<HostKey>();
+      const attrs = (this.model as unknown as { changedAttributes(): Record<string, unknown> | false })
+        .changedAttributes?.();
+      if (attrs) {
+        for (const name of Object.keys(attrs)) {
+          const key = keyOf.get(name);
+          if (key) {
+            changed.add(key);
+          }
+        }
+      }
+      if (changed.size) {
+        this.listeners.forEach(l => l(changed));
+      }
+    };
+    model.on('change', this.onModelChange);
+  }
+
+  dispose(): void {
+    this.model.off('change', this.onModelChange);
+    this.listeners.clear();
+  }
+
+  get<K extends HostKey>(key: K): HostState[K] {
+    const raw = this.model.get(TRAIT_OF[key]);
+    if (key === 'run' || key === 'comparison') {
+      // the kernel sends {} for "none"
+      return (raw && Object.keys(raw as object).length ? raw : null) as HostState[K];
+    }
+    if (key === 'options') {
+      return (raw && Object.keys(raw as object).length ? raw : null) as HostState[K];
+    }
+    return raw as HostState[K];
+  }
+
+  set(patch: HostPatch): void {
+    const values: Record<string, unknown> = {};
+    for (const [key, value] of Object.entries(patch) as [HostKey, unknown][]) {
+      values[TRAIT_OF[key]] = key === 'options' ? { ...(this.get('options') ?? {}), ...(value as object) } : value;
+    }
+    this.model.set(values);
+    this.model.save_changes();
+  }
+
+  send(request: ExplorerRequest): void {
+    this.model.send(request);
+  }
+
+  onChange(listener: (keys: Set<HostKey>) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+}

@@ -1,0 +1,51 @@
+/**
+ * Turning Graphviz output into DOM safely, and DOT text that Graphviz reads literally.
+ *
+ * The MIME renderer is declared `safe: true` (it renders untrusted notebooks), so nothing from the run JSON
+ * may become markup or a link: labels are escaped before Graphviz sees them, and the SVG is parsed as XML,
+ * stripped of scripts, links and event handlers, and imported as nodes (never assigned as `innerHTML`).
+ */
+
+/** A DOT double-quoted string with `text` as its literal content (no escString sequences, no HTML label). */
+export function dotString(text: string): string {
+  const clean = text.replace(/[\u0000-\u001f\u007f]/g, ' ');
+  return `"${clean.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`;
+}
+
+const SVG_NS = 'http://www.w3.org/2000/svg';
+const DROP_ELEMENTS = new Set(['script', 'foreignobject', 'iframe', 'object', 'embed', 'use', 'image', 'style']);
+
+function sanitize(root: Element): void {
+  const all = [root, ...Array.from(root.querySelectorAll('*'))];
+  for (const el of all) {
+    const name = el.localName.toLowerCase();
+    if (DROP_ELEMENTS.has(name) && el !== root) {
+      el.remove();
+      continue;
+    }
+    for (const attr of Array.from(el.attributes)) {
+      const n = attr.name.toLowerCase();
+      if (n.startsWith('on') || n === 'href' || n.endsWith(':href') || n === 'target' || n === 'style') {
+        el.removeAttribute(attr.name);
+      }
+    }
+    if (name === 'a' && el.parentNode !== null) {
+      // Graphviz wraps nodes with a URL in <a>: keep the content, drop the link
+      while (el.firstChild !== null) {
+        el.parentNode.insertBefore(el.firstChild, el);
+      }
+      el.remove();
+    }
+  }
+}
+
+/** Parse Graphviz's SVG text into an `<svg>` element of `doc`, sanitized; throws on malformed input. */
+export function svgElement(svgText: string, doc: Document = document): SVGSVGElement {
+  const parsed = new DOMParser().parseFromString(svgText, 'image/svg+xml');
+  const root = parsed.documentElement;
+  if (root.localName !== 'svg' || root.namespaceURI !== SVG_NS || parsed.getElementsByTagName('parsererror').length) {
+    throw new Error('Graphviz did not return an SVG document');
+  }
+  sanitize(root);
+  return doc.importNode(root, true) as unknown as SVGSVGElement;
+}

@@ -1,0 +1,236 @@
+/**
+ * The node inspector: kind, inputs and outputs with types and shapes (click to walk the graph),
+ * the module scope with its types, attributes, the user's source line and the full stack, the
+ * warnings and divergences on the node, other nodes recorded at the same line, and the method's
+ * `.graph` text (current node highlighted) and `.code`.
+ */
+
+import { ExplorerContext } from '../explorer/context';
+import { append, button, clear, h, location } from '../explorer/dom';
+import { formatAttribute, NodeInfo, shapeText, TraceGraph, userFrame } from '../model/graph';
+
+export class Inspector {
+  readonly element: HTMLElement;
+  private readonly body: HTMLElement;
+  private readonly unsubscribe: () => void;
+
+  constructor(private readonly ctx: ExplorerContext) {
+    this.body = h('div', { class: 'jp-TraceExplorer-inspectorBody' });
+    this.element = h('section', { class: 'jp-TraceExplorer-inspector', 'aria-label': 'node inspector' }, this.body);
+    this.unsubscribe = ctx.onChange(keys => {
+      if (keys.has('selectedNode') || keys.has('run') || keys.has('selectedMethod') || keys.has('currentDivergence')) {
+        this.render();
+      }
+    });
+    this.render();
+  }
+
+  dispose(): void {
+    this.unsubscribe();
+  }
+
+  private select(id: number): void {
+    this.ctx.host.set({ selectedNode: id });
+  }
+
+  private nodeLink(graph: TraceGraph, id: number): HTMLElement {
+    const n = graph.nodes[id];
+    return button(`%${n.outputs.length ? graph.values[n.outputs[0]].name : n.id} ${n.kind}`, () => this.select(id), {
+      class: 'jp-TraceExplorer-link',
+      title: `select node ${id}`
+    });
+  }
+
+  render(): void {
+    clear(this.body);
+    const graph = this.ctx.graph;
+    const id = this.ctx.host.get('selectedNode');
+    if (!graph) {
+      append(this.body, h('p', { class: 'jp-TraceExplorer-empty' }, 'No graph.'));
+      return;
+    }
+    if (id < 0 || id >= graph.size) {
+      append(
+        this.body,
+        h('p', { class: 'jp-TraceExplorer-empty' }, 'Click a node in the graph (or a warning or divergence) to inspect it.'),
+        this.codeSection(graph, null)
+      );
+      return;
+    }
+    const node = graph.nodes[id];
+    append(
+      this.body,
+      h('h3', { class: 'jp-TraceExplorer-nodeKind' }, node.kind, h('span', { class: 'jp-TraceExplorer-muted' }, ` #${node.id} · ${node.role}`)),
+      node.nondeterministic ? h('p', { class: 'jp-TraceExplorer-badge jp-mod-warning' }, 'nondeterministic (torch)') : null,
+      this.valuesSection(graph, node, 'inputs'),
+      this.valuesSection(graph, node, 'outputs'),
+      this.scopeSection(graph, node),
+      this.attributesSection(node),
+      this.sourceSection(graph, node),
+      this.problemsSection(node),
+      this.codeSection(graph, node)
+    );
+  }
+
+  private valuesSection(graph: TraceGraph, node: NodeInfo, which: 'inputs' | 'outputs'): HTMLElement | null {
+    const ids = node[which];
+    if (!ids.length) {
+      return null;
+    }
+    const rows = ids.map(v => {
+      const value = graph.values[v];
+      const links: HTMLElement[] = [];
+      if (which === 'inputs') {
+        const p = graph.producer(v);
+        links.push(p ? this.nodeLink(graph, p.id) : h('span', { class: 'jp-TraceExplorer-muted' }, 'graph input'));
+      } else {
+        graph.users(v).slice(0, 8).forEach(u => links.push(this.nodeLink(graph, u)));
+        if (graph.outputs.includes(v)) {
+          links.push(h('span', { class: 'jp-TraceExplorer-muted' }, 'graph output'));
+        }
+      }
+      return h(
+        'tr',
+        {},
+        h('td', { class: 'jp-TraceExplorer-mono' }, `%${value.name}`),
+        h('td', { class: 'jp-TraceExplorer-mono' }, shapeText(value) + (value.requiresGrad ? ' · grad' : '')),
+        h('td', {}, ...links)
+      );
+    });
+    return h(
+      'div',
+      { class: 'jp-TraceExplorer-section' },
+      h('h4', {}, which === 'inputs' ? 'Inputs' : 'Outputs'),
+      h('table', { class: 'jp-TraceExplorer-table' }, h('tbody', {}, ...rows))
+    );
+  }
+
+  private scopeSection(graph: TraceGraph, node: NodeInfo): HTMLElement {
+    const parts: (HTMLElement | string)[] = [];
+    const root = graph.scopes.get('');
+    parts.push(h('span', {}, root?.type || graph.method));
+    if (node.scope) {
+      const names = node.scope.split('.');
+      names.forEach((name, i) => {
+        const path = names.slice(0, i + 1).join('.');
+        const type = graph.scopes.get(path)?.type;
+        parts.push(' › ', h('span', { title: path }, type ? `${name} (${type})` : name));
+      });
+    }
+    return h('div', { class: 'jp-TraceExplorer-section' }, h('h4', {}, 'Module'), h('p', { class: 'jp-TraceExplorer-scope' }, ...parts));
+  }
+
+  private attributesSection(node: NodeInfo): HTMLElement | null {
+    const entries = Object.entries(node.attributes);
+    if (!entries.length) {
+      return null;
+    }
+    return h(
+      'div',
+      { class: 'jp-TraceExplorer-section' },
+      h('h4', {}, 'Attributes'),
+      h(
+        'table',
+        { class: 'jp-TraceExplorer-table' },
+        h('tbody', {}, ...entries.map(([k, v]) => h('tr', {}, h('td', {}, k), h('td', { class: 'jp-TraceExplorer-mono' }, formatAttribute(v)))))
+      )
+    );
+  }
+
+  private sourceSection(graph: TraceGraph, node: NodeInfo): HTMLElement {
+    const frame = userFrame(node.source);
+    if (!node.source || !frame) {
+      return h('div', { class: 'jp-TraceExplorer-section' }, h('h4', {}, 'Source'), h('p', { class: 'jp-TraceExplorer-muted' }, 'no source recorded (constants and attribute reads often have none)'));
+    }
+    const others = graph.nodesAt(frame.file, frame.line).filter(i => i !== node.id && graph.nodes[i].role === 'op');
+    const stack = h(
+      'details',
+      { class: 'jp-TraceExplorer-stack' },
+      h('summary', {}, `full stack (${node.source.stack.length} frames)`),
+      h(
+        'ol',
+        {},
+        ...node.source.stack.map((f, i) =>
+          h(
+            'li',
+            { class: f.internal ? 'jp-TraceExplorer-internal' : i === node.source!.userIndex ? 'jp-TraceExplorer-user' : '' },
+            location(f.file, f.line),
+            ` in ${f.func}`,
+            f.code ? h('code', {}, f.code) : null
+          )
+        )
+      )
+    );
+    return h(
+      'div',
+      { class: 'jp-TraceExplorer-section' },
+      h('h4', {}, 'Source'),
+      h('p', {}, location(frame.file, frame.line), ` in ${frame.func}`),
+      h('pre', { class: 'jp-TraceExplorer-code jp-TraceExplorer-sourceLine' }, frame.code || '(source not available)'),
+      others.length
+        ? h('p', {}, `${others.length} other op${others.length === 1 ? '' : 's'} at this line: `, ...others.slice(0, 12).map(i => this.nodeLink(graph, i)))
+        : null,
+      stack
+    );
+  }
+
+  private problemsSection(node: NodeInfo): HTMLElement | null {
+    const run = this.ctx.run;
+    if (!run) {
+      return null;
+    }
+    const method = this.ctx.method;
+    const warnings = run.userWarnings.filter(w => w.method === method && w.node_ids.includes(node.id));
+    const findings = run.findings.filter(f => f.method === method && f.node_ids.includes(node.id));
+    const divergences = this.ctx.divergences
+      .map((d, index) => ({ d, index }))
+      .filter(({ d }) => d.method === method && d.traceNode === node.id);
+    if (!warnings.length && !findings.length && !divergences.length) {
+      return null;
+    }
+    return h(
+      'div',
+      { class: 'jp-TraceExplorer-section' },
+      h('h4', {}, 'On this node'),
+      h(
+        'ul',
+        { class: 'jp-TraceExplorer-problems' },
+        ...warnings.map(w => h('li', { class: 'jp-mod-warning' }, `[${w.category}] `, w.message.split('\n')[0])),
+        ...findings.map(f => h('li', { class: `jp-mod-${f.severity}` }, `[${f.kind}] ${f.title}`)),
+        ...divergences.map(({ d, index }) =>
+          h(
+            'li',
+            { class: 'jp-mod-error' },
+            button(`${d.kind} divergence ${index + 1}`, () => this.ctx.host.set({ currentDivergence: index }), { class: 'jp-TraceExplorer-link' }),
+            d.reason ? `: ${d.reason}` : ''
+          )
+        )
+      )
+    );
+  }
+
+  private codeSection(graph: TraceGraph, node: NodeInfo | null): HTMLElement {
+    const { lines, lineOfNode, nodeOfLine } = graph.text();
+    const current = node ? lineOfNode.get(node.id) : undefined;
+    // only render a window around the node: a 12k-node graph has 12k lines
+    const from = current === undefined ? 0 : Math.max(0, current - 12);
+    const to = current === undefined ? Math.min(lines.length, 40) : Math.min(lines.length, current + 13);
+    const pre = h('pre', { class: 'jp-TraceExplorer-code jp-TraceExplorer-ir' });
+    for (let i = from; i < to; i++) {
+      const line = h('div', { class: i === current ? 'jp-TraceExplorer-irLine jp-mod-current' : 'jp-TraceExplorer-irLine' }, lines[i]);
+      const nodeId = nodeOfLine.get(i);
+      if (nodeId !== undefined && nodeId !== node?.id) {
+        line.addEventListener('click', () => this.select(nodeId));
+        line.classList.add('jp-mod-clickable');
+      }
+      pre.appendChild(line);
+    }
+    const more = to - from < lines.length ? h('p', { class: 'jp-TraceExplorer-muted' }, `lines ${from + 1}–${to} of ${lines.length}`) : null;
+    return h(
+      'div',
+      { class: 'jp-TraceExplorer-section' },
+      h('details', { open: node !== null }, h('summary', {}, `.graph (inlined, ${graph.size} nodes)`), pre, more),
+      h('details', {}, h('summary', {}, `.code of ${graph.method}`), h('pre', { class: 'jp-TraceExplorer-code' }, graph.code || '(no code)'))
+    );
+  }
+}

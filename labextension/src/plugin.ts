@@ -1,0 +1,33 @@
+/**
+ * JupyterLab entry point: registers the `jupyter-tracejit` ipywidgets module.
+ *
+ * The MIME renderer for saved runs is the separate `mimeExtension` entry (mime.ts), as JupyterLab wants.
+ */
+import type { JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyterlab/application';
+import { IJupyterWidgetRegistry } from '@jupyter-widgets/base';
+
+import { MODULE_NAME, MODULE_VERSION } from './version';
+
+const widgetPlugin: JupyterFrontEndPlugin<void> = {
+  id: 'jupyter-tracejit:widget',
+  description: 'The jupyter-tracejit trace explorer widget.',
+  requires: [IJupyterWidgetRegistry],
+  autoStart: true,
+  activate: (_app: JupyterFrontEnd, registry: IJupyterWidgetRegistry): void => {
+    registry.registerWidget({
+      name: MODULE_NAME,
+      version: MODULE_VERSION,
+      // loaded on first use: the widget code stays out of JupyterLab's startup
+      exports: async () => {
+        const widget = await import('./widget');
+        return {
+          TraceExplorerModel: widget.TraceExplorerModel,
+          TraceExplorerView: widget.TraceExplorerView
+        };
+      }
+    });
+  }
+};
+
+const plugins: JupyterFrontEndPlugin<unknown>[] = [widgetPlugin];
+export default plugins;

@@ -1,0 +1,205 @@
+"""The trace explorer in a real JupyterLab, driven like a user: graph, inspector, groups, warnings,
+divergence stepper, live options, the saved notebook without a kernel, and the dark theme."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+pytestmark = pytest.mark.browser
+
+ROOT = ".jp-TraceExplorer-root"
+
+SETUP = """\
+import torch, torch.nn as nn
+import jupyter_tracejit as tj
+
+class Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 8)
+
+    def forward(self, x):
+        return torch.relu(self.fc(x)) + x
+
+class Net(nn.Module):
+    def __init__(self, blocks=2):
+        super().__init__()
+        self.blocks = nn.Sequential(*[Block() for _ in range(blocks)])
+        self.head = nn.Linear(8, 2)
+
+    def forward(self, x):
+        if x.sum() > 0:
+            x = x * 2
+        return self.head(self.blocks(x))
+
+class DictNet(Net):
+    def forward(self, x):
+        return {"out": super().forward(x)}
+
+def loop_in_traced_fn(x):
+    result = x[0]
+    for i in range(x.size(0)):
+        result = result * x[i]
+    return result
+
+torch.manual_seed(0)
+"""
+
+
+def explorer_in(lab, cell: int):
+    root = lab.outputs(cell).locator(ROOT).first
+    root.wait_for()
+    root.locator(".jp-TraceExplorer-canvas svg").wait_for()
+    return root
+
+
+def graph_node(explorer, kind_class: str):
+    return explorer.locator(f".jp-TraceExplorer-canvas g.node.{kind_class}")
+
+
+def test_graph_inspector_warnings_and_groups(lab):
+    lab.write_notebook(
+        "explore.ipynb",
+        [
+            SETUP,
+            "e = tj.explore(Net().eval(), (torch.ones(2, 8),))\ne",
+            "big = tj.explore(Net(blocks=60).eval(), (torch.ones(2, 8),))\nbig",
+        ],
+    )
+    lab.open_notebook("explore.ipynb")
+    lab.run_all()
+    explorer = explorer_in(lab, 1)
+    assert explorer.locator(".jp-TraceExplorer-header .jp-TraceExplorer-badge").inner_text() == "ok"
+    assert explorer.locator(".jp-TraceExplorer-summary").inner_text().startswith("Net: ok;")
+    # the small graph is fully expanded: every linear is drawn, constants are folded away
+    linears = graph_node(explorer, "kind-aten-linear")
+    assert linears.count() == 3
+    assert graph_node(explorer, "kind-prim-Constant").count() == 0
+    assert explorer.locator(".jp-TraceExplorer-canvas g.cluster").count() >= 3  # blocks, blocks.0, blocks.1, ...
+
+    # click a node: the inspector shows its source line
+    graph_node(explorer, "kind-aten-relu").first.click()
+    inspector = explorer.locator(".jp-TraceExplorer-inspector")
+    assert inspector.locator(".jp-TraceExplorer-nodeKind").inner_text().startswith("aten::relu")
+    assert "return torch.relu(self.fc(x)) + x" in inspector.locator(".jp-TraceExplorer-sourceLine").inner_text()
+    assert "blocks (Sequential) › 0 (Block)" in inspector.locator(".jp-TraceExplorer-scope").inner_text()
+    assert graph_node(explorer, "selected").count() == 1
+
+    # the warnings tab: the data-dependent branch, grouped with its count; a click highlights its node
+    explorer.locator('.jp-TraceExplorer-tab[data-tab="warnings"]').click()
+    warning = explorer.locator('.jp-TraceExplorer-warning[data-category="to_bool"]')
+    assert "×2" in warning.inner_text()
+    assert "if x.sum() > 0:" in warning.inner_text()
+    warning.click()
+    selected = graph_node(explorer, "selected")
+    selected.wait_for()
+    assert "kind-aten-mul" in selected.get_attribute("class")
+    assert "warning" in selected.get_attribute("class")
+    lab.screenshot_themes("explorer-graph", explorer)
+
+    # a big graph opens with its modules collapsed; a click expands a group, another collapses it
+    big = explorer_in(lab, 2)
+    boxes = big.locator(".jp-TraceExplorer-canvas g.node.scope-collapsed")
+    assert boxes.count() >= 1
+    assert graph_node(big, "kind-aten-linear").count() < 61
+    drawn = big.locator(".jp-TraceExplorer-canvas g.node")
+    before = drawn.count()
+    box_id = boxes.first.get_attribute("id")
+    boxes.first.click()
+    big.locator(f'.jp-TraceExplorer-canvas [id="{box_id}"]').wait_for(state="detached")
+    group = box_id.removeprefix("scope-")
+    cluster = big.locator(f'.jp-TraceExplorer-canvas g.cluster[id="cluster-{group}"]')
+    cluster.wait_for()
+    assert drawn.count() > before  # the box became a cluster of its contents
+    lab.screenshot("explorer-expanded", big)
+    # a click on the group's frame, by its label, collapses it again
+    frame = cluster.locator("path").first
+    box = frame.bounding_box()
+    frame.click(position={"x": box["width"] / 2, "y": 3})
+    big.locator(f'.jp-TraceExplorer-canvas [id="{box_id}"]').wait_for()
+    assert drawn.count() == before
+    assert not lab.extension_errors()
+
+
+def test_divergence_stepper_moves_the_highlight_in_both_graphs(lab):
+    lab.write_notebook(
+        "stepper.ipynb",
+        [SETUP, "e = tj.explore(loop_in_traced_fn, (torch.rand(3, 4),), check_inputs=[(torch.rand(4, 4),)])\ne"],
+    )
+    lab.open_notebook("stepper.ipynb")
+    lab.run_all()
+    explorer = explorer_in(lab, 1)
+    check = explorer.locator(".jp-TraceExplorer-check")
+    check.wait_for()  # a failed check opens on the check tab
+    assert "Check failed" in check.locator(".jp-TraceExplorer-verdict").inner_text()
+    label = check.locator(".jp-TraceExplorer-stepLabel")
+    total = int(re.search(r"of (\d+)", label.inner_text()).group(1))
+    assert total >= 2
+    check.get_by_role("button", name="next divergence").click()
+    label.filter(has_text=f"1 of {total}").wait_for()
+    sides = check.locator(".jp-TraceExplorer-side")
+    sides.nth(1).locator("g.node.current").wait_for()
+    current_check = sides.nth(1).locator("g.node.current")
+    assert "kind-aten-select" in current_check.get_attribute("class")
+    assert "root" in current_check.get_attribute("class")
+    assert "only in the check trace: aten::select" in check.locator(".jp-TraceExplorer-reason").inner_text()
+    first_id = current_check.get_attribute("id")
+    # the keyboard moves on: the current node changes in the check graph, the trace side follows
+    check.focus()
+    lab.page.keyboard.press("ArrowRight")
+    label.filter(has_text=f"2 of {total}").wait_for()
+    lab.page.wait_for_function(
+        "(old) => { const el = document.querySelectorAll('.jp-TraceExplorer-side')[1]?.querySelector('g.node.current');"
+        " return el && el.id !== old; }",
+        arg=first_id,
+    )
+    assert sides.nth(0).locator("svg").count() == 1 and sides.nth(1).locator("svg").count() == 1
+    assert sides.nth(0).locator("g.node.matched").count() >= 1  # matched nodes drawn on the trace side too
+    lab.screenshot_themes("explorer-stepper", explorer)
+    check.get_by_role("button", name="previous divergence").click()
+    label.filter(has_text=f"1 of {total}").wait_for()
+    assert not lab.extension_errors()
+
+
+def test_live_options_retrace_and_the_saved_notebook_renders_without_a_kernel(lab):
+    lab.write_notebook("live.ipynb", [SETUP, "e = tj.explore(DictNet().eval(), (torch.ones(2, 8),))\ne"])
+    lab.open_notebook("live.ipynb")
+    lab.run_all()
+    explorer = lab.outputs(1).locator(ROOT).first
+    explorer.wait_for()
+    # strict=True rejects the dict output: the error and its hint are shown
+    assert explorer.locator(".jp-TraceExplorer-header .jp-TraceExplorer-badge").inner_text() == "failed"
+    assert "strict=False" in explorer.locator(".jp-TraceExplorer-error").inner_text()
+    assert explorer.locator(".jp-TraceExplorer-canvas svg").count() == 0
+
+    # strict off: re-traced in the kernel, the graph appears
+    explorer.locator('input[data-option="strict"]').uncheck()
+    explorer.locator(".jp-TraceExplorer-canvas svg").wait_for(timeout=60_000)
+    explorer.locator(".jp-TraceExplorer-header .jp-TraceExplorer-badge", has_text="ok").wait_for()
+    assert "strict" not in explorer.locator(".jp-TraceExplorer-status").inner_text()
+
+    # check_trace off: re-traced without a check
+    explorer.locator('.jp-TraceExplorer-tab[data-tab="check"]').click()
+    assert "Check passed" in explorer.locator(".jp-TraceExplorer-check").inner_text()
+    explorer.locator('input[data-option="check_trace"]').uncheck()
+    explorer.locator(".jp-TraceExplorer-check", has_text="The check was off").wait_for(timeout=60_000)
+    assert "not checked" in explorer.locator(".jp-TraceExplorer-summary").inner_text()
+    history = explorer.locator(".jp-TraceExplorer-history select option")
+    assert history.count() == 3
+    lab.screenshot_themes("explorer-live", explorer)
+
+    # save, stop the kernel, reload: the explorer of the saved run renders, read-only
+    lab.save()
+    lab.server.shutdown_kernels()
+    lab.page.reload()
+    lab.notebook.locator(".jp-Cell").first.wait_for()
+    saved = lab.outputs(1).locator(ROOT).first
+    saved.wait_for(timeout=30_000)
+    saved.locator(".jp-TraceExplorer-canvas svg").wait_for()
+    assert "read-only" in saved.locator(".jp-TraceExplorer-options").inner_text()
+    assert saved.locator("input[data-option]").count() == 0
+    graph_node(saved, "kind-aten-linear").first.click()
+    assert saved.locator(".jp-TraceExplorer-nodeKind").inner_text().startswith("aten::linear")
+    lab.screenshot("explorer-saved-no-kernel", saved)

@@ -1,0 +1,142 @@
+"""Smoke tests of the frontend in a real JupyterLab and chromium: the widget, and the kernel-free renderer.
+
+The widget is ``jupyter_tracejit.widgets.TraceExplorer`` (via ``tj.explore``); the explorer's features are
+driven in ``test_explorer.py``.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+pytestmark = pytest.mark.browser
+
+MIME = "application/vnd.jupyter.tracejit+json"
+EXPLORER = ".jp-TraceExplorer"
+
+WIDGET_CELL = """\
+import torch
+import jupyter_tracejit as tj
+
+torch.manual_seed(0)
+model = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.ReLU(), torch.nn.Linear(4, 2))
+run = tj.trace(model, (torch.randn(2, 3),))
+w = tj.explore(run)
+print(run.summary())
+w
+"""
+
+UPDATE_CELL = """\
+run2 = tj.trace(torch.nn.Sequential(torch.nn.Linear(3, 3), torch.nn.Tanh()), (torch.randn(2, 3),))
+w.add_run(run2)
+print(run2.summary())
+"""
+
+MIME_CELL = f'''\
+import torch
+import jupyter_tracejit as tj
+from IPython.display import display
+
+run = tj.trace(torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.ReLU()), (torch.randn(2, 3),))
+display({{"{MIME}": run.to_json(), "text/plain": run.summary()}}, raw=True)
+print(run.summary())
+'''
+
+
+def _stdout(lab, cell: int) -> str:
+    stdout = lab.outputs(cell).and_(lab.page.locator('[data-mime-type="application/vnd.jupyter.stdout"]'))
+    return stdout.first.inner_text().strip()
+
+
+def _svg_labels(explorer) -> list[str]:
+    # SVG <text>: text_content(), not inner_text()
+    return [t.text_content() for t in explorer.locator(".jp-TraceExplorer-graph svg text").all()]
+
+
+def test_widget_renders_summary_and_worker_laid_out_graph(lab):
+    workers: list[str] = []
+    lab.page.on("worker", lambda w: workers.append(w.url))
+    lab.write_notebook("widget.ipynb", [WIDGET_CELL, UPDATE_CELL])
+    nb = lab.open_notebook("widget.ipynb")
+
+    lab.run_cell(0)
+    explorer = nb.locator(".jp-Cell").nth(0).locator(EXPLORER)
+    printed = _stdout(lab, 0)
+    assert printed.startswith("Sequential: ok; ")
+    summary = explorer.locator(".jp-TraceExplorer-summary")
+    summary.wait_for()
+    assert summary.inner_text() == printed
+    assert explorer.locator(".jp-TraceExplorer-header .jp-TraceExplorer-badge").inner_text() == "ok"
+    explorer.locator(".jp-TraceExplorer-graph svg").wait_for()
+    assert "linear" in _svg_labels(explorer) and "relu" in _svg_labels(explorer)
+    # Graphviz ran in the extension's worker, not on the page's main thread
+    assert any("/lab/extensions/jupyter-tracejit/static/" in url for url in workers), workers
+    lab.screenshot_themes("widget")
+
+    # a new value of the synced `run` re-renders the same view
+    lab.run_cell(1)
+    printed2 = _stdout(lab, 1)
+    assert printed2.startswith("Sequential: ok; ")
+    lab.page.wait_for_function(
+        "(s) => [...document.querySelectorAll('.jp-TraceExplorer-graph svg text')].some(t => t.textContent === s)",
+        arg="tanh",
+    )
+    assert summary.inner_text() == printed2
+    assert lab.extension_errors() == []
+
+
+def test_mime_renderer_shows_saved_run_without_kernel(lab):
+    lab.write_notebook("mime.ipynb", [MIME_CELL])
+    nb = lab.open_notebook("mime.ipynb")
+    lab.run_all()
+    printed = _stdout(lab, 0)
+    explorer = nb.locator(f".jp-OutputArea-output{EXPLORER}")
+    assert explorer.locator(".jp-TraceExplorer-summary").inner_text() == printed
+    lab.save()
+
+    # what was saved carries the run itself
+    saved = lab.read_notebook("mime.ipynb")
+    outputs = [o for o in saved.cells[0].outputs if o.get("output_type") == "display_data"]
+    assert outputs and outputs[0]["data"][MIME]["summary"] == printed
+
+    # no kernel: shut it down, reload the page, and look at the saved output only
+    lab.server.shutdown_kernels()
+    assert lab.server.api("GET", "/api/kernels") == []
+    nb = lab.open_notebook("mime.ipynb", wait_for_kernel=False)
+    explorer = nb.locator(f".jp-OutputArea-output{EXPLORER}")
+    assert explorer.locator(".jp-TraceExplorer-summary").inner_text() == printed
+    explorer.locator(".jp-TraceExplorer-graph svg").wait_for()
+    assert "linear" in _svg_labels(explorer)
+    lab.screenshot_themes("mime-saved")
+    assert lab.extension_errors() == []
+
+
+def test_mime_renderer_is_safe_on_an_untrusted_notebook(lab):
+    """A notebook written outside JupyterLab is untrusted: only `safe` renderers run, so ours must, and must
+    show hostile strings as text (no markup, no links, no script)."""
+    import torch
+
+    import jupyter_tracejit as tj
+
+    data = tj.trace(torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.ReLU()), (torch.randn(2, 3),)).to_json()
+    hostile = '<img src=x onerror="window.__pwned = 1">Sequential'
+    data["summary"] = hostile
+    strings = data["graphs"]["forward"]["strings"]
+    evil_kind = 'aten::relu"]; x [URL="javascript:window.__pwned=2" label="\\N'
+    strings[strings.index("aten::relu")] = evil_kind
+    output = {"output_type": "display_data", "metadata": {}, "data": {MIME: data, "text/plain": "a trace"}}
+    lab.write_notebook("untrusted.ipynb", ["# executed elsewhere"], outputs={0: [output]})
+
+    nb = lab.open_notebook("untrusted.ipynb", wait_for_kernel=False)
+    explorer = nb.locator(f".jp-OutputArea-output{EXPLORER}")
+    summary = explorer.locator(".jp-TraceExplorer-summary")
+    assert summary.inner_text() == hostile
+    explorer.locator(".jp-TraceExplorer-graph svg").wait_for()
+    # the label shows the op name (after "aten::"), cut to the label width, as literal text
+    shown = evil_kind.split("::", 1)[1][:40]
+    assert any(label.startswith(shown) for label in _svg_labels(explorer)), _svg_labels(explorer)
+    assert explorer.locator("img, a, script, foreignObject").count() == 0
+    assert lab.page.evaluate("() => window.__pwned") is None
+    lab.screenshot("untrusted", explorer)
+    assert json.dumps(lab.extension_errors()) == "[]"

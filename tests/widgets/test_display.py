@@ -1,0 +1,65 @@
+"""How a TraceRun displays in IPython, and that the core stays free of widget imports."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import torch
+
+import jupyter_tracejit as tj
+from jupyter_tracejit.widgets import RUN_MIME, register_display, run_mimebundle
+
+WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
+
+
+@pytest.fixture
+def shell(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+    interactiveshell = pytest.importorskip("IPython.core.interactiveshell")
+    from traitlets.config import Config
+
+    monkeypatch.setenv("IPYTHONDIR", str(tmp_path))
+    config = Config()
+    config.HistoryManager.hist_file = ":memory:"
+    ip = interactiveshell.InteractiveShell.instance(config=config)
+    yield ip
+    interactiveshell.InteractiveShell.clear_instance()
+
+
+def relu(x: torch.Tensor) -> torch.Tensor:
+    return torch.relu(x) + 1
+
+
+def test_a_run_displays_as_explorer_json_and_text(shell: Any) -> None:
+    assert register_display() is True  # finds the running shell
+    run = tj.trace(relu, (torch.randn(3),))
+    data, _metadata = shell.display_formatter.format(run)
+    assert {WIDGET_MIME, RUN_MIME, "text/plain"} <= data.keys()
+    assert data[WIDGET_MIME]["model_id"]
+    assert data[RUN_MIME] == run.to_json()
+    assert data["text/plain"] == run.summary()
+
+
+def test_load_ipython_extension_registers_the_display(shell: Any) -> None:
+    tj.load_ipython_extension(shell)
+    run = tj.trace(relu, (torch.randn(3),))
+    assert shell.display_formatter.mimebundle_formatter.lookup(run) is run_mimebundle
+
+
+def test_register_display_without_ipython_does_nothing() -> None:
+    assert register_display() is False
+
+
+def test_importing_the_package_does_not_import_widgets() -> None:
+    code = (
+        "import sys, jupyter_tracejit\n"
+        "jupyter_tracejit.explore, jupyter_tracejit.load_ipython_extension\n"
+        "bad = sorted(m for m in sys.modules if m.split('.')[0] in ('ipywidgets', 'traitlets', 'IPython', 'comm'))\n"
+        "print(','.join(bad))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == ""

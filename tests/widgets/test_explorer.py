@@ -1,0 +1,412 @@
+"""TraceExplorer against a recording comm and a hand-advanced clock, with real (tiny) torch models."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+import torch
+from torch import nn
+from traitlets import TraitError
+
+import jupyter_tracejit as tj
+from jupyter_tracejit.core.session import TraceRequest
+from jupyter_tracejit.widgets import DEFAULT_OPTIONS, TraceExplorer, explore
+
+from .fakes import FakeClock, front_end_custom, front_end_update
+
+X = torch.randn(4, 8)
+
+
+class Small(nn.Module):
+    """Counts its calls, and runs ``hook`` once when one is set (to act in the middle of a trace)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lin = nn.Linear(8, 4)
+        self.calls = 0
+        self.hook: Any = None
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        self.calls += 1
+        if self.hook is not None:
+            hook, self.hook = self.hook, None
+            hook()
+        return torch.relu(self.lin(x))
+
+
+class DictOut(nn.Module):
+    def forward(self, x: torch.Tensor) -> dict[str, torch.Tensor]:
+        return {"y": x * 2}
+
+
+class ModeBranch(nn.Module):
+    """A different graph in train and eval mode."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if self.training:
+            return x * 2
+        return torch.sigmoid(x) - 1
+
+
+def data_branch(x: torch.Tensor) -> torch.Tensor:
+    if x.sum() > 0:  # frozen by the tracer: the check with negative inputs diverges
+        return x * 2
+    return x - 1
+
+
+def with_check_inputs(clock: FakeClock, model: nn.Module | None = None) -> TraceExplorer:
+    checks = [(torch.randn(2, 8),), (torch.randn(3, 8),)]
+    return explore(model or Small(), (X,), check_inputs=checks, scheduler=clock)
+
+
+SYNCED = {
+    "run",
+    "runs",
+    "history_limit",
+    "options",
+    "check_input_labels",
+    "live",
+    "status",
+    "status_since",
+    "status_message",
+    "selected_method",
+    "selected_node",
+    "current_divergence",
+    "comparison",
+}
+
+
+# -- the wire contract ---------------------------------------------------------------------------------
+
+
+def test_defaults_and_contract_names() -> None:
+    ex = TraceExplorer()
+    state = ex.comm.open_data["state"]
+    assert state.keys() >= SYNCED
+    assert (state["_model_name"], state["_view_name"]) == ("TraceExplorerModel", "TraceExplorerView")
+    assert state["_model_module"] == state["_view_module"] == "jupyter-tracejit"
+    assert state["_model_module_version"] == state["_view_module_version"] == "^" + tj.__version__
+    assert ex.run == {} and ex.runs == [] and ex.comparison == {}
+    assert ex.history_limit == 10
+    assert ex.options == DEFAULT_OPTIONS
+    assert ex.check_input_labels == []
+    assert ex.live is False
+    assert (ex.status, ex.status_since, ex.status_message) == ("idle", 0.0, "")
+    assert (ex.selected_method, ex.selected_node, ex.current_divergence) == ("", -1, -1)
+    assert ex.current is None and ex.history == []
+
+
+def test_explorer_on_a_traced_module(clock: FakeClock) -> None:
+    ex = with_check_inputs(clock)
+    run = ex.current
+    assert run is not None and run.ok
+    assert ex.live
+    assert ex.run == run.to_json()
+    assert ex.runs == [
+        {"run_id": run.run_id, "summary": run.summary(), "ok": True, "created": run.created, "options": run.options}
+    ]
+    assert ex.options == {
+        "strict": True,
+        "check_trace": True,
+        "check_tolerance": 1e-5,
+        "check_inputs": [True, True],
+        "force_outplace": False,
+        "module_mode": "as_is",
+        "no_grad": False,
+    }
+    assert ex.check_input_labels == ["check_inputs[0]: float32(2, 8)", "check_inputs[1]: float32(3, 8)"]
+    assert ex.selected_method == "forward"
+    assert ex.comm.open_data["state"]["run"]["run_id"] == run.run_id
+
+
+def test_explore_a_run_live_or_loaded(clock: FakeClock) -> None:
+    run = tj.trace(ModeBranch(), (X,), module_mode="eval", check_tolerance=1e-3, check_inputs=[(X[:2],)])
+    live = explore(run, scheduler=clock)
+    assert live.live and live.current is run
+    assert live.options["module_mode"] == "eval" and live.options["check_tolerance"] == 1e-3
+
+    loaded = explore(tj.TraceRun.from_json(run.to_json()))
+    assert not loaded.live
+    assert loaded.options["module_mode"] == "eval"
+    assert loaded.options["check_inputs"] == [True]
+    assert loaded.check_input_labels == ["check_inputs[0]: float32(2, 8)"]
+    loaded.options = {"strict": False}
+    assert loaded.status == "error"
+    assert "cannot re-trace" in loaded.status_message
+    front_end_custom(loaded, {"type": "retrace"})
+    assert loaded.status == "error"
+
+    with pytest.raises(TypeError, match="takes no example inputs or trace options"):
+        explore(run, (X,))
+    with pytest.raises(TypeError, match=r"explore needs a TraceRun, an nn\.Module or a function, got int"):
+        explore(42)
+
+
+def test_the_top_level_explore_is_the_widget_one(clock: FakeClock) -> None:
+    ex = tj.explore(data_branch, (X.abs(),), check_trace=False, scheduler=clock)
+    assert isinstance(ex, TraceExplorer) and ex.live
+    assert ex.options["check_trace"] is False
+
+
+# -- validation at the boundary ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"strictness": True}, "unknown option 'strictness' (value True); the options are: check_inputs,"),
+        ({"strict": "yes"}, "option 'strict' must be true or false, got 'yes'"),
+        ({"check_tolerance": -1e-3}, "option 'check_tolerance' must be a finite number >= 0, got -0.001"),
+        ({"check_tolerance": float("inf")}, "option 'check_tolerance' must be a finite number >= 0, got inf"),
+        ({"check_tolerance": "1e-5"}, "option 'check_tolerance' must be a finite number >= 0, got '1e-5'"),
+        ({"module_mode": "inference"}, "option 'module_mode' must be one of 'as_is', 'train', 'eval', got 'inference'"),
+        ({"check_inputs": [True]}, "option 'check_inputs' must be a list of 2 true/false value(s), one per check"),
+        ({"check_inputs": [1, 0]}, "got [1, 0]"),
+    ],
+)
+def test_bad_options_are_refused_with_a_message(clock: FakeClock, change: dict[str, Any], message: str) -> None:
+    ex = with_check_inputs(clock)
+    before = dict(ex.options)
+    with pytest.raises(TraitError) as info:
+        ex.options = change
+    assert message in str(info.value)
+    assert ex.options == before
+    assert clock.pending == []  # nothing re-traces
+
+
+def test_history_limit_and_selection_are_validated(clock: FakeClock) -> None:
+    ex = explore(data_branch, (X.abs(),), check_inputs=[(-X.abs(),)], scheduler=clock)
+    with pytest.raises(TraitError, match=r"history_limit must be at least 1, got 0: .* use 1 to keep only the run"):
+        ex.history_limit = 0
+    size = len(ex.current.graphs["forward"])
+    with pytest.raises(
+        TraitError, match=rf"selected_node 999 does not exist in the graph of 'forward' \(node ids 0..{size - 1}\)"
+    ):
+        ex.selected_node = 999
+    ex.selected_node = size - 1
+    ex.selected_node = -1
+    with pytest.raises(TraitError, match="selected_method 'backward' is not a traced method of the run on screen"):
+        ex.selected_method = "backward"
+    count = sum(len(c.diff.divergences) for c in ex.current.check.cases if c.diff)
+    assert count >= 1
+    ex.current_divergence = count - 1
+    with pytest.raises(TraitError, match=f"current_divergence {count} is out of range: the run on screen has indices"):
+        ex.current_divergence = count
+    with pytest.raises(TraitError, match="live is fixed"):
+        ex.live = False
+
+
+def test_a_bad_update_from_the_front_end_is_shown_not_raised(clock: FakeClock) -> None:
+    ex = with_check_inputs(clock)
+    before = dict(ex.options)
+    front_end_update(ex, options={"module_mode": "inference"})
+    assert ex.options == before
+    assert ex.status == "error"
+    assert "'module_mode' must be one of" in ex.status_message
+    assert ex.comm.updates("options")[-1] == before  # the front end gets the options in effect back
+    assert clock.pending == []
+
+
+# -- live re-tracing --------------------------------------------------------------------------------------
+
+
+def test_options_change_retraces_once_after_the_debounce(clock: FakeClock) -> None:
+    model = Small()
+    ex = explore(model, (X,), scheduler=clock)
+    first = ex.current
+    calls = model.calls
+    ex.options = {"check_trace": False}
+    clock.advance(0.2)
+    front_end_update(ex, options={"no_grad": True})  # a partial dict, merged onto the current options
+    assert ex.options["check_trace"] is False and ex.options["no_grad"] is True
+    clock.advance(0.2)
+    assert ex.current is first and ex.status == "idle"  # still waiting
+    clock.advance(0.1)
+    assert model.calls == calls + 1  # one trace, no check
+    run = ex.current
+    assert run is not first
+    assert run.options["check_trace"] is False and run.options["no_grad"] is True
+    assert [r["run_id"] for r in ex.runs] == [first.run_id, run.run_id]
+    assert ex.run["run_id"] == run.run_id
+    assert ex.status == "idle" and ex.status_message == ""
+    # the front end heard "tracing" (with its start time) before the new run arrived
+    statuses = ex.comm.updates("status")
+    assert statuses == ["tracing", "idle"]
+    messages = [m["state"] for m in ex.comm.messages if m.get("method") == "update"]
+    tracing_at = next(i for i, s in enumerate(messages) if s.get("status") == "tracing")
+    run_at = next(i for i, s in enumerate(messages) if "run" in s)
+    assert tracing_at < run_at
+    assert messages[tracing_at]["status_since"] > 0
+    # echoed in full: the front end sent a partial dict
+    assert ex.comm.updates("options")[-1] == ex.options
+
+
+def test_check_inputs_switches_pick_the_sets(clock: FakeClock) -> None:
+    ex = with_check_inputs(clock)
+    ex.options = {"check_inputs": [False, True]}
+    clock.advance(0.3)
+    assert ex.current.options["check_inputs"] == [["float32(3, 8)"]]
+    assert [c.label for c in ex.current.check.cases] == ["check_inputs[0]"]
+    ex.options = {"check_inputs": [False, False]}  # none: torch's default, the example inputs
+    clock.advance(0.3)
+    assert ex.current.options["check_inputs"] is None
+    assert [c.label for c in ex.current.check.cases] == ["example inputs"]
+
+
+def test_retrace_message_traces_now(clock: FakeClock) -> None:
+    ex = explore(Small(), (X,), check_trace=False, scheduler=clock)
+    front_end_custom(ex, {"type": "retrace"})
+    assert ex.status == "idle" and len(ex.history) == 1
+    clock.advance(0)
+    assert len(ex.history) == 2
+
+
+def test_a_stale_result_is_never_shown(clock: FakeClock) -> None:
+    model = Small()
+    ex = explore(model, (X,), scheduler=clock)
+    first = ex.current
+
+    def newer_request() -> None:  # the user changes an option while the first re-trace runs
+        ex.options = {"no_grad": True}
+
+    ex.options = {"check_trace": False}
+    model.hook = newer_request
+    clock.advance(0.3)
+    assert ex.current is first and len(ex.history) == 1
+    assert ex.status == "tracing"
+    assert ex._retracer.dropped == 1
+    clock.advance(0.3)
+    assert ex.current.options["no_grad"] is True and ex.current.options["check_trace"] is False
+    assert len(ex.history) == 2 and ex.status == "idle"
+
+
+def test_a_failed_retrace_keeps_the_good_run_on_screen(clock: FakeClock) -> None:
+    ex = explore(DictOut(), (X,), strict=False, scheduler=clock)
+    good = ex.current
+    assert good.error is None
+    ex.options = {"strict": True}
+    clock.advance(0.3)
+    assert ex.current is good and ex.run["run_id"] == good.run_id
+    assert ex.status == "error"
+    assert "Encountering a dict at the output of the tracer" in ex.status_message
+    assert "Hint:" in ex.status_message and "Pass strict=False" in ex.status_message
+    assert [r["ok"] for r in ex.runs] == [True, False]
+    failed = ex.history[-1]
+    assert failed.error is not None and failed.error.tag == "dict_output"
+    # fixing the option recovers
+    ex.options = {"strict": False}
+    clock.advance(0.3)
+    assert ex.current is ex.history[-1] and ex.status == "idle" and ex.status_message == ""
+
+
+def test_a_failed_first_run_is_replaced_by_the_next_one(clock: FakeClock) -> None:
+    ex = explore(DictOut(), (X,), scheduler=clock)
+    assert ex.current.error is not None and ex.live
+    assert ex.selected_method == ""
+    ex.options = {"strict": False}
+    clock.advance(0.3)
+    assert ex.current.error is None and ex.selected_method == "forward" and ex.status == "idle"
+
+
+def test_an_exception_of_ours_ends_in_error_status(clock: FakeClock, monkeypatch: pytest.MonkeyPatch) -> None:
+    ex = explore(Small(), (X,), check_trace=False, scheduler=clock)
+
+    def broken(self: TraceRequest, **overrides: Any) -> Any:
+        raise RuntimeError("request lost its model")
+
+    monkeypatch.setattr(TraceRequest, "run", broken)
+    ex.options = {"no_grad": True}
+    clock.advance(0.3)  # must not raise
+    assert ex.status == "error"
+    assert ex.status_message == "re-trace failed: RuntimeError: request lost its model"
+    assert len(ex.history) == 1
+
+
+def test_selection_is_reset_when_it_no_longer_exists(clock: FakeClock) -> None:
+    ex = explore(ModeBranch(), (X,), module_mode="eval", check_trace=False, scheduler=clock)
+    last = len(ex.current.graphs["forward"]) - 1
+    ex.selected_node = last
+    ex.options = {"module_mode": "train"}  # a smaller graph
+    clock.advance(0.3)
+    assert len(ex.current.graphs["forward"]) <= last
+    assert ex.selected_node == -1
+
+    ex = explore(data_branch, (X.abs(),), check_inputs=[(-X.abs(),)], scheduler=clock)
+    ex.current_divergence = 0
+    ex.selected_node = 0
+    ex.options = {"check_trace": False}
+    clock.advance(0.3)
+    assert ex.current_divergence == -1  # the new run has no check
+    assert ex.selected_node == 0  # node 0 still exists
+
+
+# -- history, show_run, compare ---------------------------------------------------------------------------
+
+
+def test_history_is_bounded_and_keeps_the_run_on_screen(clock: FakeClock) -> None:
+    ex = explore(Small(), (X,), check_trace=False, scheduler=clock)
+    ids = [ex.current.run_id]
+    for _ in range(11):
+        ex.retrace()
+        clock.advance(0)
+        ids.append(ex.current.run_id)
+    assert len(set(ids)) == 12
+    assert [r["run_id"] for r in ex.runs] == ids[-10:]
+    assert [r.run_id for r in ex.history] == ids[-10:]
+    assert ex.run["run_id"] == ids[-1]
+
+    front_end_custom(ex, {"type": "show_run", "run_id": ids[2]})  # the oldest kept
+    assert ex.run["run_id"] == ids[2] and ex.current.run_id == ids[2]
+    ex.history_limit = 3
+    assert [r["run_id"] for r in ex.runs] == [ids[2], ids[10], ids[11]]
+    ex.retrace()
+    clock.advance(0)
+    # the run shown before is no longer protected: it was the oldest
+    assert [r["run_id"] for r in ex.runs] == [ids[10], ids[11], ex.current.run_id]
+
+
+def test_show_run_and_unknown_messages_set_error_status(clock: FakeClock) -> None:
+    ex = explore(Small(), (X,), check_trace=False, scheduler=clock)
+    front_end_custom(ex, {"type": "show_run", "run_id": "nope"})
+    assert ex.status == "error"
+    assert "unknown run_id 'nope': not in the explorer's history" in ex.status_message
+    front_end_custom(ex, {"type": "show_run", "run_id": ex.current.run_id})
+    assert ex.status == "idle" and ex.status_message == ""
+    front_end_custom(ex, {"type": "zoom"})
+    assert ex.status == "error"
+    assert ex.status_message.startswith("unknown message type 'zoom' from the front end; expected one of")
+    front_end_custom(ex, {"type": "compare", "a": ex.current.run_id, "b": ex.current.run_id, "method": "backward"})
+    assert "has no graph for method 'backward'" in ex.status_message
+
+
+def test_compare_two_runs_of_the_history(clock: FakeClock) -> None:
+    ex = explore(ModeBranch(), (X,), module_mode="train", scheduler=clock)
+    a = ex.current
+    ex.options = {"module_mode": "eval"}
+    clock.advance(0.3)
+    b = ex.current
+    assert a is not b
+
+    front_end_custom(ex, {"type": "compare", "a": a.run_id, "b": b.run_id, "method": "forward"})
+    cmp = ex.comparison
+    assert set(cmp) == {"a", "b", "method", "graph_a", "graph_b", "diff"}
+    assert (cmp["a"], cmp["b"], cmp["method"]) == (a.run_id, b.run_id, "forward")
+    assert cmp["graph_a"] == a.graphs["forward"].to_json()
+    assert cmp["graph_b"] == b.graphs["forward"].to_json()
+    roots = [d for d in cmp["diff"]["divergences"] if d[2] == 0]
+    assert roots, cmp["diff"]
+    assert cmp["diff"] == tj.structural_diff(a.graphs["forward"], b.graphs["forward"]).to_json()
+    assert ex.comm.updates("comparison")[-1] == cmp
+
+    # the Python method, with a run traced elsewhere (other example inputs: a different graph)
+    other = tj.trace(data_branch, (-X.abs(),))
+    ex2 = explore(data_branch, (X.abs(),), scheduler=clock)
+    ex2.add_run(other, show=False)
+    assert ex2.current is not other and [r.run_id for r in ex2.history][-1] == other.run_id
+    out = ex2.compare(ex2.history[0].run_id, other.run_id)
+    assert any(d[2] == 0 for d in out["diff"]["divergences"])
+
+    # a comparison naming a run the history dropped is cleared
+    ex.history_limit = 1
+    assert ex.comparison == {}
