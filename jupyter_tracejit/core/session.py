@@ -48,7 +48,7 @@ _SNAPSHOT_LIMIT = 1 << 20
 CODE_MAX_SUBMODULES = 1000
 
 
-def _method_code(ts_method: Any, module: torch.nn.Module | None) -> str:
+def method_code(ts_method: Any, module: torch.nn.Module | None) -> str:
     """The method's TorchScript code for the inspector, unless printing it would take seconds."""
     if module is not None and sum(1 for _ in module.modules()) > CODE_MAX_SUBMODULES:
         return (
@@ -615,7 +615,7 @@ class _Session:
             top_level_nondeterministic[name] = any(n.isNondeterministic() for n in ts_graph.nodes())
             canonical = canonical_inlined(ts_graph)
             extraction = extract_graph(
-                canonical, method=name, code=_method_code(ts_method, plan.module), root_type=plan.target.type
+                canonical, method=name, code=method_code(ts_method, plan.module), root_type=plan.target.type
             )
             run.graphs[name] = extraction.graph
             if plan.check_trace:
