@@ -179,7 +179,7 @@ def extract_graph(
     """
     values: list[Value] = []
     value_ids: dict[int, int] = {}
-    nodes: list[Node] = []
+    nodes: list[Node | None] = []
     tensor_constants: dict[int, torch.Tensor] = {}
     stacks: dict[str, SourceLoc | None] = {}
     scopes: dict[str, str] = {}
@@ -241,8 +241,7 @@ def extract_graph(
                     attrs = {"value": encode_ivalue(n.outputsAt(0).toIValue())}
             elif n.hasAttributes():
                 attrs = _node_attributes(n)
-            placeholder = Node(id=nid, kind=kind, inputs=ins, outputs=outs)
-            nodes.append(placeholder)  # reserve the id before the blocks' nodes
+            nodes.append(None)  # reserve the id before the blocks' nodes
             blocks: tuple[Block, ...] = ()
             if kind in _BLOCK_KINDS:
                 built = []
@@ -271,7 +270,7 @@ def extract_graph(
     outputs = tuple(value_ids[v.unique()] for v in ts_graph.outputs())
     graph = Graph(
         method=method,
-        nodes=nodes,
+        nodes=[n for n in nodes if n is not None],
         values=values,
         inputs=inputs,
         outputs=outputs,

@@ -99,7 +99,9 @@ class SourceLoc:
         return f"{self.file}:{self.line}"
 
 
-@dataclass(frozen=True)
+# Value, Block and Node are read-only by convention; they are not frozen because a frozen dataclass
+# costs 5x more to build, and a 12k-node graph builds 24k of them per extraction.
+@dataclass(slots=True)
 class Value:
     """An SSA value: a graph or block input, or the output of one node."""
 
@@ -128,7 +130,7 @@ class Value:
         return f"{self.dtype or self.type}({dims})"
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class Block:
     """A sub-block of a ``prim::If`` / ``prim::Loop`` node (present when traced code calls script)."""
 
@@ -137,7 +139,7 @@ class Block:
     nodes: tuple[int, ...]
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class Node:
     id: int
     kind: str
