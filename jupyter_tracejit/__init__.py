@@ -37,10 +37,13 @@ def explore(*args: Any, **kwargs: Any) -> Any:
 
 
 def load_ipython_extension(ipython: Any) -> None:
-    """``%load_ext jupyter_tracejit``: display TraceRuns as explorers."""
+    """``%load_ext jupyter_tracejit``: display TraceRuns as explorers, and register ``%trace`` / ``%%trace``
+    (see ``%trace?``). IPython is imported here and in :mod:`.magic` only."""
+    from .magic import register_magics
     from .widgets import register_display
 
     register_display(ipython)
+    register_magics(ipython)
 
 
 def _jupyter_labextension_paths() -> list[dict[str, str]]:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .check import CheckReport
@@ -121,6 +123,21 @@ class TraceRun:
         if graph is None:
             raise ValueError("this run has no graph (tracing failed); see run.error")
         return to_dot(graph, **options)
+
+    def to_html(self, *, graph: bool = True) -> str:
+        """A static HTML fragment: summary, error, warnings with their lines, check divergences, findings, probe,
+        and each graph (inline SVG when the Graphviz ``dot`` binary is installed, else the IR text); everything
+        escaped. The ``text/html`` fallback where the explorer cannot render (nbconvert, GitHub)."""
+        from .html_report import to_html
+
+        return to_html(self, graph=graph)
+
+    def save_html(self, path: str | os.PathLike[str]) -> Path:
+        """Write a single self-contained, offline HTML file with the read-only trace explorer (graph, inspector,
+        warnings, divergence stepper) to send to someone; returns the path. See :func:`jupyter_tracejit.report`."""
+        from ..report import save_html
+
+        return save_html(self, path)
 
     # -- JSON -----------------------------------------------------------------------------------
     def to_json(self) -> dict[str, Any]:

@@ -275,6 +275,8 @@ class TraceExplorer(ipywidgets.DOMWidget):
         data = dict(bundle)
         if self._current is not None:
             data[RUN_MIME] = self.run
+            # read where neither the widget nor our renderer is available (nbconvert, GitHub)
+            data["text/html"] = self._current.to_html()
             data["text/plain"] = self._current.summary()
         return data
 

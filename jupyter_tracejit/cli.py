@@ -1,0 +1,308 @@
+"""The ``tracejit`` command (also ``python -m jupyter_tracejit``): trace from a terminal or CI.
+
+``tracejit trace FILE.py:NAME --inputs EXPR [options] [-o report.html] [--json run.json] [--dot graph.dot]``
+    Imports ``FILE.py`` (as a fresh module, its directory first on ``sys.path``, like ``python FILE.py`` but
+    without running it as ``__main__``) and traces its attribute ``NAME`` (dotted names reach into classes and
+    objects):
+
+    - a function (or any callable): traced with ``tj.trace``;
+    - an ``nn.Module`` instance: traced as it is (its train/eval mode unless ``--eval``/``--train``);
+    - an ``nn.Module`` subclass: instantiated with no arguments (so in train mode, as PyTorch creates modules),
+      then traced.
+
+    ``EXPR`` (``--inputs``, ``--check-inputs``) is a Python expression evaluated in the file's namespace with
+    ``torch`` available. ``--inputs`` gives a tuple of positional inputs, a single tensor (one input) or a dict
+    (keyword inputs). ``--check-inputs`` gives a list of such input sets (a single set is taken as a list of
+    one). ``torch.manual_seed(SEED)`` (``--seed``, default 0) runs before the file is imported, so random
+    inputs and weights are the same on every run.
+
+    Prints the text report (summary, warnings with their source lines, check divergences, findings) and exits
+    with 0 when the trace is ok, 1 when tracing failed or a check failed (``--fail-on-warnings``: also on tracer
+    warnings, findings or a probe disagreement), so it can gate CI; 2 on usage errors (missing file or name, an
+    expression that does not evaluate, the file failing to import), with one line on stderr naming the problem.
+
+``tracejit demo [-o demo.html] [--json run.json] [--dot graph.dot] [--no-probe]``
+    Traces the bundled example model (:func:`jupyter_tracejit.demo.demo_run`) and prints the report; it has
+    problems on purpose, so the exit code is 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import importlib.util
+import json
+import sys
+import traceback
+from collections.abc import Callable
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+EXIT_OK = 0
+EXIT_PROBLEMS = 1
+EXIT_USAGE = 2
+
+
+class UsageError(Exception):
+    """A problem with what the command was asked to do; the message is one line for stderr."""
+
+
+# -- parsing --------------------------------------------------------------------------------------------------
+def _outputs(p: argparse.ArgumentParser) -> None:
+    p.add_argument("-o", "--output", type=Path, metavar="HTML", help="write a self-contained HTML report here")
+    p.add_argument("--json", type=Path, metavar="FILE", help="write the run's JSON (TraceRun.to_json) here")
+    p.add_argument("--dot", type=Path, metavar="FILE", help="write the graph's Graphviz DOT source here")
+
+
+def build_parser(prog: str = "tracejit") -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog=prog,
+        description="See what torch.jit.trace recorded: trace a function or module from a file, print what the "
+        "trace got wrong, and write an offline HTML report. Exit status: 0 ok, 1 problems, 2 usage error.",
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="{trace,demo}")
+
+    t = sub.add_parser(
+        "trace",
+        help="trace FILE.py:NAME and report",
+        description="Trace NAME from FILE.py (a function, an nn.Module instance, or an nn.Module subclass "
+        "instantiated with no arguments). EXPR is Python evaluated in the file's namespace with torch available.",
+    )
+    t.add_argument("target", metavar="FILE.py:NAME", help="the file and the attribute to trace")
+    t.add_argument(
+        "--inputs",
+        required=True,
+        metavar="EXPR",
+        help="example inputs: a tuple, a single tensor, or a dict of keyword inputs",
+    )
+    t.add_argument("--no-check", action="store_true", help="skip the check traces (check_trace=False)")
+    t.add_argument("--check-inputs", metavar="EXPR", help="check inputs: a list of input sets, each like --inputs")
+    t.add_argument("--tol", type=float, default=1e-5, metavar="FLOAT", help="check tolerance (default 1e-5)")
+    t.add_argument("--non-strict", action="store_true", help="strict=False (allow list and dict outputs)")
+    t.add_argument("--force-outplace", action="store_true", help="torch's _force_outplace=True")
+    mode = t.add_mutually_exclusive_group()
+    mode.add_argument("--eval", dest="module_mode", action="store_const", const="eval", help="trace in eval mode")
+    mode.add_argument("--train", dest="module_mode", action="store_const", const="train", help="trace in train mode")
+    t.add_argument("--no-grad", action="store_true", help="trace under torch.no_grad()")
+    t.add_argument("--probe", action="store_true", help="also run the generalization probe")
+    t.add_argument("--seed", type=int, default=0, help="torch.manual_seed before importing the file (default 0)")
+    t.add_argument(
+        "--fail-on-warnings",
+        action="store_true",
+        help="exit 1 also on tracer warnings, findings or a failed probe, not only on a failed trace or check",
+    )
+    _outputs(t)
+
+    d = sub.add_parser("demo", help="trace a bundled example model and print the report")
+    d.add_argument("--no-probe", action="store_true", help="skip the generalization probe")
+    _outputs(d)
+    return parser
+
+
+# -- loading the target ---------------------------------------------------------------------------------------
+def split_target(spec: str) -> tuple[Path, str]:
+    file, sep, name = spec.rpartition(":")
+    if not sep or not file or not name:
+        raise UsageError(f"expected FILE.py:NAME, got {spec!r}")
+    return Path(file), name
+
+
+def load_file(path: Path) -> ModuleType:
+    """Import ``path`` under a unique module name (registered in ``sys.modules``, its directory on ``sys.path``)."""
+    if not path.is_file():
+        raise UsageError(f"no such file: {path}")
+    resolved = path.resolve()
+    digest = hashlib.sha1(str(resolved).encode()).hexdigest()[:10]
+    stem = "".join(c if c.isalnum() else "_" for c in resolved.stem)
+    name = f"_tracejit_cli_{stem}_{digest}"
+    spec = importlib.util.spec_from_file_location(name, resolved)
+    if spec is None or spec.loader is None:
+        raise UsageError(f"cannot import {path}: not a Python source file")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    folder = str(resolved.parent)
+    if folder not in sys.path:
+        sys.path.insert(0, folder)
+    try:
+        spec.loader.exec_module(module)
+    except BaseException as exc:
+        if isinstance(exc, KeyboardInterrupt):
+            raise
+        sys.modules.pop(name, None)
+        frames = traceback.extract_tb(exc.__traceback__)
+        user = [f for f in frames if Path(f.filename).resolve() == resolved]
+        where = f" (line {user[-1].lineno})" if user else ""
+        detail = traceback.format_exception(exc)
+        raise UsageError(
+            f"importing {path} failed{where}: {type(exc).__name__}: {exc}".splitlines()[0]
+            + "\n"
+            + "".join(detail).rstrip()
+        ) from exc
+    return module
+
+
+def resolve_name(module: ModuleType, name: str, path: Path) -> Any:
+    obj: Any = module
+    for part in name.split("."):
+        if not part.isidentifier() or not hasattr(obj, part):
+            raise UsageError(f"{path} has no attribute {name!r}")
+        obj = getattr(obj, part)
+    return obj
+
+
+def make_target(obj: Any, name: str) -> Any:
+    """A function, a module instance, or a module class instantiated with no arguments."""
+    import torch
+
+    if isinstance(obj, type):
+        if not issubclass(obj, torch.nn.Module):
+            raise UsageError(f"{name} is a class but not an nn.Module subclass: pass a function or a module")
+        try:
+            return obj()
+        except Exception as exc:
+            raise UsageError(
+                f"could not instantiate {name}() with no arguments: {type(exc).__name__}: {exc}".splitlines()[0]
+                + f" (define a module instance in the file, e.g. model = {name}(...), and trace that)"
+            ) from exc
+    if not callable(obj):
+        raise UsageError(f"{name} is not a function or an nn.Module: it is of type {type(obj).__name__}")
+    return obj
+
+
+def evaluate(expr: str, namespace: dict[str, Any], option: str) -> Any:
+    try:
+        code = compile(expr, f"<{option}>", "eval")
+    except SyntaxError as exc:
+        raise UsageError(f"{option} {expr!r} is not a Python expression: {exc.msg}") from exc
+    try:
+        return eval(code, namespace)
+    except Exception as exc:
+        msg = str(exc).splitlines()[0] if str(exc) else ""
+        raise UsageError(f"{option} {expr!r} failed: {type(exc).__name__}: {msg}") from exc
+
+
+def input_set(value: Any, option: str) -> tuple[Any, dict[str, Any] | None]:
+    """``(positional inputs, keyword inputs)`` from what an inputs expression gave."""
+    import torch
+
+    if isinstance(value, dict):
+        if not all(isinstance(k, str) for k in value):
+            raise UsageError(f"{option}: a dict of keyword inputs needs string keys")
+        return None, value
+    if isinstance(value, torch.Tensor):
+        return (value,), None
+    if isinstance(value, tuple):
+        return value, None
+    raise UsageError(
+        f"{option} must give a tuple of inputs, a single tensor or a dict of keyword inputs, "
+        f"not a value of type {type(value).__name__}"
+    )
+
+
+# -- running --------------------------------------------------------------------------------------------------
+def _write_outputs(run: Any, args: argparse.Namespace, say: Callable[[str], None]) -> None:
+    if args.json:
+        args.json.write_text(json.dumps(run.to_json(), allow_nan=False))
+        say(f"wrote {args.json}")
+    if args.dot:
+        if run.graph is None:
+            say(f"not writing {args.dot}: tracing failed, there is no graph")
+        else:
+            args.dot.write_text(run.to_dot())
+            say(f"wrote {args.dot}")
+    if args.output:
+        from .report import save_html
+
+        path = save_html(run, args.output)
+        say(f"wrote {path} ({path.stat().st_size / 1024:.0f} KiB)")
+
+
+def _exit_code(run: Any, fail_on_warnings: bool) -> int:
+    if not run.ok:
+        return EXIT_PROBLEMS
+    if fail_on_warnings and (run.user_warnings or run.findings or (run.probe is not None and not run.probe.ok)):
+        return EXIT_PROBLEMS
+    return EXIT_OK
+
+
+def cmd_trace(args: argparse.Namespace) -> int:
+    path, name = split_target(args.target)
+    if path.suffix != ".py":
+        raise UsageError(f"{path} is not a .py file (expected FILE.py:NAME)")
+    if not path.is_file():
+        raise UsageError(f"no such file: {path}")
+    for out in (args.output, args.json, args.dot):
+        if out is not None and not out.parent.is_dir():
+            raise UsageError(f"cannot write {out}: no such directory {out.parent}")
+
+    import torch
+
+    import jupyter_tracejit as tj
+
+    from .core.text_report import format_run
+
+    torch.manual_seed(args.seed)
+    module = load_file(path)
+    target = make_target(resolve_name(module, name, path), name)
+    namespace = {"torch": torch, **vars(module)}
+    example, kwargs = input_set(evaluate(args.inputs, namespace, "--inputs"), "--inputs")
+    check_inputs = None
+    if args.check_inputs is not None:
+        value = evaluate(args.check_inputs, namespace, "--check-inputs")
+        sets = value if isinstance(value, list) else [value]
+        if not sets:
+            raise UsageError("--check-inputs gave an empty list: give at least one input set, or leave it out")
+        check_inputs = []
+        for v in sets:
+            pos, kw = input_set(v, "--check-inputs")
+            check_inputs.append(kw if kw is not None else pos)
+    run = tj.trace(
+        target,
+        example,
+        example_kwarg_inputs=kwargs,
+        check_trace=not args.no_check,
+        check_inputs=check_inputs,
+        check_tolerance=args.tol,
+        strict=not args.non_strict,
+        force_outplace=args.force_outplace,
+        module_mode=args.module_mode or "as_is",
+        no_grad=args.no_grad,
+        probe=args.probe,
+    )
+    print(format_run(run))
+    _write_outputs(run, args, print)
+    return _exit_code(run, args.fail_on_warnings)
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    from .core.text_report import format_run
+    from .demo import demo_run
+
+    run = demo_run(probe=not args.no_probe)
+    print(format_run(run))
+    _write_outputs(run, args, print)
+    return 0 if run.ok else EXIT_PROBLEMS
+
+
+def main(argv: list[str] | None = None, prog: str | None = None) -> int:
+    """Run the command line; returns the exit status (``sys.exit(main())``)."""
+    parser = build_parser(prog or "tracejit")
+    args = parser.parse_args(argv)
+    try:
+        if args.command == "trace":
+            return cmd_trace(args)
+        return cmd_demo(args)
+    except UsageError as exc:
+        first, _, rest = str(exc).partition("\n")
+        print(f"{parser.prog}: error: {first}", file=sys.stderr)
+        if rest:
+            print(rest, file=sys.stderr)
+        return EXIT_USAGE
+    except OSError as exc:  # cannot write an output file, or the report bundle is missing
+        print(f"{parser.prog}: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+
+
+if __name__ == "__main__":
+    sys.exit(main())

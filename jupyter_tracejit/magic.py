@@ -1,0 +1,629 @@
+"""``%trace`` and ``%%trace``: trace a call typed in a notebook and explore what ``torch.jit.trace`` recorded.
+
+Loaded by ``%load_ext jupyter_tracejit`` (:func:`jupyter_tracejit.load_ipython_extension`); this is the only
+module of the package that imports IPython, and nothing imports it but the extension loader.
+
+How a line is read (``%trace [options] CALL``)
+----------------------------------------------
+The options come first; CALL is the rest of the line, kept verbatim (never shell-split, never ``$var``-expanded)
+and parsed with :mod:`ast`. It must be one call expression. The callee and each argument expression are
+compiled and evaluated separately in the user's namespace, so nothing but the ``-o`` variable is added to it:
+positional arguments become ``example_inputs``, keyword arguments ``example_kwarg_inputs``.
+
+An option value (``--check-inputs EXPR``, ``--tol``, ``-o``, ``--method``) ends at the first blank outside
+brackets and quotes, so ``--check-inputs [(x2,), (x3,)]`` needs no quoting (write ``--check-inputs=(a + b)``
+style parentheses around an expression with blanks at the top level).
+
+Which torch function is called
+------------------------------
+- ``%trace model(x)``, ``%trace f(x, y)``, ``%trace model.forward(x)``: ``tj.trace``;
+- ``%trace model(input_ids=ids, mask=m)``: ``tj.trace(model, example_kwarg_inputs={...})``;
+- ``%trace --method encode model.encode(x)`` (or ``%trace --method encode model(x)``), and ``%trace model.encode(x)``
+  where ``model.encode`` is a bound method of an ``nn.Module`` other than ``forward`` (the method is inferred):
+  ``tj.trace_module(model, {"encode": (x,)})``.
+
+Errors of the magic itself (bad CALL, bad option, unknown name...) print one line on stderr naming the problem
+with an example of correct use, and leave the namespace untouched. Failures inside the traced code are not magic
+errors: they are in the run (``run.ok``, ``run.error``) and the explorer shows them.
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import keyword
+import math
+import sys
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+from IPython.core.error import UsageError
+from IPython.core.magic import Magics, line_cell_magic, magics_class, no_var_expand
+from IPython.core.magic_arguments import argument, kwds, magic_arguments
+
+from .core.run import TraceRun
+from .core.session import trace, trace_module
+from .widgets import RUN_MIME, explore
+
+#: where the run goes without ``-o`` (like ``_`` for the last output)
+DEFAULT_OUTPUT = "_trace"
+
+#: options followed by a value; the value may be glued with ``=`` (``--tol=1e-4``) or come as the next word
+_VALUE_OPTIONS = frozenset({"-o", "--method", "--tol", "--check-inputs"})
+#: names of bound methods that mean "call the module" rather than "trace this method"
+_CALL_NAMES = frozenset({"forward", "__call__", "_call_impl", "_wrapped_call_impl"})
+
+_EXAMPLE = "%trace model(x)"
+_EXAMPLES = {
+    "kwargs": "%trace model(input_ids=ids, mask=m)",
+    "method": "%trace --method encode model.encode(x)",
+    "check_inputs": "%trace --check-inputs [(x2,), (x3,)] model(x)",
+    "check_inputs_kw": "%trace --check-inputs [dict(x=x2), dict(x=x3)] model(x=x)",
+    "tol": "%trace --tol 1e-4 model(x)",
+    "output": "%trace -o run model(x)",
+    "mode": "%trace --eval model(x)",
+    "cell": "%%trace (newline) def f(x): return x * 2 (newline) f(x)",
+}
+
+_VALUE_EXAMPLES = {
+    "-o": _EXAMPLES["output"],
+    "--method": _EXAMPLES["method"],
+    "--tol": _EXAMPLES["tol"],
+    "--check-inputs": _EXAMPLES["check_inputs"],
+}
+
+
+def _display(obj: Any, *, raw: bool = False) -> None:
+    """Every output of the magic goes through here (tests replace it with a recorder)."""
+    from IPython.display import display
+
+    display(obj, raw=raw)
+
+
+class MagicError(Exception):
+    """A problem with how the magic was called: reported as one line, nothing traced or stored."""
+
+    def __init__(self, problem: str, example: str = _EXAMPLE) -> None:
+        super().__init__(problem)
+        self.problem = problem
+        self.example = example
+
+    def line(self, magic: str) -> str:
+        """``%trace: <problem>. Example: <correct use>`` on one line."""
+        problem = " ".join(self.problem.split())
+        return f"{magic}: {problem}. Example: {self.example}"
+
+
+def _first_line(text: object) -> str:
+    lines = str(text).strip().splitlines()
+    return lines[0] if lines else ""
+
+
+# -- the command line ---------------------------------------------------------------------------------
+
+
+def _word_end(line: str, start: int) -> tuple[int, bool]:
+    """End of the word starting at ``start`` (the first blank outside brackets and string quotes, or the end of
+    the line), and whether its brackets and quotes are closed there."""
+    depth = 0
+    quote = ""
+    i = start
+    while i < len(line):
+        c = line[i]
+        if quote:
+            if c == "\\":
+                i += 1
+            elif c == quote:
+                quote = ""
+        elif c in "'\"":
+            quote = c
+        elif c in "([{":
+            depth += 1
+        elif c in ")]}":
+            depth = max(depth - 1, 0)
+        elif c.isspace() and depth == 0:
+            return i, True
+        i += 1
+    return len(line), not (depth or quote)
+
+
+def split_line(line: str) -> tuple[list[str], str]:
+    """The option words (values glued on: ``--tol=1e-4``, ``-orun``) and CALL, the rest of the line verbatim."""
+    words: list[str] = []
+    i, n = 0, len(line)
+    pending = ""  # an option waiting for its value
+    while True:
+        while i < n and line[i].isspace():
+            i += 1
+        if i >= n:
+            if pending:
+                words.append(pending)
+            return words, ""
+        if not pending and not line.startswith("-", i):
+            return words, line[i:].strip()
+        j, closed = _word_end(line, i)
+        if not closed and pending:
+            raise MagicError(
+                f"the value of {pending} has an unclosed bracket or quote: {line[i:j]!r}",
+                _VALUE_EXAMPLES.get(pending, _EXAMPLE),
+            )
+        word = line[i:j]
+        i = j
+        if pending:
+            words.append(f"{pending}={word}" if pending.startswith("--") else pending + word)
+            pending = ""
+        elif word == "--":
+            return words, line[i:].strip()
+        elif word in _VALUE_OPTIONS:
+            pending = word
+        else:
+            words.append(word)
+
+
+@dataclass
+class Options:
+    """The parsed options of one ``%trace``."""
+
+    output: str = DEFAULT_OUTPUT
+    method: str | None = None
+    check_trace: bool = True
+    check_inputs: str | None = None
+    tolerance: float = 1e-5
+    strict: bool = True
+    force_outplace: bool = False
+    module_mode: str = "as_is"
+    no_grad: bool = False
+    probe: bool = False
+    static: bool = False
+    quiet: bool = False
+
+
+def _option_error(message: str) -> MagicError:
+    """argparse's complaint as one of our lines."""
+    if message.startswith("unrecognized arguments:"):
+        unknown = message.split(":", 1)[1].split()[0].split("=")[0]
+        return MagicError(
+            f"unknown option {unknown!r}; the options are -o, --method, --no-check, --check-inputs, --tol, "
+            "--non-strict, --force-outplace, --eval, --train, --no-grad, --probe, --static, --quiet (see %trace?)",
+            "%trace --no-check model(x)",
+        )
+    if "expected one argument" in message:
+        option = message.removeprefix("argument ").split(":")[0].split("/")[-1]
+        return MagicError(f"option {option} needs a value", _VALUE_EXAMPLES.get(option, _EXAMPLE))
+    if "ignored explicit argument" in message:
+        option = message.removeprefix("argument ").split(":")[0]
+        return MagicError(f"option {option} takes no value", f"%trace {option} model(x)")
+    return MagicError(f"bad options ({message})")
+
+
+def parse_options(parser: Any, words: list[str]) -> Options:
+    """Validate the option words; raises :class:`MagicError` with the first problem."""
+    try:
+        ns = parser.parse_args(words)
+    except UsageError as e:
+        raise _option_error(str(e)) from None
+    if ns.eval and ns.train:
+        raise MagicError(
+            "--eval and --train contradict each other (each sets the module mode for this trace); give one",
+            _EXAMPLES["mode"],
+        )
+    if ns.static and ns.quiet:
+        raise MagicError(
+            "--static and --quiet contradict each other (--static shows the kernel-free view, --quiet shows "
+            "one line); give one",
+            "%trace --static model(x)",
+        )
+    if not ns.output.isidentifier() or keyword.iskeyword(ns.output):
+        raise MagicError(f"-o needs a Python variable name, got {ns.output!r}", _EXAMPLES["output"])
+    if ns.method is not None and (not ns.method.isidentifier() or keyword.iskeyword(ns.method)):
+        raise MagicError(f"--method needs a method name, got {ns.method!r}", _EXAMPLES["method"])
+    tolerance = 1e-5
+    if ns.tol is not None:
+        try:
+            tolerance = float(ns.tol)
+        except ValueError:
+            tolerance = math.nan
+        if not math.isfinite(tolerance) or tolerance < 0:
+            raise MagicError(
+                f"--tol needs a finite number >= 0 (torch's check_tolerance, default 1e-5), got {ns.tol!r}",
+                _EXAMPLES["tol"],
+            )
+    return Options(
+        output=ns.output,
+        method=ns.method,
+        check_trace=not ns.no_check,
+        check_inputs=ns.check_inputs,
+        tolerance=tolerance,
+        strict=not ns.non_strict,
+        force_outplace=ns.force_outplace,
+        module_mode="eval" if ns.eval else "train" if ns.train else "as_is",
+        no_grad=ns.no_grad,
+        probe=ns.probe,
+        static=ns.static,
+        quiet=ns.quiet,
+    )
+
+
+# -- CALL ---------------------------------------------------------------------------------------------
+
+
+def parse_call(source: str) -> ast.Call:
+    """CALL as an :class:`ast.Call` node, checked for what ``torch.jit.trace`` can take."""
+    text = source.strip()
+    if not text:
+        raise MagicError("missing CALL, the call to trace (after the options)")
+    try:
+        tree = ast.parse(text, mode="eval")
+    except SyntaxError as e:
+        raise MagicError(f"CALL {text!r} is not a Python expression ({e.msg})") from None
+    if not isinstance(tree.body, ast.Call):
+        raise MagicError(
+            f"CALL must be a single call expression like model(x), got {text!r} "
+            f"(a {type(tree.body).__name__.lower()}); pass the example inputs in the call"
+        )
+    check_call_shape(tree.body, text)
+    return tree.body
+
+
+def check_call_shape(call: ast.Call, text: str) -> None:
+    if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+        raise MagicError(
+            f"CALL {text!r} unpacks arguments with * or **; write each example input out "
+            "(torch.jit.trace takes a tuple of inputs or a dict of keyword inputs)",
+            "%trace f(x, y)",
+        )
+    if call.args and call.keywords:
+        raise MagicError(
+            f"CALL {text!r} mixes positional and keyword arguments; torch.jit.trace takes example inputs either "
+            "as a tuple (positional) or as keyword inputs (example_kwarg_inputs), not both",
+            _EXAMPLES["kwargs"],
+        )
+
+
+def _source_of(node: ast.AST, text: str) -> str:
+    return ast.get_source_segment(text, node) or ast.unparse(node)
+
+
+def _evaluate(
+    node: ast.expr, text: str, namespace: dict[str, Any], filename: str, what: str, example: str = _EXAMPLE
+) -> Any:
+    """Evaluate one expression node in the user's namespace; a failure becomes a :class:`MagicError`."""
+    code = compile(ast.fix_missing_locations(ast.Expression(body=node)), filename, "eval")
+    try:
+        return eval(code, namespace)
+    except Exception as e:
+        src = _source_of(node, text)
+        if isinstance(e, NameError):
+            raise MagicError(f"unknown name in {what} {src!r}: {_first_line(e)}", example) from None
+        raise MagicError(f"evaluating {what} {src!r} raised {type(e).__name__}: {_first_line(e)}", example) from None
+
+
+@dataclass
+class Plan:
+    """What to trace: ``trace(target, inputs, ...)`` or ``trace_module(target, {method: inputs}, ...)``."""
+
+    kind: str
+    target: Any
+    inputs: Any
+    is_kwarg: bool
+    method: str | None = None
+
+
+def _bound_module_method(callee: Any, func_node: ast.expr) -> tuple[torch.nn.Module, str] | None:
+    """``(module, name)`` when ``callee`` is a bound method of an ``nn.Module`` (found under ``name``)."""
+    owner = getattr(callee, "__self__", None)
+    if not inspect.ismethod(callee) or not isinstance(owner, torch.nn.Module):
+        return None
+    if isinstance(owner, torch.jit.ScriptModule):
+        return None
+    names = [func_node.attr] if isinstance(func_node, ast.Attribute) else []
+    names.append(getattr(callee, "__name__", ""))
+    for name in names:
+        if name and getattr(owner, name, None) == callee:
+            return owner, name
+    return None
+
+
+def plan_call(
+    callee: Any, func_node: ast.expr, call_text: str, args: list[Any], kwargs: dict[str, Any], opts: Options
+) -> Plan:
+    """Which of ``tj.trace`` / ``tj.trace_module`` to call, on what."""
+    callee_src = _source_of(func_node, call_text)
+    if not callable(callee):
+        raise MagicError(
+            f"{callee_src!r} is a {type(callee).__name__}, which cannot be called; CALL must call the model or "
+            "function to trace"
+        )
+    is_kwarg = bool(kwargs)
+    inputs: Any = dict(kwargs) if is_kwarg else tuple(args)
+    bound = _bound_module_method(callee, func_node)
+    if opts.method is not None:
+        if isinstance(callee, torch.nn.Module) and not isinstance(callee, torch.jit.ScriptModule):
+            module, name = callee, opts.method
+            if not callable(getattr(module, name, None)):
+                raise MagicError(
+                    f"--method {name}: {type(module).__name__} has no method {name!r}", _EXAMPLES["method"]
+                )
+        elif bound is not None:
+            module, name = bound
+            called = "forward" if name in _CALL_NAMES else name
+            if called != opts.method:
+                raise MagicError(
+                    f"--method {opts.method} but CALL calls {callee_src!r} (method {called!r}); "
+                    "name the method CALL calls",
+                    _EXAMPLES["method"],
+                )
+            name = called
+        else:
+            raise MagicError(
+                f"--method needs CALL to call an nn.Module or one of its methods, got {callee_src!r} "
+                f"(a {type(callee).__name__})",
+                _EXAMPLES["method"],
+            )
+        return Plan("trace_module", module, {name: inputs}, is_kwarg, method=name)
+    if bound is not None:
+        module, name = bound
+        if name in _CALL_NAMES:
+            return Plan("trace", module, inputs, is_kwarg)
+        return Plan("trace_module", module, {name: inputs}, is_kwarg, method=name)
+    return Plan("trace", callee, inputs, is_kwarg)
+
+
+def check_inputs_for(value: Any, expr: str, plan: Plan) -> list[Any]:
+    """``--check-inputs``' value, validated, in the form the chosen torch function takes."""
+    example = _EXAMPLES["check_inputs_kw" if plan.is_kwarg else "check_inputs"]
+    if not isinstance(value, list):
+        raise MagicError(
+            f"--check-inputs {expr!r} must evaluate to a list of input sets, one per check, got a "
+            f"{type(value).__name__}",
+            example,
+        )
+    sets: list[Any] = []
+    for i, item in enumerate(value):
+        if plan.is_kwarg:
+            if not isinstance(item, dict):
+                raise MagicError(
+                    f"--check-inputs item {i} is a {type(item).__name__}, but CALL passes keyword inputs, so each "
+                    "check input set must be a dict of them",
+                    example,
+                )
+            sets.append(item)
+        elif isinstance(item, torch.Tensor):
+            sets.append((item,))  # torch's make_tuple: a lone tensor is a 1-tuple
+        elif isinstance(item, (tuple, list)):
+            sets.append(tuple(item))
+        else:
+            raise MagicError(
+                f"--check-inputs item {i} is a {type(item).__name__}; each check input set is a tuple of inputs "
+                "like the call's arguments",
+                example,
+            )
+    if plan.kind == "trace_module":
+        return [{plan.method: s} for s in sets]
+    return sets
+
+
+def _trace(plan: Plan, check_inputs: list[Any] | None, opts: Options) -> TraceRun:
+    common: dict[str, Any] = dict(
+        check_trace=opts.check_trace,
+        check_inputs=check_inputs,
+        check_tolerance=opts.tolerance,
+        strict=opts.strict,
+        force_outplace=opts.force_outplace,
+        module_mode=opts.module_mode,
+        no_grad=opts.no_grad,
+        probe=opts.probe,
+    )
+    if plan.kind == "trace_module":
+        return trace_module(plan.target, plan.inputs, example_inputs_is_kwarg=plan.is_kwarg, **common)
+    if plan.is_kwarg:
+        return trace(plan.target, None, example_kwarg_inputs=plan.inputs, **common)
+    return trace(plan.target, plan.inputs, **common)
+
+
+def static_bundle(run: TraceRun) -> dict[str, Any]:
+    """The kernel-free view of a run (``--static``): its JSON for the MIME renderer, its summary, and HTML when
+    the run can render itself as HTML."""
+    bundle: dict[str, Any] = {RUN_MIME: run.to_json(), "text/plain": run.summary()}
+    to_html = getattr(run, "to_html", None)
+    if callable(to_html):
+        bundle["text/html"] = to_html()
+    return bundle
+
+
+# -- the magic ----------------------------------------------------------------------------------------
+
+
+@magics_class
+class TraceMagics(Magics):
+    """``%trace`` / ``%%trace``."""
+
+    @no_var_expand
+    @magic_arguments()
+    @argument(
+        "-o", dest="output", metavar="NAME", default=DEFAULT_OUTPUT, help="store the run in NAME (default: _trace)"
+    )
+    @argument(
+        "--method",
+        metavar="NAME",
+        help="trace this module method with trace_module, e.g. --method encode model.encode(x); inferred when "
+        "CALL calls a bound nn.Module method other than forward",
+    )
+    @argument("--no-check", action="store_true", help="check_trace=False: skip the re-trace check")
+    @argument(
+        "--check-inputs",
+        metavar="EXPR",
+        help="check_inputs: EXPR (evaluated in your namespace) is a list of input tuples to check with, "
+        "e.g. [(x2,), (x3,)]; a list of dicts for keyword CALLs",
+    )
+    @argument("--tol", metavar="FLOAT", help="check_tolerance (default 1e-5), e.g. --tol 1e-4")
+    @argument("--non-strict", action="store_true", help="strict=False: allow mutable container outputs")
+    @argument(
+        "--force-outplace",
+        action="store_true",
+        help="_force_outplace=True: record in-place ops as their out-of-place versions",
+    )
+    @argument(
+        "--eval", action="store_true", help="module_mode='eval': call .eval() for this trace only, restored after"
+    )
+    @argument(
+        "--train", action="store_true", help="module_mode='train': call .train() for this trace only, restored after"
+    )
+    @argument("--no-grad", action="store_true", help="no_grad=True: trace under torch.no_grad()")
+    @argument("--probe", action="store_true", help="probe=True: also run the generalization probe")
+    @argument(
+        "--static",
+        action="store_true",
+        help="show the kernel-free view (the run's JSON MIME and summary) instead of the live widget",
+    )
+    @argument("--quiet", action="store_true", help="store the run and print its one-line summary only")
+    @argument(
+        "call",
+        nargs="*",
+        metavar="CALL",
+        help="the call to trace, e.g. model(x); with %%%%trace, the last line of the cell",
+    )
+    @kwds(
+        epilog="Examples: %trace model(x) | %trace --no-check -o run f(x, y) | "
+        "%trace --method encode model.encode(x) | %trace --static model(x)"
+    )
+    @line_cell_magic
+    def trace(self, line: str, cell: str | None = None) -> None:
+        """Trace a call with torch.jit.trace and show the trace explorer; the run is stored in ``_trace``.
+
+        %trace [options] CALL
+            CALL is a call expression evaluated in your namespace; it is traced, not just run:
+
+                %trace model(x)                          # tj.trace(model, (x,))
+                %trace f(x, y)                           # tj.trace(f, (x, y))
+                %trace model(input_ids=ids, mask=m)      # keyword inputs: example_kwarg_inputs={...}
+                %trace --method encode model.encode(x)   # tj.trace_module(model, {"encode": (x,)})
+                %trace model.encode(x)                   # the same: a bound nn.Module method other than
+                                                         # forward is traced with trace_module
+                %trace --eval --probe -o run model(x)    # eval mode for this trace only, probe, store in run
+                %trace --check-inputs [(x2,), (x3,)] --tol 1e-4 model(x)
+                %trace --quiet model(x)                  # store the run, print one line
+
+            Positional and keyword arguments cannot be mixed, and * / ** unpacking is not allowed: torch.jit.trace
+            takes example inputs either as a tuple or as keyword inputs. Option values end at the first blank outside
+            brackets, so --check-inputs [(x2,), (x3,)] needs no quotes.
+
+        %%trace [options]
+            The cell body is code whose last line is the call to trace. Everything before it runs in your namespace
+            (definitions stay there), then the last line is traced as CALL. Edit the function, re-run the cell:
+
+                %%trace --eval
+                def f(x):
+                    return x * 2 if x.sum() > 0 else x
+                f(torch.randn(3))
+
+        The run (a TraceRun) is stored in _trace (or the -o NAME variable); display it again with `_trace` or
+        tj.explore(_trace). A failure inside the traced code is recorded in the run (_trace.ok, _trace.error) and
+        shown by the explorer; a mistake in the magic's own arguments prints one line and changes nothing.
+        """
+        magic = "%trace" if cell is None else "%%trace"
+        try:
+            if cell is None:
+                self._trace_line(line)
+            else:
+                self._trace_cell(line, cell)
+        except MagicError as e:
+            print(e.line(magic), file=sys.stderr)
+        return None
+
+    def _options(self, line: str) -> tuple[Options, str]:
+        words, rest = split_line(line)
+        return parse_options(self.trace.parser, words), rest
+
+    def _trace_line(self, line: str) -> None:
+        opts, call_text = self._options(line)
+        call = parse_call(call_text)
+        self._run(opts, call, call_text.strip(), "<%trace>")
+
+    def _trace_cell(self, line: str, cell: str) -> None:
+        opts, rest = self._options(line)
+        if rest:
+            raise MagicError(
+                f"%%trace takes only options on its first line, got {rest!r}; the call to trace is the last line "
+                "of the cell",
+                _EXAMPLES["cell"],
+            )
+        try:
+            body = self.shell.transform_cell(cell)
+        except SyntaxError as e:
+            raise MagicError(f"the cell is not valid Python ({e.msg})", _EXAMPLES["cell"]) from None
+        # line 1 stands for the %%trace line, so line numbers (tracebacks, source lines in the explorer) are the
+        # cell's; the cached name makes inspect.getsource work for functions defined here
+        source = "# %%trace\n" + body
+        filename = self.shell.compile.cache(source, self.shell.execution_count, raw_code="%%trace\n" + cell)
+        try:
+            module = ast.parse(source, filename=filename)
+        except SyntaxError as e:
+            where = f": {e.text.strip()!r}" if e.text and e.text.strip() else ""
+            raise MagicError(
+                f"syntax error on line {e.lineno} of the cell ({e.msg}){where}", _EXAMPLES["cell"]
+            ) from None
+        if not module.body:
+            raise MagicError("the cell has no code; its last line must be the call to trace", _EXAMPLES["cell"])
+        last = module.body[-1]
+        if not isinstance(last, ast.Expr) or not isinstance(last.value, ast.Call):
+            got = _first_line(ast.get_source_segment(source, last) or type(last).__name__)
+            raise MagicError(
+                f"the last line of a %%trace cell must be the call to trace, like model(x); got {got!r}",
+                _EXAMPLES["cell"],
+            )
+        call_text = ast.get_source_segment(source, last.value) or ast.unparse(last.value)
+        check_call_shape(last.value, call_text)
+        prelude = ast.Module(body=module.body[:-1], type_ignores=[])
+        code = compile(prelude, filename, "exec")
+        try:
+            exec(code, self.shell.user_ns)
+        except Exception as e:
+            # the user's own code failed (not the magic's arguments): their traceback, as for any cell, from the
+            # cell's frame on (this frame is skipped)
+            tb = e.__traceback__.tb_next if e.__traceback__ is not None else None
+            self.shell.showtraceback((type(e), e, tb), tb_offset=0)
+            return
+        self._run(opts, last.value, source, filename)
+
+    def _run(self, opts: Options, call: ast.Call, text: str, filename: str) -> None:
+        ns = self.shell.user_ns
+        callee = _evaluate(call.func, text, ns, filename, "the callee")
+        args = [_evaluate(a, text, ns, filename, "argument") for a in call.args]
+        kwargs = {
+            k.arg: _evaluate(k.value, text, ns, filename, f"keyword argument {k.arg}") for k in call.keywords if k.arg
+        }
+        plan = plan_call(callee, call.func, text, args, kwargs, opts)
+        check_inputs = None
+        if opts.check_inputs is not None:
+            example = _EXAMPLES["check_inputs_kw" if plan.is_kwarg else "check_inputs"]
+            try:
+                expr = ast.parse(opts.check_inputs.strip(), mode="eval")
+            except SyntaxError as e:
+                raise MagicError(
+                    f"--check-inputs {opts.check_inputs!r} is not a Python expression ({e.msg})", example
+                ) from None
+            source = opts.check_inputs.strip()
+            value = _evaluate(expr.body, source, ns, "<%trace --check-inputs>", "--check-inputs", example)
+            check_inputs = check_inputs_for(value, opts.check_inputs, plan)
+        run = _trace(plan, check_inputs, opts)
+        ns[opts.output] = run
+        if opts.quiet:
+            print(run.summary())
+        elif opts.static:
+            _display(static_bundle(run), raw=True)
+        else:
+            _display(explore(run))
+
+
+# argparse would accept --no for --no-check or --no-grad; prefixes are confusing on a notebook line
+TraceMagics.trace.parser.allow_abbrev = False
+
+
+def register_magics(ipython: Any) -> None:
+    """Register ``%trace`` / ``%%trace`` on a shell (what ``%load_ext jupyter_tracejit`` does)."""
+    ipython.register_magics(TraceMagics)
+
+
+__all__ = ["DEFAULT_OUTPUT", "MagicError", "TraceMagics", "register_magics", "split_line", "static_bundle"]
