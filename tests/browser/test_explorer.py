@@ -105,9 +105,14 @@ def test_graph_inspector_warnings_and_groups(lab):
     assert boxes.count() >= 1
     assert graph_node(big, "kind-aten-linear").count() < 61
     drawn = big.locator(".jp-TraceExplorer-canvas g.node")
+    # "collapse all" leaves the top-level modules as boxes; open the big Sequential with a click
+    big.get_by_role("button", name="collapse all").click()
+    box = big.locator('.jp-TraceExplorer-canvas g.node.scope-collapsed[id="scope-blocks"]')
+    box.wait_for()
     before = drawn.count()
-    box_id = boxes.first.get_attribute("id")
-    boxes.first.click()
+    assert before <= 6  # input, mul, the two module boxes, output
+    box_id = box.get_attribute("id")
+    box.click()
     big.locator(f'.jp-TraceExplorer-canvas [id="{box_id}"]').wait_for(state="detached")
     group = box_id.removeprefix("scope-")
     cluster = big.locator(f'.jp-TraceExplorer-canvas g.cluster[id="cluster-{group}"]')
@@ -117,7 +122,7 @@ def test_graph_inspector_warnings_and_groups(lab):
     # a click on the group's frame, by its label, collapses it again
     frame = cluster.locator("path").first
     box = frame.bounding_box()
-    frame.click(position={"x": box["width"] / 2, "y": 3})
+    frame.click(position={"x": box["width"] * 0.2, "y": 7})  # by the label, away from edges entering it
     big.locator(f'.jp-TraceExplorer-canvas [id="{box_id}"]').wait_for()
     assert drawn.count() == before
     assert not lab.extension_errors()

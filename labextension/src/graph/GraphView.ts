@@ -46,6 +46,8 @@ const HIGHLIGHT_CLASSES = [
 /** Performance marks the browser benchmark reads. */
 export const MARK_STATE = 'tracejit:state';
 export const MARK_INTERACTIVE = 'tracejit:interactive';
+/** Screen pixels per layout unit below which labels are unreadable. */
+const MIN_READABLE_SCALE = 0.8;
 
 function download(name: string, type: string, text: string): void {
   const url = URL.createObjectURL(new Blob([text], { type }));
@@ -456,25 +458,44 @@ export class GraphView {
     this.setViewBox({ x: b.x + (b.w - w) * fx, y: b.y + (b.h - hgt) * fy, w, h: hgt });
   }
 
-  fit(): void {
-    if (this.fullBox) {
-      const pad = 8;
-      this.setViewBox({ x: this.fullBox.x - pad, y: this.fullBox.y - pad, w: this.fullBox.w + 2 * pad, h: this.fullBox.h + 2 * pad });
-    }
+  /** The canvas's height / width (the viewBox keeps this aspect so zooming maps 1:1 to the screen). */
+  private aspect(): number {
+    const w = this.canvas.clientWidth;
+    const hgt = this.canvas.clientHeight;
+    return w > 0 && hgt > 0 ? hgt / w : 1;
   }
 
-  /** Zoom so the element fills the view (at most 1.5x its natural size). */
-  zoomTo(el: SVGGraphicsElement): void {
-    const rect = this.userRect(el);
-    if (!rect || !this.viewBox) {
+  /**
+   * Show the whole graph, unless that would shrink labels below readability (a deep chain is a tall
+   * column): then show its top at the smallest readable scale, and the user pans down.
+   */
+  fit(): void {
+    if (!this.fullBox) {
       return;
     }
-    const aspect = this.viewBox.h / Math.max(1, this.viewBox.w);
-    const minWidth = Math.max(1, this.canvas.clientWidth) / 1.5;
-    let w = Math.max(rect.w * 1.1, minWidth, (rect.h * 1.1) / aspect);
-    w = Math.min(w, Math.max(this.fullBox?.w ?? w, rect.w * 1.1));
+    const pad = 8;
+    const full = { x: this.fullBox.x - pad, y: this.fullBox.y - pad, w: this.fullBox.w + 2 * pad, h: this.fullBox.h + 2 * pad };
+    const aspect = this.aspect();
+    const px = Math.max(1, this.canvas.clientWidth);
+    let w = Math.max(full.w, full.h / aspect);
+    w = Math.min(w, px / MIN_READABLE_SCALE);
     const hgt = w * aspect;
-    this.setViewBox({ x: rect.x + rect.w / 2 - w / 2, y: rect.y + rect.h / 2 - hgt / 2, w, h: hgt });
+    this.setViewBox({ x: full.x + full.w / 2 - w / 2, y: full.h <= hgt ? full.y + full.h / 2 - hgt / 2 : full.y, w, h: hgt });
+  }
+
+  /** Zoom so the element fills the view, at most 1.5x its natural size. */
+  zoomTo(el: SVGGraphicsElement): void {
+    const rect = this.userRect(el);
+    if (!rect) {
+      return;
+    }
+    const aspect = this.aspect();
+    const px = Math.max(1, this.canvas.clientWidth);
+    const w = Math.max(rect.w * 1.1, (rect.h * 1.1) / aspect, px / 1.5);
+    const hgt = w * aspect;
+    // a group taller than the view: show its top (its label), not its middle
+    const y = rect.h * 1.1 > hgt ? rect.y - rect.h * 0.05 : rect.y + rect.h / 2 - hgt / 2;
+    this.setViewBox({ x: rect.x + rect.w / 2 - w / 2, y, w, h: hgt });
   }
 
   /** An element's bounding box in the root svg's user (viewBox) units. */
