@@ -40,6 +40,8 @@ export class TraceRunRenderer extends Widget implements IRenderMime.IRenderer {
     }
     this.unmount();
     const live = view?.model_id ? await liveModel(view.model_id, LIVE_WAIT_MS) : null;
+    // mount in a task of our own, not inside JupyterLab's handling of the (large) output message
+    await new Promise(resolve => setTimeout(resolve, 0));
     if (live) {
       this.liveId = view!.model_id!;
       this.explorer = mountLive(this.node, live);

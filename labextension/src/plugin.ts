@@ -14,6 +14,14 @@ const widgetPlugin: JupyterFrontEndPlugin<void> = {
   requires: [IJupyterWidgetRegistry],
   autoStart: true,
   activate: (_app: JupyterFrontEnd, registry: IJupyterWidgetRegistry): void => {
+    // the first graph would otherwise wait ~0.3 s for the layout worker and Graphviz's WASM to load
+    const idle = (window as { requestIdleCallback?: (cb: () => void) => void }).requestIdleCallback;
+    const warm = (): void => void import('./graph/layout').then(m => m.warmUpLayout());
+    if (idle) {
+      idle(warm);
+    } else {
+      setTimeout(warm, 2000);
+    }
     registry.registerWidget({
       name: MODULE_NAME,
       version: MODULE_VERSION,

@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 
 import { sideBySide } from '../src/model/align';
 import { escapeText, labelLines, visibleDot } from '../src/model/dot';
-import { decodeGraph, TraceGraph } from '../src/model/graph';
+import { decodeGraph, NodeInfo, TraceGraph, ValueInfo } from '../src/model/graph';
 import { BUCKET_SIZE, GroupTree } from '../src/model/groups';
 import { floatValue, runProblem } from '../src/model/protocol';
 import { decodeRun, TraceRunModel } from '../src/model/run';
@@ -159,6 +159,29 @@ describe('groups and the visible graph', () => {
     expect(root.opCount).toBe(g.nodes.filter(n => n.role === 'op').length);
     const leafLinear = g.nodes.find(n => n.kind === 'aten::linear' && n.scope === '40')!;
     expect(groups.ancestors(leafLinear.id)).toEqual(['', '#32..63', '40']);
+  });
+
+  it('a module with more children than BUCKET_SIZE squared gets buckets of buckets', () => {
+    // a flat nn.Sequential of 2,000 layers: 4,000 child modules
+    const n = 4000;
+    const nodes: NodeInfo[] = [];
+    const values: ValueInfo[] = [{ id: 0, name: 'x', type: 'Tensor', shape: [2, 16], dtype: 'Float', device: 'cpu', requiresGrad: false, producer: null }];
+    for (let i = 0; i < n; i++) {
+      values.push({ id: i + 1, name: `v${i}`, type: 'Tensor', shape: [2, 16], dtype: 'Float', device: 'cpu', requiresGrad: false, producer: i });
+      nodes.push({ id: i, kind: i % 2 ? 'aten::relu' : 'aten::linear', role: 'op', inputs: [i], outputs: [i + 1], scope: String(i), source: null, attributes: {}, blocks: [], parent: null, nondeterministic: false });
+    }
+    const types = new Map<string, string>([['', 'Sequential'], ...nodes.map(nd => [nd.scope, nd.kind === 'aten::relu' ? 'ReLU' : 'Linear'] as [string, string])]);
+    const g = new TraceGraph({ method: 'forward', nodes, values, inputs: [0], outputs: [n], scopeTypes: types, code: '' });
+    const groups = new GroupTree(g);
+    const top = groups.group('').children;
+    expect(top.length).toBe(Math.ceil(n / (BUCKET_SIZE * BUCKET_SIZE)));
+    expect(groups.group(top[0]).label).toBe('0 … 1023');
+    expect(groups.group(top[0]).children.length).toBe(BUCKET_SIZE);
+    expect(groups.group(groups.group(top[0]).children[1]).label).toBe('32 … 63');
+    expect(groups.ancestors(3999)).toEqual(['', '#3072..3999', '#3072..3999#3968..3999', '3999']);
+    const view = visibleDot(g, groups, { expanded: groups.autoExpanded() });
+    expect(view.items.length).toBeLessThanOrEqual(120);
+    expect(view.representative.get(0)).toMatch(/^(g\d+|n0)$/);
   });
 
   it('a big graph opens collapsed; expanding one bucket lays out only its contents', () => {

@@ -85,6 +85,7 @@ export class GraphView {
   private marked: Element[] = [];
   private unsubscribe: () => void;
   private renderedKey = '';
+  private needsFit = false;
 
   constructor(private readonly ctx: ExplorerContext) {
     this.methodSelect = h('select', { class: 'jp-TraceExplorer-method', 'aria-label': 'traced method' });
@@ -130,6 +131,12 @@ export class GraphView {
     this.status = h('div', { class: 'jp-TraceExplorer-graphStatus', 'aria-live': 'polite' });
     this.element = h('div', { class: 'jp-TraceExplorer-graph' }, toolbar, this.canvas, this.status);
     this.installPanZoom();
+    new ResizeObserver(() => {
+      if (this.needsFit && this.canvas.clientWidth > 0) {
+        this.needsFit = false;
+        this.fit();
+      }
+    }).observe(this.canvas);
     this.canvas.addEventListener('click', e => this.onClick(e));
     this.canvas.addEventListener('keydown', e => this.onKey(e));
     this.unsubscribe = ctx.onChange(keys => this.onHostChange(keys));
@@ -243,12 +250,20 @@ export class GraphView {
     const key = `${run.runId}:${this.ctx.method}`;
     const keepView = key === this.renderedKey;
     this.status.textContent = `laying out ${visible.items.length} items…`;
-    this.rendered = layoutDot(visible.dot).then(
-      svgText => {
+    this.rendered = layoutDot(visible.dot)
+      .then(svgText => {
         if (seq !== this.seq) {
-          return; // superseded: never show a stale picture
+          return null; // superseded: never show a stale picture
         }
-        const svg = svgElement(svgText);
+        const parsed = svgElement(svgText);
+        // parsing and inserting a big SVG are separate tasks, so neither blocks the page for long
+        return new Promise<SVGSVGElement>(resolve => setTimeout(() => resolve(parsed), 0));
+      })
+      .then(
+        svg => {
+        if (svg === null || seq !== this.seq) {
+          return;
+        }
         svg.classList.add('jp-TraceExplorer-svg');
         svg.removeAttribute('width');
         svg.removeAttribute('height');
@@ -267,16 +282,22 @@ export class GraphView {
         const total = graph.nodes.filter(n => n.role === 'op').length;
         this.status.textContent = `${visible.items.length} items shown (${visible.boxes.length} collapsed groups) · ${total} ops · ${graph.size} nodes`;
         this.applyHighlights();
-        if (focus !== null) {
-          this.centerOn(focus);
-        }
-        if (focusElementId !== null) {
-          const el = svg.querySelector<SVGGraphicsElement>(`[id="${CSS.escape(focusElementId)}"]`);
-          if (el) {
-            this.zoomTo(el);
-          }
-        }
         performance.mark(MARK_INTERACTIVE);
+        if (focus !== null || focusElementId !== null) {
+          // measuring positions forces a layout: do it in the next frame, after the picture is up
+          requestAnimationFrame(() => {
+            if (seq !== this.seq) {
+              return;
+            }
+            if (focus !== null) {
+              this.centerOn(focus);
+            }
+            const el = focusElementId ? svg.querySelector<SVGGraphicsElement>(`[id="${CSS.escape(focusElementId)}"]`) : null;
+            if (el) {
+              this.zoomTo(el);
+            }
+          });
+        }
       },
       (err: Error) => {
         if (seq === this.seq) {
@@ -475,6 +496,12 @@ export class GraphView {
     }
     const pad = 8;
     const full = { x: this.fullBox.x - pad, y: this.fullBox.y - pad, w: this.fullBox.w + 2 * pad, h: this.fullBox.h + 2 * pad };
+    if (this.canvas.clientWidth === 0) {
+      // not on screen yet (a hidden tab, an output not attached): show everything, fit again once sized
+      this.needsFit = true;
+      this.setViewBox(full);
+      return;
+    }
     const aspect = this.aspect();
     const px = Math.max(1, this.canvas.clientWidth);
     let w = Math.max(full.w, full.h / aspect);

@@ -76,3 +76,19 @@ export function layoutDot(dot: string): Promise<string> {
   queue = result.catch(() => undefined);
   return result;
 }
+
+let warmed = false;
+
+/**
+ * Start the worker and load Graphviz's WASM ahead of the first real layout (it is most of the first
+ * paint's time); called when the extension activates, once the page is idle.
+ */
+export function warmUpLayout(): void {
+  if (warmed) {
+    return;
+  }
+  warmed = true;
+  layoutDot('digraph warmup {}').catch(() => {
+    warmed = false; // a later layout reports the problem; let the next call try again
+  });
+}

@@ -54,7 +54,7 @@ export class GroupTree {
       const label = path === '' ? graph.method : scope.name;
       make(path, label, scope.type, parentGroup, false);
       scopeToGroup.set(path, path);
-      this.attachChildren(graph, path, scope.children, bucketSize, addScope, make);
+      this.attachChildren(graph, path, path, scope.children, bucketSize, addScope, make);
     };
     addScope('', null);
     this.ownerOf = new Int32Array(graph.nodes.length);
@@ -72,9 +72,11 @@ export class GroupTree {
     }
   }
 
+  /** Attach `children` (module paths of the module `owner`) under the group `parent`, bucketed when many. */
   private attachChildren(
     graph: TraceGraph,
     parent: string,
+    owner: string,
     children: string[],
     bucketSize: number,
     addScope: (path: string, parentGroup: string | null) => void,
@@ -94,9 +96,9 @@ export class GroupTree {
       const first = graph.scopes.get(part[0])!.name;
       const last = graph.scopes.get(part[part.length - 1])!.name;
       const id = `${parent}#${first}..${last}`;
-      const prefix = parent === '' ? '' : graph.scopes.get(parent)!.name + ' ';
+      const prefix = owner === '' ? '' : graph.scopes.get(owner)!.name + ' ';
       make(id, `${prefix}${first} … ${last}`, '', parent, true);
-      this.attachChildren(graph, id, part, bucketSize, addScope, make);
+      this.attachChildren(graph, id, owner, part, bucketSize, addScope, make);
     }
   }
 
