@@ -46,6 +46,33 @@ def load_ipython_extension(ipython: Any) -> None:
     register_magics(ipython)
 
 
+def _run_bundle(run: TraceRun) -> dict[str, Any]:
+    from .widgets import run_mimebundle
+
+    return run_mimebundle(run)
+
+
+def _register_display_if_in_ipython() -> None:
+    """In a notebook, make a displayed TraceRun show the explorer without ``%load_ext``.
+
+    Only when IPython is already running (never imports it); the formatter imports the widgets on first
+    display, so ``import jupyter_tracejit`` stays free of ipywidgets everywhere.
+    """
+    import sys
+
+    ipython_module = sys.modules.get("IPython")
+    shell = ipython_module.get_ipython() if ipython_module is not None else None  # type: ignore[attr-defined]
+    if shell is None or not hasattr(shell, "display_formatter"):
+        return
+    try:
+        shell.display_formatter.mimebundle_formatter.for_type(TraceRun, _run_bundle)
+    except Exception:  # an unusual shell: displaying falls back to repr, nothing else changes
+        pass
+
+
+_register_display_if_in_ipython()
+
+
 def _jupyter_labextension_paths() -> list[dict[str, str]]:
     """Where JupyterLab finds the prebuilt frontend (``jupyter labextension develop`` reads this too)."""
     return [{"src": "labextension", "dest": "jupyter-tracejit"}]

@@ -48,3 +48,27 @@ def test_ruff_is_clean():
 def test_mypy_is_clean_on_the_core():
     result = subprocess.run([_tool("mypy")], cwd=ROOT, capture_output=True, text=True)
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_a_traced_run_displays_as_the_explorer_in_ipython_without_load_ext():
+    code = (
+        "from IPython.testing.globalipapp import start_ipython\n"
+        "ip = start_ipython()\n"
+        "import sys, torch, jupyter_tracejit as tj\n"
+        "print('ipywidgets' in sys.modules)\n"
+        "run = tj.trace(lambda x: x * 2, (torch.rand(2),))\n"
+        "print(sorted(ip.display_formatter.format(run)[0]))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=300)
+    lines = out.stdout.strip().splitlines()
+    assert lines[0] == "False"  # registering the formatter imports no widgets
+    assert lines[1] == str(
+        sorted(
+            [
+                "application/vnd.jupyter.tracejit+json",
+                "application/vnd.jupyter.widget-view+json",
+                "text/html",
+                "text/plain",
+            ]
+        )
+    )
