@@ -140,7 +140,11 @@ export class GraphView {
     this.canvas.addEventListener('click', e => this.onClick(e));
     this.canvas.addEventListener('keydown', e => this.onKey(e));
     this.unsubscribe = ctx.onChange(keys => this.onHostChange(keys));
-    this.refresh();
+    // the first layout request in a task of its own: the explorer's other panels are built first
+    this.rendered = new Promise(resolve => setTimeout(resolve, 0)).then(() => {
+      this.refresh();
+      return this.rendered;
+    });
   }
 
   dispose(): void {

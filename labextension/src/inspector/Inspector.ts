@@ -210,9 +210,30 @@ export class Inspector {
   }
 
   private codeSection(graph: TraceGraph, node: NodeInfo | null): HTMLElement {
+    const ir = h('details', { open: node !== null }, h('summary', {}, `.graph (inlined, ${graph.size} nodes)`));
+    // the IR text of a 12k-node graph takes tens of ms to build: only when it is shown
+    const fill = (): void => {
+      if (ir.childElementCount === 1) {
+        append(ir, ...this.irLines(graph, node));
+      }
+    };
+    if (node !== null) {
+      fill();
+    } else {
+      ir.addEventListener('toggle', fill);
+    }
+    return h(
+      'div',
+      { class: 'jp-TraceExplorer-section' },
+      ir,
+      h('details', {}, h('summary', {}, `.code of ${graph.method}`), h('pre', { class: 'jp-TraceExplorer-code' }, graph.code || '(no code)'))
+    );
+  }
+
+  /** A window of the IR text around the node (a 12k-node graph has 12k lines); lines of other nodes select them. */
+  private irLines(graph: TraceGraph, node: NodeInfo | null): HTMLElement[] {
     const { lines, lineOfNode, nodeOfLine } = graph.text();
     const current = node ? lineOfNode.get(node.id) : undefined;
-    // only render a window around the node: a 12k-node graph has 12k lines
     const from = current === undefined ? 0 : Math.max(0, current - 12);
     const to = current === undefined ? Math.min(lines.length, 40) : Math.min(lines.length, current + 13);
     const pre = h('pre', { class: 'jp-TraceExplorer-code jp-TraceExplorer-ir' });
@@ -226,11 +247,7 @@ export class Inspector {
       pre.appendChild(line);
     }
     const more = to - from < lines.length ? h('p', { class: 'jp-TraceExplorer-muted' }, `lines ${from + 1}–${to} of ${lines.length}`) : null;
-    return h(
-      'div',
-      { class: 'jp-TraceExplorer-section' },
-      h('details', { open: node !== null }, h('summary', {}, `.graph (inlined, ${graph.size} nodes)`), pre, more),
-      h('details', {}, h('summary', {}, `.code of ${graph.method}`), h('pre', { class: 'jp-TraceExplorer-code' }, graph.code || '(no code)'))
-    );
+    return more ? [pre, more] : [pre];
   }
+
 }
