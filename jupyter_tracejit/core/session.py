@@ -126,18 +126,7 @@ def trace(
         probe_dims=probe_dims,
     )
     started = time.perf_counter()
-    options = _describe_options(
-        check_trace=check_trace,
-        check_inputs=check_inputs,
-        check_tolerance=check_tolerance,
-        strict=strict,
-        example_kwarg_inputs=example_kwarg_inputs,
-        force_outplace=force_outplace,
-        module_mode=module_mode,
-        no_grad=no_grad,
-        probe=probe,
-        probe_dims=probe_dims,
-    )
+    options = _describe_options(**given)
     try:
         plan = _plan_trace(
             func,
@@ -191,18 +180,7 @@ def trace_module(
         probe_dims=probe_dims,
     )
     started = time.perf_counter()
-    options = _describe_options(
-        check_trace=check_trace,
-        check_inputs=check_inputs,
-        check_tolerance=check_tolerance,
-        strict=strict,
-        example_inputs_is_kwarg=example_inputs_is_kwarg,
-        force_outplace=force_outplace,
-        module_mode=module_mode,
-        no_grad=no_grad,
-        probe=probe,
-        probe_dims=probe_dims,
-    )
+    options = _describe_options(**given)
     try:
         _validate_common(check_trace, check_tolerance, strict, force_outplace, module_mode, no_grad, probe)
         if not isinstance(mod, torch.nn.Module):

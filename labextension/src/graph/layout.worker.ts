@@ -6,14 +6,10 @@
  *
  * Messages in: `{id, dot}`; out: `{id, svg}` or `{id, error}`.
  */
-import { Graphviz } from '@hpcc-js/wasm-graphviz';
+import { ILayoutRequest, LayoutResponse, loadGraphviz } from './graphviz';
 
-export interface ILayoutRequest {
-  id: number;
-  dot: string;
-}
+export type { ILayoutRequest, LayoutResponse };
 
-export type LayoutResponse = { id: number; svg: string } | { id: number; error: string };
 
 /** The worker's global scope, typed without pulling the whole WebWorker lib into the DOM build. */
 interface IWorkerScope {
@@ -22,26 +18,11 @@ interface IWorkerScope {
 }
 
 const scope = self as unknown as IWorkerScope;
-let loaded: Promise<Graphviz> | null = null;
-
-/** The page's one Graphviz (the ~800 KB WASM module is fetched on the first layout); a failed load is retried. */
-function graphviz(): Promise<Graphviz> {
-  if (loaded === null) {
-    const loading = Graphviz.load();
-    loading.catch(() => {
-      if (loaded === loading) {
-        loaded = null;
-      }
-    });
-    loaded = loading;
-  }
-  return loaded;
-}
 
 scope.onmessage = async event => {
   const { id, dot } = event.data;
   try {
-    const gv = await graphviz();
+    const gv = await loadGraphviz();
     scope.postMessage({ id, svg: gv.dot(dot, 'svg') });
   } catch (err) {
     scope.postMessage({ id, error: err instanceof Error ? err.message : String(err) });

@@ -9,14 +9,10 @@
  * dies before its first answer), Graphviz runs on the page's main thread instead: slower to interact with on
  * big graphs, but the report still works. Requests go one at a time, as in `../graph/layout`.
  */
-import { Graphviz } from '@hpcc-js/wasm-graphviz';
+import { ILayoutRequest, LayoutResponse, loadGraphviz } from '../graph/graphviz';
 
-export interface ILayoutRequest {
-  id: number;
-  dot: string;
-}
+export type { ILayoutRequest, LayoutResponse };
 
-export type LayoutResponse = { id: number; svg: string } | { id: number; error: string };
 
 /** The slice of a worker's global scope that `serveLayouts` uses. */
 export interface ILayoutScope {
@@ -27,24 +23,9 @@ export interface ILayoutScope {
 /** Where layouts run: not decided yet, in a worker, or on the main thread. */
 export type LayoutMode = 'pending' | 'worker' | 'main-thread';
 
-let loaded: Promise<Graphviz> | null = null;
-
-/** This thread's one Graphviz (the WASM is inlined in the bundle); a failed load is retried. */
-function graphviz(): Promise<Graphviz> {
-  if (loaded === null) {
-    const loading = Graphviz.load();
-    loading.catch(() => {
-      if (loaded === loading) {
-        loaded = null;
-      }
-    });
-    loaded = loading;
-  }
-  return loaded;
-}
 
 async function layoutHere(dot: string): Promise<string> {
-  const gv = await graphviz();
+  const gv = await loadGraphviz();
   return gv.dot(dot, 'svg');
 }
 
