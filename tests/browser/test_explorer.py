@@ -160,6 +160,9 @@ def test_divergence_stepper_moves_the_highlight_in_both_graphs(lab):
         " return el && el.id !== old; }",
         arg=first_id,
     )
+    # both pictures are laid out in the worker: wait for them, then there is exactly one each
+    sides.nth(0).locator("svg").wait_for()
+    sides.nth(1).locator("svg").wait_for()
     assert sides.nth(0).locator("svg").count() == 1 and sides.nth(1).locator("svg").count() == 1
     assert sides.nth(0).locator("g.node.matched").count() >= 1  # matched nodes drawn on the trace side too
     lab.screenshot_themes("explorer-stepper", explorer)

@@ -129,6 +129,9 @@ def test_report_opens_offline_graph_inspector_and_stepper(offline, report_file):
     assert "only in the check trace: aten::select" in check.locator(".jp-TraceExplorer-reason").inner_text()
     check.get_by_role("button", name="next divergence").click()
     label.filter(has_text=f"2 of {total}").wait_for()
+    # both pictures are laid out in the worker: wait for them, then there is exactly one each
+    sides.nth(0).locator("svg").wait_for()
+    sides.nth(1).locator("svg").wait_for()
     assert sides.nth(0).locator("svg").count() == 1 and sides.nth(1).locator("svg").count() == 1
 
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
