@@ -13,7 +13,7 @@ import os
 import sys
 import warnings
 from collections.abc import Iterator
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from types import FrameType
 from typing import Any
 
@@ -321,7 +321,3 @@ def _prefer_ops(graph: Graph, ids: list[int]) -> list[int]:
     """Drop constants and plumbing when real ops are among the nodes: those are what to highlight."""
     ops = [i for i in ids if not graph.nodes[i].foldable]
     return ops or ids
-
-
-def with_nodes(w: TraceWarning, node_ids: list[int]) -> TraceWarning:
-    return replace(w, node_ids=node_ids)
