@@ -34,6 +34,7 @@ export class Explorer {
     this.header = h('div', { class: 'jp-TraceExplorer-header' });
     this.options = new OptionsBar(this.ctx);
     this.graph = new GraphView(this.ctx);
+    this.graph.onNodeClicked = () => this.showTab('inspector');
     this.inspector = new Inspector(this.ctx);
     this.warnings = new WarningsPanel(this.ctx);
     this.check = new CheckPanel(this.ctx);

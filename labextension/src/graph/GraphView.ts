@@ -63,6 +63,8 @@ function download(name: string, type: string, text: string): void {
 
 export class GraphView {
   readonly element: HTMLElement;
+  /** Called after the user clicked a node in the picture (the explorer then shows the inspector). */
+  onNodeClicked: ((nodeId: number) => void) | null = null;
   /** Settles when the latest requested picture is on screen (tests and benchmarks wait on it). */
   rendered: Promise<void> = Promise.resolve();
 
@@ -390,6 +392,7 @@ export class GraphView {
     const m = /^n(\d+)$/.exec(id);
     if (m) {
       this.ctx.host.set({ selectedNode: Number(m[1]) });
+      this.onNodeClicked?.(Number(m[1]));
     }
   }
 
