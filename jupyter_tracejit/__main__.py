@@ -1,7 +1,7 @@
 """``python -m jupyter_tracejit``: the ``tracejit`` command (see :mod:`jupyter_tracejit.cli`).
 
-``python -m jupyter_tracejit demo`` traces the bundled example and prints what was found (exit status 1: the
-example has problems on purpose); ``python -m jupyter_tracejit trace FILE.py:NAME --inputs EXPR`` traces yours.
+``python -m jupyter_tracejit demo`` traces the bundled example and prints what was found (the example has problems
+on purpose); ``python -m jupyter_tracejit trace FILE.py:NAME --inputs EXPR`` traces yours (exit 1 on problems).
 """
 
 from __future__ import annotations

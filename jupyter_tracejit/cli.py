@@ -22,8 +22,9 @@
     expression that does not evaluate, the file failing to import), with one line on stderr naming the problem.
 
 ``tracejit demo [-o demo.html] [--json run.json] [--dot graph.dot] [--no-probe]``
-    Traces the bundled example model (:func:`jupyter_tracejit.demo.demo_run`) and prints the report; it has
-    problems on purpose, so the exit code is 1.
+    Traces the bundled example model (:func:`jupyter_tracejit.demo.demo_run`) and prints the report. The model
+    has problems on purpose; finding them is the demo working, so the exit code is 0 (``trace`` is the one that
+    gates CI).
 """
 
 from __future__ import annotations
@@ -282,7 +283,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     run = demo_run(probe=not args.no_probe)
     print(format_run(run))
     _write_outputs(run, args, print)
-    return 0 if run.ok else EXIT_PROBLEMS
+    return 0
 
 
 def main(argv: list[str] | None = None, prog: str | None = None) -> int:

@@ -264,9 +264,9 @@ def test_usage_errors_exit_2_with_one_clear_line(results, case, message):
 
 
 # -- demo ----------------------------------------------------------------------------------------------------
-def test_demo_writes_the_html_report_and_exits_1(results):
+def test_demo_writes_the_html_report_and_exits_0(results):
     r = results["demo"]
-    assert r.returncode == 1, ok(r)  # the example has problems on purpose
+    assert r.returncode == 0, ok(r)  # the example has problems on purpose: finding them is the demo working
     assert r.stdout.startswith("DemoModel: problems;")
     assert "[to_bool] (x2) demo.py:" in r.stdout
     if STATIC_JS.exists():

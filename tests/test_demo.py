@@ -18,7 +18,7 @@ def test_demo_command_prints_the_report_and_writes_json_and_dot(tmp_path):
         text=True,
         timeout=300,
     )
-    assert result.returncode == 1, result.stderr  # the demo model has problems: non-zero like a failed check
+    assert result.returncode == 0, result.stderr  # the problems found are the demo working
     text = result.stdout
     assert "[to_bool] (x2) demo.py:" in text and "[to_int] (x2) demo.py:" in text
     assert "only in the check trace: aten::select" in text
