@@ -23,14 +23,10 @@ import os
 import platform
 import re
 import shutil
-import socket
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
-import urllib.error
-import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -39,7 +35,14 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 # the browser tests' helpers: Debian chromium's flags, and the steps a person takes in JupyterLab
-from tests.browser.conftest import CHROMIUM, CHROMIUM_ARGS, JupyterServer, Lab  # noqa: E402
+from tests.browser.conftest import (  # noqa: E402
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    JupyterServer,
+    Lab,
+    start_jupyter_lab,
+    stop_jupyter_lab,
+)
 
 TTI_TARGET_MS = 1000.0  # TransformerEncoder: state arrival -> interactive graph
 FIRST_PAINT_TARGET_MS = 2000.0  # 2,000-layer MLP: state arrival -> interactive graph (collapsed)
@@ -48,7 +51,6 @@ LONG_TASK_TARGET_MS = 100.0  # longest main-thread task during a phase
 LONG_TASK_THRESHOLD_MS = 50.0  # the Long Tasks API reports tasks of more than this only
 
 WAIT_MS = 180_000  # kernel start + `import torch` + tracing 2,000 layers fit well inside
-SERVER_START_TIMEOUT = 90.0
 VIEWPORT = {"width": 1280, "height": 860}
 #: notebook panels, for page scripts (they pick the visible one: JupyterLab keeps hidden panels in the DOM)
 PANELS = ".jp-NotebookPanel"
@@ -498,77 +500,13 @@ def task_details(phases: list[Phase]) -> list[str]:
 # -- server and browser -------------------------------------------------------------------------------
 
 
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def start_server(base: Path) -> JupyterServer:
-    """``python -m jupyterlab`` on 127.0.0.1 with fresh dirs, as the ``jupyter_server`` test fixture does."""
-    root, config, data, settings, workspaces, runtime, ipython = (
-        base / name for name in ("root", "config", "data", "settings", "workspaces", "runtime", "ipython")
-    )
-    for d in (root, config, data, settings, workspaces, runtime, ipython):
-        d.mkdir()
-    notification = settings / "@jupyterlab" / "apputils-extension" / "notification.jupyterlab-settings"
-    notification.parent.mkdir(parents=True)
-    notification.write_text(json.dumps({"fetchNews": "false"}))
-    env = dict(os.environ)
-    env.update(
-        JUPYTER_CONFIG_DIR=str(config),
-        JUPYTER_DATA_DIR=str(data),
-        JUPYTERLAB_SETTINGS_DIR=str(settings),
-        JUPYTERLAB_WORKSPACES_DIR=str(workspaces),
-        JUPYTER_RUNTIME_DIR=str(runtime),
-        IPYTHONDIR=str(ipython),
-        JUPYTER_PLATFORM_DIRS="1",
-        PYTHONUNBUFFERED="1",
-    )
-    port = free_port()
-    cmd = [
-        sys.executable,
-        "-m",
-        "jupyterlab",
-        "--no-browser",
-        "--ServerApp.ip=127.0.0.1",
-        f"--ServerApp.port={port}",
-        "--ServerApp.port_retries=0",
-        f"--ServerApp.root_dir={root}",
-        "--IdentityProvider.token=",
-        "--ServerApp.password=",
-        "--ServerApp.disable_check_xsrf=True",
-        "--LabApp.expose_app_in_browser=True",
-        "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
-        "--LabApp.extension_manager=readonly",
-    ]
-    if hasattr(os, "geteuid") and os.geteuid() == 0:
-        cmd.append("--allow-root")
-    log = base / "jupyter-server.log"
-    with log.open("wb") as out:
-        process = subprocess.Popen(cmd, cwd=root, env=env, stdout=out, stderr=subprocess.STDOUT)
-    server = JupyterServer(url=f"http://127.0.0.1:{port}", root=root, log=log, process=process)
-    deadline = time.monotonic() + SERVER_START_TIMEOUT
-    while True:
-        if process.poll() is not None:
-            raise RuntimeError(f"jupyter lab exited with {process.returncode}:\n{server.log_tail()}")
-        try:
-            server.api("GET", "/api/status")
-            return server
-        except (urllib.error.URLError, ConnectionError, TimeoutError):
-            if time.monotonic() > deadline:
-                stop_server(server)
-                raise RuntimeError(f"jupyter lab did not answer in {SERVER_START_TIMEOUT:.0f} s") from None
-            time.sleep(0.25)
+    """JupyterLab started as the ``jupyter_server`` test fixture starts it."""
+    return start_jupyter_lab(base, base / "jupyter-server.log")
 
 
 def stop_server(server: JupyterServer) -> None:
-    server.process.terminate()
-    try:
-        server.process.wait(timeout=15)
-    except subprocess.TimeoutExpired:
-        server.process.kill()
-        server.process.wait(timeout=5)
+    stop_jupyter_lab(server)
 
 
 def kernel_figures(lab: Lab, cell: int) -> dict[str, Any]:

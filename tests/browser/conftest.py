@@ -92,9 +92,13 @@ class JupyterServer:
             return ""
 
 
-@pytest.fixture(scope="package")
-def jupyter_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[JupyterServer]:
-    base = tmp_path_factory.mktemp("jupyterlab")
+class ServerStartError(RuntimeError):
+    """JupyterLab exited or did not answer; the message carries the end of its log."""
+
+
+def start_jupyter_lab(base: Path, log: Path) -> JupyterServer:
+    """``python -m jupyterlab`` from this venv on 127.0.0.1 and a free port, with fresh root, config, data,
+    settings and runtime dirs under ``base``, no token, and no news prompt; returns once it answers."""
     root, config, data, settings, workspaces, runtime, ipython = (
         base / name for name in ("root", "config", "data", "settings", "workspaces", "runtime", "ipython")
     )
@@ -119,8 +123,6 @@ def jupyter_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Jupyter
     )
     port = _free_port()
     url = f"http://127.0.0.1:{port}"
-    ARTIFACTS.mkdir(exist_ok=True)
-    log = ARTIFACTS / "jupyter-server.log"
     cmd = [
         sys.executable,
         "-m",
@@ -144,28 +146,42 @@ def jupyter_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Jupyter
     with log.open("wb") as out:
         process = subprocess.Popen(cmd, cwd=root, env=env, stdout=out, stderr=subprocess.STDOUT)
     server = JupyterServer(url=url, root=root, log=log, process=process)
+    deadline = time.monotonic() + SERVER_START_TIMEOUT
+    while True:
+        if process.poll() is not None:
+            raise ServerStartError(f"jupyter lab exited with {process.returncode}:\n{server.log_tail()}")
+        try:
+            server.api("GET", "/api/status")
+            return server
+        except (urllib.error.URLError, ConnectionError, TimeoutError):
+            if time.monotonic() > deadline:
+                stop_jupyter_lab(server)
+                raise ServerStartError(
+                    f"jupyter lab did not answer /api/status in {SERVER_START_TIMEOUT:.0f} s:\n{server.log_tail()}"
+                ) from None
+            time.sleep(0.25)
+
+
+def stop_jupyter_lab(server: JupyterServer) -> None:
+    server.process.terminate()
     try:
-        deadline = time.monotonic() + SERVER_START_TIMEOUT
-        while True:
-            if process.poll() is not None:
-                pytest.fail(f"jupyter lab exited with {process.returncode}:\n{server.log_tail()}")
-            try:
-                server.api("GET", "/api/status")
-                break
-            except (urllib.error.URLError, ConnectionError, TimeoutError):
-                if time.monotonic() > deadline:
-                    pytest.fail(
-                        f"jupyter lab did not answer /api/status in {SERVER_START_TIMEOUT:.0f} s:\n{server.log_tail()}"
-                    )
-                time.sleep(0.25)
+        server.process.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        server.process.kill()
+        server.process.wait(timeout=5)
+
+
+@pytest.fixture(scope="package")
+def jupyter_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[JupyterServer]:
+    ARTIFACTS.mkdir(exist_ok=True)
+    try:
+        server = start_jupyter_lab(tmp_path_factory.mktemp("jupyterlab"), ARTIFACTS / "jupyter-server.log")
+    except ServerStartError as exc:
+        pytest.fail(str(exc))
+    try:
         yield server
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=5)
+        stop_jupyter_lab(server)
 
 
 # -- browser ------------------------------------------------------------------------------------------
