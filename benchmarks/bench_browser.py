@@ -40,6 +40,7 @@ from tests.browser.conftest import (  # noqa: E402
     CHROMIUM_ARGS,
     JupyterServer,
     Lab,
+    record_page_errors,
     start_jupyter_lab,
     stop_jupyter_lab,
 )
@@ -529,10 +530,7 @@ def measure_once(browser: Any, server: JupyterServer, notebook: str, result: Mod
     context.set_default_timeout(WAIT_MS)
     context.add_init_script(INIT_SCRIPT)
     page = context.new_page()
-    errors: list[str] = []
-    page.on("pageerror", lambda exc: errors.append(f"pageerror: {exc}"))
-    page.on("console", lambda msg: errors.append(f"console.{msg.type}: {msg.text}") if msg.type == "error" else None)
-    page.tracejit_errors = errors
+    errors = record_page_errors(page)
     lab = Lab(page, server)
     try:
         lab.open_notebook(notebook)

@@ -215,15 +215,21 @@ def _test_name(node: pytest.Item) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", node.name)
 
 
+def record_page_errors(page: Any) -> list[str]:
+    """Collect uncaught page errors and console errors on ``page.tracejit_errors`` (and return that list)."""
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(f"pageerror: {exc}"))
+    page.on("console", lambda msg: errors.append(f"console.{msg.type}: {msg.text}") if msg.type == "error" else None)
+    page.tracejit_errors = errors
+    return errors
+
+
 @pytest.fixture
 def page(browser: Any, jupyter_server: JupyterServer, request: pytest.FixtureRequest) -> Iterator[Any]:
     context = browser.new_context(viewport={"width": 1280, "height": 860})
     context.set_default_timeout(WAIT_MS)
     pg = context.new_page()
-    errors: list[str] = []
-    pg.on("pageerror", lambda exc: errors.append(f"pageerror: {exc}"))
-    pg.on("console", lambda msg: errors.append(f"console.{msg.type}: {msg.text}") if msg.type == "error" else None)
-    pg.tracejit_errors = errors
+    errors = record_page_errors(pg)
     try:
         yield pg
     finally:
