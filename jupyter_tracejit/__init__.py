@@ -7,6 +7,7 @@
 
 from typing import Any
 
+from . import render  # noqa: F401  (registers run.to_dot / to_html / save_html with the core)
 from .core import (
     CATEGORIES,
     SCHEMA_VERSION,

@@ -40,6 +40,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from .core.options import CommandLineError, add_command_line, from_command_line
+
 EXIT_OK = 0
 EXIT_PROBLEMS = 1
 EXIT_USAGE = 2
@@ -77,16 +79,8 @@ def build_parser(prog: str = "tracejit") -> argparse.ArgumentParser:
         metavar="EXPR",
         help="example inputs: a tuple, a single tensor, or a dict of keyword inputs",
     )
-    t.add_argument("--no-check", action="store_true", help="skip the check traces (check_trace=False)")
-    t.add_argument("--check-inputs", metavar="EXPR", help="check inputs: a list of input sets, each like --inputs")
-    t.add_argument("--tol", type=float, default=1e-5, metavar="FLOAT", help="check tolerance (default 1e-5)")
-    t.add_argument("--non-strict", action="store_true", help="strict=False (allow list and dict outputs)")
-    t.add_argument("--force-outplace", action="store_true", help="torch's _force_outplace=True")
-    mode = t.add_mutually_exclusive_group()
-    mode.add_argument("--eval", dest="module_mode", action="store_const", const="eval", help="trace in eval mode")
-    mode.add_argument("--train", dest="module_mode", action="store_const", const="train", help="trace in train mode")
-    t.add_argument("--no-grad", action="store_true", help="trace under torch.no_grad()")
-    t.add_argument("--probe", action="store_true", help="also run the generalization probe")
+    # the trace options, spelled as for %trace (--no-check, --check-inputs EXPR, --tol, --eval, ...)
+    add_command_line(t.add_argument)
     t.add_argument("--seed", type=int, default=0, help="torch.manual_seed before importing the file (default 0)")
     t.add_argument(
         "--fail-on-warnings",
@@ -213,7 +207,7 @@ def _write_outputs(run: Any, args: argparse.Namespace, say: Callable[[str], None
             args.dot.write_text(run.to_dot())
             say(f"wrote {args.dot}")
     if args.output:
-        from .report import save_html
+        from .render.page import save_html
 
         path = save_html(run, args.output)
         say(f"wrote {path} ({path.stat().st_size / 1024:.0f} KiB)")
@@ -237,11 +231,16 @@ def cmd_trace(args: argparse.Namespace) -> int:
         if out is not None and not out.parent.is_dir():
             raise UsageError(f"cannot write {out}: no such directory {out.parent}")
 
+    try:
+        trace_options, check_inputs_expr = from_command_line(args)
+    except CommandLineError as exc:
+        raise UsageError(str(exc)) from None
+
     import torch
 
     import jupyter_tracejit as tj
 
-    from .core.text_report import format_run
+    from .render.text import format_run
 
     torch.manual_seed(args.seed)
     module = load_file(path)
@@ -249,8 +248,8 @@ def cmd_trace(args: argparse.Namespace) -> int:
     namespace = {"torch": torch, **vars(module)}
     example, kwargs = input_set(evaluate(args.inputs, namespace, "--inputs"), "--inputs")
     check_inputs = None
-    if args.check_inputs is not None:
-        value = evaluate(args.check_inputs, namespace, "--check-inputs")
+    if check_inputs_expr is not None:
+        value = evaluate(check_inputs_expr, namespace, "--check-inputs")
         sets = value if isinstance(value, list) else [value]
         if not sets:
             raise UsageError("--check-inputs gave an empty list: give at least one input set, or leave it out")
@@ -258,27 +257,15 @@ def cmd_trace(args: argparse.Namespace) -> int:
         for v in sets:
             pos, kw = input_set(v, "--check-inputs")
             check_inputs.append(kw if kw is not None else pos)
-    run = tj.trace(
-        target,
-        example,
-        example_kwarg_inputs=kwargs,
-        check_trace=not args.no_check,
-        check_inputs=check_inputs,
-        check_tolerance=args.tol,
-        strict=not args.non_strict,
-        force_outplace=args.force_outplace,
-        module_mode=args.module_mode or "as_is",
-        no_grad=args.no_grad,
-        probe=args.probe,
-    )
+    run = tj.trace(target, example, example_kwarg_inputs=kwargs, **trace_options, check_inputs=check_inputs)
     print(format_run(run))
     _write_outputs(run, args, print)
     return _exit_code(run, args.fail_on_warnings)
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    from .core.text_report import format_run
     from .demo import demo_run
+    from .render.text import format_run
 
     run = demo_run(probe=not args.no_probe)
     print(format_run(run))

@@ -32,9 +32,8 @@ from __future__ import annotations
 import ast
 import inspect
 import keyword
-import math
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import torch
@@ -42,15 +41,21 @@ from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, magics_class, no_var_expand
 from IPython.core.magic_arguments import argument, kwds, magic_arguments
 
+from .core.options import COMMAND_LINE, CommandLineError, add_command_line, from_command_line
+from .core.request import trace, trace_module
 from .core.run import TraceRun
-from .core.session import trace, trace_module
 from .widgets import RUN_MIME, explore
 
 #: where the run goes without ``-o`` (like ``_`` for the last output)
 DEFAULT_OUTPUT = "_trace"
 
+#: the magic's own options (the trace options come from :data:`jupyter_tracejit.core.options.COMMAND_LINE`)
+_OWN_VALUE_OPTIONS = ("-o", "--method")
+_OWN_SWITCHES = ("--static", "--quiet")
 #: options followed by a value; the value may be glued with ``=`` (``--tol=1e-4``) or come as the next word
-_VALUE_OPTIONS = frozenset({"-o", "--method", "--tol", "--check-inputs"})
+_VALUE_OPTIONS = frozenset({*_OWN_VALUE_OPTIONS, *(f.flag for f in COMMAND_LINE if f.metavar)})
+#: every option, in help order, for the "unknown option" message
+_ALL_OPTIONS = (*_OWN_VALUE_OPTIONS, *(f.flag for f in COMMAND_LINE), *_OWN_SWITCHES)
 #: names of bound methods that mean "call the module" rather than "trace this method"
 _CALL_NAMES = frozenset({"forward", "__call__", "_call_impl", "_wrapped_call_impl"})
 
@@ -163,20 +168,16 @@ def split_line(line: str) -> tuple[list[str], str]:
 
 @dataclass
 class Options:
-    """The parsed options of one ``%trace``."""
+    """The parsed options of one ``%trace``: the magic's own, and the trace options it sets."""
 
     output: str = DEFAULT_OUTPUT
     method: str | None = None
-    check_trace: bool = True
-    check_inputs: str | None = None
-    tolerance: float = 1e-5
-    strict: bool = True
-    force_outplace: bool = False
-    module_mode: str = "as_is"
-    no_grad: bool = False
-    probe: bool = False
+    #: ``--check-inputs``' text, evaluated in the user's namespace once CALL is known
+    check_inputs_expr: str | None = None
     static: bool = False
     quiet: bool = False
+    #: the trace options given on the line (``TraceOptions`` names); the rest keep their defaults
+    trace_options: dict[str, Any] = field(default_factory=dict)
 
 
 def _option_error(message: str) -> MagicError:
@@ -184,8 +185,7 @@ def _option_error(message: str) -> MagicError:
     if message.startswith("unrecognized arguments:"):
         unknown = message.split(":", 1)[1].split()[0].split("=")[0]
         return MagicError(
-            f"unknown option {unknown!r}; the options are -o, --method, --no-check, --check-inputs, --tol, "
-            "--non-strict, --force-outplace, --eval, --train, --no-grad, --probe, --static, --quiet (see %trace?)",
+            f"unknown option {unknown!r}; the options are {', '.join(_ALL_OPTIONS)} (see %trace?)",
             "%trace --no-check model(x)",
         )
     if "expected one argument" in message:
@@ -203,11 +203,11 @@ def parse_options(parser: Any, words: list[str]) -> Options:
         ns = parser.parse_args(words)
     except UsageError as e:
         raise _option_error(str(e)) from None
-    if ns.eval and ns.train:
-        raise MagicError(
-            "--eval and --train contradict each other (each sets the module mode for this trace); give one",
-            _EXAMPLES["mode"],
-        )
+    try:
+        trace_options, check_inputs_expr = from_command_line(ns)
+    except CommandLineError as e:
+        example = _EXAMPLES["mode"] if e.flag in ("--eval", "--train") else _VALUE_EXAMPLES.get(e.flag, _EXAMPLE)
+        raise MagicError(str(e), example) from None
     if ns.static and ns.quiet:
         raise MagicError(
             "--static and --quiet contradict each other (--static shows the kernel-free view, --quiet shows "
@@ -218,30 +218,13 @@ def parse_options(parser: Any, words: list[str]) -> Options:
         raise MagicError(f"-o needs a Python variable name, got {ns.output!r}", _EXAMPLES["output"])
     if ns.method is not None and (not ns.method.isidentifier() or keyword.iskeyword(ns.method)):
         raise MagicError(f"--method needs a method name, got {ns.method!r}", _EXAMPLES["method"])
-    tolerance = 1e-5
-    if ns.tol is not None:
-        try:
-            tolerance = float(ns.tol)
-        except ValueError:
-            tolerance = math.nan
-        if not math.isfinite(tolerance) or tolerance < 0:
-            raise MagicError(
-                f"--tol needs a finite number >= 0 (torch's check_tolerance, default 1e-5), got {ns.tol!r}",
-                _EXAMPLES["tol"],
-            )
     return Options(
         output=ns.output,
         method=ns.method,
-        check_trace=not ns.no_check,
-        check_inputs=ns.check_inputs,
-        tolerance=tolerance,
-        strict=not ns.non_strict,
-        force_outplace=ns.force_outplace,
-        module_mode="eval" if ns.eval else "train" if ns.train else "as_is",
-        no_grad=ns.no_grad,
-        probe=ns.probe,
+        check_inputs_expr=check_inputs_expr,
         static=ns.static,
         quiet=ns.quiet,
+        trace_options=trace_options,
     )
 
 
@@ -405,16 +388,7 @@ def check_inputs_for(value: Any, expr: str, plan: Plan) -> list[Any]:
 
 
 def _trace(plan: Plan, check_inputs: list[Any] | None, opts: Options) -> TraceRun:
-    common: dict[str, Any] = dict(
-        check_trace=opts.check_trace,
-        check_inputs=check_inputs,
-        check_tolerance=opts.tolerance,
-        strict=opts.strict,
-        force_outplace=opts.force_outplace,
-        module_mode=opts.module_mode,
-        no_grad=opts.no_grad,
-        probe=opts.probe,
-    )
+    common: dict[str, Any] = {**opts.trace_options, "check_inputs": check_inputs}
     if plan.kind == "trace_module":
         return trace_module(plan.target, plan.inputs, example_inputs_is_kwarg=plan.is_kwarg, **common)
     if plan.is_kwarg:
@@ -430,6 +404,15 @@ def static_bundle(run: TraceRun) -> dict[str, Any]:
     if callable(to_html):
         bundle["text/html"] = to_html()
     return bundle
+
+
+def _trace_option_arguments(func: Any) -> Any:
+    """The trace options' flags (``--no-check``, ``--tol``, ...) as IPython ``@argument`` decorators, in help order."""
+    decorators: list[Any] = []
+    add_command_line(lambda *flags, **kwargs: decorators.append(argument(*flags, **kwargs)))
+    for decorate in reversed(decorators):  # the decorator nearest the function comes last in the help
+        func = decorate(func)
+    return func
 
 
 # -- the magic ----------------------------------------------------------------------------------------
@@ -450,28 +433,7 @@ class TraceMagics(Magics):
         help="trace this module method with trace_module, e.g. --method encode model.encode(x); inferred when "
         "CALL calls a bound nn.Module method other than forward",
     )
-    @argument("--no-check", action="store_true", help="check_trace=False: skip the re-trace check")
-    @argument(
-        "--check-inputs",
-        metavar="EXPR",
-        help="check_inputs: EXPR (evaluated in your namespace) is a list of input tuples to check with, "
-        "e.g. [(x2,), (x3,)]; a list of dicts for keyword CALLs",
-    )
-    @argument("--tol", metavar="FLOAT", help="check_tolerance (default 1e-5), e.g. --tol 1e-4")
-    @argument("--non-strict", action="store_true", help="strict=False: allow mutable container outputs")
-    @argument(
-        "--force-outplace",
-        action="store_true",
-        help="_force_outplace=True: record in-place ops as their out-of-place versions",
-    )
-    @argument(
-        "--eval", action="store_true", help="module_mode='eval': call .eval() for this trace only, restored after"
-    )
-    @argument(
-        "--train", action="store_true", help="module_mode='train': call .train() for this trace only, restored after"
-    )
-    @argument("--no-grad", action="store_true", help="no_grad=True: trace under torch.no_grad()")
-    @argument("--probe", action="store_true", help="probe=True: also run the generalization probe")
+    @_trace_option_arguments
     @argument(
         "--static",
         action="store_true",
@@ -596,17 +558,17 @@ class TraceMagics(Magics):
         }
         plan = plan_call(callee, call.func, text, args, kwargs, opts)
         check_inputs = None
-        if opts.check_inputs is not None:
+        if opts.check_inputs_expr is not None:
             example = _EXAMPLES["check_inputs_kw" if plan.is_kwarg else "check_inputs"]
+            source = opts.check_inputs_expr.strip()
             try:
-                expr = ast.parse(opts.check_inputs.strip(), mode="eval")
+                expr = ast.parse(source, mode="eval")
             except SyntaxError as e:
                 raise MagicError(
-                    f"--check-inputs {opts.check_inputs!r} is not a Python expression ({e.msg})", example
+                    f"--check-inputs {opts.check_inputs_expr!r} is not a Python expression ({e.msg})", example
                 ) from None
-            source = opts.check_inputs.strip()
             value = _evaluate(expr.body, source, ns, "<%trace --check-inputs>", "--check-inputs", example)
-            check_inputs = check_inputs_for(value, opts.check_inputs, plan)
+            check_inputs = check_inputs_for(value, opts.check_inputs_expr, plan)
         run = _trace(plan, check_inputs, opts)
         ns[opts.output] = run
         if opts.quiet:

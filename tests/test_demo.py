@@ -7,7 +7,7 @@ import subprocess
 import sys
 
 import jupyter_tracejit as tj
-from jupyter_tracejit.core.text_report import format_run
+from jupyter_tracejit.render.text import format_run
 
 
 def test_demo_command_prints_the_report_and_writes_json_and_dot(tmp_path):

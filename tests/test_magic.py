@@ -223,7 +223,7 @@ def test_keyword_arguments_become_example_kwarg_inputs(ip: InteractiveShell, mon
     assert run.options["example_kwarg_inputs"] == ["input_ids", "mask"]
     assert run.request.kind == "trace" and run.request.target is ip.user_ns["masked"]
     assert run.request.inputs is None
-    assert run.request.options["example_kwarg_inputs"] == {"input_ids": ip.user_ns["ids"], "mask": ip.user_ns["m"]}
+    assert run.request.example_kwarg_inputs == {"input_ids": ip.user_ns["ids"], "mask": ip.user_ns["m"]}
     run = traced(ip, monkeypatch, "add(x=x, y=x2[:2])")
     assert run.ok and run.options["example_kwarg_inputs"] == ["x", "y"]
 
@@ -246,10 +246,10 @@ def test_a_module_method_is_traced_with_trace_module(
 def test_method_with_check_inputs_and_keyword_inputs(ip: InteractiveShell, monkeypatch: pytest.MonkeyPatch) -> None:
     run = traced(ip, monkeypatch, "--check-inputs [(x2,), x3] net.encode(x)")
     assert run.ok and len(run.check.cases) == 2
-    assert run.request.options["check_inputs"] == [{"encode": (ip.user_ns["x2"],)}, {"encode": (ip.user_ns["x3"],)}]
+    assert run.request.options.check_inputs == [{"encode": (ip.user_ns["x2"],)}, {"encode": (ip.user_ns["x3"],)}]
     run = traced(ip, monkeypatch, "--method forward masked(input_ids=ids, mask=m)")
     assert run.ok and run.request.kind == "trace_module"
-    assert run.request.options["example_inputs_is_kwarg"] is True
+    assert run.request.example_inputs_is_kwarg is True
     assert run.request.inputs == {"forward": {"input_ids": ip.user_ns["ids"], "mask": ip.user_ns["m"]}}
 
 
@@ -271,27 +271,27 @@ def test_no_check(ip: InteractiveShell, monkeypatch: pytest.MonkeyPatch) -> None
 def test_check_inputs_and_tol(ip: InteractiveShell, monkeypatch: pytest.MonkeyPatch) -> None:
     run = traced(ip, monkeypatch, "--check-inputs [(x2,), (x3,)] --tol 1e-3 relu_fn(x)")
     assert run.ok
-    assert run.options["check_inputs"] == [["float32(3, 4)"], ["float32(5, 4)"]]
-    assert run.request.options["check_inputs"] == [(ip.user_ns["x2"],), (ip.user_ns["x3"],)]
+    assert run.options["check_inputs"] == [["Float(3, 4)"], ["Float(5, 4)"]]
+    assert run.request.options.check_inputs == [(ip.user_ns["x2"],), (ip.user_ns["x3"],)]
     assert [c.label for c in run.check.cases] == ["check_inputs[0]", "check_inputs[1]"]
     assert run.options["check_tolerance"] == 1e-3 and run.check.tolerance == 1e-3
     # = glued values, and a list of dicts for keyword calls
     run = traced(ip, monkeypatch, "--tol=0 --check-inputs=[dict(x=x2,y=x2)] add(x=x, y=x2[:2])")
     assert run.options["check_tolerance"] == 0.0
-    assert run.request.options["check_inputs"] == [{"x": ip.user_ns["x2"], "y": ip.user_ns["x2"]}]
+    assert run.request.options.check_inputs == [{"x": ip.user_ns["x2"], "y": ip.user_ns["x2"]}]
 
 
 def test_non_strict(ip: InteractiveShell, monkeypatch: pytest.MonkeyPatch) -> None:
     strict = traced(ip, monkeypatch, "returns_a_dict(x)")
     assert strict.options["strict"] is True and not strict.ok
     run = traced(ip, monkeypatch, "--non-strict returns_a_dict(x)")
-    assert run.options["strict"] is False and run.request.options["strict"] is False
+    assert run.options["strict"] is False and run.request.options.strict is False
     assert run.ok, run.summary()
 
 
 def test_force_outplace(ip: InteractiveShell, monkeypatch: pytest.MonkeyPatch) -> None:
     run = traced(ip, monkeypatch, "--force-outplace relu_fn(x)")
-    assert run.options["force_outplace"] is True and run.request.options["force_outplace"] is True
+    assert run.options["force_outplace"] is True and run.request.options.force_outplace is True
 
 
 def test_eval_is_for_this_trace_only(ip: InteractiveShell, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -314,7 +314,7 @@ def test_train_is_for_this_trace_only(ip: InteractiveShell, monkeypatch: pytest.
 
 def test_no_grad(ip: InteractiveShell, monkeypatch: pytest.MonkeyPatch) -> None:
     run = traced(ip, monkeypatch, "--no-grad --eval net(x)")
-    assert run.options["no_grad"] is True and run.request.options["no_grad"] is True
+    assert run.options["no_grad"] is True and run.request.options.no_grad is True
     assert torch.is_grad_enabled()
 
 

@@ -15,8 +15,8 @@ import torch
 import torch.nn as nn
 
 import jupyter_tracejit as tj
-from jupyter_tracejit import report
-from jupyter_tracejit.core import html_report
+from jupyter_tracejit.render import html as html_report
+from jupyter_tracejit.render import page as report
 
 ROOT = Path(__file__).resolve().parents[1]
 STATIC = ROOT / "jupyter_tracejit" / "static"

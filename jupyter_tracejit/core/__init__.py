@@ -5,8 +5,9 @@ from .diff import ConstantDiff, Divergence, GraphDiff, structural_diff
 from .errors import TraceError
 from .graph import Block, Frame, Graph, GraphLintError, ModuleScope, Node, SourceLoc, Value
 from .hazards import Finding
+from .options import TraceOptions
+from .request import TraceRequest, trace, trace_module
 from .run import SCHEMA_VERSION, Target, TraceRun
-from .session import TraceRequest, trace, trace_module
 from .tracer_warnings import CATEGORIES, TraceWarning
 
 __all__ = [
@@ -28,6 +29,7 @@ __all__ = [
     "SourceLoc",
     "Target",
     "TraceError",
+    "TraceOptions",
     "TraceRequest",
     "TraceRun",
     "TraceWarning",

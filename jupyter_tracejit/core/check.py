@@ -12,20 +12,21 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import torch
-from torch.testing._comparison import default_tolerances
 
+from .compare import TensorComparison, compare_tensors
 from .diff import GraphDiff, structural_diff
 from .errors import TraceError, error_from_exception
 from .from_torchscript import Extraction, canonical_inlined, canonical_text, extract_graph, preorder
 from .graph import Graph
-from .jsonfloat import float_from_json, float_to_json
+from .jsonio import Decoders, JsonRecord, list_of
+from .options import DEFAULT_TOLERANCE
 
 
 @dataclass
-class OutputComparison:
+class OutputComparison(JsonRecord):
     """One tensor output of the trace compared with the Python function or with the re-trace."""
 
     index: int
@@ -36,24 +37,18 @@ class OutputComparison:
     atol: float = 0.0
     rtol: float = 0.0
     shape: list[int] = field(default_factory=list)
+    #: torch's own description of the mismatch (``assert_close``'s message), as its warning prints it
     message: str = ""
-
-    def to_json(self) -> dict[str, Any]:
-        return {k: float_to_json(v) for k, v in self.__dict__.items()}
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> OutputComparison:
-        return cls(**{k: float_from_json(v) for k, v in data.items()})
 
 
 @dataclass
-class CheckCase:
+class CheckCase(JsonRecord):
     """The check of one method with one set of check inputs."""
 
     index: int
     method: str
     label: str
-    #: shapes of the check inputs, e.g. ``["Float(4, 3)"]``
+    #: the check inputs described, e.g. ``["Float(4, 3)"]``
     inputs: list[str] = field(default_factory=list)
     outputs: list[OutputComparison] = field(default_factory=list)
     #: the re-trace's graph; kept only when it differs from the trace (an identical graph is redundant)
@@ -63,6 +58,14 @@ class CheckCase:
     text_differs: bool = False
     #: re-tracing, or running the trace / Python function / re-trace on these inputs raised
     exception: TraceError | None = None
+
+    _json_decoders: ClassVar[Decoders] = {
+        "outputs": list_of(OutputComparison.from_json),
+        "graph": Graph.from_json,
+        "diff": GraphDiff.from_json,
+        "exception": TraceError.from_json,
+    }
+    _json_derived: ClassVar[tuple[str, ...]] = ("ok",)
 
     @property
     def graphs_differ(self) -> bool:
@@ -76,42 +79,17 @@ class CheckCase:
     def ok(self) -> bool:
         return self.exception is None and self.outputs_ok and not self.graphs_differ
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "index": self.index,
-            "method": self.method,
-            "label": self.label,
-            "inputs": self.inputs,
-            "outputs": [o.to_json() for o in self.outputs],
-            "graph": None if self.graph is None else self.graph.to_json(),
-            "diff": None if self.diff is None else self.diff.to_json(),
-            "text_differs": self.text_differs,
-            "exception": None if self.exception is None else self.exception.to_json(),
-            "ok": self.ok,
-        }
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> CheckCase:
-        return cls(
-            index=data["index"],
-            method=data["method"],
-            label=data["label"],
-            inputs=data["inputs"],
-            outputs=[OutputComparison.from_json(o) for o in data["outputs"]],
-            graph=None if data["graph"] is None else Graph.from_json(data["graph"]),
-            diff=None if data["diff"] is None else GraphDiff.from_json(data["diff"]),
-            text_differs=data["text_differs"],
-            exception=None if data["exception"] is None else TraceError.from_json(data["exception"]),
-        )
-
 
 @dataclass
-class CheckReport:
+class CheckReport(JsonRecord):
     """Every check case of a run. ``ok`` agrees with torch: False exactly when torch.jit.trace would raise
     ``TracingCheckError`` (or fail to re-trace) or emit an output-mismatch warning."""
 
     cases: list[CheckCase] = field(default_factory=list)
-    tolerance: float = 1e-5
+    tolerance: float = DEFAULT_TOLERANCE
+
+    _json_decoders: ClassVar[Decoders] = {"cases": list_of(CheckCase.from_json)}
+    _json_derived: ClassVar[tuple[str, ...]] = ("ok",)
 
     @property
     def ok(self) -> bool:
@@ -133,41 +111,8 @@ class CheckReport:
     def output_mismatches(self) -> list[tuple[CheckCase, OutputComparison]]:
         return [(c, o) for c in self.cases for o in c.outputs if not o.ok]
 
-    def to_json(self) -> dict[str, Any]:
-        return {"ok": self.ok, "tolerance": self.tolerance, "cases": [c.to_json() for c in self.cases]}
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> CheckReport:
-        return cls(cases=[CheckCase.from_json(c) for c in data["cases"]], tolerance=data["tolerance"])
-
 
 # -- helpers mirroring torch.jit._trace ----------------------------------------------------------
-
-
-def clone_inputs(args: Any) -> Any:
-    """torch's ``_clone_inputs``: detached clones that keep ``requires_grad``."""
-    return torch.jit._trace._clone_inputs(args)
-
-
-def describe_inputs(inputs: Any) -> list[str]:
-    """``["Float(4, 3)", "k=Long(2)"]``: a short, JSON-ready description of example inputs."""
-
-    def one(x: Any) -> str:
-        if isinstance(x, torch.Tensor):
-            dtype = str(x.dtype).replace("torch.", "")
-            return f"{dtype}({', '.join(str(d) for d in x.shape)})"
-        if isinstance(x, (tuple, list)):
-            inner = ", ".join(one(v) for v in x)
-            return f"({inner})" if isinstance(x, tuple) else f"[{inner}]"
-        if isinstance(x, dict):
-            return "{" + ", ".join(f"{k}: {one(v)}" for k, v in x.items()) + "}"
-        return type(x).__name__
-
-    if isinstance(inputs, dict):
-        return [f"{k}={one(v)}" for k, v in inputs.items()]
-    if isinstance(inputs, (tuple, list)):
-        return [one(v) for v in inputs]
-    return [one(inputs)]
 
 
 def _tensor_outputs(out: Any) -> list[torch.Tensor]:
@@ -175,73 +120,39 @@ def _tensor_outputs(out: Any) -> list[torch.Tensor]:
     return [o for o in outs if isinstance(o, torch.Tensor)]
 
 
-def _errors(orig: torch.Tensor, ref: torch.Tensor) -> tuple[float | None, float | None]:
-    try:
-        a = orig.detach().to(torch.cdouble if orig.is_complex() or ref.is_complex() else torch.double)
-        b = ref.detach().to(a.dtype)
-        if a.shape != b.shape or a.numel() == 0:
-            return None, None
-        diff = (a - b).abs()
-        finite = torch.isfinite(diff)
-        max_abs = float(diff[finite].max()) if bool(finite.any()) else 0.0
-        rel = diff / b.abs()
-        rel_ok = torch.isfinite(rel)
-        max_rel = float(rel[rel_ok].max()) if bool(rel_ok.any()) else 0.0
-        return max_abs, max_rel
-    except (RuntimeError, TypeError):
-        return None, None
+def _compare_nested(orig: torch.Tensor, ref: torch.Tensor, tolerance: float) -> TensorComparison:
+    """Nested tensors are compared component by component, as torch does; the first mismatch decides."""
+    if getattr(orig, "is_nested", False) != getattr(ref, "is_nested", False):
+        return TensorComparison(False, structural="one output is a nested tensor, the other is not")
+    last = TensorComparison(True)
+    for t_o, t_r in zip(orig.unbind(), ref.unbind(), strict=False):
+        last = compare_tensors(t_o, t_r, rtol=tolerance)
+        if not last.ok:
+            return last
+    return last
 
 
 def compare_outputs(
     original: list[torch.Tensor], reference: list[torch.Tensor], against: str, tolerance: float
 ) -> list[OutputComparison]:
-    """torch's ``compare_outputs``: ``assert_close`` of each pair in double with ``rtol=tolerance``."""
+    """torch's ``compare_outputs``: each pair compared in double with ``rtol=tolerance`` (see :mod:`.compare`)."""
     results = []
     for i, (orig, ref) in enumerate(zip(original, reference, strict=False)):
-        atol = default_tolerances(orig, ref)[1]
-        o, r = orig, ref
-        if o.is_quantized:
-            o = o.dequantize()
-        if r.is_quantized:
-            r = r.dequantize()
-        if o.is_mkldnn:
-            o = o.to_dense()
-        if r.is_mkldnn:
-            r = r.to_dense()
-        message = ""
-        try:
-            if o.is_complex() or r.is_complex():
-                torch.testing.assert_close(
-                    o.to(torch.cdouble), r.to(torch.cdouble), rtol=tolerance, atol=atol, equal_nan=True
-                )
-            elif getattr(o, "is_nested", False) or getattr(r, "is_nested", False):
-                assert getattr(o, "is_nested", False) == getattr(r, "is_nested", False)
-                for t_o, t_r in zip(o.unbind(), r.unbind(), strict=False):
-                    torch.testing.assert_close(
-                        t_o.double(),
-                        t_r.double(),
-                        rtol=tolerance,
-                        atol=default_tolerances(t_o, t_r)[1],
-                        equal_nan=True,
-                    )
-            else:
-                torch.testing.assert_close(o.double(), r.double(), rtol=tolerance, atol=atol, equal_nan=True)
-            ok = True
-        except AssertionError as e:
-            ok = False
-            message = str(e)
-        max_abs, max_rel = _errors(o, r)
+        if getattr(orig, "is_nested", False) or getattr(ref, "is_nested", False):
+            c = _compare_nested(orig, ref, tolerance)
+        else:
+            c = compare_tensors(orig, ref, rtol=tolerance)
         results.append(
             OutputComparison(
                 index=i,
                 against=against,
-                ok=ok,
-                max_abs=max_abs,
-                max_rel=max_rel,
-                atol=atol,
+                ok=c.ok,
+                max_abs=c.max_abs,
+                max_rel=c.max_rel,
+                atol=c.atol,
                 rtol=tolerance,
                 shape=list(orig.shape),
-                message=message,
+                message=c.torch_message,
             )
         )
     return results
@@ -265,10 +176,10 @@ def tensor_constant_comparer(
         if ta is None or tb is None:
             return None
         try:
-            torch.testing.assert_close(ta, tb, equal_nan=True)
-            return None
-        except (RuntimeError, AssertionError) as e:
-            return str(e).strip(), _errors(ta, tb)[0]
+            c = compare_tensors(ta, tb, promote=False)
+        except (RuntimeError, TypeError) as e:  # dtypes torch cannot compare element-wise
+            return str(e).strip(), None
+        return None if c.ok else (c.torch_message.strip(), c.max_abs)
 
     return compare
 
@@ -320,8 +231,9 @@ def _tensor_constants_equal(trace: Extraction, canonical: torch._C.Graph) -> boo
         if node.kind() != "prim::Constant" or not node.hasAttribute("value") or node.kindOf("value") != "t":
             return False  # not the same layout after all: let the structural diff decide
         try:
-            torch.testing.assert_close(expected, node.t("value"), equal_nan=True)
-        except (RuntimeError, AssertionError):
+            if not compare_tensors(expected, node.t("value"), promote=False).ok:
+                return False
+        except (RuntimeError, TypeError):
             return False
     return True
 

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .graph import Graph, Node
+from .jsonio import JsonRecord
 
 ROOT = "root"
 DOWNSTREAM = "downstream"
@@ -56,25 +57,13 @@ class Divergence:
 
 
 @dataclass(frozen=True)
-class ConstantDiff:
+class ConstantDiff(JsonRecord):
     """Matched tensor constants whose values differ."""
 
     trace_node: int
     check_node: int
     message: str
     max_abs: float | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "trace_node": self.trace_node,
-            "check_node": self.check_node,
-            "message": self.message,
-            "max_abs": self.max_abs,
-        }
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> ConstantDiff:
-        return cls(**data)
 
 
 @dataclass
@@ -101,9 +90,6 @@ class GraphDiff:
     @property
     def identical(self) -> bool:
         return not self.divergences and not self.constant_diffs
-
-    def check_partner(self, trace_node: int) -> int | None:
-        return self.matched.get(trace_node)
 
     def trace_partner(self, check_node: int) -> int | None:
         inverse = getattr(self, "_inverse", None)

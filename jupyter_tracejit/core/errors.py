@@ -6,9 +6,9 @@ import os
 import re
 import traceback
 from dataclasses import dataclass
-from typing import Any
 
 from .from_torchscript import is_torch_file, source_line
+from .jsonio import JsonRecord
 
 # (pattern on "ExceptionType: message", tag, hint). The first match wins.
 _HINTS: tuple[tuple[re.Pattern[str], str, str], ...] = (
@@ -87,7 +87,7 @@ _HINTS: tuple[tuple[re.Pattern[str], str, str], ...] = (
 
 
 @dataclass
-class TraceError:
+class TraceError(JsonRecord):
     """Why a trace failed. ``phase`` is ``arguments`` (misuse of our API), ``trace`` or ``check``."""
 
     type: str
@@ -105,13 +105,6 @@ class TraceError:
         where = f" ({self.file}:{self.line})" if self.file else ""
         hint = f"\nHint: {self.hint}" if self.hint else ""
         return f"{self.type}: {self.message}{where}{hint}"
-
-    def to_json(self) -> dict[str, Any]:
-        return dict(self.__dict__)
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> TraceError:
-        return cls(**data)
 
 
 def hint_for(type_name: str, message: str) -> tuple[str, str]:

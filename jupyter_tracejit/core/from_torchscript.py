@@ -18,7 +18,7 @@ from typing import Any
 import torch
 
 from .graph import Block, Frame, Graph, Node, SourceLoc, Value
-from .jsonfloat import float_to_json
+from .jsonio import float_to_json
 
 _TORCH_DIR = os.path.dirname(os.path.abspath(torch.__file__)) + os.sep
 _SITE_TORCH = re.compile(r"[/\\]site-packages[/\\]torch[/\\]")

@@ -118,10 +118,6 @@ class Value:
     #: id of the producing node; ``None`` for graph and block inputs
     producer: int | None = None
 
-    @property
-    def is_tensor(self) -> bool:
-        return self.type == "Tensor"
-
     def shape_str(self) -> str:
         """``Float(3, 4)``-style summary used by labels, or the type for non-tensors."""
         if self.shape is None:
@@ -241,10 +237,6 @@ class Graph:
 
     def value(self, value_id: int) -> Value:
         return self.values[value_id]
-
-    @property
-    def top_level(self) -> list[Node]:
-        return [n for n in self.nodes if n.parent is None]
 
     def producer(self, value_id: int) -> Node | None:
         p = self.values[value_id].producer
@@ -468,7 +460,8 @@ class Graph:
             ]
             for n in self.nodes
         ]
-        scope_rows = [[s(p), s(sc.type)] for p, sc in self.scopes.items()]
+        # sorted by path: the scope table is built in node order live and in path order from JSON
+        scope_rows = [[s(p), s(sc.type)] for p, sc in sorted(self.scopes.items())]
         return {
             "graph_schema": GRAPH_SCHEMA_VERSION,
             "method": self.method,

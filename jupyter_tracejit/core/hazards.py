@@ -7,13 +7,14 @@ from typing import Any
 
 from .check import CheckReport
 from .graph import Graph, Node
+from .jsonio import JsonRecord
 
 #: fused kernels that torch's nn.Transformer* layers switch to under no_grad in eval mode
 FASTPATH_KINDS = frozenset({"aten::_transformer_encoder_layer_fwd", "aten::_native_multi_head_attention"})
 
 
 @dataclass
-class Finding:
+class Finding(JsonRecord):
     kind: str
     severity: str  # "info" | "warning" | "error"
     title: str
@@ -21,13 +22,6 @@ class Finding:
     hint: str = ""
     node_ids: list[int] = field(default_factory=list)
     method: str = "forward"
-
-    def to_json(self) -> dict[str, Any]:
-        return dict(self.__dict__)
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> Finding:
-        return cls(**data)
 
 
 def _where(graph: Graph, ids: list[int], limit: int = 4) -> str:

@@ -36,11 +36,14 @@ import warnings
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import torch
 
-from .jsonfloat import float_from_json, float_to_json
+from .compare import compare_tensors, summary
+from .inputs import describe_inputs, tensor_type_str
+from .jsonio import Decoders, JsonRecord, list_of
+from .module_state import ModuleState
 
 AGREE = "agree"
 DISAGREE = "disagree"
@@ -50,37 +53,14 @@ SKIPPED = "skipped"
 STATUSES = (DISAGREE, TRACE_ERROR, AGREE, SKIPPED)
 _FINDINGS = frozenset({DISAGREE, TRACE_ERROR})
 
-_DTYPE_NAMES: dict[torch.dtype, str] = {
-    torch.float32: "Float",
-    torch.float64: "Double",
-    torch.float16: "Half",
-    torch.bfloat16: "BFloat16",
-    torch.int64: "Long",
-    torch.int32: "Int",
-    torch.int16: "Short",
-    torch.int8: "Char",
-    torch.uint8: "Byte",
-    torch.bool: "Bool",
-    torch.complex64: "ComplexFloat",
-    torch.complex128: "ComplexDouble",
-}
 # looser relative tolerance for low-precision outputs (torch.testing.assert_close's defaults)
 _LOW_PRECISION_RTOL: dict[torch.dtype, float] = {torch.float16: 1e-3, torch.bfloat16: 1.6e-2}
 _MAX_MESSAGE = 400
 _INT64_MAX = 2**63 - 1
 
 
-def _float_to_json(x: float | None) -> Any:
-    return float_to_json(x)
-
-
-def _float_from_json(x: Any) -> float | None:
-    value = float_from_json(x)
-    return None if value is None else float(value)
-
-
 @dataclass
-class ProbeCase:
+class ProbeCase(JsonRecord):
     """One derived input set and how the trace fared on it."""
 
     name: str  # stable short id: "values:randn", "size:arg0.dim0+1", "size:all+1"
@@ -91,40 +71,15 @@ class ProbeCase:
     max_rel: float | None = None  # greatest relative difference (to the eager output)
     message: str = ""  # disagree: which output and how far; errors: "ExceptionType: line"
 
-    @property
-    def is_finding(self) -> bool:
-        return self.status in _FINDINGS
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "description": self.description,
-            "input_shapes": list(self.input_shapes),
-            "status": self.status,
-            "max_abs": _float_to_json(self.max_abs),
-            "max_rel": _float_to_json(self.max_rel),
-            "message": self.message,
-        }
-
-    @classmethod
-    def from_json(cls, d: Mapping[str, Any]) -> ProbeCase:
-        return cls(
-            name=d["name"],
-            description=d.get("description", ""),
-            input_shapes=list(d.get("input_shapes", [])),
-            status=d["status"],
-            max_abs=_float_from_json(d.get("max_abs")),
-            max_rel=_float_from_json(d.get("max_rel")),
-            message=d.get("message", ""),
-        )
-
 
 @dataclass
-class ProbeReport:
+class ProbeReport(JsonRecord):
     """All cases of one probe, and which input dimensions were varied."""
 
     cases: list[ProbeCase] = field(default_factory=list)
     dims: dict[str, list[int]] = field(default_factory=dict)  # "arg0" / keyword name -> varied dims
+
+    _json_decoders: ClassVar[Decoders] = {"cases": list_of(ProbeCase.from_json)}
 
     @property
     def ok(self) -> bool:
@@ -134,54 +89,6 @@ class ProbeReport:
     @property
     def findings(self) -> list[ProbeCase]:
         return [c for c in self.cases if c.status in _FINDINGS]
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "cases": [c.to_json() for c in self.cases],
-            "dims": {k: list(v) for k, v in self.dims.items()},
-        }
-
-    @classmethod
-    def from_json(cls, d: Mapping[str, Any]) -> ProbeReport:
-        return cls(
-            cases=[ProbeCase.from_json(c) for c in d.get("cases", [])],
-            dims={str(k): [int(x) for x in v] for k, v in d.get("dims", {}).items()},
-        )
-
-
-# ---------------------------------------------------------------------------------------------
-# formatting
-
-
-def tensor_type_str(t: torch.Tensor) -> str:
-    """``Float(4, 8)`` in TorchScript's spelling; the device is named when it is not the CPU."""
-    name = _DTYPE_NAMES.get(t.dtype, str(t.dtype).removeprefix("torch."))
-    parts = [str(s) for s in t.shape]
-    if t.device.type != "cpu":
-        parts.append(f"device={t.device}")
-    return f"{name}({', '.join(parts)})"
-
-
-def _describe_input(obj: Any) -> str:
-    if isinstance(obj, torch.Tensor):
-        return tensor_type_str(obj)
-    if isinstance(obj, tuple):
-        inner = ", ".join(_describe_input(o) for o in obj)
-        return f"({inner},)" if len(obj) == 1 else f"({inner})"
-    if isinstance(obj, list):
-        return "[" + ", ".join(_describe_input(o) for o in obj) + "]"
-    if isinstance(obj, dict):
-        return "{" + ", ".join(f"{k!r}: {_describe_input(v)}" for k, v in obj.items()) + "}"
-    if obj is None or isinstance(obj, bool | int | float | complex | str):
-        text = repr(obj)
-        return text if len(text) <= 40 else type(obj).__name__
-    return type(obj).__name__
-
-
-def _input_shapes(inputs: tuple[Any, ...] | dict[str, Any]) -> list[str]:
-    if isinstance(inputs, dict):
-        return [f"{k}={_describe_input(v)}" for k, v in inputs.items()]
-    return [_describe_input(v) for v in inputs]
 
 
 def _exception_line(e: BaseException) -> str:
@@ -195,10 +102,6 @@ def _exception_line(e: BaseException) -> str:
             return line[:_MAX_MESSAGE]
     text = f"{type(e).__name__}: {line}" if line else type(e).__name__
     return text[:_MAX_MESSAGE]
-
-
-def _fmt_num(x: float) -> str:
-    return f"{x:.4g}"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -426,53 +329,13 @@ def _compare_tensors(path: str, expected: torch.Tensor, actual: torch.Tensor, to
             False,
             message=f"{path}: dtype {tensor_type_str(expected)} in eager vs {tensor_type_str(actual)} in the trace",
         )
-    e = expected.detach().cpu()
-    a = actual.detach().cpu()
-    if e.layout != torch.strided:
-        e = e.to_dense()
-    if a.layout != torch.strided:
-        a = a.to_dense()
-    if e.numel() == 0:
-        return _Comparison(True, 0.0, 0.0)
-    if _is_float(e):
-        acc = torch.complex128 if e.is_complex() else torch.float64
-        e64, a64 = e.to(acc), a.to(acc)
-        e_nan, a_nan = e64.isnan(), a64.isnan()
-        finite = e64.isfinite() & a64.isfinite()
-        both_nan = e_nan & a_nan
-        # non-finite pairs: equal when both NaN or the same infinity, otherwise infinitely far apart
-        nonfinite_bad = ~finite & ~both_nan & ~(e64 == a64)
-        diff = torch.where(finite, (e64 - a64).abs(), torch.zeros((), dtype=torch.float64))
-        diff = torch.where(nonfinite_bad, torch.full((), math.inf, dtype=torch.float64), diff)
-        scale = torch.where(finite, e64.abs(), torch.zeros((), dtype=torch.float64))
-        rtol = max(tolerance, _LOW_PRECISION_RTOL.get(e.dtype, 0.0))
-        atol = tolerance
-        bad = nonfinite_bad | (diff > atol + rtol * scale)
-    else:
-        diff = (e.to(torch.float64) - a.to(torch.float64)).abs()
-        scale = e.to(torch.float64).abs()
-        bad = e != a
-    zero = torch.zeros((), dtype=torch.float64)
-    inf = torch.full((), math.inf, dtype=torch.float64)
-    rel = torch.where(
-        scale > 0,
-        diff / torch.where(scale > 0, scale, torch.ones((), dtype=torch.float64)),
-        torch.where(diff > 0, inf, zero),
-    )
-    max_abs = float(diff.max().item())
-    max_rel = float(rel.max().item())
-    n_bad = int(bad.sum().item())
-    if n_bad == 0:
-        return _Comparison(True, max_abs, max_rel)
-    first = int(bad.reshape(-1).nonzero()[0].item())
-    index = tuple(int(i) for i in torch.unravel_index(torch.tensor(first), e.shape)) if e.dim() else ()
-    ev, av = e.reshape(-1)[first].item(), a.reshape(-1)[first].item()
-    where = f" at {list(index)}" if index else ""
-    message = (
-        f"{path}: {n_bad} of {e.numel()} elements differ, max abs diff {_fmt_num(max_abs)}; "
-        f"first{where}: eager {ev!r} vs trace {av!r}"
-    )
-    return _Comparison(False, max_abs, max_rel, message)
+    # integers and booleans must be equal; floats within the check's tolerance (looser for half precision)
+    exact = not _is_float(expected)
+    rtol = 0.0 if exact else max(tolerance, _LOW_PRECISION_RTOL.get(expected.dtype, 0.0))
+    c = compare_tensors(actual, expected, rtol=rtol, atol=0.0 if exact else None)
+    if c.ok:
+        return _Comparison(True, c.max_abs, c.max_rel)
+    return _Comparison(False, c.max_abs, c.max_rel, f"{path}: " + summary(c, expected="eager", actual="trace"))
 
 
 def _values_equal(a: Any, b: Any) -> bool:
@@ -525,64 +388,6 @@ def _compare_outputs(expected: Any, actual: Any, tolerance: float) -> _Compariso
 
 # ---------------------------------------------------------------------------------------------
 # leaving no trace
-
-
-class _ModuleState:
-    """Parameters, buffers and ``training`` flags of some modules, restorable in place."""
-
-    def __init__(self, roots: Sequence[torch.nn.Module]) -> None:
-        self.flags: list[tuple[torch.nn.Module, bool]] = []
-        # (owner, name, tensor, snapshot)
-        self.params: list[tuple[torch.nn.Module, str, torch.Tensor, torch.Tensor]] = []
-        self.buffers: list[tuple[torch.nn.Module, str, torch.Tensor, torch.Tensor]] = []
-        seen_modules: set[int] = set()
-        seen_tensors: set[int] = set()
-        for root in roots:
-            for m in root.modules():
-                if id(m) in seen_modules:
-                    continue
-                seen_modules.add(id(m))
-                self.flags.append((m, m.training))
-                for store, named in (
-                    (self.params, m.named_parameters(recurse=False)),
-                    (self.buffers, m.named_buffers(recurse=False)),
-                ):
-                    for name, t in named:
-                        if t is None or id(t) in seen_tensors:
-                            continue
-                        seen_tensors.add(id(t))
-                        store.append((m, name, t, t.detach().clone()))
-
-    @staticmethod
-    def _restore_tensors(entries: list[tuple[torch.nn.Module, str, torch.Tensor, torch.Tensor]], kind: str) -> None:
-        for owner, name, t, snap in entries:
-            try:
-                if not isinstance(owner, torch.jit.ScriptModule):
-                    store = owner._parameters if kind == "param" else owner._buffers
-                    if store.get(name) is not t:
-                        store[name] = t  # type: ignore[assignment]  # the user's code rebound the attribute
-                if t.shape == snap.shape and torch.equal(t.detach(), snap):
-                    continue
-                with torch.no_grad():
-                    if t.shape == snap.shape:
-                        t.copy_(snap)
-                    else:
-                        t.data = snap.clone()
-            except Exception:
-                pass
-
-    def restore_buffers(self) -> None:
-        self._restore_tensors(self.buffers, "buffer")
-
-    def restore(self) -> None:
-        self._restore_tensors(self.params, "param")
-        self._restore_tensors(self.buffers, "buffer")
-        for m, flag in self.flags:
-            try:
-                if m.training != flag:
-                    m.training = flag
-            except Exception:
-                pass
 
 
 def _cuda_devices(inputs: Any, modules: Sequence[torch.nn.Module]) -> list[int]:
@@ -755,14 +560,14 @@ def run_probe(
 
     cuda_devices = _cuda_devices(inputs, roots)
     prev_grad = torch.is_grad_enabled()
-    state: _ModuleState | None = None
+    state: ModuleState | None = None
     with ExitStack() as stack:
         try:
             stack.enter_context(torch.random.fork_rng(devices=cuda_devices))
             stack.enter_context(warnings.catch_warnings())
             warnings.simplefilter("ignore")
             stack.enter_context(torch.no_grad())
-            state = _ModuleState(roots)
+            state = ModuleState(roots, parameters=True)
             g = torch.Generator().manual_seed(seed)
             specs = _plan_cases(inputs, chosen, g)[:max_cases]
             varied: dict[str, set[int]] = {}
@@ -785,7 +590,7 @@ def _run_case(
     traced: Callable[..., Any],
     run_seed: int,
     cuda_devices: Sequence[int],
-    state: _ModuleState,
+    state: ModuleState,
     tolerance: float,
 ) -> ProbeCase:
     try:
@@ -794,7 +599,7 @@ def _run_case(
         return ProbeCase(
             spec.name, spec.description, [], SKIPPED, message=f"could not derive inputs: {_exception_line(e)}"
         )
-    case = ProbeCase(spec.name, spec.description, _input_shapes(inputs), AGREE)
+    case = ProbeCase(spec.name, spec.description, describe_inputs(inputs), AGREE)
     try:
         _reseed(run_seed, cuda_devices)
         expected = _call(eager, _clone(inputs))

@@ -3,26 +3,45 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, ClassVar
 
 from .check import CheckReport
 from .errors import TraceError
 from .graph import Graph
 from .hazards import Finding
+from .jsonio import NOT_IN_JSON, Decoders, JsonRecord, list_of
+from .probe import ProbeReport
 from .tracer_warnings import TraceWarning
-
-if TYPE_CHECKING:
-    from .probe import ProbeReport
 
 #: bump when the JSON layout changes; ``from_json`` refuses other versions with a clear message
 SCHEMA_VERSION = 1
 JSON_KIND = "jupyter-tracejit.run"
 
 
+#: how runs are presented (DOT, an HTML fragment, the offline page), registered by :mod:`jupyter_tracejit.render`:
+#: the core draws nothing itself and never imports presentation code
+_PRESENTERS: dict[str, Callable[..., Any]] = {}
+
+
+def register_presenter(name: str, present: Callable[..., Any]) -> None:
+    """Make ``run.to_dot()`` (``"dot"``), ``run.to_html()`` (``"html"``) or ``run.save_html()`` (``"page"``) work."""
+    _PRESENTERS[name] = present
+
+
+def _presenter(name: str) -> Callable[..., Any]:
+    found = _PRESENTERS.get(name)
+    if found is None:
+        raise RuntimeError(
+            f"no {name!r} presenter is registered: import jupyter_tracejit (its render package registers them)"
+        )
+    return found
+
+
 @dataclass
-class Target:
+class Target(JsonRecord):
     """What was traced."""
 
     name: str
@@ -33,12 +52,9 @@ class Target:
     file: str = ""
     line: int = 0
 
-    def to_json(self) -> dict[str, Any]:
-        return dict(self.__dict__)
-
 
 @dataclass
-class TraceRun:
+class TraceRun(JsonRecord):
     """The result of one trace. Nothing here raises: failures are in :attr:`error` and :attr:`check`."""
 
     target: Target
@@ -59,9 +75,19 @@ class TraceRun:
     created: str = ""
     run_id: str = ""
     #: what torch returned (``ScriptModule`` / ``ScriptFunction``); ``None`` on failure or after ``from_json``
-    traced: Any = field(default=None, repr=False, compare=False)
-    #: the :class:`~.session.TraceRequest` that produced this run (live objects; ``None`` after ``from_json``)
-    request: Any = field(default=None, repr=False, compare=False)
+    traced: Any = field(default=None, repr=False, compare=False, metadata=NOT_IN_JSON)
+    #: the :class:`~.request.TraceRequest` that produced this run (live objects; ``None`` after ``from_json``)
+    request: Any = field(default=None, repr=False, compare=False, metadata=NOT_IN_JSON)
+
+    _json_decoders: ClassVar[Decoders] = {
+        "target": Target.from_json,
+        "graphs": lambda graphs: {name: Graph.from_json(g) for name, g in graphs.items()},
+        "warnings": list_of(TraceWarning.from_json),
+        "check": CheckReport.from_json,
+        "error": TraceError.from_json,
+        "findings": list_of(Finding.from_json),
+        "probe": ProbeReport.from_json,
+    }
 
     # -- verdict and shortcuts ----------------------------------------------------------------
     @property
@@ -116,56 +142,35 @@ class TraceRun:
         return f"<TraceRun {self.summary()}>"
 
     def to_dot(self, method: str | None = None, **options: Any) -> str:
-        """DOT source of a method's graph (``forward`` by default); see :func:`.dot.to_dot` for options."""
-        from .dot import to_dot
-
-        graph = self.graphs[method] if method is not None else self.graph
-        if graph is None:
-            raise ValueError("this run has no graph (tracing failed); see run.error")
-        return to_dot(graph, **options)
+        """DOT source of a method's graph (``forward`` by default); see :func:`jupyter_tracejit.render.dot.to_dot`."""
+        return str(_presenter("dot")(self, method, **options))
 
     def to_html(self, *, graph: bool = True) -> str:
         """A static HTML fragment: summary, error, warnings with their lines, check divergences, findings, probe,
         and each graph (inline SVG when the Graphviz ``dot`` binary is installed, else the IR text); everything
         escaped. The ``text/html`` fallback where the explorer cannot render (nbconvert, GitHub)."""
-        from .html_report import to_html
-
-        return to_html(self, graph=graph)
+        return str(_presenter("html")(self, graph=graph))
 
     def save_html(self, path: str | os.PathLike[str]) -> Path:
         """Write a single self-contained, offline HTML file with the read-only trace explorer (graph, inspector,
-        warnings, divergence stepper) to send to someone; returns the path. See :func:`jupyter_tracejit.report`."""
-        from ..report import save_html
-
-        return save_html(self, path)
+        warnings, divergence stepper) to send to someone; returns the path. See :mod:`jupyter_tracejit.render.page`."""
+        return Path(_presenter("page")(self, path))
 
     # -- JSON -----------------------------------------------------------------------------------
     def to_json(self) -> dict[str, Any]:
-        """A versioned, JSON-ready dict; ``TraceRun.from_json(run.to_json())`` gives back an equal run."""
+        """A versioned, JSON-ready dict (``run.schema.json``); ``TraceRun.from_json(run.to_json())`` gives back an
+        equal run whose ``to_json()`` is the same, key for key."""
         return {
             "kind": JSON_KIND,
             "schema_version": SCHEMA_VERSION,
             "ok": self.ok,
             "summary": self.summary(),
-            "target": self.target.to_json(),
-            "options": self.options,
-            "inputs": self.inputs,
-            "graphs": {name: g.to_json() for name, g in self.graphs.items()},
-            "warnings": [w.to_json() for w in self.warnings],
-            "check": None if self.check is None else self.check.to_json(),
-            "error": None if self.error is None else self.error.to_json(),
-            "findings": [f.to_json() for f in self.findings],
-            "probe": None if self.probe is None else self.probe.to_json(),
-            "python_runs": self.python_runs,
-            "timings": self.timings,
-            "torch_version": self.torch_version,
-            "created": self.created,
-            "run_id": self.run_id,
+            **super().to_json(),
         }
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> TraceRun:
-        if not isinstance(data, dict) or data.get("kind") != JSON_KIND:
+    def from_json(cls, data: Mapping[str, Any]) -> TraceRun:
+        if not isinstance(data, Mapping) or data.get("kind") != JSON_KIND:
             raise ValueError(
                 "not a jupyter-tracejit run: expected a dict with kind "
                 f"{JSON_KIND!r} (as written by TraceRun.to_json())"
@@ -176,21 +181,4 @@ class TraceRun:
                 f"this run was saved with schema_version {version!r}, but this jupyter-tracejit reads "
                 f"version {SCHEMA_VERSION}; re-run the trace, or install the version that wrote it"
             )
-        from .probe import ProbeReport
-
-        return cls(
-            target=Target(**data["target"]),
-            options=data["options"],
-            inputs=data["inputs"],
-            graphs={name: Graph.from_json(g) for name, g in data["graphs"].items()},
-            warnings=[TraceWarning.from_json(w) for w in data["warnings"]],
-            check=None if data["check"] is None else CheckReport.from_json(data["check"]),
-            error=None if data["error"] is None else TraceError.from_json(data["error"]),
-            findings=[Finding.from_json(f) for f in data["findings"]],
-            probe=None if data["probe"] is None else ProbeReport.from_json(data["probe"]),
-            python_runs=data["python_runs"],
-            timings=data["timings"],
-            torch_version=data["torch_version"],
-            created=data["created"],
-            run_id=data["run_id"],
-        )
+        return super().from_json(data)

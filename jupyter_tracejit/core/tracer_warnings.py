@@ -21,6 +21,7 @@ from torch.jit._trace import TracerWarning
 
 from .from_torchscript import is_torch_file, source_line
 from .graph import Graph
+from .jsonio import JsonRecord
 
 #: every category tag, in the order the UI lists them
 CATEGORIES = (
@@ -113,7 +114,7 @@ def classify(message: str, warning_class: str) -> str:
 
 
 @dataclass
-class TraceWarning:
+class TraceWarning(JsonRecord):
     """One distinct warning of a trace run."""
 
     category: str
@@ -145,27 +146,6 @@ class TraceWarning:
     @property
     def advice(self) -> str:
         return ADVICE.get(self.category, "")
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "category": self.category,
-            "message": self.message,
-            "file": self.file,
-            "line": self.line,
-            "code": self.code,
-            "func": self.func,
-            "count": self.count,
-            "node_ids": self.node_ids,
-            "node_match": self.node_match,
-            "method": self.method,
-            "warning_class": self.warning_class,
-            "phases": self.phases,
-            "torch_location": self.torch_location,
-        }
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> TraceWarning:
-        return cls(**data)
 
 
 @dataclass

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..core.request import trace
 from ..core.run import TraceRun
-from ..core.session import trace
-from .explorer import DEFAULT_OPTIONS, MODULE_NAME, MODULE_VERSION, RUN_MIME, TraceExplorer
+from .explorer import MODULE_NAME, MODULE_VERSION, OPTION_KEYS, RUN_MIME, TraceExplorer, default_options
 from .retrace import Retracer, Scheduler, default_scheduler
 
 
@@ -71,12 +71,13 @@ def register_display(ipython: Any = None) -> bool:
 
 
 __all__ = [
-    "DEFAULT_OPTIONS",
     "MODULE_NAME",
     "MODULE_VERSION",
+    "OPTION_KEYS",
     "RUN_MIME",
     "Retracer",
     "TraceExplorer",
+    "default_options",
     "default_scheduler",
     "explore",
     "register_display",

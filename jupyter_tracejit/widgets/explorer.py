@@ -8,7 +8,6 @@ their JSON; it re-traces through ``run.request`` when ``options`` change (see :m
 
 from __future__ import annotations
 
-import math
 import time
 from collections import OrderedDict
 from typing import Any
@@ -17,8 +16,9 @@ import ipywidgets
 from traitlets import Bool, Dict, Enum, Float, Int, List, TraitError, Unicode, observe, validate
 
 from .. import __version__
-from ..core.check import describe_inputs
 from ..core.diff import structural_diff
+from ..core.inputs import describe_inputs
+from ..core.options import LIVE, SPECS
 from ..core.run import TraceRun
 from .retrace import Retracer, Scheduler
 
@@ -30,60 +30,54 @@ MODULE_NAME = "jupyter-tracejit"
 MODULE_VERSION = "^" + __version__
 
 STATUSES = ("idle", "tracing", "error")
-MODULE_MODES = ("as_is", "train", "eval")
-_BOOL_OPTIONS = ("strict", "check_trace", "force_outplace", "no_grad")
-#: the options the explorer offers, with their values when a run says nothing (torch's defaults)
-DEFAULT_OPTIONS: dict[str, Any] = {
-    "strict": True,
-    "check_trace": True,
-    "check_tolerance": 1e-5,
-    "check_inputs": [],
-    "force_outplace": False,
-    "module_mode": "as_is",
-    "no_grad": False,
-}
+#: in the ``options`` trait, which of the request's check input sets are on (one bool per set) stands where
+#: ``check_inputs`` stands in TraceOptions: the explorer toggles sets, it cannot make new ones
+CHECK_INPUTS_ENABLED = "check_inputs_enabled"
+#: the keys of the ``options`` trait, in the options bar's order
+OPTION_KEYS = tuple(CHECK_INPUTS_ENABLED if name == "check_inputs" else name for name in LIVE)
 
 
 def _option_problem(key: str, value: Any, n_check_inputs: int) -> str | None:
     """Why ``value`` is not allowed for option ``key`` (names the key, the value and what is allowed)."""
-    if key not in DEFAULT_OPTIONS:
-        return f"unknown option {key!r} (value {value!r}); the options are: {', '.join(sorted(DEFAULT_OPTIONS))}"
-    if key in _BOOL_OPTIONS and not isinstance(value, bool):
-        return f"option {key!r} must be true or false, got {value!r}"
-    if key == "check_tolerance" and (
-        isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0
-    ):
+    if key not in OPTION_KEYS:
+        return f"unknown option {key!r} (value {value!r}); the options are: {', '.join(sorted(OPTION_KEYS))}"
+    if key == CHECK_INPUTS_ENABLED:
+        if isinstance(value, list) and len(value) == n_check_inputs and all(isinstance(v, bool) for v in value):
+            return None
         return (
-            f"option 'check_tolerance' must be a finite number >= 0, got {value!r}; torch's default is 1e-5, "
-            "relax it (e.g. 1e-3) for fused or reordered float math"
-        )
-    if key == "module_mode" and value not in MODULE_MODES:
-        return f"option 'module_mode' must be one of {', '.join(map(repr, MODULE_MODES))}, got {value!r}"
-    if key == "check_inputs" and (
-        not isinstance(value, list) or len(value) != n_check_inputs or not all(isinstance(v, bool) for v in value)
-    ):
-        return (
-            f"option 'check_inputs' must be a list of {n_check_inputs} true/false value(s), one per check input "
+            f"option {key!r} must be a list of {n_check_inputs} true/false value(s), one per check input "
             f"set of the traced request (which sets to check with), got {value!r}"
         )
-    return None
+    problem = SPECS[key].problem(value)
+    if problem is None:
+        return None
+    return f"option {key!r} must be {problem.expects}, got {value!r}; {problem.hint}"
 
 
 def _normalized(options: dict[str, Any]) -> dict[str, Any]:
     out = dict(options)
     out["check_tolerance"] = float(out["check_tolerance"])
-    out["check_inputs"] = list(out["check_inputs"])
+    out[CHECK_INPUTS_ENABLED] = list(out[CHECK_INPUTS_ENABLED])
     return out
 
 
 def _initial_options(source: dict[str, Any], n_check_inputs: int) -> dict[str, Any]:
-    """The explorer's options from a run's (or request's) options; a value we cannot offer falls back to
-    the default, so a run traced with bad arguments can still be explored and fixed."""
-    options = dict(DEFAULT_OPTIONS, check_inputs=[True] * n_check_inputs)
-    for key in DEFAULT_OPTIONS:
-        if key != "check_inputs" and key in source and _option_problem(key, source[key], n_check_inputs) is None:
+    """The explorer's options from a request's (or a saved run's) options; a value we cannot offer falls back
+    to the default, so a run traced with bad arguments can still be explored and fixed."""
+    options: dict[str, Any] = {}
+    for key in OPTION_KEYS:
+        if key == CHECK_INPUTS_ENABLED:
+            options[key] = [True] * n_check_inputs
+        elif key in source and _option_problem(key, source[key], n_check_inputs) is None:
             options[key] = source[key]
+        else:
+            options[key] = SPECS[key].default
     return _normalized(options)
+
+
+def default_options(n_check_inputs: int = 0) -> dict[str, Any]:
+    """The ``options`` trait of an explorer whose request says nothing: every option at its default."""
+    return _initial_options({}, n_check_inputs)
 
 
 def _check_input_labels(run: TraceRun | None) -> tuple[list[Any], list[str]]:
@@ -92,7 +86,7 @@ def _check_input_labels(run: TraceRun | None) -> tuple[list[Any], list[str]]:
         return [], []
     request = run.request
     if request is not None:
-        sets = request.options.get("check_inputs")
+        sets = request.options.check_inputs
         if not isinstance(sets, (list, tuple)):
             return [], []
         return list(sets), [f"check_inputs[{i}]: {', '.join(describe_inputs(c))}" for i, c in enumerate(sets)]
@@ -190,7 +184,7 @@ class TraceExplorer(ipywidgets.DOMWidget):
         self._request = run.request if run is not None else None
         self._check_sets, labels = _check_input_labels(run)
         self._n_check_inputs = len(labels)
-        source = self._request.options if self._request is not None else (run.options if run is not None else {})
+        source = self._request.options.as_dict() if self._request is not None else (run.options if run else {})
         initial = _initial_options(source, self._n_check_inputs)
         self._applied_options = initial
         self._retracer: Retracer[dict[str, Any], TraceRun] = Retracer(
@@ -411,8 +405,8 @@ class TraceExplorer(ipywidgets.DOMWidget):
     # -- re-tracing (called by the Retracer) ------------------------------------------------------------
     def _trace(self, options: dict[str, Any]) -> TraceRun:
         assert self._request is not None
-        kwargs = {k: options[k] for k in DEFAULT_OPTIONS if k != "check_inputs"}
-        chosen = [c for c, on in zip(self._check_sets, options["check_inputs"], strict=True) if on]
+        kwargs = {k: options[k] for k in OPTION_KEYS if k != CHECK_INPUTS_ENABLED}
+        chosen = [c for c, on in zip(self._check_sets, options[CHECK_INPUTS_ENABLED], strict=True) if on]
         # none chosen: None, which checks with the example inputs as torch does by default
         kwargs["check_inputs"] = chosen or None
         result: TraceRun = self._request.run(**kwargs)
@@ -499,4 +493,4 @@ class TraceExplorer(ipywidgets.DOMWidget):
         self.runs = [_history_entry(r) for r in self._history.values()]
 
 
-__all__ = ["DEFAULT_OPTIONS", "MODULE_NAME", "MODULE_VERSION", "TraceExplorer"]
+__all__ = ["CHECK_INPUTS_ENABLED", "MODULE_NAME", "MODULE_VERSION", "OPTION_KEYS", "TraceExplorer", "default_options"]

@@ -459,7 +459,7 @@ def test_trace_module_with_two_methods():
     assert "aten::mul" in run.graphs["weighted_kernel_sum"].kinds()
     assert [(c.method, c.ok) for c in run.check.cases] == [("forward", True), ("weighted_kernel_sum", True)]
     assert run.python_runs == 2 + 2 + 2  # 2 traces, 2 re-traces, 2 eager runs
-    assert run.inputs == {"forward": ["float32(1, 1, 3, 3)"], "weighted_kernel_sum": ["float32(1, 1, 3, 3)"]}
+    assert run.inputs == {"forward": ["Float(1, 1, 3, 3)"], "weighted_kernel_sum": ["Float(1, 1, 3, 3)"]}
     assert torch_verdict(TwoMethods(), inputs, module=True).outcome == "ok"
     roundtrip(run)
 
@@ -487,7 +487,7 @@ class KwModel(nn.Module):
 def test_example_kwarg_inputs_for_functions_and_modules():
     run = tj.trace(f_kwargs, example_kwarg_inputs={"x": torch.rand(2), "scale": torch.rand(2)})
     assert run.ok, run.summary()
-    assert run.inputs == {"forward": ["x=float32(2)", "scale=float32(2)"]}
+    assert run.inputs == {"forward": ["x=Float(2)", "scale=Float(2)"]}
     assert [run.graph.values[v].name for v in run.graph.inputs] == ["x", "scale"]
     mod = tj.trace(KwModel(), example_kwarg_inputs={"input_ids": torch.rand(2), "mask": torch.rand(2)})
     assert mod.ok, mod.summary()
@@ -631,10 +631,10 @@ def test_check_report_json_keeps_the_verdict():
 
 def test_a_run_remembers_its_request_and_can_trace_again_with_other_options():
     run = tj.trace(f_dict_output, (torch.rand(2),))
-    assert run.request.kind == "trace" and run.request.options["strict"] is True
+    assert run.request.kind == "trace" and run.request.options.strict is True
     relaxed = run.request.run(strict=False)
     assert relaxed.ok and relaxed.options["strict"] is False
-    assert relaxed.request.options["strict"] is False
+    assert relaxed.request.options.strict is False
     with pytest.raises(TypeError, match="unknown trace option"):
         run.request.run(stict=False)
     module_run = tj.trace_module(TwoMethods(), {"forward": torch.rand(1, 1, 3, 3)}, check_trace=False)

@@ -1,4 +1,4 @@
-"""DOT output of :func:`jupyter_tracejit.core.dot.to_dot`: goldens, folding, collapsing, escaping.
+"""DOT output of :func:`jupyter_tracejit.render.dot.to_dot`: goldens, folding, collapsing, escaping.
 
 The DOT text is read back with a small DOT parser below (the ``dot`` binary is optional); when
 Graphviz is installed, the hostile-input graph is also rendered to SVG and inspected.
@@ -22,8 +22,8 @@ from typing import Any
 
 import pytest
 
-from jupyter_tracejit.core.dot import TOOLTIP_BACKSLASH, css_token, escape_text, scope_dom_id, to_dot
 from jupyter_tracejit.core.graph import Frame, Graph, Node, SourceLoc, Value
+from jupyter_tracejit.render.dot import TOOLTIP_BACKSLASH, css_token, escape_text, scope_dom_id, to_dot
 
 GOLDEN = Path(__file__).parent / "golden"
 UPDATE = os.environ.get("TRACEJIT_UPDATE_GOLDEN") == "1"

@@ -10,8 +10,8 @@ from torch import nn
 from traitlets import TraitError
 
 import jupyter_tracejit as tj
-from jupyter_tracejit.core.session import TraceRequest
-from jupyter_tracejit.widgets import DEFAULT_OPTIONS, TraceExplorer, explore
+from jupyter_tracejit.core.request import TraceRequest
+from jupyter_tracejit.widgets import TraceExplorer, default_options, explore
 
 from .fakes import FakeClock, front_end_custom, front_end_update
 
@@ -89,7 +89,7 @@ def test_defaults_and_contract_names() -> None:
     assert state["_model_module_version"] == state["_view_module_version"] == "^" + tj.__version__
     assert ex.run == {} and ex.runs == [] and ex.comparison == {}
     assert ex.history_limit == 10
-    assert ex.options == DEFAULT_OPTIONS
+    assert ex.options == default_options()
     assert ex.check_input_labels == []
     assert ex.live is False
     assert (ex.status, ex.status_since, ex.status_message) == ("idle", 0.0, "")
@@ -110,12 +110,12 @@ def test_explorer_on_a_traced_module(clock: FakeClock) -> None:
         "strict": True,
         "check_trace": True,
         "check_tolerance": 1e-5,
-        "check_inputs": [True, True],
+        "check_inputs_enabled": [True, True],
         "force_outplace": False,
         "module_mode": "as_is",
         "no_grad": False,
     }
-    assert ex.check_input_labels == ["check_inputs[0]: float32(2, 8)", "check_inputs[1]: float32(3, 8)"]
+    assert ex.check_input_labels == ["check_inputs[0]: Float(2, 8)", "check_inputs[1]: Float(3, 8)"]
     assert ex.selected_method == "forward"
     assert ex.comm.open_data["state"]["run"]["run_id"] == run.run_id
 
@@ -129,8 +129,8 @@ def test_explore_a_run_live_or_loaded(clock: FakeClock) -> None:
     loaded = explore(tj.TraceRun.from_json(run.to_json()))
     assert not loaded.live
     assert loaded.options["module_mode"] == "eval"
-    assert loaded.options["check_inputs"] == [True]
-    assert loaded.check_input_labels == ["check_inputs[0]: float32(2, 8)"]
+    assert loaded.options["check_inputs_enabled"] == [True]
+    assert loaded.check_input_labels == ["check_inputs[0]: Float(2, 8)"]
     loaded.options = {"strict": False}
     assert loaded.status == "error"
     assert "cannot re-trace" in loaded.status_message
@@ -155,14 +155,17 @@ def test_the_top_level_explore_is_the_widget_one(clock: FakeClock) -> None:
 @pytest.mark.parametrize(
     ("change", "message"),
     [
-        ({"strictness": True}, "unknown option 'strictness' (value True); the options are: check_inputs,"),
-        ({"strict": "yes"}, "option 'strict' must be true or false, got 'yes'"),
+        ({"strictness": True}, "unknown option 'strictness' (value True); the options are: check_inputs_enabled,"),
+        ({"strict": "yes"}, "option 'strict' must be True or False, got 'yes'"),
         ({"check_tolerance": -1e-3}, "option 'check_tolerance' must be a finite number >= 0, got -0.001"),
         ({"check_tolerance": float("inf")}, "option 'check_tolerance' must be a finite number >= 0, got inf"),
         ({"check_tolerance": "1e-5"}, "option 'check_tolerance' must be a finite number >= 0, got '1e-5'"),
         ({"module_mode": "inference"}, "option 'module_mode' must be one of 'as_is', 'train', 'eval', got 'inference'"),
-        ({"check_inputs": [True]}, "option 'check_inputs' must be a list of 2 true/false value(s), one per check"),
-        ({"check_inputs": [1, 0]}, "got [1, 0]"),
+        (
+            {"check_inputs_enabled": [True]},
+            "option 'check_inputs_enabled' must be a list of 2 true/false value(s), one per check",
+        ),
+        ({"check_inputs_enabled": [1, 0]}, "got [1, 0]"),
     ],
 )
 def test_bad_options_are_refused_with_a_message(clock: FakeClock, change: dict[str, Any], message: str) -> None:
@@ -244,11 +247,11 @@ def test_options_change_retraces_once_after_the_debounce(clock: FakeClock) -> No
 
 def test_check_inputs_switches_pick_the_sets(clock: FakeClock) -> None:
     ex = with_check_inputs(clock)
-    ex.options = {"check_inputs": [False, True]}
+    ex.options = {"check_inputs_enabled": [False, True]}
     clock.advance(0.3)
-    assert ex.current.options["check_inputs"] == [["float32(3, 8)"]]
+    assert ex.current.options["check_inputs"] == [["Float(3, 8)"]]
     assert [c.label for c in ex.current.check.cases] == ["check_inputs[0]"]
-    ex.options = {"check_inputs": [False, False]}  # none: torch's default, the example inputs
+    ex.options = {"check_inputs_enabled": [False, False]}  # none: torch's default, the example inputs
     clock.advance(0.3)
     assert ex.current.options["check_inputs"] is None
     assert [c.label for c in ex.current.check.cases] == ["example inputs"]

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import os
 
-from .check import CheckCase
-from .graph import Graph
-from .run import TraceRun
+from ..core.check import CheckCase
+from ..core.graph import Graph
+from ..core.run import TraceRun
 
 
 def _where(file: str, line: int) -> str:

@@ -1,4 +1,5 @@
-"""The standalone HTML report: one self-contained file with the read-only trace explorer, to open offline.
+"""The standalone HTML report (the page builder): one self-contained file with the read-only trace explorer, to
+open offline.
 
 ``render_html(run)`` gives the page, ``save_html(run, path)`` writes it (``run.save_html(path)`` and
 ``tracejit trace ... -o report.html`` call it). The page holds, inline and nothing else:
@@ -26,8 +27,10 @@ from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from .html import to_html
+
 if TYPE_CHECKING:
-    from .core.run import TraceRun
+    from ..core.run import TraceRun
 
 __all__ = ["CSP", "ReportBundleMissing", "bundle", "render_html", "save_html"]
 
@@ -83,7 +86,7 @@ def embed_json(data: object) -> str:
 
 def render_html(run: TraceRun) -> str:
     """The standalone report page of ``run`` as text (see the module docstring)."""
-    from . import __version__
+    from .. import __version__
 
     js, css = bundle()
     title = f"{run.target.name}: {'ok' if run.ok else 'problems'} · jupyter-tracejit"
@@ -112,7 +115,7 @@ def render_html(run: TraceRun) -> str:
             f'<div id="{ROOT_ELEMENT_ID}"></div>',
             f'<div id="{FALLBACK_ELEMENT_ID}">',
             "<noscript><p>Scripts are off: the interactive explorer needs them. The text report:</p></noscript>",
-            run.to_html(graph=False),
+            to_html(run, graph=False),
             "</div>",
             "</div>",
             f'<script type="application/json" id="{RUN_ELEMENT_ID}">{embed_json(run.to_json())}</script>',

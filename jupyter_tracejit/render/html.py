@@ -18,10 +18,12 @@ import subprocess
 import xml.etree.ElementTree as ET
 from typing import TYPE_CHECKING
 
+from .dot import to_dot
+
 if TYPE_CHECKING:
-    from .check import CheckCase
-    from .graph import Graph
-    from .run import TraceRun
+    from ..core.check import CheckCase
+    from ..core.graph import Graph
+    from ..core.run import TraceRun
 
 __all__ = ["graph_svg", "sanitize_svg", "to_html"]
 
@@ -229,7 +231,7 @@ def graph_svg(run: TraceRun, method: str, *, timeout: float = DOT_TIMEOUT) -> st
     if dot is None or graph is None or len(graph) > MAX_SVG_NODES:
         return None
     try:
-        source = run.to_dot(method, highlights=_highlights(run, method))
+        source = to_dot(graph, highlights=_highlights(run, method))
         done = subprocess.run([dot, "-Tsvg"], input=source.encode(), capture_output=True, timeout=timeout, check=False)
     except Exception:  # a display fallback never raises: the IR text is shown instead
         return None

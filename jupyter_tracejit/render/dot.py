@@ -25,7 +25,7 @@ from typing import Any
 
 import graphviz
 
-from .graph import Graph, Node, format_attribute
+from ..core.graph import Graph, Node, format_attribute
 
 __all__ = ["to_dot"]
 

@@ -1,0 +1,83 @@
+"""Example inputs: how torch packs them, how they are cloned, and how they are described to people.
+
+One spelling for tensors everywhere a person reads it (check input labels, probe cases, the run's options):
+TorchScript's ``Float(4, 3)``, the same as the graph's value types, with the device named when it is not the CPU.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+_DTYPE_NAMES: dict[torch.dtype, str] = {
+    torch.float32: "Float",
+    torch.float64: "Double",
+    torch.float16: "Half",
+    torch.bfloat16: "BFloat16",
+    torch.int64: "Long",
+    torch.int32: "Int",
+    torch.int16: "Short",
+    torch.int8: "Char",
+    torch.uint8: "Byte",
+    torch.bool: "Bool",
+    torch.complex64: "ComplexFloat",
+    torch.complex128: "ComplexDouble",
+}
+#: scalars longer than this are described by their type
+_MAX_SCALAR_CHARS = 40
+
+
+def tensor_type_str(t: torch.Tensor) -> str:
+    """``Float(4, 8)`` in TorchScript's spelling; the device is named when it is not the CPU."""
+    name = _DTYPE_NAMES.get(t.dtype, str(t.dtype).removeprefix("torch."))
+    parts = [str(s) for s in t.shape]
+    if t.device.type != "cpu":
+        parts.append(f"device={t.device}")
+    return f"{name}({', '.join(parts)})"
+
+
+def describe_value(obj: Any) -> str:
+    """One input (nested tuples, lists and dicts included) as a short text."""
+    if isinstance(obj, torch.Tensor):
+        return tensor_type_str(obj)
+    if isinstance(obj, tuple):
+        inner = ", ".join(describe_value(o) for o in obj)
+        return f"({inner},)" if len(obj) == 1 else f"({inner})"
+    if isinstance(obj, list):
+        return "[" + ", ".join(describe_value(o) for o in obj) + "]"
+    if isinstance(obj, dict):
+        return "{" + ", ".join(f"{k!r}: {describe_value(v)}" for k, v in obj.items()) + "}"
+    if obj is None or isinstance(obj, bool | int | float | complex | str):
+        text = repr(obj)
+        return text if len(text) <= _MAX_SCALAR_CHARS else type(obj).__name__
+    return type(obj).__name__
+
+
+def describe_inputs(inputs: Any) -> list[str]:
+    """``["Float(4, 3)"]`` per positional input, ``["mask=Bool(2, 5)"]`` per keyword input."""
+    if isinstance(inputs, dict):
+        return [f"{k}={describe_value(v)}" for k, v in inputs.items()]
+    if isinstance(inputs, (tuple, list)):
+        return [describe_value(v) for v in inputs]
+    return [describe_value(inputs)]
+
+
+def clone_inputs(args: Any) -> Any:
+    """torch's ``_clone_inputs``: detached clones that keep ``requires_grad``."""
+    return torch.jit._trace._clone_inputs(args)
+
+
+def make_tuple(inputs: Any) -> tuple[Any, ...]:
+    """torch's ``make_tuple``: a tensor or a dict is one input, a tuple is the inputs, other iterables a tuple.
+
+    Raises ``TypeError`` for something that is none of these.
+    """
+    if isinstance(inputs, (torch.Tensor, dict)):
+        return (inputs,)
+    if isinstance(inputs, tuple):
+        return inputs
+    return tuple(inputs)
+
+
+__all__ = ["clone_inputs", "describe_inputs", "describe_value", "make_tuple", "tensor_type_str"]

@@ -1,0 +1,40 @@
+"""Presentation of runs, kept out of the core: DOT (:mod:`.dot`), the static HTML fragment (:mod:`.html`), the
+plain-text report (:mod:`.text`) and the standalone offline page (:mod:`.page`).
+
+Importing this package registers ``run.to_dot()``, ``run.to_html()`` and ``run.save_html()`` with the core (which
+imports no presentation code); ``import jupyter_tracejit`` does that. The modules are imported on first use.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from ..core.run import TraceRun, register_presenter
+
+
+def _dot(run: TraceRun, method: str | None, **options: Any) -> str:
+    from .dot import to_dot
+
+    graph = run.graphs[method] if method is not None else run.graph
+    if graph is None:
+        raise ValueError("this run has no graph (tracing failed); see run.error")
+    return to_dot(graph, **options)
+
+
+def _html(run: TraceRun, *, graph: bool = True) -> str:
+    from .html import to_html
+
+    return to_html(run, graph=graph)
+
+
+def _page(run: TraceRun, path: str | os.PathLike[str]) -> Path:
+    from .page import save_html
+
+    return save_html(run, path)
+
+
+register_presenter("dot", _dot)
+register_presenter("html", _html)
+register_presenter("page", _page)
