@@ -210,25 +210,23 @@ class TraceOptions:
         return None
 
     def to_json(self) -> dict[str, Any]:
-        """JSON-ready: check input sets described by their shapes, probe dims keyed by strings, anything
-        unrepresentable (a bad value recorded as given) by its ``repr``."""
+        """JSON-ready (``RecordedOptions`` in ``run.schema.json``): check input sets described by their inputs,
+        probe dims keyed by strings; a value that is not allowed by its ``repr`` (the run's error says why)."""
         out: dict[str, Any] = {}
         for name in self.names():
             value = getattr(self, name)
-            if name == "check_inputs" and value is not None:
-                out[name] = [describe_inputs(c) for c in value] if _is_input_sets(value) else repr(value)
-            elif name == "probe_dims" and value is not None:
-                out[name] = (
-                    {str(k): [d] if isinstance(d, int) else list(d) for k, d in value.items()}
-                    if _is_probe_dims(value)
-                    else repr(value)
-                )
+            if value is None:
+                out[name] = None
+            elif SPECS[name].problem(value) is not None:
+                out[name] = repr(value)
+            elif name == "check_inputs":
+                out[name] = [describe_inputs(c) for c in value]
+            elif name == "probe_dims":
+                out[name] = {str(k): [d] if isinstance(d, int) else list(d) for k, d in value.items()}
             elif isinstance(value, float):
                 out[name] = float_to_json(value)
-            elif isinstance(value, (bool, int, str)) or value is None:
-                out[name] = value
             else:
-                out[name] = repr(value)
+                out[name] = value
         return out
 
 

@@ -1,0 +1,145 @@
+"""TraceRun as data: its JSON follows run.schema.json and round-trips byte for byte, on real runs of every kind."""
+
+from __future__ import annotations
+
+import json
+import warnings
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+import torch
+import torch.nn as nn
+
+import jupyter_tracejit as tj
+from jupyter_tracejit.core import probe as probe_module
+from jupyter_tracejit.core.options import SPECS, TraceOptions
+from jupyter_tracejit.core.run import SCHEMA_VERSION, TraceRun
+from jupyter_tracejit.core.tracer_warnings import CATEGORIES
+
+SCHEMA_PATH = Path(tj.__file__).parent / "core" / "run.schema.json"
+
+
+def run_schema() -> dict[str, Any]:
+    return json.loads(SCHEMA_PATH.read_text())
+
+
+class Net(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.blocks = nn.ModuleList([nn.Linear(4, 4), nn.Linear(4, 4)])
+        self.drop = nn.Dropout(0.5)
+
+    def forward(self, x):
+        if x.sum() > 0:
+            x = x * 2
+        for block in self.blocks:
+            x = block(x)
+        return self.drop(x)
+
+
+class TwoMethods(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = nn.Linear(3, 3)
+
+    def forward(self, x):
+        return self.fc(x)
+
+    def encode(self, x):
+        return torch.relu(self.fc(x)) * torch.ones(3, device=x.device)
+
+
+class Hostile(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.add_module('<script>alert("x")</script>\n\\N', nn.Linear(2, 2))
+
+    def forward(self, x):
+        return getattr(self, '<script>alert("x")</script>\n\\N')(x)
+
+
+def loop(x):
+    out = x[0]
+    for row in x:
+        out = out + row
+    return out
+
+
+def dict_output(x):
+    return {"y": x}
+
+
+def runs() -> dict[str, TraceRun]:
+    torch.manual_seed(0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return {
+            "checked": tj.trace(Net().train(), (torch.rand(2, 4),), check_inputs=[(-torch.rand(2, 4),)], probe=True),
+            "loop": tj.trace(loop, (torch.rand(3, 4),), check_inputs=[(torch.rand(5, 4),)]),
+            "error": tj.trace(dict_output, (torch.rand(2),)),
+            "bad_options": tj.trace(loop, (torch.rand(3, 4),), check_tolerance=float("inf"), strict="yes"),
+            "trace_module": tj.trace_module(
+                TwoMethods(), {"forward": (torch.rand(3),), "encode": (torch.rand(3),)}, check_inputs=[]
+            ),
+            "kwargs": tj.trace(lambda x, y: x + y, example_kwarg_inputs={"x": torch.rand(2), "y": torch.rand(2)}),
+            "hostile": tj.trace(Hostile(), (torch.rand(2),)),
+            "unchecked": tj.trace(torch.sin, (torch.rand(2),), check_trace=False),
+        }
+
+
+@pytest.fixture(scope="module")
+def all_runs() -> dict[str, TraceRun]:
+    return runs()
+
+
+def test_every_kind_of_run_validates_against_the_schema(all_runs: dict[str, TraceRun]) -> None:
+    validator = jsonschema.Draft7Validator(run_schema())
+    jsonschema.Draft7Validator.check_schema(run_schema())
+    for name, run in all_runs.items():
+        data = json.loads(json.dumps(run.to_json(), allow_nan=False))
+        errors = [f"{'/'.join(map(str, e.absolute_path))}: {e.message}" for e in validator.iter_errors(data)]
+        assert errors == [], (name, errors[:5])
+    # the corpus covers what the schema describes
+    assert all_runs["checked"].probe is not None and all_runs["checked"].findings
+    assert not all_runs["loop"].check.ok and all_runs["error"].error is not None
+    assert all_runs["bad_options"].error is not None and all_runs["bad_options"].error.type == "ArgumentError"
+
+
+def test_to_json_is_canonical(all_runs: dict[str, TraceRun]) -> None:
+    for name, run in all_runs.items():
+        text = json.dumps(run.to_json(), allow_nan=False)
+        again = json.dumps(TraceRun.from_json(json.loads(text)).to_json(), allow_nan=False)
+        assert again == text, name
+
+
+def test_scopes_come_back_in_the_same_order() -> None:
+    """A scope only known from the module hierarchy used to move in the table after a round trip."""
+    run = tj.trace(Net().eval(), (torch.rand(2, 4),))
+    rows = run.to_json()["graphs"]["forward"]["scopes"]
+    strings = run.to_json()["graphs"]["forward"]["strings"]
+    paths = [strings[p] for p, _ in rows]
+    assert paths == sorted(paths)
+
+
+def test_the_schema_knows_what_the_code_writes() -> None:
+    defs = run_schema()["definitions"]
+    assert defs["TraceWarning"]["properties"]["category"]["enum"] == list(CATEGORIES)
+    assert set(defs["ProbeCase"]["properties"]["status"]["enum"]) == set(probe_module.STATUSES)
+    assert run_schema()["properties"]["schema_version"]["const"] == SCHEMA_VERSION
+    recorded = defs["RecordedOptions"]
+    assert recorded["required"] == list(TraceOptions.names()) == list(SPECS)
+
+
+def test_bad_options_are_recorded_by_their_repr(all_runs: dict[str, TraceRun]) -> None:
+    options = all_runs["bad_options"].options
+    assert options["check_tolerance"] == "inf" and options["strict"] == "'yes'"
+    assert all_runs["kwargs"].options["example_kwarg_inputs"] == ["x", "y"]
+
+
+def test_from_json_refuses_what_is_not_a_run() -> None:
+    with pytest.raises(ValueError, match="not a jupyter-tracejit run"):
+        TraceRun.from_json({"kind": "other"})
+    with pytest.raises(ValueError, match="schema_version 99"):
+        TraceRun.from_json({"kind": "jupyter-tracejit.run", "schema_version": 99})
