@@ -40,7 +40,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from .core.options import CommandLineError, add_command_line, from_command_line
+from .core.options import CommandLineError, add_command_line, command_line_spelling, from_command_line
 
 EXIT_OK = 0
 EXIT_PROBLEMS = 1
@@ -165,6 +165,27 @@ def make_target(obj: Any, name: str) -> Any:
     return obj
 
 
+def definition_line(path: Path, name: str) -> int:
+    """The line of ``FILE.py`` that defines ``NAME`` (its first part): what nodes recorded only inside torch are
+    attributed to, as the place the traced model comes from. 0 when not found (e.g. defined by an import)."""
+    import ast
+
+    head = name.split(".")[0]
+    try:
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+    except (OSError, SyntaxError, ValueError):
+        return 0
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.name == head:
+            return node.lineno
+        targets = (
+            node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
+        )
+        if any(isinstance(t, ast.Name) and t.id == head for t in targets):
+            return node.lineno
+    return 0
+
+
 def evaluate(expr: str, namespace: dict[str, Any], option: str) -> Any:
     try:
         code = compile(expr, f"<{option}>", "eval")
@@ -257,8 +278,11 @@ def cmd_trace(args: argparse.Namespace) -> int:
         for v in sets:
             pos, kw = input_set(v, "--check-inputs")
             check_inputs.append(kw if kw is not None else pos)
-    run = tj.trace(target, example, example_kwarg_inputs=kwargs, **trace_options, check_inputs=check_inputs)
-    print(format_run(run))
+    from .core.caller import call_site
+
+    with call_site(str(path.resolve()), definition_line(path, name)):
+        run = tj.trace(target, example, example_kwarg_inputs=kwargs, **trace_options, check_inputs=check_inputs)
+    print(format_run(run, spelling=command_line_spelling))
     _write_outputs(run, args, print)
     return _exit_code(run, args.fail_on_warnings)
 
@@ -268,7 +292,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     from .render.text import format_run
 
     run = demo_run(probe=not args.no_probe)
-    print(format_run(run))
+    print(format_run(run, spelling=command_line_spelling))
     _write_outputs(run, args, print)
     return 0
 

@@ -11,8 +11,8 @@ compiled and evaluated separately in the user's namespace, so nothing but the ``
 positional arguments become ``example_inputs``, keyword arguments ``example_kwarg_inputs``.
 
 An option value (``--check-inputs EXPR``, ``--tol``, ``-o``, ``--method``) ends at the first blank outside
-brackets and quotes, so ``--check-inputs [(x2,), (x3,)]`` needs no quoting (write ``--check-inputs=(a + b)``
-style parentheses around an expression with blanks at the top level).
+brackets and quotes, so ``--check-inputs [(x2,), (x3,)]`` needs no quoting; a value in quotes
+(``--check-inputs '[(x2, y2)]'``, ``--tol "1e-4"``) is read by IPython's shell-like rules, quotes removed.
 
 Which torch function is called
 ------------------------------
@@ -40,6 +40,7 @@ import torch
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, magics_class, no_var_expand
 from IPython.core.magic_arguments import argument, kwds, magic_arguments
+from IPython.utils.process import arg_split
 
 from .core.options import COMMAND_LINE, CommandLineError, add_command_line, from_command_line
 from .core.request import trace, trace_module
@@ -156,14 +157,27 @@ def split_line(line: str) -> tuple[list[str], str]:
         word = line[i:j]
         i = j
         if pending:
-            words.append(f"{pending}={word}" if pending.startswith("--") else pending + word)
+            value = unquote(word)
+            words.append(f"{pending}={value}" if pending.startswith("--") else pending + value)
             pending = ""
         elif word == "--":
             return words, line[i:].strip()
         elif word in _VALUE_OPTIONS:
             pending = word
+        elif "=" in word and word.split("=", 1)[0] in _VALUE_OPTIONS:
+            option, value = word.split("=", 1)
+            words.append(f"{option}={unquote(value)}")
         else:
             words.append(word)
+
+
+def unquote(value: str) -> str:
+    """An option value written in quotes, as IPython users write values with blanks (``--check-inputs '[(x, y)]'``),
+    read by IPython's own shell-like rules; an unquoted value is kept as it is."""
+    if value[:1] not in ("'", '"'):
+        return value
+    parts = arg_split(value, posix=True)
+    return parts[0] if len(parts) == 1 else value
 
 
 @dataclass

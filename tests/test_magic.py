@@ -501,10 +501,29 @@ def test_a_cell_magic_error_is_one_line_and_changes_nothing(
         ("--tol -1 f(x)", ["--tol=-1"], "f(x)"),
         ("--eval -- f(x)", ["--eval"], "f(x)"),
         ("--tol", ["--tol"], ""),
+        # quoted values, as IPython users write values with blanks: read by IPython's shell-like rules
+        ("--check-inputs '[(-x2, x3)]' f(x)", ["--check-inputs=[(-x2, x3)]"], "f(x)"),
+        ('--tol "1e-4" -o "run" f(x)', ["--tol=1e-4", "-orun"], "f(x)"),
+        (
+            "--check-inputs='[(x2,)]' --method 'encode' m.encode(x)",
+            ["--check-inputs=[(x2,)]", "--method=encode"],
+            "m.encode(x)",
+        ),
+        ("--check-inputs [(' a b ',)] f(x)", ["--check-inputs=[(' a b ',)]"], "f(x)"),
     ],
 )
 def test_split_line(line: str, words: list[str], call: str) -> None:
     assert magic.split_line(line) == (words, call)
+
+
+@pytest.mark.parametrize("quote", ["'", '"', ""])
+def test_quoted_and_unquoted_option_values_trace_alike(
+    ip: InteractiveShell, monkeypatch: pytest.MonkeyPatch, quote: str
+) -> None:
+    run = traced(
+        ip, monkeypatch, f"--check-inputs {quote}[(-torch.ones(3, 4),)]{quote} --tol {quote}1e-3{quote} relu_fn(x)"
+    )
+    assert run.options["check_inputs"] == [["Float(3, 4)"]] and run.options["check_tolerance"] == 1e-3
 
 
 def test_load_ext_registers_line_and_cell_magics(ip: InteractiveShell) -> None:

@@ -143,9 +143,11 @@ class _Interner:
 
 
 def _freeze(value: Any) -> Any:
+    """A hashable key of an attribute value that tells types apart (``0``, ``False`` and ``0.0`` are equal in
+    Python, but a constant ``False`` is not the constant ``0``)."""
     if isinstance(value, (list, dict)):
         return json.dumps(value, sort_keys=True)
-    return value
+    return (type(value).__name__, value)
 
 
 def _keys(graph: Graph, intern: _Interner) -> list[int]:
@@ -191,26 +193,45 @@ def _keys(graph: Graph, intern: _Interner) -> list[int]:
     return node_key
 
 
-def _tainted_unmatched(graph: Graph, matched: set[int]) -> tuple[list[int], list[int], list[int]]:
-    """Split the unmatched nodes of one graph into (roots, downstream, unmatched foldable)."""
-    tainted_value = [False] * len(graph.values)
+#: plumbing that takes a computed value apart: unmatched while its input matches, it is where things diverge
+_UNPACK_KINDS = frozenset({"prim::ListUnpack", "prim::TupleUnpack"})
+
+
+def _tainted_unmatched(graph: Graph, matched: set[int]) -> tuple[list[int], list[int], list[int], dict[int, int]]:
+    """Split the unmatched nodes of one graph into (roots, downstream, unmatched foldable, origin), where origin
+    maps each downstream node to the first root it depends on.
+
+    A changed constant (or list of constants) taints nothing by itself: the op reading it is the root. An
+    unmatched unpack of a matched value is a root of its own: a ``prim::ListUnpack`` of ``aten::unbind`` unpacking
+    5 rows instead of 3 is where a loop over a tensor diverges.
+    """
+    origin_of_value: list[int | None] = [None] * len(graph.values)
     roots: list[int] = []
     downstream: list[int] = []
     foldable: list[int] = []
+    origin: dict[int, int] = {}
     for n in graph.nodes:
         if n.id in matched:
             continue
-        reads_divergent = any(tainted_value[v] for v in n.inputs)
+        sources = [origin_of_value[v] for v in n.inputs if origin_of_value[v] is not None]
+        source = sources[0] if sources else None
         if n.foldable:
             foldable.append(n.id)
-            taint = reads_divergent  # a changed constant taints nothing by itself: its consumer is the root
+            producers = [graph.values[v].producer for v in n.inputs]
+            unpacks_a_match = bool(producers) and all(p is None or p in matched for p in producers)
+            if n.kind in _UNPACK_KINDS and source is None and unpacks_a_match:
+                roots.append(n.id)
+                source = n.id
+        elif source is None:
+            roots.append(n.id)
+            source = n.id
         else:
-            (downstream if reads_divergent else roots).append(n.id)
-            taint = True
-        if taint:
+            downstream.append(n.id)
+            origin[n.id] = source
+        if source is not None:
             for v in n.outputs:
-                tainted_value[v] = True
-    return roots, downstream, foldable
+                origin_of_value[v] = source
+    return roots, downstream, foldable, origin
 
 
 def _describe_constant(graph: Graph, value_id: int, depth: int = 0) -> str | None:
@@ -269,14 +290,60 @@ def _reason(a: Graph, b: Graph, an: Node | None, bn: Node | None, matched_values
         if matched_values.get(va) == vb:
             continue
         ca, cb = _describe_constant(a, va), _describe_constant(b, vb)
-        if ca is not None or cb is not None:
+        if (ca is not None or cb is not None) and ca != cb:
             return f"input {i} of {an.kind} differs: {ca or '%' + a.values[va].name} vs {cb or '%' + b.values[vb].name}"
-        return f"input {i} of {an.kind} comes from a different value (%{a.values[va].name} vs %{b.values[vb].name})"
+        return f"input {i} of {an.kind} comes from another computation: {_origin(a, va)} vs {_origin(b, vb)}"
     if an.attributes != bn.attributes:
         return f"attributes of {an.kind} differ"
     if len(an.outputs) != len(bn.outputs):
+        if an.kind in ("prim::ListUnpack", "prim::TupleUnpack"):
+            source = a.producer(an.inputs[0]) if an.inputs else None
+            what = f"the result of {source.kind}" if source is not None else "its input"
+            because = (
+                ": a loop over a tensor (for row in x) was unrolled for its length"
+                if source is not None and source.kind == "aten::unbind"
+                else ""
+            )
+            line = _line(a, an)
+            at = f" (line {line})" if line is not None else ""
+            return (
+                f"{an.kind} unpacks {len(an.outputs)} values of {what}{at} in the trace, {len(bn.outputs)} in the "
+                f"check trace{because}"
+            )
         return f"{an.kind} has {len(an.outputs)} outputs in the trace, {len(bn.outputs)} in the check trace"
     return f"blocks of {an.kind} differ"
+
+
+def _origin(graph: Graph, value_id: int) -> str:
+    """Where a value comes from, in words that differ for different values: ``%x (input 0)``,
+    ``%row.1 (output 2 of prim::ListUnpack, line 12)``."""
+    value = graph.values[value_id]
+    producer = graph.producer(value_id)
+    if producer is None:
+        where = f"input {graph.inputs.index(value_id)}" if value_id in graph.inputs else "a block input"
+        return f"%{value.name} ({where})"
+    line = f", line {producer.source.line}" if producer.source is not None else ""
+    index = producer.outputs.index(value_id)
+    return f"%{value.name} (output {index} of {producer.kind}{line})"
+
+
+def _line(graph: Graph, node: Node) -> int | None:
+    """A node's user line; plumbing the tracer records without one takes its input's (``for row in x``)."""
+    for _ in range(4):
+        if node.source is not None:
+            return node.source.line
+        producer = graph.producer(node.inputs[0]) if node.inputs else None
+        if producer is None:
+            return None
+        node = producer
+    return None
+
+
+def _follows(graph: Graph, root_id: int, side: str) -> str:
+    root = graph.nodes[root_id]
+    line = _line(graph, root)
+    where = f" at line {line}" if line is not None else ""
+    return f"follows from the divergence{where} ({root.kind} in the {side})"
 
 
 def structural_diff(a: Graph, b: Graph, *, compare_tensors: TensorCompare | None = None) -> GraphDiff:
@@ -298,8 +365,8 @@ def structural_diff(a: Graph, b: Graph, *, compare_tensors: TensorCompare | None
             matched[nid] = queue.popleft()
     matched_b = set(matched.values())
 
-    roots_a, down_a, fold_a = _tainted_unmatched(a, set(matched))
-    roots_b, down_b, fold_b = _tainted_unmatched(b, matched_b)
+    roots_a, down_a, fold_a, origin_a = _tainted_unmatched(a, set(matched))
+    roots_b, down_b, fold_b, origin_b = _tainted_unmatched(b, matched_b)
     if not (roots_a or down_a or roots_b or down_b):
         # only constants or plumbing differ (e.g. a constant returned directly): report them
         roots_a, roots_b = fold_a, fold_b
@@ -356,7 +423,12 @@ def structural_diff(a: Graph, b: Graph, *, compare_tensors: TensorCompare | None
                 y = gb[i] if i < len(gb) else None
                 xn = a.nodes[x] if x is not None else None
                 yn = b.nodes[y] if y is not None else None
-                reason = _reason(a, b, xn, yn, matched_values) if kind == ROOT else ""
+                if kind == ROOT:
+                    reason = _reason(a, b, xn, yn, matched_values)
+                elif x is not None and x in origin_a:
+                    reason = _follows(a, origin_a[x], "trace")
+                else:
+                    reason = _follows(b, origin_b[y], "check trace") if y is not None and y in origin_b else ""
                 order = float(x) if x is not None else base + 0.5
                 out.append((order, Divergence(x, y, kind, reason)))
         return out

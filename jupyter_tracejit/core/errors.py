@@ -6,6 +6,7 @@ import os
 import re
 import traceback
 from dataclasses import dataclass
+from typing import Any
 
 from .from_torchscript import is_torch_file, source_line
 from .jsonio import JsonRecord
@@ -31,8 +32,8 @@ _HINTS: tuple[tuple[re.Pattern[str], str, str], ...] = (
             r"didn't return any values"
         ),
         "output_type",
-        "The traced code returns a non-tensor value (None, an int, a string...). Return only tensors, or tuples "
-        "or lists of tensors; compute Python values outside the traced function.",
+        "torch.jit.trace can only return tensors and (nested) tuples, lists or dicts of tensors. Return only "
+        "tensors, e.g. a tuple of the tensors inside; compute Python values outside the traced function.",
     ),
     (
         re.compile(
@@ -86,6 +87,10 @@ _HINTS: tuple[tuple[re.Pattern[str], str, str], ...] = (
 )
 
 
+#: "not known" for :func:`error_from_exception`'s ``returned`` (None is a value that can be returned)
+_NOTHING: Any = object()
+
+
 @dataclass
 class TraceError(JsonRecord):
     """Why a trace failed. ``phase`` is ``arguments`` (misuse of our API), ``trace`` or ``check``."""
@@ -105,6 +110,29 @@ class TraceError(JsonRecord):
         where = f" ({self.file}:{self.line})" if self.file else ""
         hint = f"\nHint: {self.hint}" if self.hint else ""
         return f"{self.type}: {self.message}{where}{hint}"
+
+
+def describe_returned(value: Any) -> str:
+    """What a traced function returned, in words: ``None``, ``an int``, ``a list of dicts``, ``a ModelOutput``."""
+
+    def noun(v: Any) -> str:
+        if v is None:
+            return "None"
+        if isinstance(v, dict):
+            return "dict"
+        if isinstance(v, (list, tuple)):
+            return type(v).__name__
+        name = type(v).__name__
+        return "tensor" if name in ("Tensor", "Parameter") else name
+
+    def article(word: str) -> str:
+        return word if word == "None" else ("an " if word[0].lower() in "aeiou" else "a ") + word
+
+    if isinstance(value, (list, tuple)) and value:
+        kinds = list(dict.fromkeys(noun(v) for v in value))
+        items = " and ".join(k if k == "None" else f"{k}s" for k in kinds)
+        return f"{article(type(value).__name__)} of {items}"
+    return article(noun(value))
 
 
 def hint_for(type_name: str, message: str) -> tuple[str, str]:
@@ -131,10 +159,14 @@ def _clean_message(message: str) -> str:
     return head.strip()
 
 
-def error_from_exception(exc: BaseException, phase: str = "trace") -> TraceError:
+def error_from_exception(exc: BaseException, phase: str = "trace", *, returned: Any = _NOTHING) -> TraceError:
+    """The error of an exception; ``returned`` is what the traced code returned, when known (it names the
+    output in the hint of an output the tracer cannot represent)."""
     type_name = type(exc).__name__
     message = _clean_message(str(exc)) or type_name
     tag, hint = hint_for(type_name, message)
+    if tag == "output_type" and returned is not _NOTHING:
+        hint = f"The traced code returns {describe_returned(returned)}. " + hint
     file, line, code = user_location(exc)
     return TraceError(
         type=type_name,

@@ -22,6 +22,7 @@ in pre-order (a node, then the nodes of its blocks), which is a topological orde
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -192,6 +193,16 @@ class GraphLintError(ValueError):
     """Raised by :meth:`Graph.lint` with every broken invariant listed."""
 
 
+_DIGITS = re.compile(r"(\d+)")
+
+
+def natural_key(name: str) -> tuple[tuple[tuple[str, int], ...], str]:
+    """Sort key that puts ``layer2`` before ``layer10`` (runs of digits compare as numbers)."""
+    parts = _DIGITS.split(name)
+    runs = tuple((parts[i], int(parts[i + 1]) if i + 1 < len(parts) else -1) for i in range(0, len(parts), 2))
+    return runs, name
+
+
 def scope_parent(path: str) -> str | None:
     if path == "":
         return None
@@ -261,23 +272,42 @@ class Graph:
         return list(seen)
 
     def fold_target(self, node: Node) -> int | None:
-        """The op a foldable node is drawn inside: follows plumbing chains to the first real op.
+        """The op a foldable node is drawn inside: the first op (in graph order) its value reaches through
+        foldable consumers (a ``GetAttr`` chain ``self.encoder.layer.0.weight`` ends in the op using the weight).
 
-        ``None`` when the node is not foldable, or is consumed only by graph outputs or by
-        nothing (such nodes stay visible).
+        ``None`` when the node is not foldable or reaches no op (it feeds only graph outputs, or nothing).
         """
         if not node.foldable:
             return None
-        current = node
-        for _ in range(64):  # plumbing chains are short; the bound guards against cycles
-            consumers = self.consumers(current)
-            if not consumers:
-                return None
-            nxt = self.nodes[consumers[0]]
-            if not nxt.foldable:
-                return nxt.id
-            current = nxt
+        seen = {node.id}
+        frontier = [node.id]
+        while frontier:
+            reached: list[int] = []
+            for nid in frontier:
+                for c in self.consumers(self.nodes[nid]):
+                    if c not in seen:
+                        seen.add(c)
+                        reached.append(c)
+            ops = [c for c in reached if not self.nodes[c].foldable]
+            if ops:
+                return min(ops)
+            frontier = reached
         return None
+
+    def reaches_output(self, node: Node) -> bool:
+        """Whether a node's values reach a graph output, directly or through foldable consumers."""
+        outputs = set(self.outputs)
+        seen = {node.id}
+        stack = [node.id]
+        while stack:
+            n = self.nodes[stack.pop()]
+            if any(v in outputs for v in n.outputs):
+                return True
+            for c in self.consumers(n):
+                if c not in seen and self.nodes[c].foldable:
+                    seen.add(c)
+                    stack.append(c)
+        return False
 
     def nodes_at(self, file: str, line: int) -> list[int]:
         """Nodes whose user source line is ``file:line``."""
@@ -324,7 +354,19 @@ class Graph:
             ensure(path)
         for n in self.nodes:
             ensure(n.scope).node_ids.append(n.id)
+        for scope in scopes.values():
+            scope.children.sort(key=lambda p: natural_key(scopes[p].name))
         return scopes
+
+    def scope_preorder(self) -> list[str]:
+        """Every scope path, parents before children, children in natural order (``2`` before ``10``)."""
+        out: list[str] = []
+        stack = [""]
+        while stack:
+            path = stack.pop()
+            out.append(path)
+            stack.extend(reversed(self.scopes[path].children))
+        return out
 
     # -- invariants -----------------------------------------------------------------------------
     def lint(self) -> None:
@@ -401,7 +443,7 @@ class Graph:
         - ``values``: ``[name, type, shape | null, dtype | -1, device | -1, requires_grad (0/1/-1), producer | -1]``.
         - ``nodes``: ``[kind, inputs, outputs, scope, stack | -1, attributes | 0, blocks | 0, parent | -1, flags]``
           where blocks are ``[inputs, outputs, node ids]`` and flags bit 0 is ``nondeterministic``.
-        - ``scopes``: ``[path, type]`` for every module.
+        - ``scopes``: ``[path, type]`` for every module, parents before children, siblings in natural order.
         """
         strings: dict[str, int] = {}
 
@@ -460,8 +502,8 @@ class Graph:
             ]
             for n in self.nodes
         ]
-        # sorted by path: the scope table is built in node order live and in path order from JSON
-        scope_rows = [[s(p), s(sc.type)] for p, sc in sorted(self.scopes.items())]
+        # in tree order (parents first, children in natural order), which readers keep as the children's order
+        scope_rows = [[s(p), s(self.scopes[p].type)] for p in self.scope_preorder()]
         return {
             "graph_schema": GRAPH_SCHEMA_VERSION,
             "method": self.method,

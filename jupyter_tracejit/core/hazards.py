@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from typing import Any
+
+import torch
 
 from .check import CheckReport
 from .graph import Graph, Node
@@ -34,17 +37,42 @@ def _where(graph: Graph, ids: list[int], limit: int = 4) -> str:
     return ", ".join(parts) + more
 
 
-#: ops torch calls nondeterministic that are deterministic when their dropout input is off:
-#: kind -> (index of the probability input, index of the train flag input or -1)
-_DROPOUT_ARGS = {
-    "aten::dropout": (1, 2),
-    "aten::dropout_": (1, 2),
-    "aten::feature_dropout": (1, 2),
-    "aten::alpha_dropout": (1, 2),
-    "aten::feature_alpha_dropout": (1, 2),
-    "aten::native_dropout": (1, 2),
-    "aten::scaled_dot_product_attention": (4, -1),
-}
+#: arguments that switch randomness off: a dropout probability of 0, or a training flag that is False
+_PROBABILITY_ARGS = frozenset({"p", "dropout", "dropout_p"})
+_TRAIN_ARGS = frozenset({"train", "training"})
+_ARG_TYPES = {"float": ("float", "int"), "bool": ("bool",), "Optional[bool]": ("bool", "NoneType")}
+
+
+@functools.lru_cache(maxsize=512)
+def _switch_positions(kind: str, input_types: tuple[str, ...]) -> tuple[int, int]:
+    """Input positions of the (dropout probability, train flag) arguments of an op, -1 where it has none.
+
+    Read from torch's registered schemas, picking the overload whose arguments fit the node's inputs (``lstm``'s
+    ``input`` and ``data`` overloads have as many arguments, at other positions).
+    """
+    try:
+        schemas = torch._C._jit_get_schemas_for_operator(kind)
+    except RuntimeError:
+        return -1, -1
+    for schema in schemas:
+        args = schema.arguments
+        if len(args) < len(input_types):
+            continue
+        p_at = t_at = -1
+        fits = True
+        for i, a in enumerate(args[: len(input_types)]):
+            wanted = _ARG_TYPES.get(str(a.type))
+            if a.name in _PROBABILITY_ARGS or a.name in _TRAIN_ARGS:
+                if wanted is not None and input_types[i] not in wanted:
+                    fits = False
+                    break
+                if a.name in _PROBABILITY_ARGS:
+                    p_at = i
+                else:
+                    t_at = i
+        if fits and (p_at >= 0 or t_at >= 0):
+            return p_at, t_at
+    return -1, -1
 
 
 def _constant(graph: Graph, node: Node, index: int) -> Any:
@@ -57,14 +85,13 @@ def _constant(graph: Graph, node: Node, index: int) -> Any:
 
 
 def is_random(graph: Graph, node: Node) -> bool:
-    """torch's nondeterministic flag, minus dropout that is switched off (p == 0 or train=False)."""
+    """torch's nondeterministic flag, minus ops whose randomness is switched off in this trace: a dropout
+    probability of 0 or a training flag that is False (dropout, LSTM/GRU/RNN dropout, SDPA's dropout_p, rrelu...)."""
     if not node.nondeterministic:
         return False
-    args = _DROPOUT_ARGS.get(node.kind)
-    if args is None:
-        return True
-    p, train = _constant(graph, node, args[0]), _constant(graph, node, args[1])
-    return not (p == 0 or train is False)
+    p_at, train_at = _switch_positions(node.kind, tuple(graph.values[v].type for v in node.inputs))
+    p, train = _constant(graph, node, p_at), _constant(graph, node, train_at)
+    return not ((p_at >= 0 and p == 0 and not isinstance(p, bool)) or (train_at >= 0 and train is False))
 
 
 def nondeterministic_nodes(graph: Graph, torch_flags_top_level: bool) -> Finding | None:

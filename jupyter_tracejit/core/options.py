@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -303,6 +304,20 @@ def add_command_line(add_argument: Callable[..., Any]) -> None:
             add_argument(f.flag, dest=f.dest, action="store_true", help=f.help)
 
 
+def _spelled(value: Any) -> str:
+    return repr(value) if isinstance(value, str) else str(value)
+
+
+def command_line_spelling(text: str) -> str:
+    """Advice written for the API (``strict=False``) spelled for the command line (``--non-strict``)."""
+    for f in COMMAND_LINE:
+        if f.metavar:
+            text = re.sub(rf"\b{f.option}=(?=\S)", f"{f.flag} ", text)
+        else:
+            text = re.sub(rf"\b{f.option}={re.escape(_spelled(f.value))}(?![\w'])", f.flag, text)
+    return text
+
+
 def parse_tolerance(text: str, flag: str = "--tol") -> float:
     """``--tol``'s value as a float, or :class:`CommandLineError` saying what it needs."""
     try:
@@ -359,6 +374,7 @@ __all__ = [
     "OptionSpec",
     "TraceOptions",
     "add_command_line",
+    "command_line_spelling",
     "from_command_line",
     "parse_tolerance",
 ]

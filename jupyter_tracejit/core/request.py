@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from .caller import find_caller
 from .options import DEFAULT_TOLERANCE, TraceOptions
 from .plan import ArgumentProblem, TracePlan, plan_trace, plan_trace_module, target_of
 from .run import TraceRun
@@ -68,7 +69,7 @@ def _execute(request: TraceRequest, plan: TracePlan | ArgumentProblem, started: 
         run = TraceRun(target=target_of(request.target), options=request.describe(), error=plan.error)
         run = stamp(run, started)
     else:
-        run = TraceSession(plan, request.describe()).run(started)
+        run = TraceSession(plan, request.describe(), find_caller()).run(started)
     run.request = request
     return run
 

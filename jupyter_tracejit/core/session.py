@@ -11,6 +11,7 @@ filters are restored on every exit path; nothing of torch is patched.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import datetime
 import time
 import uuid
@@ -18,12 +19,13 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import torch
+from torch.jit._trace import indent
 
 from . import hazards
 from .check import CheckCase, CheckReport, MethodUnderCheck, check_graphs, run_outputs, torch_mismatch_message
 from .errors import TraceError, argument_error, error_from_exception
-from .from_torchscript import canonical_inlined, canonical_text, extract_graph
-from .graph import Graph
+from .from_torchscript import canonical_inlined, canonical_text, extract_graph, is_torch_file, parse_stack
+from .graph import Frame, Graph, SourceLoc
 from .inputs import clone_inputs, describe_inputs
 from .module_state import ModuleState
 from .plan import TracePlan
@@ -60,13 +62,17 @@ def stamp(run: TraceRun, started: float) -> TraceRun:
 class TraceSession:
     """Runs one plan: trace, check, probe, findings; ``options`` is what the run records of the request."""
 
-    def __init__(self, plan: TracePlan, options: dict[str, Any]) -> None:
+    def __init__(self, plan: TracePlan, options: dict[str, Any], caller: Frame | None = None) -> None:
         self.plan = plan
         self.options = options
+        #: where the user asked for the trace: the location of whatever happened entirely inside torch
+        self.caller = caller
         self.recorder = WarningRecorder()
         self.python_runs = 0
         self.timings: dict[str, float] = {}
         self.method_of_phase: dict[str, str] = {}
+        #: method -> (torch's printout of its top-level nondeterministic nodes, the first one's source range)
+        self.nondeterministic_ops: dict[str, tuple[list[str], str]] = {}
 
     def run(self, started: float) -> TraceRun:
         plan = self.plan
@@ -90,12 +96,38 @@ class TraceSession:
                 mutated = state.changed_buffers() if state is not None else []
         except Exception as e:  # our own bug or a hostile object: record it, never take the kernel down
             run.error = error_from_exception(e, phase="internal")
+        self._attribute_to_caller(run)
         run.warnings = self.recorder.collect(run.graphs, self.method_of_phase)
         self._attach_check_warning_nodes(run)
         run.python_runs = self.python_runs
         run.findings = self._findings(run, top_level_nondeterministic, mutated)
         run.timings.update(self.timings)
         return stamp(run, started)
+
+    def _attribute_to_caller(self, run: TraceRun) -> None:
+        """Nodes and errors located only inside torch get the caller's line (see :mod:`.caller`)."""
+        caller = self.caller
+        if caller is None:
+            return
+        graphs = list(run.graphs.values())
+        if run.check is not None:
+            graphs += [c.graph for c in run.check.cases if c.graph is not None]
+        for graph in graphs:
+            attribute_to_caller(graph, caller)
+        errors = [run.error] + ([c.exception for c in run.check.cases] if run.check is not None else [])
+        for error in errors:
+            if error is not None and not error.file and error.phase != "arguments":
+                error.file, error.line, error.code = caller.file, caller.line, caller.code
+
+    def _location(self) -> tuple[str, int]:
+        """Where warnings about the whole trace point: the traced function's ``def`` line, unless that is in torch
+        (an ``nn.Sequential``), then the caller's line."""
+        target = self.plan.target
+        if target.file and not is_torch_file(target.file):
+            return target.file, target.line
+        if self.caller is not None:
+            return self.caller.file, self.caller.line
+        return target.file, target.line
 
     @contextlib.contextmanager
     def _guest(self, plan: TracePlan) -> Iterator[ModuleState | None]:
@@ -124,6 +156,14 @@ class TraceSession:
         plan = self.plan
         self.recorder.phase = "trace"
         t0 = time.perf_counter()
+        returned: list[Any] = []
+        # a module's forward hook sees what forward returned, so an output the tracer rejects can be named; the
+        # hook does not touch tensors, so the graph is the same
+        hook = (
+            plan.module.register_forward_hook(lambda _m, _args, out: returned.append(out))
+            if plan.module is not None and not isinstance(plan.module, torch.jit.ScriptModule)
+            else None
+        )
         try:
             self.python_runs += len(plan.inputs)
             if plan.module is not None:
@@ -132,8 +172,15 @@ class TraceSession:
                 traced = self._torch_trace(plan.func, plan.inputs["forward"], methods=False)
         except Exception as e:
             self._timed("trace", t0)
-            run.error = error_from_exception(e, phase="trace")
+            if returned:
+                run.error = error_from_exception(e, phase="trace", returned=returned[-1])
+            else:
+                run.error = error_from_exception(e, phase="trace")
             return
+        finally:
+            if hook is not None:
+                hook.remove()
+            returned.clear()  # the outputs are the user's: hold no reference to them
         self._timed("trace", t0)
         run.traced = traced
         t0 = time.perf_counter()
@@ -141,7 +188,10 @@ class TraceSession:
         for name in plan.inputs:
             ts_method = traced._c._get_method(name) if plan.module is not None else traced
             ts_graph = ts_method.graph
-            top_level_nondeterministic[name] = any(n.isNondeterministic() for n in ts_graph.nodes())
+            random_ops = [n for n in ts_graph.nodes() if n.isNondeterministic()]
+            top_level_nondeterministic[name] = bool(random_ops)
+            if random_ops:
+                self.nondeterministic_ops[name] = ([str(op) for op in random_ops], random_ops[0].sourceRange())
             canonical = canonical_inlined(ts_graph)
             extraction = extract_graph(
                 canonical, method=name, code=method_code(ts_method, plan.module), root_type=plan.target.type
@@ -191,6 +241,8 @@ class TraceSession:
         return call
 
     def _already_script(self, run: TraceRun) -> None:
+        """torch.jit.trace returns a ScriptModule unchanged (with its warning, recorded here) and checks nothing;
+        so does this run, showing the scripted graph, control flow included."""
         plan = self.plan
         self.recorder.phase = "trace"
         args = plan.inputs.get("forward")
@@ -204,13 +256,6 @@ class TraceSession:
             ).graph
         except Exception as e:
             run.error = error_from_exception(e)
-            return
-        run.error = TraceError(
-            type="AlreadyScripted",
-            message=f"{plan.target.name} is already TorchScript; torch.jit.trace returns it unchanged",
-            tag="already_script",
-            hint="Trace the original nn.Module instead. The graph shown is the scripted one, control flow included.",
-        )
 
     # -- check ----------------------------------------------------------------------------------
     def _check(self, run: TraceRun, top_level_nondeterministic: dict[str, bool]) -> None:
@@ -233,6 +278,12 @@ class TraceSession:
                     self._synthesize_torch_warnings(
                         case, top_level_nondeterministic.get(case.method, False), warned_nondeterministic, phase
                     )
+                failed = next((c.exception for c in cases if c.exception is not None), None)
+                if failed is not None:
+                    # torch.jit.trace raises here and returns nothing; it checks no further input sets either
+                    run.error = check_error(failed)
+                    run.traced = None
+                    break
         self._timed("check", t0)
 
     def _check_function_set(self, index: int, label: str, inputs: Any) -> CheckCase:
@@ -294,8 +345,9 @@ class TraceSession:
     def _synthesize_torch_warnings(
         self, case: CheckCase, top_level_nondeterministic: bool, warned: set[str], phase: str
     ) -> None:
-        """torch warns (it does not raise) on output mismatches; record the same warnings it would emit."""
-        target = self.plan.target
+        """torch warns (it does not raise) on output mismatches; record the same warnings it would emit: its text,
+        at the line of the first nondeterministic node, or where the trace was asked for."""
+        file, line = self._location()
         for comparison in case.outputs:
             if comparison.ok:
                 continue
@@ -303,18 +355,22 @@ class TraceSession:
             if key not in warned:
                 warned.add(key)
                 if top_level_nondeterministic:
+                    texts, source_range = self.nondeterministic_ops[case.method]
+                    at = self._user_frame(source_range)
                     self.recorder.add_synthetic(
-                        "Trace had nondeterministic nodes. Did you forget call .eval() on your model? "
-                        "This may cause errors in trace checking. To disable trace checking, pass "
-                        "check_trace=False to torch.jit.trace()",
+                        nondeterministic_message(texts),
                         "TracerWarning",
-                        target.file,
-                        target.line,
+                        at.file if at is not None else file,
+                        at.line if at is not None else line,
                         phase,
                     )
-            self.recorder.add_synthetic(
-                torch_mismatch_message(comparison), "TracerWarning", target.file, target.line, phase
-            )
+            self.recorder.add_synthetic(torch_mismatch_message(comparison), "TracerWarning", file, line, phase)
+
+    def _user_frame(self, source_range: str) -> Frame | None:
+        loc = parse_stack(source_range)
+        if loc is None or loc.user_frame.internal:
+            return self.caller
+        return loc.user_frame
 
     def _attach_check_warning_nodes(self, run: TraceRun) -> None:
         """Warnings synthesized from the check point at the def line; give them the nodes that matter."""
@@ -325,7 +381,7 @@ class TraceSession:
             if graph is None:
                 continue
             if w.category == "nondeterministic":
-                w.node_ids = [n.id for n in graph.nodes if n.nondeterministic]
+                w.node_ids = [n.id for n in graph.nodes if n.nondeterministic and n.parent is None]
             elif w.category in ("output_mismatch_python", "output_mismatch_retrace"):
                 failing = [c for c in run.check.cases if c.method == w.method and not c.outputs_ok]
                 w.node_ids = output_warning_nodes(graph, failing[0]) if failing else []
@@ -380,6 +436,43 @@ class TraceSession:
         if runs is not None:
             found.append(runs)
         return found
+
+
+def nondeterministic_message(node_texts: list[str]) -> str:
+    """torch's "Trace had nondeterministic nodes" warning, word for word (``_check_trace``)."""
+    nodes = "\n".join(indent(t) for t in node_texts[:20])
+    return (
+        "Trace had nondeterministic nodes. Did you forget call .eval() on your model? Nodes:\n"
+        f"{nodes}\nThis may cause errors in trace checking. To disable trace checking, pass check_trace=False to "
+        "torch.jit.trace()"
+    )
+
+
+def attribute_to_caller(graph: Graph, caller: Frame) -> None:
+    """Give nodes recorded entirely inside torch the caller's frame as their user frame (outermost)."""
+    replaced: dict[int, SourceLoc] = {}
+    for n in graph.nodes:
+        src = n.source
+        if src is None or not src.user_frame.internal:
+            continue
+        new = replaced.get(id(src))
+        if new is None:
+            new = replaced[id(src)] = SourceLoc(stack=(*src.stack, caller), user_index=len(src.stack))
+        n.source = new
+
+
+#: what a failure inside the check means, whatever raised
+CHECK_HINT = (
+    "The check re-traces and runs your code with each set of check inputs, under torch.no_grad(); "
+    "torch.jit.trace raises here and returns nothing. Fix the code (or the check inputs) for that case, "
+    "or pass check_trace=False to skip the check."
+)
+
+
+def check_error(failed: TraceError) -> TraceError:
+    """The run's error for an exception inside the check: what raised, where, and what the check does."""
+    hint = CHECK_HINT if not failed.hint else f"{failed.hint} {CHECK_HINT}"
+    return dataclasses.replace(failed, phase="check", hint=hint)
 
 
 def output_warning_nodes(graph: Graph, case: CheckCase) -> list[int]:

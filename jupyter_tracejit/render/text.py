@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 
 from ..core.check import CheckCase
 from ..core.graph import Graph
@@ -45,8 +46,11 @@ def _case_lines(run: TraceRun, case: CheckCase, limit: int) -> list[str]:
     return lines
 
 
-def format_run(run: TraceRun, *, limit: int = 5) -> str:
-    """Summary, warnings with their lines, check cases with root divergences, findings and probe results."""
+def format_run(run: TraceRun, *, limit: int = 5, spelling: Callable[[str], str] = str) -> str:
+    """Summary, warnings with their lines, check cases with root divergences, findings and probe results.
+
+    ``spelling`` rewrites advice for where it is read (the CLI passes ``command_line_spelling``: ``--non-strict``
+    rather than ``strict=False``)."""
     lines = [run.summary()]
     if run.error is not None:
         e = run.error
@@ -54,14 +58,14 @@ def format_run(run: TraceRun, *, limit: int = 5) -> str:
         if e.file:
             lines.append(f"  at {_where(e.file, e.line)}: {e.code}")
         if e.hint:
-            lines.append(f"  hint: {e.hint}")
+            lines.append(f"  hint: {spelling(e.hint)}")
     if run.user_warnings:
         lines.append("warnings:")
         for w in run.user_warnings:
             times = f" (x{w.count})" if w.count > 1 else ""
             lines.append(f"  [{w.category}]{times} {_where(w.file, w.line)}: {w.code or w.message.splitlines()[0]}")
             if w.advice:
-                lines.append(f"    {w.advice}")
+                lines.append(f"    {spelling(w.advice)}")
     if run.check is not None:
         lines.append(f"check ({len(run.check.cases)} input set(s), tolerance {run.check.tolerance:g}):")
         for case in run.check.cases:
@@ -72,7 +76,7 @@ def format_run(run: TraceRun, *, limit: int = 5) -> str:
             lines.append(f"  [{f.severity}] {f.title}")
             lines.append(f"    {f.message}")
             if f.hint:
-                lines.append(f"    fix: {f.hint}")
+                lines.append(f"    fix: {spelling(f.hint)}")
     if run.probe is not None:
         lines.append(f"generalization probe: {'ok' if run.probe.ok else 'trace does not generalize'}")
         for c in run.probe.cases:

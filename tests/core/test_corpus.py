@@ -320,11 +320,15 @@ class Small(nn.Module):
         return self.fc(x)
 
 
-def test_already_scripted_module_is_reported_with_its_graph():
+def test_an_already_scripted_module_is_returned_unchanged_like_torch_does():
     scripted = torch.jit.script(Small())
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        returned = torch.jit.trace(scripted, (torch.rand(2, 4),))
+    assert returned is scripted and any("already a ScriptModule" in str(w.message) for w in caught)
     run = tj.trace(scripted, (torch.rand(2, 4),))
-    assert not run.ok
-    assert run.error.tag == "already_script"
+    assert run.ok and run.error is None and run.traced is scripted
+    assert run.check is None  # torch returns before checking
     assert [w.category for w in run.user_warnings] == ["already_script"]
     assert "aten::linear" in run.graph.kinds()
 

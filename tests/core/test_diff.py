@@ -186,3 +186,89 @@ def test_diff_of_graphs_loaded_from_json_compares_tensor_digests():
     assert len(diff.constant_diffs) == 1
     # torch.tensor(...) is recorded as a constant followed by a conversion (aten::to) that reads it
     assert diff.roots[0].reason == "input 0 of aten::to differs: tensor constant [1.0, 2.0] vs [1.0, 5.0]"
+
+
+# -- explaining divergences plainly -------------------------------------------------------------------------
+
+
+def rows_loop(x):
+    out = x[0]
+    for row in x:  # the loop line
+        out = out + row
+    return out
+
+
+def branch_and_loop(x):
+    if x.sum() > 0:
+        x = x * 2  # the branch line
+    for i in range(x.size(0)):
+        x = x + i  # the loop line
+    return x
+
+
+def line_of(fn, marker: str) -> int:
+    import inspect
+
+    lines, start = inspect.getsourcelines(fn)
+    return start + next(i for i, text in enumerate(lines) if marker in text)
+
+
+def test_a_loop_over_a_tensor_diverges_at_its_unpack_with_the_line():
+    import jupyter_tracejit as tj
+
+    run = tj.trace(rows_loop, (torch.rand(3, 4),), check_inputs=[(torch.rand(5, 4),)])
+    diff = run.check.cases[0].diff
+    (root,) = diff.roots
+    assert run.graph.nodes[root.trace_node].kind == "prim::ListUnpack"
+    assert "unpacks 3 values of the result of aten::unbind" in root.reason and "5 in the check trace" in root.reason
+    assert f"(line {line_of(rows_loop, 'the loop line')})" in root.reason
+    loop_line = line_of(rows_loop, "the loop line")
+    assert diff.downstream and all(f"at line {loop_line}" in d.reason for d in diff.downstream)
+
+
+def test_no_reason_names_two_identical_strings_as_different():
+    import re
+
+    import jupyter_tracejit as tj
+
+    for fn, x, check in [
+        (rows_loop, torch.rand(3, 4), torch.rand(5, 4)),
+        (branch_and_loop, torch.ones(2, 3), -torch.ones(4, 3)),
+    ]:
+        run = tj.trace(fn, (x,), check_inputs=[(check,)])
+        compared = [m for d in run.check.cases[0].diff.divergences for m in re.finditer(r"(\S+) vs (\S+)", d.reason)]
+        assert all(m.group(1) != m.group(2) for m in compared), [m.group(0) for m in compared]
+    # the old wording named the same debug name twice: "(%row.1 vs %row.1)"
+    assert "%row.1 vs %row.1" not in "".join(
+        d.reason
+        for d in tj.trace(rows_loop, (torch.rand(3, 4),), check_inputs=[(torch.rand(5, 4),)])
+        .check.cases[0]
+        .diff.divergences
+    )
+
+
+def test_a_frozen_branch_and_a_frozen_loop_are_two_roots_each_with_its_line():
+    import jupyter_tracejit as tj
+
+    run = tj.trace(branch_and_loop, (torch.ones(2, 3),), check_inputs=[(-torch.ones(4, 3),)])
+    case = run.check.cases[0]
+    lines = set()
+    for d in case.diff.roots:
+        node = run.graph.nodes[d.trace_node] if d.trace_node is not None else case.graph.nodes[d.check_node]
+        lines.add(node.source.line)
+        assert d.reason
+    assert lines == {line_of(branch_and_loop, "the branch line"), line_of(branch_and_loop, "the loop line")}
+    assert all(d.reason.startswith("follows from the divergence at line") for d in case.diff.downstream)
+
+
+def test_a_bool_constant_is_not_an_int_constant():
+    """``False`` and ``0`` are equal in Python; as trace constants they are different values."""
+
+    def f(x):
+        return x.sum(dim=0)
+
+    def g(x):
+        return x.sum(dim=1)
+
+    diff = structural_diff(graph_of(f, torch.rand(3, 3)), graph_of(g, torch.rand(3, 3)))
+    assert [d.reason for d in diff.roots] == ["input 1 of aten::sum differs: [0] vs [1]"]

@@ -115,12 +115,13 @@ def test_to_json_is_canonical(all_runs: dict[str, TraceRun]) -> None:
 
 
 def test_scopes_come_back_in_the_same_order() -> None:
-    """A scope only known from the module hierarchy used to move in the table after a round trip."""
+    """The scope table is in tree order, parents first (it used to come back in another order after a round trip)."""
     run = tj.trace(Net().eval(), (torch.rand(2, 4),))
     rows = run.to_json()["graphs"]["forward"]["scopes"]
     strings = run.to_json()["graphs"]["forward"]["strings"]
     paths = [strings[p] for p, _ in rows]
-    assert paths == sorted(paths)
+    assert paths == run.graph.scope_preorder() and paths[0] == ""
+    assert all(paths.index(p.rpartition(".")[0]) < i for i, p in enumerate(paths) if "." in p)
 
 
 def test_the_schema_knows_what_the_code_writes() -> None:
