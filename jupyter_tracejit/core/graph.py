@@ -358,6 +358,26 @@ class Graph:
             scope.children.sort(key=lambda p: natural_key(scopes[p].name))
         return scopes
 
+    def with_scope_types(self, types: dict[str, str]) -> Graph:
+        """The same graph with module types taken from ``types`` (module path -> class name), keeping only the
+        scopes that hold nodes and their ancestors."""
+        used: set[str] = set()
+        for n in self.nodes:
+            path: str | None = n.scope
+            while path is not None and path not in used:
+                used.add(path)
+                path = scope_parent(path)
+        scope_types = {p: types.get(p, self.scopes[p].type if p in self.scopes else "") for p in used}
+        return Graph(
+            method=self.method,
+            nodes=self.nodes,
+            values=self.values,
+            inputs=self.inputs,
+            outputs=self.outputs,
+            scope_types=scope_types,
+            code=self.code,
+        )
+
     def scope_preorder(self) -> list[str]:
         """Every scope path, parents before children, children in natural order (``2`` before ``10``)."""
         out: list[str] = []
@@ -425,9 +445,17 @@ class Graph:
         for v in self.outputs:
             if not 0 <= v < nv or not defined[v]:
                 problems.append(f"graph output {v} is not a defined value")
+        typed = any(scope.type for path, scope in self.scopes.items() if path)
         for path, scope in self.scopes.items():
             if scope.parent is not None and scope.parent not in self.scopes:
                 problems.append(f"scope {path!r} names missing parent {scope.parent!r}")
+            if path and not scope.node_ids and not scope.children:
+                problems.append(
+                    f"scope {path!r} ({scope.type or 'no type'}) holds no nodes and no modules: a phantom, e.g. a "
+                    "module type filed under a path without its container's name"
+                )
+            if path and typed and scope.node_ids and not scope.type:
+                problems.append(f"scope {path!r} holds nodes but has no module type")
         if problems:
             raise GraphLintError(f"{len(problems)} graph invariant(s) broken:\n- " + "\n- ".join(problems))
 

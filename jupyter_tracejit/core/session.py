@@ -71,6 +71,7 @@ class TraceSession:
         self.python_runs = 0
         self.timings: dict[str, float] = {}
         self.method_of_phase: dict[str, str] = {}
+        self._types: dict[str, str] | None = None
         #: method -> (torch's printout of its top-level nondeterministic nodes, the first one's source range)
         self.nondeterministic_ops: dict[str, tuple[list[str], str]] = {}
 
@@ -196,6 +197,8 @@ class TraceSession:
             extraction = extract_graph(
                 canonical, method=name, code=method_code(ts_method, plan.module), root_type=plan.target.type
             )
+            if plan.module is not None:
+                extraction.graph = extraction.graph.with_scope_types(self._module_types())
             run.graphs[name] = extraction.graph
             if plan.options.check_trace:
                 self.methods[name] = MethodUnderCheck(
@@ -208,6 +211,18 @@ class TraceSession:
                     root_type=plan.target.type,
                 )
         self._timed("extract", t0)
+
+    def _module_types(self) -> dict[str, str]:
+        """Module path -> class name, from the module itself: torch's module hierarchy string leaves out the names
+        of containers (``layers.0`` of an ``nn.ModuleList`` reads ``0(Linear)``), the module never does."""
+        if self._types is None:
+            module = self.plan.module
+            assert module is not None
+            self._types = {
+                path: type(m).__name__ if not isinstance(m, torch.jit.ScriptModule) else m.original_name
+                for path, m in module.named_modules(remove_duplicate=False)
+            }
+        return self._types
 
     def _torch_trace(self, target: Any, inputs: Any, *, methods: bool, for_check: bool = False) -> Any:
         options = self.plan.options
@@ -340,6 +355,8 @@ class TraceSession:
                 inputs = (inputs,)
             run_outputs(case, method, inputs, self._runner(check_method, counts=False), plan.options.check_tolerance)
             case.graph, case.diff, case.text_differs = check_graphs(method, check_method.graph)
+            if case.graph is not None:
+                case.graph = case.graph.with_scope_types(self._module_types())
         return cases
 
     def _synthesize_torch_warnings(

@@ -218,3 +218,50 @@ def test_scripted_control_flow_keeps_blocks():
     again = Graph.from_json(json.loads(json.dumps(g.to_json())))
     assert again.nodes == g.nodes
     assert "block0(" in g.text()
+
+
+# -- module scopes under containers --------------------------------------------------------------------------
+
+
+class Containers(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layers = nn.ModuleList([nn.Linear(4, 4), nn.Sequential(nn.Linear(4, 4), nn.ModuleList([nn.ReLU()]))])
+        self.heads = nn.ModuleDict({"cls": nn.Linear(4, 2)})
+        self.never_called = nn.Tanh()
+
+    def forward(self, x):
+        x = self.layers[0](x)
+        x = self.layers[1][1][0](self.layers[1][0](x))
+        return self.heads["cls"](x)
+
+
+def test_scopes_under_containers_carry_their_own_types_and_no_phantoms():
+    run = tj.trace(Containers(), (torch.rand(2, 4),))
+    scopes = {p: s.type for p, s in run.graph.scopes.items()}
+    assert scopes == {
+        "": "Containers",
+        "layers": "ModuleList",
+        "layers.0": "Linear",
+        "layers.1": "Sequential",
+        "layers.1.0": "Linear",
+        "layers.1.1": "ModuleList",
+        "layers.1.1.0": "ReLU",
+        "heads": "ModuleDict",
+        "heads.cls": "Linear",
+    }
+    run.graph.lint()
+    for case in run.check.cases:
+        assert case.graph is None  # identical re-trace: nothing more to check there
+
+
+def test_lint_names_phantom_and_untyped_scopes():
+    node = Node(id=0, kind="aten::relu", inputs=(0,), outputs=(1,), scope="layers.0")
+    values = [Value(0, "x", "Tensor"), Value(1, "y", "Tensor", producer=0)]
+    phantom = Graph(
+        method="forward", nodes=[node], values=values, inputs=(0,), outputs=(1,), scope_types={"0": "Linear"}
+    )
+    with pytest.raises(GraphLintError) as err:
+        phantom.lint()
+    assert "scope '0' (Linear) holds no nodes and no modules" in str(err.value)
+    assert "scope 'layers.0' holds nodes but has no module type" in str(err.value)
