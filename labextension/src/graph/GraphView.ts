@@ -91,7 +91,9 @@ export class GraphView {
 
   constructor(private readonly ctx: ExplorerContext) {
     this.methodSelect = h('select', { class: 'jp-TraceExplorer-method', 'aria-label': 'traced method' });
-    this.methodSelect.addEventListener('change', () => ctx.host.set({ selectedMethod: this.methodSelect.value, selectedNode: -1 }));
+    this.methodSelect.addEventListener('change', () =>
+      ctx.host.set({ selectedMethod: this.methodSelect.value, selectedNode: -1 })
+    );
     this.foldBox = h('input', { type: 'checkbox', checked: true, 'aria-label': 'fold constants and plumbing' });
     this.foldBox.addEventListener('change', () => {
       this.fold = this.foldBox.checked;
@@ -129,7 +131,11 @@ export class GraphView {
       button('DOT', () => this.exportDot(), { title: 'download the whole graph as DOT' }),
       button('JSON', () => this.exportJson(), { title: 'download the run as JSON' })
     );
-    this.canvas = h('div', { class: 'jp-TraceExplorer-canvas', tabindex: 0, 'aria-label': 'graph; drag to pan, wheel to zoom' });
+    this.canvas = h('div', {
+      class: 'jp-TraceExplorer-canvas',
+      tabindex: 0,
+      'aria-label': 'graph; drag to pan, wheel to zoom'
+    });
     this.status = h('div', { class: 'jp-TraceExplorer-graphStatus', 'aria-live': 'polite' });
     this.element = h('div', { class: 'jp-TraceExplorer-graph' }, toolbar, this.canvas, this.status);
     this.installPanZoom();
@@ -196,7 +202,10 @@ export class GraphView {
       return false;
     }
     const before = this.expandedSet();
-    const after = tree.revealing(nodeIds.filter(id => id >= 0 && id < (this.ctx.graph?.size ?? 0)), before);
+    const after = tree.revealing(
+      nodeIds.filter(id => id >= 0 && id < (this.ctx.graph?.size ?? 0)),
+      before
+    );
     if (after.size === before.size) {
       return false;
     }
@@ -267,50 +276,52 @@ export class GraphView {
       })
       .then(
         svg => {
-        if (svg === null || seq !== this.seq) {
-          return;
+          if (svg === null || seq !== this.seq) {
+            return;
+          }
+          svg.classList.add('jp-TraceExplorer-svg');
+          svg.removeAttribute('width');
+          svg.removeAttribute('height');
+          clear(this.canvas);
+          this.canvas.appendChild(svg);
+          this.svg = svg;
+          this.marked = [];
+          const vb = svg.viewBox.baseVal;
+          this.fullBox = { x: vb.x, y: vb.y, w: vb.width, h: vb.height };
+          if (!keepView || !this.viewBox) {
+            this.fit();
+          } else {
+            this.setViewBox(this.viewBox);
+          }
+          this.renderedKey = key;
+          const total = graph.nodes.filter(n => n.role === 'op').length;
+          this.status.textContent = `${visible.items.length} items shown (${visible.boxes.length} collapsed groups) · ${total} ops · ${graph.size} nodes`;
+          this.applyHighlights();
+          performance.mark(MARK_INTERACTIVE);
+          if (focus !== null || focusElementId !== null) {
+            // measuring positions forces a layout: do it in the next frame, after the picture is up
+            requestAnimationFrame(() => {
+              if (seq !== this.seq) {
+                return;
+              }
+              if (focus !== null) {
+                this.centerOn(focus);
+              }
+              const el = focusElementId
+                ? svg.querySelector<SVGGraphicsElement>(`[id="${CSS.escape(focusElementId)}"]`)
+                : null;
+              if (el) {
+                this.zoomTo(el);
+              }
+            });
+          }
+        },
+        (err: Error) => {
+          if (seq === this.seq) {
+            this.status.textContent = `layout failed: ${err.message}`;
+          }
         }
-        svg.classList.add('jp-TraceExplorer-svg');
-        svg.removeAttribute('width');
-        svg.removeAttribute('height');
-        clear(this.canvas);
-        this.canvas.appendChild(svg);
-        this.svg = svg;
-        this.marked = [];
-        const vb = svg.viewBox.baseVal;
-        this.fullBox = { x: vb.x, y: vb.y, w: vb.width, h: vb.height };
-        if (!keepView || !this.viewBox) {
-          this.fit();
-        } else {
-          this.setViewBox(this.viewBox);
-        }
-        this.renderedKey = key;
-        const total = graph.nodes.filter(n => n.role === 'op').length;
-        this.status.textContent = `${visible.items.length} items shown (${visible.boxes.length} collapsed groups) · ${total} ops · ${graph.size} nodes`;
-        this.applyHighlights();
-        performance.mark(MARK_INTERACTIVE);
-        if (focus !== null || focusElementId !== null) {
-          // measuring positions forces a layout: do it in the next frame, after the picture is up
-          requestAnimationFrame(() => {
-            if (seq !== this.seq) {
-              return;
-            }
-            if (focus !== null) {
-              this.centerOn(focus);
-            }
-            const el = focusElementId ? svg.querySelector<SVGGraphicsElement>(`[id="${CSS.escape(focusElementId)}"]`) : null;
-            if (el) {
-              this.zoomTo(el);
-            }
-          });
-        }
-      },
-      (err: Error) => {
-        if (seq === this.seq) {
-          this.status.textContent = `layout failed: ${err.message}`;
-        }
-      }
-    );
+      );
   }
 
   private updateMethods(): void {
@@ -502,7 +513,12 @@ export class GraphView {
       return;
     }
     const pad = 8;
-    const full = { x: this.fullBox.x - pad, y: this.fullBox.y - pad, w: this.fullBox.w + 2 * pad, h: this.fullBox.h + 2 * pad };
+    const full = {
+      x: this.fullBox.x - pad,
+      y: this.fullBox.y - pad,
+      w: this.fullBox.w + 2 * pad,
+      h: this.fullBox.h + 2 * pad
+    };
     if (this.canvas.clientWidth === 0) {
       // not on screen yet (a hidden tab, an output not attached): show everything, fit again once sized
       this.needsFit = true;
@@ -514,7 +530,12 @@ export class GraphView {
     let w = Math.max(full.w, full.h / aspect);
     w = Math.min(w, px / MIN_READABLE_SCALE);
     const hgt = w * aspect;
-    this.setViewBox({ x: full.x + full.w / 2 - w / 2, y: full.h <= hgt ? full.y + full.h / 2 - hgt / 2 : full.y, w, h: hgt });
+    this.setViewBox({
+      x: full.x + full.w / 2 - w / 2,
+      y: full.h <= hgt ? full.y + full.h / 2 - hgt / 2 : full.y,
+      w,
+      h: hgt
+    });
   }
 
   /** Zoom so the element fills the view, at most 1.5x its natural size. */
@@ -557,7 +578,9 @@ export class GraphView {
     if (!m || !root) {
       return;
     }
-    const p = new DOMPoint(box.x + box.width / 2, box.y + box.height / 2).matrixTransform(m).matrixTransform(root.inverse());
+    const p = new DOMPoint(box.x + box.width / 2, box.y + box.height / 2)
+      .matrixTransform(m)
+      .matrixTransform(root.inverse());
     // the root's inverse screen matrix maps back to its user units, which are viewBox units
     const vb = this.viewBox;
     this.setViewBox({ ...vb, x: p.x - vb.w / 2, y: p.y - vb.h / 2 });
@@ -603,7 +626,11 @@ export class GraphView {
     const graph = this.ctx.graph;
     const tree = this.tree();
     if (graph && tree) {
-      download(`${this.fileStem()}.dot`, 'text/vnd.graphviz', visibleDot(graph, tree, { expanded: new Set(tree.groups.keys()), fold: this.fold }).dot);
+      download(
+        `${this.fileStem()}.dot`,
+        'text/vnd.graphviz',
+        visibleDot(graph, tree, { expanded: new Set(tree.groups.keys()), fold: this.fold }).dot
+      );
     }
   }
 
