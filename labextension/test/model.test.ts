@@ -10,14 +10,39 @@ import { sideBySide } from '../src/model/align';
 import { escapeText, labelLines, visibleDot } from '../src/model/dot';
 import { decodeGraph, NodeInfo, TraceGraph, ValueInfo } from '../src/model/graph';
 import { BUCKET_SIZE, GroupTree } from '../src/model/groups';
-import { floatValue, runProblem } from '../src/model/protocol';
+import { floatValue, runProblem, TraceRunJSON } from '../src/model/protocol';
 import { decodeRun, TraceRunModel } from '../src/model/run';
 import { searchNodes, SearchCursor } from '../src/model/search';
 import { Stepper } from '../src/model/stepper';
 
 const dir = process.env.TRACEJIT_FIXTURES;
 
-function load(name: string): { run: TraceRunModel; facts: any; raw: any } {
+/** What `facts()` in tests/test_frontend_contract.py derives from a run with the Python model. */
+interface GraphFacts {
+  nodes: number;
+  ops: number;
+  kinds: Record<string, number>;
+  scopes: Record<string, string>;
+  fold_targets: Record<string, number | null>;
+  users_of_inputs: number[][];
+  text_first_line: string;
+  node_text: Record<string, string>;
+  source_lines: [string, number, number[]][];
+}
+
+interface RunFacts {
+  ok: boolean;
+  summary: string;
+  graphs: Record<string, GraphFacts>;
+  /** `[case, method, trace node, check node, kind, reason]`; only for runs with a check */
+  divergences?: [number, string, number | null, number | null, string, string][];
+  /** `[case, method, matched node count]`; only for runs with a check */
+  matched?: [number, string, number][];
+  /** `[category, count, line, node ids]` */
+  warnings: [string, number, number, number[]][];
+}
+
+function load(name: string): { run: TraceRunModel; facts: RunFacts; raw: TraceRunJSON } {
   if (!dir) {
     throw new Error('TRACEJIT_FIXTURES is not set: run `pytest tests/test_frontend_contract.py`, which writes them');
   }
@@ -35,7 +60,7 @@ describe('decoding agrees with the Python model', () => {
       expect(run.ok).toBe(facts.ok);
       expect(run.summary).toBe(facts.summary);
       expect([...run.graphs.keys()].sort()).toEqual(Object.keys(facts.graphs).sort());
-      for (const [method, f] of Object.entries<any>(facts.graphs)) {
+      for (const [method, f] of Object.entries(facts.graphs)) {
         const g = run.graphs.get(method)!;
         expect(g.size).toBe(f.nodes);
         expect(g.nodes.filter(n => n.role === 'op').length).toBe(f.ops);

@@ -8,6 +8,7 @@
 
 /** A DOT double-quoted string with `text` as its literal content (no escString sequences, no HTML label). */
 export function dotString(text: string): string {
+  // eslint-disable-next-line no-control-regex -- matching control characters is the point: they are replaced
   const clean = text.replace(/[\u0000-\u001f\u007f]/g, ' ');
   return `"${clean.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`;
 }

@@ -20,6 +20,7 @@ export const MAX_FOLDED_ITEMS = 3;
 /** How a backslash of user text reads in tooltips: Graphviz expands escapes in tooltips twice. */
 export const TOOLTIP_BACKSLASH = '\u29f5';
 
+// eslint-disable-next-line no-control-regex -- matching control characters is the point: they are stripped from labels
 const CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]+/g;
 const CLASS_BAD = /[^A-Za-z0-9_-]+/g;
 
