@@ -24,6 +24,59 @@ export default defineConfig(
     }
   },
   {
+    // the views read and change the explorer through the shared state (state/), never through the shell that
+    // assembles them (explorer/): the shell depends on the views, not the other way round
+    files: ['labextension/src/{graph,inspector,warnings,check,controls}/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex: '(^|/)explorer(/|$)',
+              message: 'views import shared state from ../state/, never the explorer shell (../explorer/)'
+            }
+          ]
+        }
+      ]
+    }
+  },
+  {
+    // the shared state sits between the model and the views: it imports the model, never a view or the shell
+    files: ['labextension/src/state/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex: '^\\.\\./(explorer|graph|inspector|warnings|check|controls|report)(/|$)',
+              message: 'state/ imports only model/: never a view or the explorer shell'
+            }
+          ]
+        }
+      ]
+    }
+  },
+  {
+    // the model derives facts from the run JSON with no DOM and no state: the views, the shell and the tests
+    // build on it, so it imports only its own files (and packages)
+    files: ['labextension/src/model/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex: '^\\.\\./',
+              message: 'model/ imports only model/ files: never state/, the explorer shell or a view'
+            }
+          ]
+        }
+      ]
+    }
+  },
+  {
     // the report bundler runs in node
     files: ['labextension/src/report/build.mjs'],
     languageOptions: { globals: globals.node }

@@ -5,8 +5,8 @@
  * Any two runs of the history can be compared the same way.
  */
 
-import { ExplorerContext } from '../explorer/context';
-import { append, button, clear, formatNumber, h, location } from '../explorer/dom';
+import { ExplorerContext } from '../state/context';
+import { append, button, clear, formatNumber, h, location } from '../state/dom';
 import { sideBySide } from '../model/align';
 import { decodeGraph, TraceGraph, userFrame } from '../model/graph';
 import { floatValue } from '../model/protocol';

@@ -5,8 +5,8 @@
  * kernel (debounced there); a read-only explorer shows the options of the saved run instead.
  */
 
-import { ExplorerContext } from '../explorer/context';
-import { append, button, clear, h } from '../explorer/dom';
+import { ExplorerContext } from '../state/context';
+import { append, button, clear, h } from '../state/dom';
 import { ExplorerOptions } from '../model/protocol';
 
 export class OptionsBar {

@@ -9,9 +9,9 @@ import { OptionsBar } from '../controls/OptionsBar';
 import { GraphView, MARK_STATE } from '../graph/GraphView';
 import { Inspector } from '../inspector/Inspector';
 import { WarningsPanel } from '../warnings/WarningsPanel';
-import { ExplorerContext } from './context';
-import { append, clear, h } from './dom';
-import { ExplorerHost } from './host';
+import { ExplorerContext } from '../state/context';
+import { append, clear, h } from '../state/dom';
+import { ExplorerHost } from '../state/host';
 
 type TabName = 'inspector' | 'warnings' | 'check';
 

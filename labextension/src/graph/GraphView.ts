@@ -8,9 +8,9 @@
  * they never cost a re-layout.
  */
 
-import { ExplorerContext } from '../explorer/context';
-import { button, clear, h } from '../explorer/dom';
-import { HostKey } from '../explorer/host';
+import { ExplorerContext } from '../state/context';
+import { button, clear, h } from '../state/dom';
+import { HostKey } from '../state/host';
 import { domId, visibleDot, VisibleGraph } from '../model/dot';
 import { GroupTree } from '../model/groups';
 import { SearchCursor, searchNodes } from '../model/search';

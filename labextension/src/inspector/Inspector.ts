@@ -5,8 +5,8 @@
  * `.graph` text (current node highlighted) and `.code`.
  */
 
-import { ExplorerContext } from '../explorer/context';
-import { append, button, clear, h, location } from '../explorer/dom';
+import { ExplorerContext } from '../state/context';
+import { append, button, clear, h, location } from '../state/dom';
 import { formatAttribute, NodeInfo, shapeText, TraceGraph, userFrame } from '../model/graph';
 
 export class Inspector {

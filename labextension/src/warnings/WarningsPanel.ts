@@ -4,8 +4,8 @@
  * (hazards torch does not report) and the generalization probe are listed below.
  */
 
-import { ExplorerContext } from '../explorer/context';
-import { append, clear, formatNumber, h, location } from '../explorer/dom';
+import { ExplorerContext } from '../state/context';
+import { append, clear, formatNumber, h, location } from '../state/dom';
 import { floatValue, TraceWarningJSON } from '../model/protocol';
 
 /** Category order and titles (mirrors jupyter_tracejit/core/tracer_warnings.py CATEGORIES). */
