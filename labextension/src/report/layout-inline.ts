@@ -11,8 +11,6 @@
  */
 import { ILayoutRequest, LayoutResponse, loadGraphviz } from '../graph/graphviz';
 
-export type { ILayoutRequest, LayoutResponse };
-
 /** The slice of a worker's global scope that `serveLayouts` uses. */
 export interface ILayoutScope {
   onmessage: ((event: MessageEvent<ILayoutRequest>) => void) | null;
