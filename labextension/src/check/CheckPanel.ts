@@ -18,7 +18,7 @@ import { svgElement } from '../graph/svg';
 /** Lays out a small DOT into `target`; a newer call for the same target supersedes an older one. */
 const latest = new WeakMap<HTMLElement, number>();
 let counter = 0;
-export function drawInto(target: HTMLElement, dot: string, onNode?: (name: string) => void): Promise<void> {
+function drawInto(target: HTMLElement, dot: string, onNode?: (name: string) => void): Promise<void> {
   const seq = ++counter;
   latest.set(target, seq);
   return layoutDot(dot).then(

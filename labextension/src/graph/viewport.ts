@@ -9,7 +9,7 @@
 import { clear, h } from '../state/dom';
 
 /** A rectangle in the SVG's user units (those of its viewBox). */
-export interface ViewBox {
+interface ViewBox {
   x: number;
   y: number;
   w: number;

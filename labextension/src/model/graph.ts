@@ -16,7 +16,7 @@ const PLUMBING_KINDS = new Set([
   'prim::DictConstruct'
 ]);
 
-export function nodeRole(kind: string): NodeRole {
+function nodeRole(kind: string): NodeRole {
   if (kind === 'prim::Constant') {
     return 'constant';
   }
@@ -84,7 +84,7 @@ export function userFrame(source: SourceLoc | null): Frame | null {
   return source ? (source.stack[source.userIndex] ?? null) : null;
 }
 
-export function scopeParent(path: string): string | null {
+function scopeParent(path: string): string | null {
   if (path === '') {
     return null;
   }

@@ -47,7 +47,7 @@ export interface ExplorerHost {
   onChange(listener: (keys: Set<HostKey>) => void): () => void;
 }
 
-export function defaultState(run: TraceRunJSON | null): HostState {
+function defaultState(run: TraceRunJSON | null): HostState {
   return {
     run,
     live: false,
@@ -107,7 +107,7 @@ export class StaticHost implements ExplorerHost {
 }
 
 /** Trait names of `jupyter_tracejit.widgets.TraceExplorer`, per host key. */
-export const TRAIT_OF: Record<HostKey, string> = {
+const TRAIT_OF: Record<HostKey, string> = {
   run: 'run',
   live: 'live',
   options: 'options',

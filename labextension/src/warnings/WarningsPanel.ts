@@ -9,7 +9,7 @@ import { append, clear, formatNumber, h, location } from '../state/dom';
 import { floatValue, TraceWarningJSON } from '../model/protocol';
 
 /** Category order and titles (mirrors jupyter_tracejit/core/tracer_warnings.py CATEGORIES). */
-export const CATEGORY_TITLES: Record<string, string> = {
+const CATEGORY_TITLES: Record<string, string> = {
   to_bool: 'tensor → Python bool (frozen branch)',
   to_int: 'tensor → Python int',
   to_float: 'tensor → Python float',
@@ -31,7 +31,7 @@ export const CATEGORY_TITLES: Record<string, string> = {
   other: 'other warnings'
 };
 
-export function groupWarnings(warnings: TraceWarningJSON[]): [string, TraceWarningJSON[]][] {
+function groupWarnings(warnings: TraceWarningJSON[]): [string, TraceWarningJSON[]][] {
   const order = Object.keys(CATEGORY_TITLES);
   const groups = new Map<string, TraceWarningJSON[]>();
   for (const w of warnings) {
