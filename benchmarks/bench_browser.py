@@ -34,12 +34,12 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-# the browser tests' helpers: Debian chromium's flags, and the steps a person takes in JupyterLab
-from tests.browser.conftest import (  # noqa: E402
+# the harness the browser tests use too: JupyterLab on 127.0.0.1, Debian's chromium, the steps a person takes
+from jupyter_tracejit._dev.browser import (  # noqa: E402
     CHROMIUM,
-    CHROMIUM_ARGS,
     JupyterServer,
     Lab,
+    launch_chromium,
     record_page_errors,
     start_jupyter_lab,
     stop_jupyter_lab,
@@ -728,7 +728,7 @@ def main(argv: list[str] | None = None) -> int:
         for m in MODELS:
             lab.write_notebook(f"{m.key}.ipynb", [SETUP_CELL, MODEL_CELL.format(build=m.build)])
         with sync_playwright() as pw:
-            browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+            browser = launch_chromium(pw)
             version = chromium_version(browser)
             import jupyterlab
 

@@ -2,7 +2,7 @@
  * The ipywidgets module name and version of the frontend.
  *
  * Keep MODULE_VERSION equal to `version` in package.json and to `jupyter_tracejit.__version__`
- * (tests/browser/test_build.py checks all three).
+ * (tests/test_frontend_build.py checks all three).
  */
 export const MODULE_NAME = 'jupyter-tracejit';
 export const MODULE_VERSION = '0.1.0';

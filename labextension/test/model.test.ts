@@ -10,14 +10,39 @@ import { sideBySide } from '../src/model/align';
 import { escapeText, labelLines, visibleDot } from '../src/model/dot';
 import { decodeGraph, NodeInfo, TraceGraph, ValueInfo } from '../src/model/graph';
 import { BUCKET_SIZE, GroupTree } from '../src/model/groups';
-import { floatValue, runProblem } from '../src/model/protocol';
+import { floatValue, runProblem, TraceRunJSON } from '../src/model/protocol';
 import { decodeRun, TraceRunModel } from '../src/model/run';
 import { searchNodes, SearchCursor } from '../src/model/search';
 import { Stepper } from '../src/model/stepper';
 
 const dir = process.env.TRACEJIT_FIXTURES;
 
-function load(name: string): { run: TraceRunModel; facts: any; raw: any } {
+/** What `facts()` in tests/test_frontend_contract.py derives from a run with the Python model. */
+interface GraphFacts {
+  nodes: number;
+  ops: number;
+  kinds: Record<string, number>;
+  scopes: Record<string, string>;
+  fold_targets: Record<string, number | null>;
+  users_of_inputs: number[][];
+  text_first_line: string;
+  node_text: Record<string, string>;
+  source_lines: [string, number, number[]][];
+}
+
+interface RunFacts {
+  ok: boolean;
+  summary: string;
+  graphs: Record<string, GraphFacts>;
+  /** `[case, method, trace node, check node, kind, reason]`; only for runs with a check */
+  divergences?: [number, string, number | null, number | null, string, string][];
+  /** `[case, method, matched node count]`; only for runs with a check */
+  matched?: [number, string, number][];
+  /** `[category, count, line, node ids]` */
+  warnings: [string, number, number, number[]][];
+}
+
+function load(name: string): { run: TraceRunModel; facts: RunFacts; raw: TraceRunJSON } {
   if (!dir) {
     throw new Error('TRACEJIT_FIXTURES is not set: run `pytest tests/test_frontend_contract.py`, which writes them');
   }
@@ -35,7 +60,7 @@ describe('decoding agrees with the Python model', () => {
       expect(run.ok).toBe(facts.ok);
       expect(run.summary).toBe(facts.summary);
       expect([...run.graphs.keys()].sort()).toEqual(Object.keys(facts.graphs).sort());
-      for (const [method, f] of Object.entries<any>(facts.graphs)) {
+      for (const [method, f] of Object.entries(facts.graphs)) {
         const g = run.graphs.get(method)!;
         expect(g.size).toBe(f.nodes);
         expect(g.nodes.filter(n => n.role === 'op').length).toBe(f.ops);
@@ -126,7 +151,9 @@ describe('search', () => {
     const someLinear = g.nodes[linears[0]];
     const frame = someLinear.source!.stack[someLinear.source!.userIndex];
     const base = frame.file.split('/').pop()!;
-    expect(searchNodes(g, `${base}:${frame.line}`)).toEqual(g.nodesAt(frame.file, frame.line).filter(i => g.nodes[i].role === 'op'));
+    expect(searchNodes(g, `${base}:${frame.line}`)).toEqual(
+      g.nodesAt(frame.file, frame.line).filter(i => g.nodes[i].role === 'op')
+    );
     expect(searchNodes(g, `:${frame.line}`)).toContain(someLinear.id);
     const named = g.values[g.nodes[linears[1]].outputs[0]].name;
     expect(searchNodes(g, `%${named}`)).toContain(linears[1]);
@@ -165,13 +192,56 @@ describe('groups and the visible graph', () => {
     // a flat nn.Sequential of 2,000 layers: 4,000 child modules
     const n = 4000;
     const nodes: NodeInfo[] = [];
-    const values: ValueInfo[] = [{ id: 0, name: 'x', type: 'Tensor', shape: [2, 16], dtype: 'Float', device: 'cpu', requiresGrad: false, producer: null }];
+    const values: ValueInfo[] = [
+      {
+        id: 0,
+        name: 'x',
+        type: 'Tensor',
+        shape: [2, 16],
+        dtype: 'Float',
+        device: 'cpu',
+        requiresGrad: false,
+        producer: null
+      }
+    ];
     for (let i = 0; i < n; i++) {
-      values.push({ id: i + 1, name: `v${i}`, type: 'Tensor', shape: [2, 16], dtype: 'Float', device: 'cpu', requiresGrad: false, producer: i });
-      nodes.push({ id: i, kind: i % 2 ? 'aten::relu' : 'aten::linear', role: 'op', inputs: [i], outputs: [i + 1], scope: String(i), source: null, attributes: {}, blocks: [], parent: null, nondeterministic: false });
+      values.push({
+        id: i + 1,
+        name: `v${i}`,
+        type: 'Tensor',
+        shape: [2, 16],
+        dtype: 'Float',
+        device: 'cpu',
+        requiresGrad: false,
+        producer: i
+      });
+      nodes.push({
+        id: i,
+        kind: i % 2 ? 'aten::relu' : 'aten::linear',
+        role: 'op',
+        inputs: [i],
+        outputs: [i + 1],
+        scope: String(i),
+        source: null,
+        attributes: {},
+        blocks: [],
+        parent: null,
+        nondeterministic: false
+      });
     }
-    const types = new Map<string, string>([['', 'Sequential'], ...nodes.map(nd => [nd.scope, nd.kind === 'aten::relu' ? 'ReLU' : 'Linear'] as [string, string])]);
-    const g = new TraceGraph({ method: 'forward', nodes, values, inputs: [0], outputs: [n], scopeTypes: types, code: '' });
+    const types = new Map<string, string>([
+      ['', 'Sequential'],
+      ...nodes.map(nd => [nd.scope, nd.kind === 'aten::relu' ? 'ReLU' : 'Linear'] as [string, string])
+    ]);
+    const g = new TraceGraph({
+      method: 'forward',
+      nodes,
+      values,
+      inputs: [0],
+      outputs: [n],
+      scopeTypes: types,
+      code: ''
+    });
     const groups = new GroupTree(g);
     const top = groups.group('').children;
     expect(top.length).toBe(Math.ceil(n / (BUCKET_SIZE * BUCKET_SIZE)));
@@ -213,10 +283,15 @@ describe('groups and the visible graph', () => {
     const groups = new GroupTree(g);
     const all = groups.autoExpanded();
     expect(all.size).toBe(groups.groups.size); // small: everything open
-    const view = visibleDot(g, groups, { expanded: all, highlights: new Map([[g.nodes.find(n => n.kind === 'aten::view')!.id, new Set(['selected'])]]) });
+    const view = visibleDot(g, groups, {
+      expanded: all,
+      highlights: new Map([[g.nodes.find(n => n.kind === 'aten::view')!.id, new Set(['selected'])]])
+    });
     const view_ = g.nodes.find(n => n.kind === 'aten::view')!;
     // the view's size list [-1] is folded into its label
-    expect(view.dot).toMatch(new RegExp(`n${view_.id} \\[id="n${view_.id}" label="view\\\\nFloat\\(4\\)\\\\n\\[-1\\]"`));
+    expect(view.dot).toMatch(
+      new RegExp(`n${view_.id} \\[id="n${view_.id}" label="view\\\\nFloat\\(4\\)\\\\n\\[-1\\]"`)
+    );
     expect(view.dot).toContain('selected');
     expect(view.dot).toContain('subgraph cluster_');
     for (const n of g.nodes.filter(n => n.role === 'op')) {
@@ -232,7 +307,10 @@ describe('groups and the visible graph', () => {
     const g = run.graphs.get('forward')!;
     const groups = new GroupTree(g);
     const relu = g.nodes.find(n => n.kind === 'aten::relu' && n.scope === 'blocks.1.act')!;
-    const view = visibleDot(g, groups, { expanded: new Set(['']), highlights: new Map([[relu.id, new Set(['root'])]]) });
+    const view = visibleDot(g, groups, {
+      expanded: new Set(['']),
+      highlights: new Map([[relu.id, new Set(['root'])]])
+    });
     expect(view.representative.get(relu.id)).toBe(`g${groups.index('blocks')}`);
     expect(view.dot).toMatch(/class="scope-collapsed has-root"/);
     const revealed = groups.revealing([relu.id], new Set(['']));
@@ -253,7 +331,9 @@ describe('escaping of untrusted text', () => {
     const { raw } = load('net');
     const hostile = structuredClone(raw.graphs.forward);
     const evil = '"]; x [URL="javascript:alert(1)"]; y [label="\\N';
-    hostile.strings = hostile.strings.map((s: string) => (s.startsWith('blocks') ? s.replace('blocks', evil) : s === 'x.1' || s === 'x' ? evil : s));
+    hostile.strings = hostile.strings.map((s: string) =>
+      s.startsWith('blocks') ? s.replace('blocks', evil) : s === 'x.1' || s === 'x' ? evil : s
+    );
     const g: TraceGraph = decodeGraph(hostile);
     const groups = new GroupTree(g);
     const dot = visibleDot(g, groups, { expanded: groups.autoExpanded() }).dot;

@@ -16,8 +16,7 @@ import pytest
 import torch
 
 import jupyter_tracejit as tj
-
-from .conftest import SCREENSHOTS, WAIT_MS
+from jupyter_tracejit._dev.browser import SCREENSHOTS, WAIT_MS
 
 pytestmark = pytest.mark.browser
 

@@ -5,8 +5,8 @@
  * Any two runs of the history can be compared the same way.
  */
 
-import { ExplorerContext } from '../explorer/context';
-import { append, button, clear, formatNumber, h, location } from '../explorer/dom';
+import { ExplorerContext } from '../state/context';
+import { append, button, clear, formatNumber, h, location } from '../state/dom';
 import { sideBySide } from '../model/align';
 import { decodeGraph, TraceGraph, userFrame } from '../model/graph';
 import { floatValue } from '../model/protocol';
@@ -18,7 +18,7 @@ import { svgElement } from '../graph/svg';
 /** Lays out a small DOT into `target`; a newer call for the same target supersedes an older one. */
 const latest = new WeakMap<HTMLElement, number>();
 let counter = 0;
-export function drawInto(target: HTMLElement, dot: string, onNode?: (name: string) => void): Promise<void> {
+function drawInto(target: HTMLElement, dot: string, onNode?: (name: string) => void): Promise<void> {
   const seq = ++counter;
   latest.set(target, seq);
   return layoutDot(dot).then(
@@ -73,7 +73,11 @@ export class CheckPanel {
   private compareB = '';
 
   constructor(private readonly ctx: ExplorerContext) {
-    this.element = h('section', { class: 'jp-TraceExplorer-check', tabindex: 0, 'aria-label': 'check and divergences' });
+    this.element = h('section', {
+      class: 'jp-TraceExplorer-check',
+      tabindex: 0,
+      'aria-label': 'check and divergences'
+    });
     this.element.addEventListener('keydown', e => {
       const target = e.target as HTMLElement;
       if (target.tagName === 'SELECT' || target.tagName === 'INPUT') {
@@ -117,11 +121,24 @@ export class CheckPanel {
       return;
     }
     if (!run.raw.check) {
-      append(this.element, h('p', { class: 'jp-TraceExplorer-empty' }, run.error ? 'Tracing failed: nothing was checked.' : 'The check was off (check_trace=False).'));
+      append(
+        this.element,
+        h(
+          'p',
+          { class: 'jp-TraceExplorer-empty' },
+          run.error ? 'Tracing failed: nothing was checked.' : 'The check was off (check_trace=False).'
+        )
+      );
     } else {
       append(
         this.element,
-        h('p', { class: run.raw.check.ok ? 'jp-TraceExplorer-verdict jp-mod-ok' : 'jp-TraceExplorer-verdict jp-mod-error' }, run.raw.check.ok ? `Check passed on ${run.cases.length} input set(s).` : `Check failed (tolerance ${run.raw.check.tolerance}).`)
+        h(
+          'p',
+          { class: run.raw.check.ok ? 'jp-TraceExplorer-verdict jp-mod-ok' : 'jp-TraceExplorer-verdict jp-mod-error' },
+          run.raw.check.ok
+            ? `Check passed on ${run.cases.length} input set(s).`
+            : `Check failed (tolerance ${run.raw.check.tolerance}).`
+        )
       );
       for (const c of run.cases) {
         append(this.element, this.caseSection(c));
@@ -140,7 +157,11 @@ export class CheckPanel {
         h('td', {}, o.ok ? 'ok' : 'MISMATCH'),
         h('td', {}, `max abs ${formatNumber(floatValue(o.max_abs))}`),
         h('td', {}, `max rel ${formatNumber(floatValue(o.max_rel))}`),
-        h('td', { class: 'jp-TraceExplorer-muted' }, `rtol ${formatNumber(floatValue(o.rtol))}, atol ${formatNumber(floatValue(o.atol))}`)
+        h(
+          'td',
+          { class: 'jp-TraceExplorer-muted' },
+          `rtol ${formatNumber(floatValue(o.rtol))}, atol ${formatNumber(floatValue(o.atol))}`
+        )
       )
     );
     const diff = c.diff;
@@ -149,12 +170,30 @@ export class CheckPanel {
     return h(
       'div',
       { class: 'jp-TraceExplorer-case' },
-      h('h4', {}, `${c.label}`, h('span', { class: 'jp-TraceExplorer-muted' }, ` ${c.method}(${c.inputs.join(', ')})`), h('span', { class: c.ok ? 'jp-TraceExplorer-badge jp-mod-ok' : 'jp-TraceExplorer-badge jp-mod-error' }, c.ok ? 'ok' : 'failed')),
-      c.exception ? h('p', { class: 'jp-TraceExplorer-message jp-mod-error' }, c.exception.message.split('\n')[0]) : null,
+      h(
+        'h4',
+        {},
+        `${c.label}`,
+        h('span', { class: 'jp-TraceExplorer-muted' }, ` ${c.method}(${c.inputs.join(', ')})`),
+        h(
+          'span',
+          { class: c.ok ? 'jp-TraceExplorer-badge jp-mod-ok' : 'jp-TraceExplorer-badge jp-mod-error' },
+          c.ok ? 'ok' : 'failed'
+        )
+      ),
+      c.exception
+        ? h('p', { class: 'jp-TraceExplorer-message jp-mod-error' }, c.exception.message.split('\n')[0])
+        : null,
       outputs.length ? h('table', { class: 'jp-TraceExplorer-table' }, h('tbody', {}, ...outputs)) : null,
-      diff && (roots || downstream) ? h('p', {}, `${roots} root divergence${roots === 1 ? '' : 's'}, ${downstream} downstream`) : null,
-      c.textDiffers ? h('p', { class: 'jp-TraceExplorer-muted' }, "torch's printed graphs differ only in debug names") : null,
-      diff && diff.constantDiffs.length ? h('p', {}, `${diff.constantDiffs.length} tensor constant(s) differ in value`) : null
+      diff && (roots || downstream)
+        ? h('p', {}, `${roots} root divergence${roots === 1 ? '' : 's'}, ${downstream} downstream`)
+        : null,
+      c.textDiffers
+        ? h('p', { class: 'jp-TraceExplorer-muted' }, "torch's printed graphs differ only in debug names")
+        : null,
+      diff && diff.constantDiffs.length
+        ? h('p', {}, `${diff.constantDiffs.length} tensor constant(s) differ in value`)
+        : null
     );
   }
 
@@ -165,11 +204,27 @@ export class CheckPanel {
     const controls = h(
       'div',
       { class: 'jp-TraceExplorer-stepper', role: 'toolbar', 'aria-label': 'divergence stepper' },
-      button('«', () => this.step('first'), { title: 'first (Home)', 'aria-label': 'first divergence', disabled: !stepper.canStep('first') }),
-      button('‹', () => this.step('previous'), { title: 'previous (← or k)', 'aria-label': 'previous divergence', disabled: !stepper.canStep('previous') }),
+      button('«', () => this.step('first'), {
+        title: 'first (Home)',
+        'aria-label': 'first divergence',
+        disabled: !stepper.canStep('first')
+      }),
+      button('‹', () => this.step('previous'), {
+        title: 'previous (← or k)',
+        'aria-label': 'previous divergence',
+        disabled: !stepper.canStep('previous')
+      }),
       h('span', { class: 'jp-TraceExplorer-stepLabel', 'aria-live': 'polite' }, stepper.label),
-      button('›', () => this.step('next'), { title: 'next (→ or j)', 'aria-label': 'next divergence', disabled: !stepper.canStep('next') }),
-      button('»', () => this.step('last'), { title: 'last (End)', 'aria-label': 'last divergence', disabled: !stepper.canStep('last') })
+      button('›', () => this.step('next'), {
+        title: 'next (→ or j)',
+        'aria-label': 'next divergence',
+        disabled: !stepper.canStep('next')
+      }),
+      button('»', () => this.step('last'), {
+        title: 'last (End)',
+        'aria-label': 'last divergence',
+        disabled: !stepper.canStep('last')
+      })
     );
     const list = h(
       'ol',
@@ -181,11 +236,22 @@ export class CheckPanel {
           h(
             'li',
             { class: i === current ? 'jp-mod-active' : '' },
-            button(d.reason || d.kind, () => this.ctx.host.set({ currentDivergence: i, selectedMethod: d.method, selectedNode: d.traceNode ?? -1 }), { class: 'jp-TraceExplorer-link' })
+            button(
+              d.reason || d.kind,
+              () =>
+                this.ctx.host.set({ currentDivergence: i, selectedMethod: d.method, selectedNode: d.traceNode ?? -1 }),
+              { class: 'jp-TraceExplorer-link' }
+            )
           )
         )
     );
-    const section = h('div', { class: 'jp-TraceExplorer-section' }, h('h4', {}, 'Divergences'), controls, all.length ? list : null);
+    const section = h(
+      'div',
+      { class: 'jp-TraceExplorer-section' },
+      h('h4', {}, 'Divergences'),
+      controls,
+      all.length ? list : null
+    );
     const d = this.ctx.currentDivergence;
     const run = this.ctx.run;
     if (d && run) {
@@ -217,33 +283,77 @@ export class CheckPanel {
       { class: 'jp-TraceExplorer-sideBySide' },
       h('p', { class: 'jp-TraceExplorer-reason' }, `${d.kind}: ${d.reason || 'reads a diverged value'}`),
       h('div', { class: 'jp-TraceExplorer-sides' }, left, right),
-      h('div', { class: 'jp-TraceExplorer-sides' }, sourceLine(trace, d.traceNode, 'trace'), sourceLine(check, d.checkNode, 'check'))
+      h(
+        'div',
+        { class: 'jp-TraceExplorer-sides' },
+        sourceLine(trace, d.traceNode, 'trace'),
+        sourceLine(check, d.checkNode, 'check')
+      )
     );
   }
 
   private compareSection(): HTMLElement {
     const history = this.ctx.host.get('history');
-    const section = h('div', { class: 'jp-TraceExplorer-section jp-TraceExplorer-compare' }, h('h4', {}, 'Compare two runs'));
+    const section = h(
+      'div',
+      { class: 'jp-TraceExplorer-section jp-TraceExplorer-compare' },
+      h('h4', {}, 'Compare two runs')
+    );
     if (history.length < 2 || this.ctx.host.readOnly) {
-      append(section, h('p', { class: 'jp-TraceExplorer-muted' }, this.ctx.host.readOnly ? 'Comparing runs needs the live explorer.' : 'Re-trace with other options to compare runs.'));
+      append(
+        section,
+        h(
+          'p',
+          { class: 'jp-TraceExplorer-muted' },
+          this.ctx.host.readOnly
+            ? 'Comparing runs needs the live explorer.'
+            : 'Re-trace with other options to compare runs.'
+        )
+      );
       return section;
     }
     const options = (selected: string): HTMLOptionElement[] =>
-      history.map((e, i) => h('option', { value: e.run_id, selected: e.run_id === selected }, `#${i + 1} ${e.ok ? 'ok' : 'problems'} · ${e.summary.slice(0, 60)}`));
+      history.map((e, i) =>
+        h(
+          'option',
+          { value: e.run_id, selected: e.run_id === selected },
+          `#${i + 1} ${e.ok ? 'ok' : 'problems'} · ${e.summary.slice(0, 60)}`
+        )
+      );
     this.compareA ||= history[history.length - 2].run_id;
     this.compareB ||= history[history.length - 1].run_id;
     const a = h('select', { 'aria-label': 'run A' }, ...options(this.compareA));
     const b = h('select', { 'aria-label': 'run B' }, ...options(this.compareB));
     a.addEventListener('change', () => (this.compareA = a.value));
     b.addEventListener('change', () => (this.compareB = b.value));
-    append(section, h('div', { class: 'jp-TraceExplorer-row' }, a, b, button('compare', () => this.ctx.host.send({ type: 'compare', a: a.value, b: b.value, method: this.ctx.method }))));
+    append(
+      section,
+      h(
+        'div',
+        { class: 'jp-TraceExplorer-row' },
+        a,
+        b,
+        button('compare', () =>
+          this.ctx.host.send({ type: 'compare', a: a.value, b: b.value, method: this.ctx.method })
+        )
+      )
+    );
     const cmp = this.ctx.host.get('comparison');
     if (cmp && cmp.graph_a && cmp.graph_b) {
       const ga = decodeGraph(cmp.graph_a);
       const gb = decodeGraph(cmp.graph_b);
       const diff = new GraphDiff(cmp.diff);
       const roots = diff.roots;
-      append(section, h('p', {}, roots.length ? `${roots.length} root divergence(s), ${diff.downstream.length} downstream` : 'The two graphs are structurally identical.'));
+      append(
+        section,
+        h(
+          'p',
+          {},
+          roots.length
+            ? `${roots.length} root divergence(s), ${diff.downstream.length} downstream`
+            : 'The two graphs are structurally identical.'
+        )
+      );
       if (roots.length) {
         const list = h('ol', { class: 'jp-TraceExplorer-divergences' });
         const view = h('div');
@@ -252,10 +362,14 @@ export class CheckPanel {
             h(
               'li',
               {},
-              button(r.reason, () => {
-                clear(view);
-                view.appendChild(this.sideBySideSection(ga, gb, diff, r));
-              }, { class: 'jp-TraceExplorer-link' })
+              button(
+                r.reason,
+                () => {
+                  clear(view);
+                  view.appendChild(this.sideBySideSection(ga, gb, diff, r));
+                },
+                { class: 'jp-TraceExplorer-link' }
+              )
             )
           );
         });

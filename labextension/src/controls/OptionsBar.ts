@@ -5,8 +5,8 @@
  * kernel (debounced there); a read-only explorer shows the options of the saved run instead.
  */
 
-import { ExplorerContext } from '../explorer/context';
-import { append, button, clear, h } from '../explorer/dom';
+import { ExplorerContext } from '../state/context';
+import { append, button, clear, h } from '../state/dom';
 import { ExplorerOptions } from '../model/protocol';
 
 export class OptionsBar {
@@ -61,7 +61,14 @@ export class OptionsBar {
         .filter(k => k in saved)
         .map(k => `${k}=${JSON.stringify(saved[k])}`)
         .join('  ');
-      append(this.controls, h('span', { class: 'jp-TraceExplorer-muted', title: 'a saved trace cannot be re-traced' }, `read-only · ${shown}`));
+      append(
+        this.controls,
+        h(
+          'span',
+          { class: 'jp-TraceExplorer-muted', title: 'a saved trace cannot be re-traced' },
+          `read-only · ${shown}`
+        )
+      );
       return;
     }
     const toggle = (key: 'strict' | 'check_trace' | 'force_outplace' | 'no_grad', title: string): HTMLElement => {
@@ -89,7 +96,11 @@ export class OptionsBar {
       }
     });
     const mode = h('select', { 'data-option': 'module_mode', 'aria-label': 'module mode' });
-    for (const [value, label] of [['as_is', 'mode as is'], ['eval', 'eval()'], ['train', 'train()']]) {
+    for (const [value, label] of [
+      ['as_is', 'mode as is'],
+      ['eval', 'eval()'],
+      ['train', 'train()']
+    ]) {
       mode.appendChild(h('option', { value, selected: options.module_mode === value }, label));
     }
     mode.addEventListener('change', () => this.set({ module_mode: mode.value as ExplorerOptions['module_mode'] }));
@@ -101,18 +112,31 @@ export class OptionsBar {
         next[i] = box.checked;
         this.set({ check_inputs: next });
       });
-      return h('label', { class: 'jp-TraceExplorer-toggle jp-TraceExplorer-chip', title: label }, box, label.split(':')[0]);
+      return h(
+        'label',
+        { class: 'jp-TraceExplorer-toggle jp-TraceExplorer-chip', title: label },
+        box,
+        label.split(':')[0]
+      );
     });
     append(
       this.controls,
       toggle('strict', 'strict mode: reject mutable containers (list/dict) at the output'),
       toggle('check_trace', 'check the trace by re-tracing and comparing outputs'),
-      h('label', { class: 'jp-TraceExplorer-toggle', title: 'relative tolerance of the output comparison' }, 'tol ', tol),
+      h(
+        'label',
+        { class: 'jp-TraceExplorer-toggle', title: 'relative tolerance of the output comparison' },
+        'tol ',
+        tol
+      ),
       ...checks,
       toggle('force_outplace', "torch's private _force_outplace: record in-place ops out of place"),
       mode,
       toggle('no_grad', 'trace under torch.no_grad()'),
-      button('re-trace', () => host.send({ type: 'retrace' }), { class: 'jp-TraceExplorer-button jp-mod-accept', title: 're-trace now with these options' })
+      button('re-trace', () => host.send({ type: 'retrace' }), {
+        class: 'jp-TraceExplorer-button jp-mod-accept',
+        title: 're-trace now with these options'
+      })
     );
   }
 
@@ -125,7 +149,13 @@ export class OptionsBar {
     const current = this.ctx.run?.runId;
     const select = h('select', { 'aria-label': 'run history' });
     history.forEach((e, i) =>
-      select.appendChild(h('option', { value: e.run_id, selected: e.run_id === current }, `run ${i + 1}: ${e.ok ? 'ok' : 'problems'} · ${e.summary.slice(0, 70)}`))
+      select.appendChild(
+        h(
+          'option',
+          { value: e.run_id, selected: e.run_id === current },
+          `run ${i + 1}: ${e.ok ? 'ok' : 'problems'} · ${e.summary.slice(0, 70)}`
+        )
+      )
     );
     select.addEventListener('change', () => this.ctx.host.send({ type: 'show_run', run_id: select.value }));
     append(this.historyEl, h('label', {}, 'history ', select));

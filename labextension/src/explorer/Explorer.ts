@@ -9,9 +9,9 @@ import { OptionsBar } from '../controls/OptionsBar';
 import { GraphView, MARK_STATE } from '../graph/GraphView';
 import { Inspector } from '../inspector/Inspector';
 import { WarningsPanel } from '../warnings/WarningsPanel';
-import { ExplorerContext } from './context';
-import { append, clear, h } from './dom';
-import { ExplorerHost } from './host';
+import { ExplorerContext } from '../state/context';
+import { append, clear, h } from '../state/dom';
+import { ExplorerHost } from '../state/host';
 
 type TabName = 'inspector' | 'warnings' | 'check';
 
@@ -41,7 +41,11 @@ export class Explorer {
     const tabList = h('div', { class: 'jp-TraceExplorer-tabs', role: 'tablist' });
     const panels = h('div', { class: 'jp-TraceExplorer-panels' });
     const add = (name: TabName, title: string, panel: HTMLElement): void => {
-      const tab = h('button', { type: 'button', role: 'tab', class: 'jp-TraceExplorer-tab', 'data-tab': name }, title) as HTMLButtonElement;
+      const tab = h(
+        'button',
+        { type: 'button', role: 'tab', class: 'jp-TraceExplorer-tab', 'data-tab': name },
+        title
+      ) as HTMLButtonElement;
       tab.addEventListener('click', () => this.showTab(name));
       tab.addEventListener('keydown', e => {
         const names = [...this.tabs.keys()];
@@ -86,7 +90,9 @@ export class Explorer {
     });
     this.renderHeader();
     const run = this.ctx.run;
-    this.showTab(run && run.cases.some(c => !c.ok) ? 'check' : run && run.userWarnings.length ? 'warnings' : 'inspector');
+    this.showTab(
+      run && run.cases.some(c => !c.ok) ? 'check' : run && run.userWarnings.length ? 'warnings' : 'inspector'
+    );
   }
 
   dispose(): void {
@@ -120,7 +126,11 @@ export class Explorer {
     const error = run.error;
     append(
       this.header,
-      h('span', { class: run.ok ? 'jp-TraceExplorer-badge jp-mod-ok' : 'jp-TraceExplorer-badge jp-mod-error' }, run.ok ? 'ok' : error ? 'failed' : 'problems'),
+      h(
+        'span',
+        { class: run.ok ? 'jp-TraceExplorer-badge jp-mod-ok' : 'jp-TraceExplorer-badge jp-mod-error' },
+        run.ok ? 'ok' : error ? 'failed' : 'problems'
+      ),
       h('span', { class: 'jp-TraceExplorer-summary' }, run.summary),
       error
         ? h(
@@ -128,7 +138,9 @@ export class Explorer {
             { class: 'jp-TraceExplorer-error' },
             h('strong', {}, `${error.type}: `),
             error.message.split('\n')[0],
-            error.file ? h('span', { class: 'jp-TraceExplorer-muted' }, ` (${error.file.split(/[\\/]/).pop()}:${error.line})`) : null,
+            error.file
+              ? h('span', { class: 'jp-TraceExplorer-muted' }, ` (${error.file.split(/[\\/]/).pop()}:${error.line})`)
+              : null,
             error.hint ? h('p', { class: 'jp-TraceExplorer-hint' }, `Hint: ${error.hint}`) : null
           )
         : null

@@ -9,7 +9,7 @@
  */
 
 import { Explorer } from './Explorer';
-import { StaticHost, SyncedModel, WidgetHost } from './host';
+import { StaticHost, SyncedModel, WidgetHost } from '../state/host';
 import { TraceRunJSON } from '../model/protocol';
 
 const liveModels = new Map<string, SyncedModel>();

@@ -10,7 +10,6 @@ import { ILayoutRequest, LayoutResponse, loadGraphviz } from './graphviz';
 
 export type { ILayoutRequest, LayoutResponse };
 
-
 /** The worker's global scope, typed without pulling the whole WebWorker lib into the DOM build. */
 interface IWorkerScope {
   onmessage: ((event: MessageEvent<ILayoutRequest>) => void) | null;

@@ -1,16 +1,11 @@
 /**
- * Turning Graphviz output into DOM safely, and DOT text that Graphviz reads literally.
+ * Turning Graphviz output into DOM safely.
  *
  * The MIME renderer is declared `safe: true` (it renders untrusted notebooks), so nothing from the run JSON
- * may become markup or a link: labels are escaped before Graphviz sees them, and the SVG is parsed as XML,
- * stripped of scripts, links and event handlers, and imported as nodes (never assigned as `innerHTML`).
+ * may become markup or a link: labels are escaped before Graphviz sees them (model/dot.ts), and the SVG is
+ * parsed as XML, stripped of scripts, links and event handlers, and imported as nodes (never assigned as
+ * `innerHTML`).
  */
-
-/** A DOT double-quoted string with `text` as its literal content (no escString sequences, no HTML label). */
-export function dotString(text: string): string {
-  const clean = text.replace(/[\u0000-\u001f\u007f]/g, ' ');
-  return `"${clean.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`;
-}
 
 const SVG_NS = 'http://www.w3.org/2000/svg';
 const DROP_ELEMENTS = new Set(['script', 'foreignobject', 'iframe', 'object', 'embed', 'use', 'image', 'style']);

@@ -5,8 +5,8 @@
  * `.graph` text (current node highlighted) and `.code`.
  */
 
-import { ExplorerContext } from '../explorer/context';
-import { append, button, clear, h, location } from '../explorer/dom';
+import { ExplorerContext } from '../state/context';
+import { append, button, clear, h, location } from '../state/dom';
 import { formatAttribute, NodeInfo, shapeText, TraceGraph, userFrame } from '../model/graph';
 
 export class Inspector {
@@ -52,7 +52,11 @@ export class Inspector {
     if (id < 0 || id >= graph.size) {
       append(
         this.body,
-        h('p', { class: 'jp-TraceExplorer-empty' }, 'Click a node in the graph (or a warning or divergence) to inspect it.'),
+        h(
+          'p',
+          { class: 'jp-TraceExplorer-empty' },
+          'Click a node in the graph (or a warning or divergence) to inspect it.'
+        ),
         this.codeSection(graph, null)
       );
       return;
@@ -60,8 +64,15 @@ export class Inspector {
     const node = graph.nodes[id];
     append(
       this.body,
-      h('h3', { class: 'jp-TraceExplorer-nodeKind' }, node.kind, h('span', { class: 'jp-TraceExplorer-muted' }, ` #${node.id} · ${node.role}`)),
-      node.nondeterministic ? h('p', { class: 'jp-TraceExplorer-badge jp-mod-warning' }, 'nondeterministic (torch)') : null,
+      h(
+        'h3',
+        { class: 'jp-TraceExplorer-nodeKind' },
+        node.kind,
+        h('span', { class: 'jp-TraceExplorer-muted' }, ` #${node.id} · ${node.role}`)
+      ),
+      node.nondeterministic
+        ? h('p', { class: 'jp-TraceExplorer-badge jp-mod-warning' }, 'nondeterministic (torch)')
+        : null,
       this.valuesSection(graph, node, 'inputs'),
       this.valuesSection(graph, node, 'outputs'),
       this.scopeSection(graph, node),
@@ -84,7 +95,10 @@ export class Inspector {
         const p = graph.producer(v);
         links.push(p ? this.nodeLink(graph, p.id) : h('span', { class: 'jp-TraceExplorer-muted' }, 'graph input'));
       } else {
-        graph.users(v).slice(0, 8).forEach(u => links.push(this.nodeLink(graph, u)));
+        graph
+          .users(v)
+          .slice(0, 8)
+          .forEach(u => links.push(this.nodeLink(graph, u)));
         if (graph.outputs.includes(v)) {
           links.push(h('span', { class: 'jp-TraceExplorer-muted' }, 'graph output'));
         }
@@ -117,7 +131,12 @@ export class Inspector {
         parts.push(' › ', h('span', { title: path }, type ? `${name} (${type})` : name));
       });
     }
-    return h('div', { class: 'jp-TraceExplorer-section' }, h('h4', {}, 'Module'), h('p', { class: 'jp-TraceExplorer-scope' }, ...parts));
+    return h(
+      'div',
+      { class: 'jp-TraceExplorer-section' },
+      h('h4', {}, 'Module'),
+      h('p', { class: 'jp-TraceExplorer-scope' }, ...parts)
+    );
   }
 
   private attributesSection(node: NodeInfo): HTMLElement | null {
@@ -132,7 +151,13 @@ export class Inspector {
       h(
         'table',
         { class: 'jp-TraceExplorer-table' },
-        h('tbody', {}, ...entries.map(([k, v]) => h('tr', {}, h('td', {}, k), h('td', { class: 'jp-TraceExplorer-mono' }, formatAttribute(v)))))
+        h(
+          'tbody',
+          {},
+          ...entries.map(([k, v]) =>
+            h('tr', {}, h('td', {}, k), h('td', { class: 'jp-TraceExplorer-mono' }, formatAttribute(v)))
+          )
+        )
       )
     );
   }
@@ -140,7 +165,16 @@ export class Inspector {
   private sourceSection(graph: TraceGraph, node: NodeInfo): HTMLElement {
     const frame = userFrame(node.source);
     if (!node.source || !frame) {
-      return h('div', { class: 'jp-TraceExplorer-section' }, h('h4', {}, 'Source'), h('p', { class: 'jp-TraceExplorer-muted' }, 'no source recorded (constants and attribute reads often have none)'));
+      return h(
+        'div',
+        { class: 'jp-TraceExplorer-section' },
+        h('h4', {}, 'Source'),
+        h(
+          'p',
+          { class: 'jp-TraceExplorer-muted' },
+          'no source recorded (constants and attribute reads often have none)'
+        )
+      );
     }
     const others = graph.nodesAt(frame.file, frame.line).filter(i => i !== node.id && graph.nodes[i].role === 'op');
     const stack = h(
@@ -153,7 +187,13 @@ export class Inspector {
         ...node.source.stack.map((f, i) =>
           h(
             'li',
-            { class: f.internal ? 'jp-TraceExplorer-internal' : i === node.source!.userIndex ? 'jp-TraceExplorer-user' : '' },
+            {
+              class: f.internal
+                ? 'jp-TraceExplorer-internal'
+                : i === node.source!.userIndex
+                  ? 'jp-TraceExplorer-user'
+                  : ''
+            },
             location(f.file, f.line),
             ` in ${f.func}`,
             f.code ? h('code', {}, f.code) : null
@@ -168,7 +208,12 @@ export class Inspector {
       h('p', {}, location(frame.file, frame.line), ` in ${frame.func}`),
       h('pre', { class: 'jp-TraceExplorer-code jp-TraceExplorer-sourceLine' }, frame.code || '(source not available)'),
       others.length
-        ? h('p', {}, `${others.length} other op${others.length === 1 ? '' : 's'} at this line: `, ...others.slice(0, 12).map(i => this.nodeLink(graph, i)))
+        ? h(
+            'p',
+            {},
+            `${others.length} other op${others.length === 1 ? '' : 's'} at this line: `,
+            ...others.slice(0, 12).map(i => this.nodeLink(graph, i))
+          )
         : null,
       stack
     );
@@ -201,7 +246,9 @@ export class Inspector {
           h(
             'li',
             { class: 'jp-mod-error' },
-            button(`${d.kind} divergence ${index + 1}`, () => this.ctx.host.set({ currentDivergence: index }), { class: 'jp-TraceExplorer-link' }),
+            button(`${d.kind} divergence ${index + 1}`, () => this.ctx.host.set({ currentDivergence: index }), {
+              class: 'jp-TraceExplorer-link'
+            }),
             d.reason ? `: ${d.reason}` : ''
           )
         )
@@ -226,7 +273,12 @@ export class Inspector {
       'div',
       { class: 'jp-TraceExplorer-section' },
       ir,
-      h('details', {}, h('summary', {}, `.code of ${graph.method}`), h('pre', { class: 'jp-TraceExplorer-code' }, graph.code || '(no code)'))
+      h(
+        'details',
+        {},
+        h('summary', {}, `.code of ${graph.method}`),
+        h('pre', { class: 'jp-TraceExplorer-code' }, graph.code || '(no code)')
+      )
     );
   }
 
@@ -238,7 +290,11 @@ export class Inspector {
     const to = current === undefined ? Math.min(lines.length, 40) : Math.min(lines.length, current + 13);
     const pre = h('pre', { class: 'jp-TraceExplorer-code jp-TraceExplorer-ir' });
     for (let i = from; i < to; i++) {
-      const line = h('div', { class: i === current ? 'jp-TraceExplorer-irLine jp-mod-current' : 'jp-TraceExplorer-irLine' }, lines[i]);
+      const line = h(
+        'div',
+        { class: i === current ? 'jp-TraceExplorer-irLine jp-mod-current' : 'jp-TraceExplorer-irLine' },
+        lines[i]
+      );
       const nodeId = nodeOfLine.get(i);
       if (nodeId !== undefined && nodeId !== node?.id) {
         line.addEventListener('click', () => this.select(nodeId));
@@ -246,8 +302,10 @@ export class Inspector {
       }
       pre.appendChild(line);
     }
-    const more = to - from < lines.length ? h('p', { class: 'jp-TraceExplorer-muted' }, `lines ${from + 1}–${to} of ${lines.length}`) : null;
+    const more =
+      to - from < lines.length
+        ? h('p', { class: 'jp-TraceExplorer-muted' }, `lines ${from + 1}–${to} of ${lines.length}`)
+        : null;
     return more ? [pre, more] : [pre];
   }
-
 }

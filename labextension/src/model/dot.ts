@@ -20,6 +20,7 @@ export const MAX_FOLDED_ITEMS = 3;
 /** How a backslash of user text reads in tooltips: Graphviz expands escapes in tooltips twice. */
 export const TOOLTIP_BACKSLASH = '\u29f5';
 
+// eslint-disable-next-line no-control-regex -- matching control characters is the point: they are stripped from labels
 const CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]+/g;
 const CLASS_BAD = /[^A-Za-z0-9_-]+/g;
 
@@ -94,7 +95,9 @@ function foldedText(graph: TraceGraph, valueId: number, depth = 0): string | nul
     const v = p.attributes.value;
     if (v && typeof v === 'object' && 'tensor' in (v as object)) {
       const t = (v as { tensor: { preview?: unknown[]; shape?: number[] } }).tensor;
-      return t.shape && t.shape.length === 0 && t.preview?.length ? `tensor(${formatAttribute(t.preview[0])})` : 'tensor';
+      return t.shape && t.shape.length === 0 && t.preview?.length
+        ? `tensor(${formatAttribute(t.preview[0])})`
+        : 'tensor';
     }
     return formatAttribute(v);
   }
@@ -300,7 +303,10 @@ export function visibleDot(graph: TraceGraph, groups: GroupTree, options: DotOpt
     const attrs: Record<string, string> = {
       id: quoted(`scope-${domId(id)}`),
       label: labelLines([title, `${g.opCount} ops`]),
-      tooltip: tooltipLines([g.isBucket ? `${g.label}: ${g.children.length} modules` : id || graph.method, 'click to expand']),
+      tooltip: tooltipLines([
+        g.isBucket ? `${g.label}: ${g.children.length} modules` : id || graph.method,
+        'click to expand'
+      ]),
       class: quoted(classes.join(' ')),
       peripheries: '2'
     };
@@ -358,7 +364,9 @@ export function visibleDot(graph: TraceGraph, groups: GroupTree, options: DotOpt
   graph.outputs.forEach((v, i) => {
     const value = graph.values[v];
     const heading = graph.outputs.length > 1 ? `output ${i}` : 'output';
-    lines.push(`  out${i} [id="out${i}" shape=ellipse class="output" label=${labelLines([heading, shapeText(value)])}];`);
+    lines.push(
+      `  out${i} [id="out${i}" shape=ellipse class="output" label=${labelLines([heading, shapeText(value)])}];`
+    );
   });
   for (const e of [...edges].sort()) {
     const [src, dst] = e.split('\u0000');

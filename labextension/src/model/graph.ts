@@ -16,7 +16,7 @@ const PLUMBING_KINDS = new Set([
   'prim::DictConstruct'
 ]);
 
-export function nodeRole(kind: string): NodeRole {
+function nodeRole(kind: string): NodeRole {
   if (kind === 'prim::Constant') {
     return 'constant';
   }
@@ -81,10 +81,10 @@ export interface ScopeInfo {
 }
 
 export function userFrame(source: SourceLoc | null): Frame | null {
-  return source ? source.stack[source.userIndex] ?? null : null;
+  return source ? (source.stack[source.userIndex] ?? null) : null;
 }
 
-export function scopeParent(path: string): string | null {
+function scopeParent(path: string): string | null {
   if (path === '') {
     return null;
   }
@@ -136,7 +136,13 @@ export function formatAttribute(value: unknown): string {
   if ('repr' in obj) {
     return String(obj.repr);
   }
-  return '{' + Object.entries(obj).map(([k, v]) => `${k}: ${formatAttribute(v)}`).join(', ') + '}';
+  return (
+    '{' +
+    Object.entries(obj)
+      .map(([k, v]) => `${k}: ${formatAttribute(v)}`)
+      .join(', ') +
+    '}'
+  );
 }
 
 export class TraceGraph {
@@ -246,9 +252,7 @@ export class TraceGraph {
 
   /** One node in TorchScript IR syntax (mirrors graph.py `node_text`). */
   nodeText(node: NodeInfo): string {
-    const outs = node.outputs
-      .map(v => `%${this.values[v].name} : ${shapeText(this.values[v])}`)
-      .join(', ');
+    const outs = node.outputs.map(v => `%${this.values[v].name} : ${shapeText(this.values[v])}`).join(', ');
     const attrEntries = Object.entries(node.attributes);
     const attrs = attrEntries.length
       ? '[' + attrEntries.map(([k, v]) => `${k}=${formatAttribute(v)}`).join(', ') + ']'

@@ -12,7 +12,7 @@ import { TraceGraph } from './graph';
 /** A module with more child modules than this gets bucket groups of this many children. */
 export const BUCKET_SIZE = 32;
 /** Auto-expansion keeps the visible graph at most about this many items. */
-export const AUTO_EXPAND_LIMIT = 120;
+const AUTO_EXPAND_LIMIT = 120;
 
 export interface Group {
   /** Module path, or `<parent>#<first>..<last>` for a bucket. "" is the root. */

@@ -1,15 +1,14 @@
 /**
  * The wire contract: the JSON that `TraceRun.to_json()` (jupyter_tracejit/core/run.py) writes.
  *
- * These types mirror the Python side field by field; `decode.ts` turns them into the
- * navigable model the views use. Python's tests write fixtures that the TypeScript tests
+ * These types mirror the Python side field by field; `run.ts` and `graph.ts` decode them into
+ * the navigable model the views use. Python's tests write fixtures that the TypeScript tests
  * read, so both sides are checked against the same data.
  */
 
 export const RUN_KIND = 'jupyter-tracejit.run';
 export const SCHEMA_VERSION = 1;
 export const GRAPH_SCHEMA_VERSION = 1;
-export const MIME_TYPE = 'application/vnd.jupyter.tracejit+json';
 
 /** A non-finite float, which JSON cannot spell. */
 export interface NonFinite {

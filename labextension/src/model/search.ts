@@ -49,9 +49,7 @@ export function searchNodes(graph: TraceGraph, query: string, options: SearchOpt
   }
   if (q.startsWith('%')) {
     const name = q.slice(1);
-    return nodes
-      .filter(n => n.outputs.some(v => graph.values[v].name.toLowerCase().startsWith(name)))
-      .map(n => n.id);
+    return nodes.filter(n => n.outputs.some(v => graph.values[v].name.toLowerCase().startsWith(name))).map(n => n.id);
   }
   return nodes
     .filter(

@@ -11,9 +11,6 @@
  */
 import { ILayoutRequest, LayoutResponse, loadGraphviz } from '../graph/graphviz';
 
-export type { ILayoutRequest, LayoutResponse };
-
-
 /** The slice of a worker's global scope that `serveLayouts` uses. */
 export interface ILayoutScope {
   onmessage: ((event: MessageEvent<ILayoutRequest>) => void) | null;
@@ -22,7 +19,6 @@ export interface ILayoutScope {
 
 /** Where layouts run: not decided yet, in a worker, or on the main thread. */
 export type LayoutMode = 'pending' | 'worker' | 'main-thread';
-
 
 async function layoutHere(dot: string): Promise<string> {
   const gv = await loadGraphviz();

@@ -4,12 +4,12 @@
  * (hazards torch does not report) and the generalization probe are listed below.
  */
 
-import { ExplorerContext } from '../explorer/context';
-import { append, clear, formatNumber, h, location } from '../explorer/dom';
+import { ExplorerContext } from '../state/context';
+import { append, clear, formatNumber, h, location } from '../state/dom';
 import { floatValue, TraceWarningJSON } from '../model/protocol';
 
 /** Category order and titles (mirrors jupyter_tracejit/core/tracer_warnings.py CATEGORIES). */
-export const CATEGORY_TITLES: Record<string, string> = {
+const CATEGORY_TITLES: Record<string, string> = {
   to_bool: 'tensor → Python bool (frozen branch)',
   to_int: 'tensor → Python int',
   to_float: 'tensor → Python float',
@@ -31,7 +31,7 @@ export const CATEGORY_TITLES: Record<string, string> = {
   other: 'other warnings'
 };
 
-export function groupWarnings(warnings: TraceWarningJSON[]): [string, TraceWarningJSON[]][] {
+function groupWarnings(warnings: TraceWarningJSON[]): [string, TraceWarningJSON[]][] {
   const order = Object.keys(CATEGORY_TITLES);
   const groups = new Map<string, TraceWarningJSON[]>();
   for (const w of warnings) {
@@ -95,10 +95,28 @@ export class WarningsPanel {
             role: w.node_ids.length ? 'button' : undefined,
             'data-category': category
           },
-          h('div', { class: 'jp-TraceExplorer-warningHead' }, location(w.file, w.line), w.count > 1 ? h('span', { class: 'jp-TraceExplorer-count' }, `×${w.count}`) : null, w.node_ids.length ? h('span', { class: 'jp-TraceExplorer-muted' }, `${w.node_ids.length} node${w.node_ids.length === 1 ? '' : 's'}`) : null),
+          h(
+            'div',
+            { class: 'jp-TraceExplorer-warningHead' },
+            location(w.file, w.line),
+            w.count > 1 ? h('span', { class: 'jp-TraceExplorer-count' }, `×${w.count}`) : null,
+            w.node_ids.length
+              ? h(
+                  'span',
+                  { class: 'jp-TraceExplorer-muted' },
+                  `${w.node_ids.length} node${w.node_ids.length === 1 ? '' : 's'}`
+                )
+              : null
+          ),
           w.code ? h('pre', { class: 'jp-TraceExplorer-code' }, w.code) : null,
           h('p', { class: 'jp-TraceExplorer-message' }, w.message.split('\n')[0]),
-          w.torch_location ? h('p', { class: 'jp-TraceExplorer-muted' }, `torch raised it in ${w.torch_location.split(/[\\/]/).pop()}; shown at your line`) : null
+          w.torch_location
+            ? h(
+                'p',
+                { class: 'jp-TraceExplorer-muted' },
+                `torch raised it in ${w.torch_location.split(/[\\/]/).pop()}; shown at your line`
+              )
+            : null
         );
         const activate = (): void => this.show(w.node_ids, w.method);
         item.addEventListener('click', activate);
@@ -115,7 +133,12 @@ export class WarningsPanel {
         h(
           'details',
           { class: 'jp-TraceExplorer-group', open: category !== 'deprecated' },
-          h('summary', {}, CATEGORY_TITLES[category] ?? category, h('span', { class: 'jp-TraceExplorer-count' }, String(total))),
+          h(
+            'summary',
+            {},
+            CATEGORY_TITLES[category] ?? category,
+            h('span', { class: 'jp-TraceExplorer-count' }, String(total))
+          ),
           h('ul', { class: 'jp-TraceExplorer-list' }, ...items)
         )
       );
@@ -130,7 +153,10 @@ export class WarningsPanel {
           ...run.findings.map(f => {
             const li = h(
               'li',
-              { class: `jp-TraceExplorer-finding jp-mod-${f.severity}${f.node_ids.length ? ' jp-mod-clickable' : ''}`, tabindex: f.node_ids.length ? 0 : undefined },
+              {
+                class: `jp-TraceExplorer-finding jp-mod-${f.severity}${f.node_ids.length ? ' jp-mod-clickable' : ''}`,
+                tabindex: f.node_ids.length ? 0 : undefined
+              },
               h('strong', {}, f.title),
               h('p', { class: 'jp-TraceExplorer-message' }, f.message),
               f.hint ? h('p', { class: 'jp-TraceExplorer-hint' }, `Fix: ${f.hint}`) : null
@@ -145,7 +171,13 @@ export class WarningsPanel {
     if (probe) {
       append(
         this.element,
-        h('h4', {}, probe.cases.some(c => c.status === 'disagree' || c.status === 'trace_error') ? 'Generalization probe: the trace does not generalize' : 'Generalization probe: ok'),
+        h(
+          'h4',
+          {},
+          probe.cases.some(c => c.status === 'disagree' || c.status === 'trace_error')
+            ? 'Generalization probe: the trace does not generalize'
+            : 'Generalization probe: ok'
+        ),
         h(
           'table',
           { class: 'jp-TraceExplorer-table' },

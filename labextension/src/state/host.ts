@@ -47,7 +47,7 @@ export interface ExplorerHost {
   onChange(listener: (keys: Set<HostKey>) => void): () => void;
 }
 
-export function defaultState(run: TraceRunJSON | null): HostState {
+function defaultState(run: TraceRunJSON | null): HostState {
   return {
     run,
     live: false,
@@ -59,7 +59,7 @@ export function defaultState(run: TraceRunJSON | null): HostState {
     history: run
       ? [{ run_id: run.run_id, summary: run.summary, ok: run.ok, created: run.created, options: run.options }]
       : [],
-    selectedMethod: run && 'forward' in run.graphs ? 'forward' : Object.keys(run?.graphs ?? {})[0] ?? 'forward',
+    selectedMethod: run && 'forward' in run.graphs ? 'forward' : (Object.keys(run?.graphs ?? {})[0] ?? 'forward'),
     selectedNode: -1,
     currentDivergence: -1,
     comparison: null
@@ -107,7 +107,7 @@ export class StaticHost implements ExplorerHost {
 }
 
 /** Trait names of `jupyter_tracejit.widgets.TraceExplorer`, per host key. */
-export const TRAIT_OF: Record<HostKey, string> = {
+const TRAIT_OF: Record<HostKey, string> = {
   run: 'run',
   live: 'live',
   options: 'options',
@@ -142,8 +142,9 @@ export class WidgetHost implements ExplorerHost {
     const keyOf = new Map(Object.entries(TRAIT_OF).map(([k, t]) => [t, k as HostKey]));
     this.onModelChange = () => {
       const changed = new Set<HostKey>();
-      const attrs = (this.model as unknown as { changedAttributes(): Record<string, unknown> | false })
-        .changedAttributes?.();
+      const attrs = (
+        this.model as unknown as { changedAttributes(): Record<string, unknown> | false }
+      ).changedAttributes?.();
       if (attrs) {
         for (const name of Object.keys(attrs)) {
           const key = keyOf.get(name);

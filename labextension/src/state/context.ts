@@ -75,7 +75,7 @@ export class ExplorerContext {
 
   get currentDivergence(): CaseDivergence | null {
     const i = this.host.get('currentDivergence');
-    return i >= 0 ? this.divergences[i] ?? null : null;
+    return i >= 0 ? (this.divergences[i] ?? null) : null;
   }
 
   /** CSS classes per node of `method`: selected, root/downstream, current, warning, hazard. */

@@ -41,7 +41,11 @@ export function clear(el: Element): void {
 }
 
 /** A button that calls `onClick`, keyboard reachable like every button. */
-export function button(label: string, onClick: () => void, attrs: Record<string, string | boolean | undefined> = {}): HTMLButtonElement {
+export function button(
+  label: string,
+  onClick: () => void,
+  attrs: Record<string, string | boolean | undefined> = {}
+): HTMLButtonElement {
   const b = h('button', { type: 'button', class: 'jp-TraceExplorer-button', ...attrs }, label);
   b.addEventListener('click', e => {
     e.preventDefault();
@@ -53,7 +57,11 @@ export function button(label: string, onClick: () => void, attrs: Record<string,
 /** `file.py:12` from a path (the full path goes into the title tooltip). */
 export function location(file: string, line: number): HTMLElement {
   const parts = file.split(/[\\/]/);
-  return h('span', { class: 'jp-TraceExplorer-loc', title: `${file}:${line}` }, `${parts[parts.length - 1] || file}:${line}`);
+  return h(
+    'span',
+    { class: 'jp-TraceExplorer-loc', title: `${file}:${line}` },
+    `${parts[parts.length - 1] || file}:${line}`
+  );
 }
 
 export function formatNumber(x: number | null): string {

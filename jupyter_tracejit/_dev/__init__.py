@@ -1,0 +1,1 @@
+"""Development harness shared by tests/browser and benchmarks; needs the test extras; not shipped in the wheel."""
