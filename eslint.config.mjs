@@ -6,9 +6,21 @@ import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
 export default defineConfig(
-  globalIgnores(['lib/', 'node_modules/', 'jupyter_tracejit/', '.venv/']),
+  // protocol.generated.ts is written by labextension/scripts/generate-protocol.mjs (checked by protocol:check)
+  globalIgnores([
+    'lib/',
+    'node_modules/',
+    'jupyter_tracejit/',
+    '.venv/',
+    'labextension/src/model/protocol.generated.ts'
+  ]),
   {
-    files: ['labextension/src/**/*.ts', 'labextension/test/**/*.ts', 'labextension/src/report/build.mjs'],
+    files: [
+      'labextension/src/**/*.ts',
+      'labextension/test/**/*.ts',
+      'labextension/src/report/build.mjs',
+      'labextension/scripts/*.mjs'
+    ],
     extends: [js.configs.recommended, tseslint.configs.recommended],
     rules: {
       eqeqeq: 'error',
@@ -77,8 +89,8 @@ export default defineConfig(
     }
   },
   {
-    // the report bundler runs in node
-    files: ['labextension/src/report/build.mjs'],
+    // the report bundler and the protocol generator run in node
+    files: ['labextension/src/report/build.mjs', 'labextension/scripts/*.mjs'],
     languageOptions: { globals: globals.node }
   }
 );

@@ -236,7 +236,7 @@ def _tainted_unmatched(graph: Graph, matched: set[int]) -> tuple[list[int], list
 
 def _describe_constant(graph: Graph, value_id: int, depth: int = 0) -> str | None:
     """A constant input as text (``3``, ``[0, 1]``), looking through list/tuple plumbing; None otherwise."""
-    from .graph import format_attribute
+    from .graph import format_attribute, python_number
 
     producer = graph.producer(value_id)
     if producer is None or depth > 4:
@@ -246,7 +246,7 @@ def _describe_constant(graph: Graph, value_id: int, depth: int = 0) -> str | Non
             return "None"
         if isinstance(producer.attributes.get("value"), dict) and "tensor" in producer.attributes["value"]:
             return "tensor constant " + _preview(graph, producer.id)
-        return format_attribute(producer.attributes.get("value"))
+        return format_attribute(producer.attributes.get("value"), python_number)
     if producer.kind in ("prim::ListConstruct", "prim::TupleConstruct"):
         items = [_describe_constant(graph, v, depth + 1) for v in producer.inputs]
         if all(i is not None for i in items):
@@ -256,17 +256,17 @@ def _describe_constant(graph: Graph, value_id: int, depth: int = 0) -> str | Non
 
 
 def _preview(graph: Graph, node_id: int) -> str:
-    from .graph import format_attribute
+    from .graph import format_attribute, python_number
 
     value = graph.nodes[node_id].attributes.get("value")
     if isinstance(value, dict) and "tensor" in value:
         t = value["tensor"]
-        items = [format_attribute(x) for x in t.get("preview", [])]
+        items = [format_attribute(x, python_number) for x in t.get("preview", [])]
         if not t.get("shape"):
             return items[0] if items else "?"
         more = ", ..." if len(items) < _numel(t.get("shape", [])) else ""
         return "[" + ", ".join(items) + more + "]"
-    return format_attribute(value)
+    return format_attribute(value, python_number)
 
 
 def _numel(shape: list[int]) -> int:

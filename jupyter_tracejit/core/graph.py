@@ -21,13 +21,17 @@ in pre-order (a node, then the nodes of its blocks), which is a topological orde
 
 from __future__ import annotations
 
+import json
 import math
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from decimal import Decimal
 from typing import Any
 
 GRAPH_SCHEMA_VERSION = 1
+#: JSON numbers are doubles in the browser: integers beyond this read back rounded
+MAX_SAFE_INT = 2**53 - 1
 
 #: node kinds that only carry structure into their consumers; views fold them by default
 PLUMBING_KINDS = frozenset(
@@ -631,8 +635,41 @@ class Graph:
         return "\n".join(lines) + "\n"
 
 
-def format_attribute(value: Any) -> str:
-    """Attribute values as TorchScript prints them; tensors show as ``<Tensor>``."""
+def js_number(x: float | int) -> str:
+    """A number as JavaScript's ``String(x)`` prints the double the JSON holds (``1.0`` -> ``1``)."""
+    if isinstance(x, int) and abs(x) <= MAX_SAFE_INT:
+        return str(x)
+    x = float(x)
+    if math.isnan(x):
+        return "NaN"
+    if math.isinf(x):
+        return "Infinity" if x > 0 else "-Infinity"
+    if x == 0:
+        return "0"
+    sign = "-" if x < 0 else ""
+    digits_tuple, exponent = Decimal(repr(abs(x))).normalize().as_tuple()[1:]
+    digits = "".join(map(str, digits_tuple))
+    k = len(digits)
+    n = k + int(exponent)  # value = 0.digits x 10^n
+    if k <= n <= 21:
+        return sign + digits + "0" * (n - k)
+    if 0 < n <= 21:
+        return sign + digits[:n] + "." + digits[n:]
+    if -6 < n <= 0:
+        return sign + "0." + "0" * (-n) + digits
+    e = n - 1
+    mantissa = digits[0] + ("." + digits[1:] if k > 1 else "")
+    return f"{sign}{mantissa}e{'+' if e >= 0 else '-'}{abs(e)}"
+
+
+def python_number(x: float | int) -> str:
+    """A number as Python prints it (``1.0`` stays ``1.0``): for text only Python reads, like divergence reasons."""
+    return repr(x)
+
+
+def format_attribute(value: Any, number: Callable[[float | int], str] = js_number) -> str:
+    """Attribute values as TorchScript prints them; tensors show as ``<Tensor>``. Numbers as the browser prints
+    the same JSON (``graph.ts`` writes the same text), unless ``number`` says otherwise."""
     if isinstance(value, dict):
         if "tensor" in value:
             t = value["tensor"]
@@ -643,15 +680,15 @@ def format_attribute(value: Any) -> str:
             return f'"{value["device"]}"'
         if "repr" in value:
             return str(value["repr"])
-        return "{" + ", ".join(f"{k}: {format_attribute(v)}" for k, v in value.items()) + "}"
+        return "{" + ", ".join(f"{k}: {format_attribute(v, number)}" for k, v in value.items()) + "}"
     if isinstance(value, list):
-        return "[" + ", ".join(format_attribute(v) for v in value) + "]"
+        return "[" + ", ".join(format_attribute(v, number) for v in value) + "]"
     if isinstance(value, str):
-        return f'"{value}"'
+        return json.dumps(value, ensure_ascii=False)  # escaped as graph.ts's JSON.stringify does
     if value is None:
         return "None"
     if isinstance(value, bool):
         return str(int(value))
-    if isinstance(value, float) and math.isfinite(value):
-        return repr(value)
+    if isinstance(value, (int, float)):
+        return number(value)
     return str(value)

@@ -34,6 +34,20 @@ export class TraceRunRenderer extends Widget implements IRenderMime.IRenderer {
   }
 
   async renderModel(model: IRenderMime.IMimeModel): Promise<void> {
+    try {
+      await this.render(model);
+    } catch (err) {
+      // a bug of ours or data we cannot read: say so in the output, keep the details in the console
+      console.error('jupyter-tracejit: could not show this trace', err);
+      this.unmount();
+      const message = document.createElement('p');
+      message.className = 'jp-TraceExplorer-error jp-TraceExplorer-renderError';
+      message.textContent = `jupyter-tracejit could not show this trace: ${err instanceof Error ? err.message : String(err)}`;
+      this.node.appendChild(message);
+    }
+  }
+
+  private async render(model: IRenderMime.IMimeModel): Promise<void> {
     const view = model.data[WIDGET_VIEW] as { model_id?: string } | undefined;
     if (this.liveId !== null && view?.model_id === this.liveId) {
       return; // our own setData below: the live explorer is already showing it

@@ -1,6 +1,6 @@
 /**
- * The TypeScript model against fixtures written by the Python tests
- * (tests/test_frontend_contract.py): both sides must derive the same facts from the same JSON.
+ * The TypeScript model against fixtures written by the Python model (tests/frontend_fixtures.py, committed in
+ * labextension/test/fixtures): both sides must derive the same facts, and write the same DOT, from the same JSON.
  */
 import { readFileSync } from 'fs';
 import { join } from 'path';
@@ -15,14 +15,15 @@ import { decodeRun, TraceRunModel } from '../src/model/run';
 import { searchNodes, SearchCursor } from '../src/model/search';
 import { Stepper } from '../src/model/stepper';
 
-const dir = process.env.TRACEJIT_FIXTURES;
+const dir = process.env.TRACEJIT_FIXTURES ?? join(__dirname, 'fixtures');
 
-/** What `facts()` in tests/test_frontend_contract.py derives from a run with the Python model. */
+/** What `facts()` in tests/frontend_fixtures.py derives from a run with the Python model. */
 interface GraphFacts {
   nodes: number;
   ops: number;
   kinds: Record<string, number>;
   scopes: Record<string, string>;
+  scope_children: Record<string, string[]>;
   fold_targets: Record<string, number | null>;
   users_of_inputs: number[][];
   text_first_line: string;
@@ -43,15 +44,12 @@ interface RunFacts {
 }
 
 function load(name: string): { run: TraceRunModel; facts: RunFacts; raw: TraceRunJSON } {
-  if (!dir) {
-    throw new Error('TRACEJIT_FIXTURES is not set: run `pytest tests/test_frontend_contract.py`, which writes them');
-  }
   const raw = JSON.parse(readFileSync(join(dir, `${name}.run.json`), 'utf8'));
   const facts = JSON.parse(readFileSync(join(dir, `${name}.facts.json`), 'utf8'));
   return { run: decodeRun(raw), facts, raw };
 }
 
-const NAMES = ['net', 'loop', 'error', 'mlp'];
+const NAMES = ['net', 'loop', 'error', 'mlp', 'hostile'];
 
 describe('decoding agrees with the Python model', () => {
   for (const name of NAMES) {
@@ -68,8 +66,13 @@ describe('decoding agrees with the Python model', () => {
         g.nodes.forEach(n => (kinds[n.kind] = (kinds[n.kind] ?? 0) + 1));
         expect(kinds).toEqual(f.kinds);
         const scopes: Record<string, string> = {};
-        g.scopes.forEach((s, p) => (scopes[p] = s.type));
+        const children: Record<string, string[]> = {};
+        g.scopes.forEach((s, p) => {
+          scopes[p] = s.type;
+          children[p] = s.children;
+        });
         expect(scopes).toEqual(f.scopes);
+        expect(children).toEqual(f.scope_children);
         for (const [id, target] of Object.entries(f.fold_targets)) {
           expect(g.foldTarget(g.nodes[Number(id)])).toBe(target);
         }
@@ -368,4 +371,41 @@ describe('side by side around a divergence', () => {
       expect(c.diff!.checkPartner(t)).toBe(sbs.checkNames.get(name));
     }
   });
+});
+
+/** A view of a fixture run and the DOT render/dot.py writes for it (tests/frontend_fixtures.py `dot_views`). */
+interface DotCase {
+  name: string;
+  run: string;
+  expanded: string[];
+  fold?: boolean;
+  showShapes?: boolean;
+  highlights?: Record<string, string[]>;
+  rankdir?: 'TB' | 'LR';
+  title?: string;
+  dot: string;
+}
+
+describe('one DOT writer: the same view gives the same text on both sides', () => {
+  const cases: DotCase[] = JSON.parse(readFileSync(join(dir, 'dot.cases.json'), 'utf8'));
+  it('covers folded and unfolded, open and collapsed, highlighted, titled and hostile views', () => {
+    expect(cases.length).toBeGreaterThanOrEqual(8);
+    expect(new Set(cases.map(c => c.run))).toEqual(new Set(['net', 'mlp', 'hostile', 'loop']));
+  });
+  for (const c of cases) {
+    it(c.name, () => {
+      const { run } = load(c.run);
+      const graph = run.graphs.get(run.defaultMethod)!;
+      const highlights = new Map(Object.entries(c.highlights ?? {}).map(([id, cls]) => [Number(id), new Set(cls)]));
+      const view = visibleDot(graph, new GroupTree(graph), {
+        expanded: new Set(c.expanded),
+        fold: c.fold,
+        showShapes: c.showShapes,
+        highlights,
+        rankdir: c.rankdir,
+        title: c.title
+      });
+      expect(view.dot).toBe(c.dot);
+    });
+  }
 });

@@ -7,7 +7,16 @@
 
 import { ExplorerContext } from '../state/context';
 import { append, button, clear, h } from '../state/dom';
-import { ExplorerOptions } from '../model/protocol';
+import { ExplorerOptions, OPTION_SPECS } from '../model/protocol';
+
+type OptionSpec = (typeof OPTION_SPECS)[number];
+
+/** How the module modes read in the menu. */
+const MODE_LABELS: Record<ExplorerOptions['module_mode'], string> = {
+  as_is: 'mode as is',
+  eval: 'eval()',
+  train: 'train()'
+};
 
 export class OptionsBar {
   readonly element: HTMLElement;
@@ -55,11 +64,10 @@ export class OptionsBar {
     const options = host.get('options');
     const live = host.get('live') && !host.readOnly && options !== null;
     if (!live || !options) {
-      const run = this.ctx.run;
-      const saved = run?.raw.options ?? {};
-      const shown = ['strict', 'check_trace', 'check_tolerance', 'force_outplace', 'module_mode', 'no_grad']
-        .filter(k => k in saved)
-        .map(k => `${k}=${JSON.stringify(saved[k])}`)
+      // a saved run: the options it was traced with, by the names the options bar uses
+      const saved = (this.ctx.run?.raw.options ?? {}) as Record<string, unknown>;
+      const shown = OPTION_SPECS.filter(spec => spec.key in saved)
+        .map(spec => `${spec.label}=${JSON.stringify(saved[spec.key])}`)
         .join('  ');
       append(
         this.controls,
@@ -71,73 +79,73 @@ export class OptionsBar {
       );
       return;
     }
-    const toggle = (key: 'strict' | 'check_trace' | 'force_outplace' | 'no_grad', title: string): HTMLElement => {
-      const box = h('input', { type: 'checkbox', checked: options[key], 'data-option': key });
-      box.addEventListener('change', () => this.set({ [key]: box.checked }));
-      return h('label', { class: 'jp-TraceExplorer-toggle', title }, box, key);
-    };
-    const tol = h('input', {
-      type: 'number',
-      min: 0,
-      step: 'any',
-      value: String(options.check_tolerance),
-      class: 'jp-TraceExplorer-tolerance',
-      'data-option': 'check_tolerance',
-      'aria-label': 'check tolerance'
-    });
-    tol.addEventListener('change', () => {
-      const value = Number(tol.value);
-      if (Number.isFinite(value) && value >= 0) {
-        tol.setCustomValidity('');
-        this.set({ check_tolerance: value });
-      } else {
-        tol.setCustomValidity('the tolerance must be a number >= 0');
-        tol.reportValidity();
-      }
-    });
-    const mode = h('select', { 'data-option': 'module_mode', 'aria-label': 'module mode' });
-    for (const [value, label] of [
-      ['as_is', 'mode as is'],
-      ['eval', 'eval()'],
-      ['train', 'train()']
-    ]) {
-      mode.appendChild(h('option', { value, selected: options.module_mode === value }, label));
-    }
-    mode.addEventListener('change', () => this.set({ module_mode: mode.value as ExplorerOptions['module_mode'] }));
-    const labels = host.get('checkInputLabels');
-    const checks = labels.map((label, i) => {
-      const box = h('input', { type: 'checkbox', checked: options.check_inputs[i] ?? true, 'data-check-input': i });
-      box.addEventListener('change', () => {
-        const next = [...options.check_inputs];
-        next[i] = box.checked;
-        this.set({ check_inputs: next });
-      });
-      return h(
-        'label',
-        { class: 'jp-TraceExplorer-toggle jp-TraceExplorer-chip', title: label },
-        box,
-        label.split(':')[0]
-      );
-    });
+    // one control per option, in the order and with the labels of the one definition (core/options.py)
+    const controls = OPTION_SPECS.map(spec => this.control(spec, options));
     append(
       this.controls,
-      toggle('strict', 'strict mode: reject mutable containers (list/dict) at the output'),
-      toggle('check_trace', 'check the trace by re-tracing and comparing outputs'),
-      h(
-        'label',
-        { class: 'jp-TraceExplorer-toggle', title: 'relative tolerance of the output comparison' },
-        'tol ',
-        tol
-      ),
-      ...checks,
-      toggle('force_outplace', "torch's private _force_outplace: record in-place ops out of place"),
-      mode,
-      toggle('no_grad', 'trace under torch.no_grad()'),
+      ...controls.flat(),
       button('re-trace', () => host.send({ type: 'retrace' }), {
         class: 'jp-TraceExplorer-button jp-mod-accept',
         title: 're-trace now with these options'
       })
     );
+  }
+
+  private control(spec: OptionSpec, options: ExplorerOptions): HTMLElement[] {
+    const key = spec.key;
+    if (key === 'check_inputs_enabled') {
+      return this.ctx.host.get('checkInputLabels').map((label, i) => {
+        const box = h('input', {
+          type: 'checkbox',
+          checked: options.check_inputs_enabled[i] ?? true,
+          'data-check-input': i
+        });
+        box.addEventListener('change', () => {
+          const next = [...options.check_inputs_enabled];
+          next[i] = box.checked;
+          this.set({ check_inputs_enabled: next });
+        });
+        return h(
+          'label',
+          { class: 'jp-TraceExplorer-toggle jp-TraceExplorer-chip', title: `${spec.description}: ${label}` },
+          box,
+          label.split(':')[0]
+        );
+      });
+    }
+    if (key === 'check_tolerance') {
+      const tol = h('input', {
+        type: 'number',
+        min: 0,
+        step: 'any',
+        value: String(options.check_tolerance),
+        class: 'jp-TraceExplorer-tolerance',
+        'data-option': key,
+        'aria-label': spec.description
+      });
+      tol.addEventListener('change', () => {
+        const value = Number(tol.value);
+        if (tol.value.trim() !== '' && Number.isFinite(value) && value >= 0) {
+          tol.setCustomValidity('');
+          this.set({ check_tolerance: value });
+        } else {
+          tol.setCustomValidity(`${spec.label} must be a number >= 0`);
+          tol.reportValidity();
+        }
+      });
+      return [h('label', { class: 'jp-TraceExplorer-toggle', title: spec.description }, `${spec.label} `, tol)];
+    }
+    if (key === 'module_mode') {
+      const mode = h('select', { 'data-option': key, 'aria-label': spec.description, title: spec.description });
+      for (const value of spec.choices) {
+        mode.appendChild(h('option', { value, selected: options.module_mode === value }, MODE_LABELS[value]));
+      }
+      mode.addEventListener('change', () => this.set({ module_mode: mode.value as ExplorerOptions['module_mode'] }));
+      return [mode];
+    }
+    const box = h('input', { type: 'checkbox', checked: options[key], 'data-option': key });
+    box.addEventListener('change', () => this.set({ [key]: box.checked }));
+    return [h('label', { class: 'jp-TraceExplorer-toggle', title: spec.description }, box, spec.label)];
   }
 
   private renderHistory(): void {

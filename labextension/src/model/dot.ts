@@ -1,31 +1,49 @@
 /**
  * The visible part of a graph as Graphviz DOT, with stable ids and CSS classes.
  *
- * Conventions shared with jupyter_tracejit/core/dot.py: op nodes `n<id>`, graph inputs
- * `in<value id>`, outputs `out<i>`, collapsed groups `g<k>` (k: the group's stable index) with
- * `id="scope-<group id>"`, clusters `cluster_<k>`; every item has a `class` the stylesheet keys on
- * (`op-<role>`, `kind-<kind>`, plus highlight classes such as `selected`, `root`, `warning`).
+ * There is one set of DOT rules: this file builds the DOT the interactive view lays out, and
+ * jupyter_tracejit/render/dot.py follows the same rules line for line, so `run.to_dot()`, `tracejit --dot` and
+ * the explorer's "export DOT" give the same text for the same view (tests/render/test_dot_parity.py compares
+ * them on the same runs and views).
  *
- * All text comes from user code (module names, debug names, string constants, source lines): it is
- * escaped so it can neither end a quoted string nor form a Graphviz escape (`\N`, `\G`, `\l`) or an
- * HTML entity, and control characters become spaces. No link attributes (`URL`, `href`) are emitted.
+ * Names: op nodes `n<id>`, graph inputs `in<value id>`, outputs `out<i>`, a collapsed group is one box `g<k>`
+ * (k: the group's index in the GroupTree) with `id="scope-<group id>"`, an expanded one `subgraph cluster_<k>`
+ * with `id="cluster-<group id>"`; edges `id="e<src>-<dst>"`; classes `node op-<role> kind-<kind>` plus highlight
+ * classes (`selected`, `root`, `warning`, ...; `has-<class>` on the box or op standing for a hidden node).
+ *
+ * All text comes from user code (module names, debug names, string constants, source lines): it is escaped so
+ * it can neither end a quoted string nor form a Graphviz escape (`\N`, `\G`, `\l`) or an HTML entity, and
+ * control characters become spaces. No link attributes (`URL`, `href`) are emitted.
  */
 
-import { basename, formatAttribute, NodeInfo, shapeText, TraceGraph, userFrame } from './graph';
+import { basename, NodeInfo, shapeText, TraceGraph, userFrame } from './graph';
 import { GroupTree } from './groups';
 
 export const MAX_LABEL_CHARS = 48;
 export const MAX_TOOLTIP_CHARS = 160;
 export const MAX_FOLDED_ITEMS = 3;
+export const MAX_ITEM_CHARS = 24;
+export const MAX_TOOLTIP_OUTPUTS = 4;
+export const MAX_TITLE_CHARS = 120;
 /** How a backslash of user text reads in tooltips: Graphviz expands escapes in tooltips twice. */
 export const TOOLTIP_BACKSLASH = '\u29f5';
 
 // eslint-disable-next-line no-control-regex -- matching control characters is the point: they are stripped from labels
 const CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]+/g;
 const CLASS_BAD = /[^A-Za-z0-9_-]+/g;
+const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/;
+const INT64_BOUND = 2 ** 63;
 
+/** At most `limit` UTF-16 units, the last one `…` when cut; a surrogate pair is never split. */
 export function truncate(text: string, limit: number): string {
-  return text.length <= limit ? text : text.slice(0, Math.max(limit - 1, 0)) + '…';
+  if (text.length <= limit) {
+    return text;
+  }
+  let cut = text.slice(0, Math.max(limit - 1, 0));
+  if (/[\uD800-\uDBFF]$/.test(cut)) {
+    cut = cut.slice(0, -1);
+  }
+  return cut + '…';
 }
 
 /** One line of untrusted text as a literal fragment of a quoted DOT string. */
@@ -49,9 +67,60 @@ export function cssToken(text: string): string {
   return text.replace(CLASS_BAD, '-').replace(/^-+|-+$/g, '') || 'x';
 }
 
-/** An id safe for DOT strings and DOM ids alike. */
+/** An id safe for DOT strings and DOM ids alike: other characters (code points) spelled `-u<hex>-`. */
 export function domId(text: string): string {
-  return text.replace(/[^A-Za-z0-9_.-]/g, ch => `-u${ch.codePointAt(0)!.toString(16)}-`);
+  return text.replace(/[^A-Za-z0-9_.-]/gu, ch => `-u${ch.codePointAt(0)!.toString(16)}-`);
+}
+
+function quoted(text: string): string {
+  return '"' + text.replace(/\\/g, '\\\\').replace(/"/g, '\\"') + '"';
+}
+
+/** A constant or attribute value as labels show it (`1`, `True`, `[-1, 2]`, `INT64_MAX`, `"s"`). */
+export function formatValue(value: unknown): string {
+  if (value === null || value === undefined) {
+    return 'None';
+  }
+  if (typeof value === 'boolean') {
+    return value ? 'True' : 'False';
+  }
+  if (typeof value === 'number') {
+    if (value >= INT64_BOUND) {
+      return 'INT64_MAX';
+    }
+    return value <= -INT64_BOUND ? 'INT64_MIN' : String(value);
+  }
+  if (typeof value === 'string') {
+    return JSON.stringify(value);
+  }
+  if (Array.isArray(value)) {
+    return '[' + value.map(formatValue).join(', ') + ']';
+  }
+  const obj = value as Record<string, unknown>;
+  if (obj.tensor !== null && typeof obj.tensor === 'object') {
+    const t = obj.tensor as { dtype?: string; shape?: number[]; preview?: unknown[] };
+    const preview = t.preview ?? [];
+    if (Array.isArray(t.shape) && t.shape.length === 0 && preview.length === 1) {
+      return `tensor(${formatValue(preview[0])})`;
+    }
+    return `tensor<${t.dtype ?? ''}[${(t.shape ?? []).map(formatValue).join(', ')}]>`;
+  }
+  if ('float' in obj) {
+    return String(obj.float);
+  }
+  if ('device' in obj) {
+    return JSON.stringify(String(obj.device));
+  }
+  if ('repr' in obj) {
+    return String(obj.repr);
+  }
+  return (
+    '{' +
+    Object.entries(obj)
+      .map(([k, v]) => `${k}: ${formatValue(v)}`)
+      .join(', ') +
+    '}'
+  );
 }
 
 export interface DotOptions {
@@ -62,76 +131,76 @@ export interface DotOptions {
   /** Extra CSS classes per node id (`selected`, `root`, `warning`, ...). */
   highlights?: Map<number, Set<string>>;
   showShapes?: boolean;
-  rankdir?: 'TB' | 'LR';
+  rankdir?: 'TB' | 'LR' | 'BT' | 'RL';
+  /** A title above the graph. */
+  title?: string;
 }
 
 export interface VisibleGraph {
   dot: string;
   /** node id -> the DOT name that represents it (itself, its fold target's, or its group box). */
   representative: Map<number, string>;
-  /** DOT names of drawn op nodes and group boxes. */
+  /** DOT names of drawn nodes and group boxes. */
   items: string[];
   /** Group ids drawn as boxes. */
   boxes: string[];
 }
 
-function attrText(attrs: Record<string, string>): string {
-  return Object.entries(attrs)
-    .map(([k, v]) => `${k}=${v}`)
-    .join(' ');
-}
+const LIST_KINDS: Record<string, [string, string]> = {
+  'prim::ListConstruct': ['[', ']'],
+  'prim::TupleConstruct': ['(', ')']
+};
 
-function quoted(text: string): string {
-  return '"' + text.replace(/\\/g, '\\\\').replace(/"/g, '\\"') + '"';
-}
-
-/** What a folded input shows inside its consumer's label (`1`, `[-1, 2]`, `weight`). */
+/** What a folded input shows inside its consumer's label (`dim=1`, `[-1, 2]`); null for data. */
 function foldedText(graph: TraceGraph, valueId: number, depth = 0): string | null {
   const p = graph.producer(valueId);
   if (!p || depth > 3) {
     return null;
   }
   if (p.kind === 'prim::Constant') {
-    const v = p.attributes.value;
-    if (v && typeof v === 'object' && 'tensor' in (v as object)) {
-      const t = (v as { tensor: { preview?: unknown[]; shape?: number[] } }).tensor;
-      return t.shape && t.shape.length === 0 && t.preview?.length
-        ? `tensor(${formatAttribute(t.preview[0])})`
-        : 'tensor';
+    const text = formatValue(p.attributes.value);
+    const name = graph.values[valueId].name.split('.')[0];
+    return depth === 0 && IDENTIFIER.test(name) ? `${name}=${text}` : text;
+  }
+  const brackets = LIST_KINDS[p.kind];
+  if (!brackets) {
+    return null;
+  }
+  const items = p.inputs.map(v => foldedText(graph, v, depth + 1));
+  if (items.some(i => i === null)) {
+    return null;
+  }
+  return brackets[0] + items.join(', ') + brackets[1];
+}
+
+function foldedItems(graph: TraceGraph, node: NodeInfo): string[] {
+  const items: string[] = [];
+  for (const v of node.inputs) {
+    const p = graph.producer(v);
+    if (p && p.role !== 'op' && p.kind !== 'prim::GetAttr') {
+      const text = foldedText(graph, v);
+      if (text !== null) {
+        items.push(text);
+      }
     }
-    return formatAttribute(v);
   }
-  if (p.kind === 'prim::GetAttr') {
-    return String(p.attributes.name ?? 'attr');
-  }
-  if (p.kind === 'prim::ListConstruct' || p.kind === 'prim::TupleConstruct') {
-    const items = p.inputs.map(i => foldedText(graph, i, depth + 1));
-    if (items.every(i => i !== null)) {
-      return p.kind === 'prim::ListConstruct' ? `[${items.join(', ')}]` : `(${items.join(', ')})`;
-    }
-  }
-  return null;
+  return items;
 }
 
 export function nodeLabel(graph: TraceGraph, node: NodeInfo, fold: boolean, showShapes: boolean): string[] {
   const lines = [node.kind.split('::').pop() ?? node.kind];
+  if (node.kind === 'prim::Constant') {
+    lines.push(formatValue(node.attributes.value));
+  } else if (node.kind === 'prim::GetAttr') {
+    lines.push(String(node.attributes.name ?? '?'));
+  }
   if (showShapes && node.outputs.length) {
     lines.push(shapeText(graph.values[node.outputs[0]]));
   }
   if (fold) {
-    const items: string[] = [];
-    for (const v of node.inputs) {
-      const p = graph.producer(v);
-      if (p && p.role !== 'op' && p.kind !== 'prim::GetAttr') {
-        const text = foldedText(graph, v);
-        if (text !== null) {
-          items.push(truncate(text, 24));
-        }
-      }
-    }
+    const items = foldedItems(graph, node).map(i => truncate(i, MAX_ITEM_CHARS));
     if (items.length) {
-      const shown = items.slice(0, MAX_FOLDED_ITEMS);
-      lines.push(shown.join(', ') + (items.length > MAX_FOLDED_ITEMS ? ', …' : ''));
+      lines.push(items.slice(0, MAX_FOLDED_ITEMS).join(', ') + (items.length > MAX_FOLDED_ITEMS ? ', …' : ''));
     }
   }
   return lines;
@@ -139,244 +208,265 @@ export function nodeLabel(graph: TraceGraph, node: NodeInfo, fold: boolean, show
 
 export function nodeTooltip(graph: TraceGraph, node: NodeInfo): string[] {
   const lines = [node.kind];
-  for (const v of node.outputs.slice(0, 4)) {
+  for (const v of node.outputs.slice(0, MAX_TOOLTIP_OUTPUTS)) {
     lines.push(`%${graph.values[v].name} : ${shapeText(graph.values[v])}`);
   }
+  if (node.outputs.length > MAX_TOOLTIP_OUTPUTS) {
+    lines.push(`… ${node.outputs.length - MAX_TOOLTIP_OUTPUTS} more`);
+  }
+  const items = foldedItems(graph, node);
+  if (items.length) {
+    lines.push('args: ' + items.join(', '));
+  }
   if (node.scope) {
-    lines.push(`scope: ${node.scope}`);
+    const type = graph.scopes.get(node.scope)?.type;
+    lines.push(`scope: ${node.scope}` + (type ? ` (${type})` : ''));
   }
   const f = userFrame(node.source);
   if (f) {
-    lines.push(`${basename(f.file)}:${f.line}  ${f.code}`);
+    lines.push(`${basename(f.file)}:${f.line}`);
+    if (f.code) {
+      lines.push(f.code);
+    }
   }
   return lines;
 }
 
-/** Build the DOT of what is visible under `options`. Linear in the graph size. */
+function groupTitle(label: string, type: string): string {
+  return type ? `${label} (${type})` : label;
+}
+
+type Item = [number, 'line' | 'group', string];
+
+/** Build the DOT of what is visible under `options` (the rules of render/dot.py `visible_dot`). */
 export function visibleDot(graph: TraceGraph, groups: GroupTree, options: DotOptions): VisibleGraph {
   const fold = options.fold ?? true;
   const showShapes = options.showShapes ?? true;
   const highlights = options.highlights ?? new Map<number, Set<string>>();
   const expanded = options.expanded;
-
-  // 1. representative of every node: its collapsed group box, itself, or (folded) its target's
-  const rep = new Map<number, string>();
-  const boxClasses = new Map<string, Set<string>>();
-  const drawnOps: NodeInfo[] = [];
   const boxOf = (nodeId: number): string | null => {
     const g = groups.collapsedAncestor(nodeId, expanded);
     return g === null ? null : `g${groups.index(g)}`;
   };
+
+  // 1. which DOT item stands for each node: its collapsed group's box, itself, or (folded) its consumer's
+  const rep = new Map<number, string>();
+  const drawn: NodeInfo[] = [];
   for (const n of graph.nodes) {
     if (fold && n.role !== 'op') {
       continue;
     }
     const box = boxOf(n.id);
-    if (box) {
-      rep.set(n.id, box);
-      const classes = highlights.get(n.id);
-      if (classes) {
-        let set = boxClasses.get(box);
-        if (!set) {
-          boxClasses.set(box, (set = new Set()));
-        }
-        classes.forEach(c => set!.add(`has-${c}`));
-      }
-    } else {
-      rep.set(n.id, `n${n.id}`);
-      drawnOps.push(n);
+    rep.set(n.id, box ?? `n${n.id}`);
+    if (box === null) {
+      drawn.push(n);
     }
   }
   if (fold) {
-    const outputs = new Set(graph.outputs);
     for (const n of graph.nodes) {
       if (n.role === 'op') {
         continue;
       }
-      if (graph.consumers(n).length === 0 && !n.outputs.some(v => outputs.has(v))) {
-        continue; // dead plumbing (a GetAttr of a parameter-free submodule): nothing to show
-      }
       const target = graph.foldTarget(n);
-      if (target !== null && rep.has(target)) {
+      if (target !== null) {
         rep.set(n.id, rep.get(target)!);
-      } else {
-        // unfoldable (e.g. a constant returned directly): draw it where it lives
+      } else if (graph.reachesOutput(n)) {
+        // a constant or tuple returned directly: drawn where it lives
         const box = boxOf(n.id);
         rep.set(n.id, box ?? `n${n.id}`);
-        if (!box) {
-          drawnOps.push(n);
+        if (box === null) {
+          drawn.push(n);
         }
       }
+      // else: dead plumbing (the GetAttr of a parameter-free submodule), nothing to show
     }
   }
+  drawn.sort((a, b) => a.id - b.id);
 
-  // 2. edges between representatives; folded nodes are looked through to their sources
-  const edges = new Set<string>();
-  const inputNames = new Map<number, string>();
-  graph.inputs.forEach(v => inputNames.set(v, `in${v}`));
+  const classes = new Map<string, Set<string>>();
+  for (const [id, names] of highlights) {
+    const r = rep.get(id);
+    if (r === undefined) {
+      continue;
+    }
+    const direct = r === `n${id}`;
+    let set = classes.get(r);
+    if (!set) {
+      classes.set(r, (set = new Set()));
+    }
+    names.forEach(c => c && set!.add(cssToken(direct ? c : `has-${c}`)));
+  }
+
+  // 2. edges between the items; folded plumbing is looked through to its sources
+  // `source\0target` -> the value the edge carries (the first one, in graph order)
+  const edges = new Map<string, number>();
   const usedInputs = new Set<number>();
-  const sourcesOf = (valueId: number, seen: Set<number>, out: string[]): void => {
+  const graphInputs = new Set(graph.inputs);
+  const sources = (valueId: number, seen: Set<number>, out: [string, number][]): void => {
     const p = graph.producer(valueId);
     if (!p) {
-      if (inputNames.has(valueId)) {
-        out.push(inputNames.get(valueId)!);
+      if (graphInputs.has(valueId)) {
+        out.push([`in${valueId}`, valueId]);
         usedInputs.add(valueId);
       }
       return;
     }
     if (fold && p.kind === 'prim::GetAttr') {
-      return; // a parameter or submodule: shown in its consumer's label, not as an edge from `self`
+      return; // a parameter or submodule: shown in its consumer, not as an edge from `self`
     }
     if (fold && p.role !== 'op' && rep.get(p.id) !== `n${p.id}`) {
       if (seen.has(p.id)) {
         return;
       }
       seen.add(p.id);
-      for (const v of p.inputs) {
-        sourcesOf(v, seen, out);
-      }
+      p.inputs.forEach(v => sources(v, seen, out));
       return;
     }
-    out.push(rep.get(p.id)!);
+    out.push([rep.get(p.id)!, valueId]);
   };
-  const consumersDrawn = fold ? graph.nodes.filter(n => rep.get(n.id) === `n${n.id}` || n.role === 'op') : graph.nodes;
-  for (const n of consumersDrawn) {
-    const dst = rep.get(n.id)!;
-    const srcs: string[] = [];
-    for (const v of n.inputs) {
-      sourcesOf(v, new Set(), srcs);
+  const addEdge = (src: string, dst: string, via: number): void => {
+    const key = `${src}\u0000${dst}`;
+    if (!edges.has(key)) {
+      edges.set(key, via);
     }
-    for (const src of srcs) {
-      if (src !== dst) {
-        edges.add(`${src}\u0000${dst}`);
-      }
+  };
+  for (const n of graph.nodes) {
+    if (fold && n.role !== 'op' && rep.get(n.id) !== `n${n.id}`) {
+      continue;
     }
+    const dst = rep.get(n.id);
+    if (dst === undefined) {
+      continue;
+    }
+    const srcs: [string, number][] = [];
+    n.inputs.forEach(v => sources(v, new Set(), srcs));
+    srcs.filter(([src]) => src !== dst).forEach(([src, via]) => addEdge(src, dst, via));
   }
   graph.outputs.forEach((v, i) => {
-    const srcs: string[] = [];
-    sourcesOf(v, new Set(), srcs);
-    srcs.forEach(src => edges.add(`${src}\u0000out${i}`));
+    const srcs: [string, number][] = [];
+    sources(v, new Set(), srcs);
+    srcs.forEach(([src, via]) => addEdge(src, `out${i}`, via));
   });
 
-  // 3. emit: clusters for expanded groups, boxes for the outermost collapsed ones
+  // 3. emission: each group's own nodes, boxes and clusters in order of their first node
+  const title = options.title !== undefined ? ` label=${labelLines([options.title], MAX_TITLE_CHARS)} labelloc=t` : '';
   const lines: string[] = [
     'digraph trace {',
-    `  graph [rankdir=${options.rankdir ?? 'TB'} fontname="Courier" fontsize=10 nodesep=0.25 ranksep=0.35 class="trace-graph"];`,
+    `  graph [rankdir=${options.rankdir ?? 'TB'} fontname="Courier" fontsize=10 nodesep=0.25 ranksep=0.35 class="trace-graph"${title}];`,
     '  node [shape=box style="rounded,filled" fillcolor="#f7f7f7" fontname="Courier" fontsize=9 height=0.3 margin="0.08,0.04"];',
     '  edge [arrowsize=0.6];'
   ];
-  const byGroup = new Map<string, string[]>();
-  const push = (group: string, line: string): void => {
-    let list = byGroup.get(group);
+  const content = new Map<string, Item[]>();
+  const push = (group: string, item: Item): void => {
+    let list = content.get(group);
     if (!list) {
-      byGroup.set(group, (list = []));
+      content.set(group, (list = []));
     }
-    list.push(line);
+    list.push(item);
   };
-  for (const n of drawnOps) {
-    const classes = ['node', `op-${n.role}`, `kind-${cssToken(n.kind)}`];
+  for (const n of drawn) {
+    const base = ['node', `op-${n.role}`, `kind-${cssToken(n.kind)}`];
     if (n.nondeterministic) {
-      classes.push('nondeterministic');
+      base.push('nondeterministic');
     }
-    const extra = highlights.get(n.id);
-    if (extra) {
-      classes.push(...[...extra].map(cssToken).sort());
+    const extra = [...(classes.get(`n${n.id}`) ?? [])].filter(c => !base.includes(c)).sort();
+    const attrs =
+      `id="n${n.id}" label=${labelLines(nodeLabel(graph, n, fold, showShapes))} ` +
+      `tooltip=${tooltipLines(nodeTooltip(graph, n))} class=${quoted([...base, ...extra].join(' '))}`;
+    push(groups.owner(n.id).id, [n.id, 'line', `n${n.id} [${attrs}];`]);
+  }
+  const firstOfBox = new Map<string, number>();
+  for (const [id, r] of rep) {
+    if (r.startsWith('g')) {
+      firstOfBox.set(r, Math.min(firstOfBox.get(r) ?? id, id));
     }
-    const attrs: Record<string, string> = {
-      id: `"n${n.id}"`,
-      label: labelLines(nodeLabel(graph, n, fold, showShapes)),
-      tooltip: tooltipLines(nodeTooltip(graph, n)),
-      class: quoted(classes.join(' '))
-    };
-    push(groups.owner(n.id).id, `n${n.id} [${attrText(attrs)}];`);
   }
   const boxes: string[] = [];
-  const boxNames = new Set(rep.values());
   for (const [id, g] of groups.groups) {
     const name = `g${groups.index(id)}`;
-    if (!boxNames.has(name)) {
+    const first = firstOfBox.get(name);
+    if (first === undefined) {
       continue;
     }
     boxes.push(id);
-    const title = g.type ? `${g.label} (${g.type})` : g.label;
-    const classes = ['scope-collapsed', ...[...(boxClasses.get(name) ?? [])].map(cssToken).sort()];
-    const attrs: Record<string, string> = {
-      id: quoted(`scope-${domId(id)}`),
-      label: labelLines([title, `${g.opCount} ops`]),
-      tooltip: tooltipLines([
-        g.isBucket ? `${g.label}: ${g.children.length} modules` : id || graph.method,
-        'click to expand'
-      ]),
-      class: quoted(classes.join(' ')),
-      peripheries: '2'
-    };
-    push(g.parent ?? '', `${name} [${attrText(attrs)}];`);
+    const cls = ['scope-collapsed', ...[...(classes.get(name) ?? [])].sort()];
+    const tip = g.isBucket ? `${g.label}: ${g.children.length} modules` : id || graph.method;
+    const attrs =
+      `id=${quoted(`scope-${domId(id)}`)} label=${labelLines([groupTitle(g.label, g.type), `${g.opCount} ops`])} ` +
+      `tooltip=${tooltipLines([tip, 'click to expand'])} class=${quoted(cls.join(' '))} peripheries=2`;
+    push(g.parent ?? '', [first, 'line', `${name} [${attrs}];`]);
   }
-  const emitGroup = (id: string, indent: string): void => {
-    const g = groups.group(id);
-    const own = byGroup.get(id) ?? [];
-    const children = g.children.filter(c => expanded.has(c) || boxes.includes(c) || hasContent(c));
-    if (id !== '') {
-      if (!own.length && !children.some(c => hasContent(c))) {
-        return;
+
+  const firstMemo = new Map<string, number | null>();
+  const firstInside = (id: string): number | null => {
+    if (firstMemo.has(id)) {
+      return firstMemo.get(id)!;
+    }
+    const candidates = (content.get(id) ?? []).map(item => item[0]);
+    for (const child of groups.group(id).children) {
+      if (expanded.has(child)) {
+        const found = firstInside(child);
+        if (found !== null) {
+          candidates.push(found);
+        }
       }
-      const k = groups.index(id);
-      const title = g.type ? `${g.label} (${g.type})` : g.label;
-      lines.push(`${indent}subgraph cluster_${k} {`);
+    }
+    const result = candidates.length ? candidates.reduce((a, b) => Math.min(a, b)) : null;
+    firstMemo.set(id, result);
+    return result;
+  };
+  const emit = (id: string, indent: string): void => {
+    const items: Item[] = [...(content.get(id) ?? [])];
+    for (const child of groups.group(id).children) {
+      if (expanded.has(child)) {
+        const key = firstInside(child);
+        if (key !== null) {
+          items.push([key, 'group', child]);
+        }
+      }
+    }
+    items.sort((a, b) => a[0] - b[0]);
+    for (const [, what, payload] of items) {
+      if (what === 'line') {
+        lines.push(indent + payload);
+        continue;
+      }
+      const g = groups.group(payload);
+      const tip = g.isBucket ? `${g.label}: ${g.children.length} modules` : payload + (g.type ? ` (${g.type})` : '');
+      lines.push(`${indent}subgraph cluster_${groups.index(payload)} {`);
       lines.push(
-        `${indent}  graph [id=${quoted(`cluster-${domId(id)}`)} label=${labelLines([title])} class="scope" style="rounded" labeljust=l fontsize=9];`
+        `${indent}  graph [id=${quoted(`cluster-${domId(payload)}`)} label=${labelLines([groupTitle(g.label, g.type)])} ` +
+          `tooltip=${tooltipLines([tip])} class="scope" style="rounded" labeljust=l fontsize=9];`
       );
-    }
-    const inner = id === '' ? indent : indent + '  ';
-    for (const line of own) {
-      lines.push(inner + line);
-    }
-    for (const c of children) {
-      if (expanded.has(c)) {
-        emitGroup(c, inner);
-      }
-    }
-    if (id !== '') {
+      emit(payload, indent + '  ');
       lines.push(`${indent}}`);
     }
   };
-  const contentMemo = new Map<string, boolean>();
-  function hasContent(id: string): boolean {
-    const memo = contentMemo.get(id);
-    if (memo !== undefined) {
-      return memo;
-    }
-    const g = groups.group(id);
-    const result = (byGroup.get(id)?.length ?? 0) > 0 || (expanded.has(id) && g.children.some(hasContent));
-    contentMemo.set(id, result);
-    return result;
-  }
-  emitGroup('', '  ');
+  emit('', '  ');
+  const valueText = (v: number): string => `%${graph.values[v].name} : ${shapeText(graph.values[v])}`;
   for (const v of graph.inputs) {
-    if (!usedInputs.has(v)) {
-      continue;
+    if (usedInputs.has(v)) {
+      const label = labelLines([graph.values[v].name, ...(showShapes ? [shapeText(graph.values[v])] : [])]);
+      const tip = tooltipLines([`input ${valueText(v)}`]);
+      lines.push(`  in${v} [id="in${v}" shape=ellipse class="input" label=${label} tooltip=${tip}];`);
     }
-    const value = graph.values[v];
-    lines.push(
-      `  in${v} [id="in${v}" shape=ellipse class="input" label=${labelLines([value.name, shapeText(value)])}];`
-    );
   }
   graph.outputs.forEach((v, i) => {
-    const value = graph.values[v];
-    const heading = graph.outputs.length > 1 ? `output ${i}` : 'output';
-    lines.push(
-      `  out${i} [id="out${i}" shape=ellipse class="output" label=${labelLines([heading, shapeText(value)])}];`
-    );
+    const heading = graph.outputs.length === 1 ? 'output' : `output ${i}`;
+    const label = labelLines([heading, ...(showShapes ? [shapeText(graph.values[v])] : [])]);
+    const tip = tooltipLines([`${heading} ${valueText(v)}`]);
+    lines.push(`  out${i} [id="out${i}" shape=ellipse class="output" label=${label} tooltip=${tip}];`);
   });
-  for (const e of [...edges].sort()) {
-    const [src, dst] = e.split('\u0000');
-    lines.push(`  ${src} -> ${dst} [id="e${src}-${dst}"];`);
+  // sorted by (source, target): the \0 separator sorts before every character of a name
+  for (const [key, via] of [...edges].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+    const [src, dst] = key.split('\u0000');
+    lines.push(`  ${src} -> ${dst} [id="e${src}-${dst}" tooltip=${tooltipLines([valueText(via)])}];`);
   }
   lines.push('}');
   return {
     dot: lines.join('\n') + '\n',
     representative: rep,
-    items: [...drawnOps.map(n => `n${n.id}`), ...boxes.map(b => `g${groups.index(b)}`)],
+    items: [...drawn.map(n => `n${n.id}`), ...boxes.map(b => `g${groups.index(b)}`)],
     boxes
   };
 }

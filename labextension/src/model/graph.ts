@@ -211,24 +211,54 @@ export class TraceGraph {
     return [...seen];
   }
 
-  /** The op a foldable node is drawn inside (follows plumbing chains), or null (mirrors graph.py). */
+  /**
+   * The op a foldable node is drawn inside: the first op (in graph order) its value reaches through foldable
+   * consumers, so a GetAttr chain `self.encoder.layer.0.weight` ends in the op using the weight; null when it
+   * reaches no op (mirrors graph.py `fold_target`).
+   */
   foldTarget(node: NodeInfo): number | null {
     if (node.role === 'op') {
       return null;
     }
-    let current = node;
-    for (let i = 0; i < 64; i++) {
-      const consumers = this.consumers(current);
-      if (consumers.length === 0) {
-        return null;
+    const seen = new Set<number>([node.id]);
+    let frontier = [node.id];
+    while (frontier.length) {
+      const reached: number[] = [];
+      for (const id of frontier) {
+        for (const c of this.consumers(this.nodes[id])) {
+          if (!seen.has(c)) {
+            seen.add(c);
+            reached.push(c);
+          }
+        }
       }
-      const next = this.nodes[consumers[0]];
-      if (next.role === 'op') {
-        return next.id;
+      const ops = reached.filter(c => this.nodes[c].role === 'op');
+      if (ops.length) {
+        return ops.reduce((a, b) => Math.min(a, b));
       }
-      current = next;
+      frontier = reached;
     }
     return null;
+  }
+
+  /** Whether a node's values reach a graph output, directly or through foldable consumers (mirrors graph.py). */
+  reachesOutput(node: NodeInfo): boolean {
+    const outputs = new Set(this.outputs);
+    const seen = new Set<number>([node.id]);
+    const stack = [node.id];
+    while (stack.length) {
+      const n = this.nodes[stack.pop()!];
+      if (n.outputs.some(v => outputs.has(v))) {
+        return true;
+      }
+      for (const c of this.consumers(n)) {
+        if (!seen.has(c) && this.nodes[c].role !== 'op') {
+          seen.add(c);
+          stack.push(c);
+        }
+      }
+    }
+    return false;
   }
 
   /** Every node inside a module path (recursively); "" is the whole graph. */
@@ -322,16 +352,13 @@ function buildScopes(nodes: NodeInfo[], scopeTypes: Map<string, string>): Map<st
     return scope;
   };
   ensure('');
-  for (const path of [...scopeTypes.keys()].sort()) {
+  // the table is in tree order with siblings in natural order ("layer2" before "layer10"), as graph.py writes it:
+  // children keep that order
+  for (const path of scopeTypes.keys()) {
     ensure(path);
   }
   for (const n of nodes) {
     ensure(n.scope).nodeIds.push(n.id);
-  }
-  // children in natural order: "layer2" < "layer10", "0" < "1" < "10"
-  const collator = new Intl.Collator('en', { numeric: true });
-  for (const s of scopes.values()) {
-    s.children.sort((a, b) => collator.compare(a, b));
   }
   return scopes;
 }

@@ -10,7 +10,8 @@ import {
   ExplorerRequest,
   ExplorerStatus,
   HistoryEntry,
-  TraceRunJSON
+  TraceRunJSON,
+  TRAIT_DEFAULTS
 } from '../model/protocol';
 
 export interface HostState {
@@ -47,21 +48,25 @@ export interface ExplorerHost {
   onChange(listener: (keys: Set<HostKey>) => void): () => void;
 }
 
+/** A saved run's state: the widget traits' defaults (from the schema), with the run and its default method. */
 function defaultState(run: TraceRunJSON | null): HostState {
+  const d = TRAIT_DEFAULTS;
   return {
     run,
-    live: false,
+    live: d.live,
     options: null,
-    checkInputLabels: [],
-    status: 'idle',
-    statusSince: 0,
-    statusMessage: '',
+    checkInputLabels: d.check_input_labels,
+    status: d.status,
+    statusSince: d.status_since,
+    statusMessage: d.status_message,
     history: run
       ? [{ run_id: run.run_id, summary: run.summary, ok: run.ok, created: run.created, options: run.options }]
-      : [],
-    selectedMethod: run && 'forward' in run.graphs ? 'forward' : (Object.keys(run?.graphs ?? {})[0] ?? 'forward'),
-    selectedNode: -1,
-    currentDivergence: -1,
+      : d.runs,
+    // the widget picks forward, else the first traced method (explorer.py _default_method)
+    selectedMethod:
+      run && 'forward' in run.graphs ? 'forward' : (Object.keys(run?.graphs ?? {})[0] ?? d.selected_method),
+    selectedNode: d.selected_node,
+    currentDivergence: d.current_divergence,
     comparison: null
   };
 }

@@ -1,0 +1,248 @@
+"""The fixtures the TypeScript unit tests read (``labextension/test/fixtures/``), written by the Python model.
+
+Real runs as JSON, the facts the Python model derives from them (node counts, scopes, fold targets, divergences,
+source lines), and DOT cases (a run, a view, and the DOT ``render/dot.py`` writes for it), which the TypeScript
+DOT builder must reproduce byte for byte. The files are committed so ``npm test`` runs on its own;
+``tests/test_frontend_contract.py`` fails when they are stale. Regenerate them with::
+
+    python -m tests.frontend_fixtures
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import warnings
+from pathlib import Path
+from typing import Any
+
+import torch
+import torch.nn as nn
+
+import jupyter_tracejit as tj
+from jupyter_tracejit.render.dot import visible_dot
+from jupyter_tracejit.render.groups import GroupTree
+
+ROOT = Path(__file__).resolve().parents[1]
+FIXTURES = ROOT / "labextension" / "test" / "fixtures"
+
+
+class Block(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = nn.Linear(8, 8)
+        self.act = nn.ReLU()
+
+    def forward(self, x):
+        return self.act(self.fc(x)) + x
+
+
+class Net(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.blocks = nn.Sequential(Block(), Block(), Block())
+        self.head = nn.Linear(8, 2)
+
+    def forward(self, x):
+        if x.sum() > 0:
+            x = x * 2
+        return self.head(self.blocks(x)).view(-1)
+
+
+def loop_in_traced_fn(x):
+    result = x[0]
+    for i in range(x.size(0)):
+        result = result * x[i]
+    return result
+
+
+def dict_output(x):
+    return {"y": x * 2}
+
+
+HOSTILE_NAME = 'a"b\\N\n<script>alert(1)</script>&amp;🙂' + "x" * 60
+
+
+class Hostile(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.add_module(HOSTILE_NAME, nn.Linear(3, 3))
+        self.register_buffer("scale", torch.tensor(2.5))
+
+    def forward(self, x):
+        y = getattr(self, HOSTILE_NAME)(x) * self.scale
+        return y.clamp(min=-1e-7, max=2**63 - 1), y.view(-1, 3).transpose(0, 1) + 0.5
+
+
+def make_runs() -> dict[str, tj.TraceRun]:
+    torch.manual_seed(0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return {
+            "net": tj.trace(Net().eval(), (torch.ones(2, 8),), check_inputs=[(-torch.ones(2, 8),)]),
+            "loop": tj.trace(loop_in_traced_fn, (torch.rand(3, 4),), check_inputs=[(torch.rand(4, 4),)]),
+            "error": tj.trace(dict_output, (torch.rand(2),)),
+            "mlp": tj.trace(
+                nn.Sequential(*[m for _ in range(150) for m in (nn.Linear(4, 4), nn.ReLU())]),
+                (torch.rand(1, 4),),
+                check_trace=False,
+            ),
+            "hostile": tj.trace(Hostile(), (torch.rand(2, 3),), check_trace=False),
+        }
+
+
+# -- machine-independent JSON ---------------------------------------------------------------------------------
+def _prefixes() -> list[tuple[str, str]]:
+    torch_dir = os.path.dirname(os.path.abspath(torch.__file__))
+    found = [(str(ROOT) + os.sep, ""), (torch_dir + os.sep, "<torch>/")]
+    for prefix in {sys.prefix, sys.base_prefix, sys.exec_prefix}:
+        found.append((prefix + os.sep, "<python>/"))
+    return sorted(found, key=lambda p: -len(p[0]))
+
+
+def normalized(data: Any, prefixes: list[tuple[str, str]]) -> Any:
+    """Paths of this checkout, torch and Python written so the fixtures do not depend on the machine."""
+    if isinstance(data, str):
+        for prefix, short in prefixes:
+            data = data.replace(prefix, short)
+        return data
+    if isinstance(data, list):
+        return [normalized(v, prefixes) for v in data]
+    if isinstance(data, dict):
+        return {k: normalized(v, prefixes) for k, v in data.items()}
+    return data
+
+
+def _without_tracebacks(data: Any) -> Any:
+    """Tracebacks name lines of this package's own code: they would make every edit a fixture change."""
+    if isinstance(data, dict):
+        return {k: "" if k == "traceback" else _without_tracebacks(v) for k, v in data.items()}
+    if isinstance(data, list):
+        return [_without_tracebacks(v) for v in data]
+    return data
+
+
+def portable(run: tj.TraceRun) -> dict[str, Any]:
+    data = run.to_json()
+    data.update(created="2026-01-01T00:00:00+00:00", run_id=f"fixture-{run.target.name}"[:40], timings={})
+    return normalized(_without_tracebacks(data), _prefixes())
+
+
+# -- what the TypeScript side must derive on its own ------------------------------------------------------------
+def facts(run: tj.TraceRun) -> dict[str, Any]:
+    out: dict[str, Any] = {"ok": run.ok, "summary": run.summary(), "graphs": {}}
+    for name, g in run.graphs.items():
+        out["graphs"][name] = {
+            "nodes": len(g.nodes),
+            "ops": sum(1 for n in g.nodes if not n.foldable),
+            "kinds": g.kinds(),
+            "scopes": {p: s.type for p, s in g.scopes.items()},
+            "scope_children": {p: s.children for p, s in g.scopes.items()},
+            "fold_targets": {str(n.id): g.fold_target(n) for n in g.nodes if n.foldable},
+            "users_of_inputs": [g.users(v) for v in g.inputs],
+            "text_first_line": g.text().splitlines()[0],
+            "node_text": {str(n.id): g.node_text(n) for n in g.nodes[:40]},
+            "source_lines": [[f, line, ids] for (f, line), ids in sorted(g.source_lines().items())][:20],
+        }
+    if run.check is not None:
+        out["divergences"] = [
+            [c.index, c.method, d.trace_node, d.check_node, d.kind, d.reason]
+            for c in run.check.cases
+            for d in (c.diff.divergences if c.diff else [])
+        ]
+        out["matched"] = [[c.index, c.method, len(c.diff.matched) if c.diff else 0] for c in run.check.cases]
+    out["warnings"] = [[w.category, w.count, w.line, w.node_ids] for w in run.warnings]
+    return out
+
+
+def dot_views(runs: dict[str, tj.TraceRun]) -> list[dict[str, Any]]:
+    """Views of the fixture runs: every group open or some closed, folded or not, highlighted, titled."""
+    net, mlp, hostile, loop = (runs[n].graph for n in ("net", "mlp", "hostile", "loop"))
+    assert net is not None and mlp is not None and hostile is not None and loop is not None
+    mlp_groups = GroupTree(mlp)
+    first_bucket = mlp_groups.groups[""].children[0]
+    view_op = next(n.id for n in net.nodes if n.kind == "aten::view")
+    constant = next(n.id for n in net.nodes if n.kind == "prim::Constant" and net.consumers(n))
+    in_block_1 = next(n.id for n in net.nodes if n.scope.startswith("blocks.1") and not n.foldable)
+    loop_case = runs["loop"].check.cases[0] if runs["loop"].check else None
+    divergent = {d.trace_node: [d.kind] for d in loop_case.diff.divergences} if loop_case and loop_case.diff else {}
+    everything = lambda g: sorted(GroupTree(g).groups)  # noqa: E731
+    return [
+        {"name": "net-open", "run": "net", "expanded": everything(net)},
+        {"name": "net-unfolded", "run": "net", "expanded": everything(net), "fold": False, "showShapes": False},
+        {
+            "name": "net-collapsed-highlighted",
+            "run": "net",
+            "expanded": [g for g in everything(net) if g != "blocks.1"],
+            "highlights": {str(view_op): ["selected", "root"], str(constant): ["warning"], str(in_block_1): ["hazard"]},
+            "rankdir": "LR",
+            "title": 'Net: "trace" \\ check',
+        },
+        {"name": "net-root-only", "run": "net", "expanded": [""]},
+        {"name": "mlp-one-bucket-open", "run": "mlp", "expanded": ["", first_bucket]},
+        {"name": "mlp-open", "run": "mlp", "expanded": everything(mlp)},
+        {
+            "name": "hostile-open",
+            "run": "hostile",
+            "expanded": everything(hostile),
+            "highlights": {"0": ["odd class!"], "1": [""]},
+        },
+        {"name": "hostile-closed", "run": "hostile", "expanded": [""]},
+        {
+            "name": "loop-divergences",
+            "run": "loop",
+            "expanded": everything(loop),
+            "highlights": {str(k): v for k, v in divergent.items() if k is not None},
+        },
+    ]
+
+
+def dot_of(graph: Any, view: dict[str, Any]) -> str:
+    return visible_dot(
+        graph,
+        GroupTree(graph),
+        expanded=set(view["expanded"]),
+        fold=view.get("fold", True),
+        highlights={int(k): v for k, v in view.get("highlights", {}).items()},
+        show_shapes=view.get("showShapes", True),
+        rankdir=view.get("rankdir", "TB"),
+        title=view.get("title"),
+    ).dot
+
+
+def fixture_files() -> dict[str, str]:
+    """File name -> text of every fixture."""
+    files: dict[str, str] = {}
+    runs = {}
+    for name, run in make_runs().items():
+        data = portable(run)
+        runs[name] = tj.TraceRun.from_json(data)  # facts and DOT from the machine-independent run
+        files[f"{name}.run.json"] = json.dumps(data, allow_nan=False, indent=1, ensure_ascii=False) + "\n"
+        files[f"{name}.facts.json"] = (
+            json.dumps(facts(runs[name]), allow_nan=False, indent=1, ensure_ascii=False) + "\n"
+        )
+    cases = [{**view, "dot": dot_of(runs[view["run"]].graph, view)} for view in dot_views(runs)]
+    files["dot.cases.json"] = json.dumps(cases, indent=1, ensure_ascii=False) + "\n"
+    return files
+
+
+def write(directory: Path = FIXTURES) -> list[Path]:
+    directory.mkdir(parents=True, exist_ok=True)
+    for stale in directory.glob("*.json"):
+        stale.unlink()
+    written = []
+    for name, text in fixture_files().items():
+        path = directory / name
+        path.write_text(text, encoding="utf-8")
+        written.append(path)
+    return written
+
+
+if __name__ == "__main__":
+    # imported under its package name, as the tests import it: the traced classes' qualified names (which the
+    # graphs record) must not depend on how the fixtures were written
+    from tests.frontend_fixtures import write as write_fixtures
+
+    for path in write_fixtures():
+        print(f"wrote {path.relative_to(ROOT)}")
