@@ -258,7 +258,8 @@ def test_saved_report_refers_to_nothing_outside_itself(loop_run, tmp_path, bundl
 
 def test_report_css_defines_every_theme_variable_the_explorer_uses(bundle_built):
     css = (STATIC / "report.css").read_text()
-    used = set(re.findall(r"var\((--jp-[a-z0-9-]+)", (ROOT / "labextension" / "style" / "explorer.css").read_text()))
+    styles = "".join(p.read_text() for p in (ROOT / "labextension" / "style").glob("*.css"))
+    used = set(re.findall(r"var\((--jp-[a-z0-9-]+)", styles))
     light_part, _, dark_part = css.partition("prefers-color-scheme:dark")
     light = set(re.findall(r"(--jp-[a-z0-9-]+):", light_part))
     assert used and not (used - light), sorted(used - light)

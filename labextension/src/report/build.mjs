@@ -3,7 +3,7 @@
 //   jupyter_tracejit/static/report.js   one IIFE: the read-only explorer (standalone.ts) with Graphviz's WASM
 //                                       inlined; `../graph/layout` (a Worker from a file URL, which a file://
 //                                       page cannot start) is swapped for `layout-inline.ts`
-//   jupyter_tracejit/static/report.css  report.css (the --jp-* theme variables) + labextension/style/explorer.css
+//   jupyter_tracejit/static/report.css  report.css (the --jp-* theme variables) + labextension/style/*.css
 //
 // `jupyter_tracejit/report.py` inlines both into every saved report. Both files are generated (git-ignored) and
 // shipped in the wheel as hatch artifacts.
@@ -72,14 +72,20 @@ if (/<\/script/i.test(js) || /<!--/.test(js)) {
 }
 
 const themeCss = readFileSync(path.join(here, 'report.css'), 'utf8');
-const explorerCss = readFileSync(path.join(root, 'labextension', 'style', 'explorer.css'), 'utf8');
+// the explorer's stylesheets, in the order labextension/style/index.css imports them (one file per view)
+const styleDir = path.join(root, 'labextension', 'style');
+const explorerCss = [
+  ...readFileSync(path.join(styleDir, 'index.css'), 'utf8').matchAll(/@import url\('\.\/([\w-]+\.css)'\)/g)
+]
+  .map(m => readFileSync(path.join(styleDir, m[1]), 'utf8'))
+  .join('\n');
 const defined = new Set([...themeCss.matchAll(/(--jp-[a-z0-9-]+)\s*:/g)].map(m => m[1]));
 const missing = [...new Set([...explorerCss.matchAll(/var\((--jp-[a-z0-9-]+)/g)].map(m => m[1]))].filter(
   v => !defined.has(v)
 );
 if (missing.length) {
   // not fatal (the explorer still works), but the report's colours would be off: tests/test_report.py fails on it
-  console.warn(`build:report: report.css does not define ${missing.join(', ')} (used by explorer.css)`);
+  console.warn(`build:report: report.css does not define ${missing.join(', ')} (used by labextension/style)`);
 }
 const css = await transform(`${themeCss}\n${explorerCss}`, { loader: 'css', minify: true, charset: 'ascii' });
 
