@@ -132,6 +132,10 @@ def _in_process_cases(d: Path) -> dict[str, list[str]]:
         "bad_check_inputs": ["trace", f"{m}:loop", "--inputs", "torch.ones(2)", "--check-inputs", "[3]"],
         "broken_file": ["trace", str(d / "broken.py") + ":x", "--inputs", "torch.ones(1)"],
         "bad_output_dir": ["trace", f"{m}:loop", "--inputs", "torch.ones(2)", "-o", str(d / "no" / "r.html")],
+        "negative_tol": ["trace", f"{m}:loop", "--inputs", "torch.ones(2)", "--tol", "-1"],
+        "nan_tol": ["trace", f"{m}:loop", "--inputs", "torch.ones(2)", "--tol", "nan"],
+        "inf_tol": ["trace", f"{m}:loop", "--inputs", "torch.ones(2)", "--tol", "inf"],
+        "eval_and_train": ["trace", f"{m}:loop", "--inputs", "torch.ones(2)", "--eval", "--train"],
     }
 
 
@@ -249,6 +253,10 @@ def test_options_reach_the_trace(results):
         ("broken_file", "broken.py failed (line 4): ZeroDivisionError: division by zero"),
         ("no_inputs", "the following arguments are required: --inputs"),
         ("bad_output_dir", "cannot write "),
+        ("negative_tol", "--tol needs a finite number >= 0 (torch's check_tolerance, default 1e-5), got '-1'"),
+        ("nan_tol", "--tol needs a finite number >= 0"),
+        ("inf_tol", "got 'inf'"),
+        ("eval_and_train", "--eval and --train contradict each other"),
     ],
 )
 def test_usage_errors_exit_2_with_one_clear_line(results, case, message):

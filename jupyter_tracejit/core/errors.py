@@ -20,6 +20,13 @@ _HINTS: tuple[tuple[re.Pattern[str], str, str], ...] = (
         "frozen into the trace), or return a tuple of tensors.",
     ),
     (
+        re.compile(r"(List|Dictionary) inputs to traced functions must have consistent (element )?type"),
+        "input_type",
+        "An example input is a list or dict that mixes tensors with other values. torch.jit.trace needs every "
+        "element of a list or dict input to have one type: pass only tensors in it (e.g. torch.tensor(3) for a "
+        "number), or bind the Python values with functools.partial or as module attributes.",
+    ),
+    (
         re.compile(r"Tracer cannot infer type of (\S+)"),
         "output_type",
         "The traced code returns an object the tracer cannot represent (a dataclass such as a Hugging Face "
@@ -153,10 +160,18 @@ def user_location(exc: BaseException) -> tuple[str, int, str]:
     return "", 0, ""
 
 
+_INPUT_CAUSE = re.compile(r"^:?((List|Dictionary) inputs to traced functions must have consistent .*)$", re.M)
+
+
 def _clean_message(message: str) -> str:
     # torch appends its C++ stack and a Python-style trace to some messages: keep the first paragraph
-    head = message.split("\nException raised from", 1)[0]
-    return head.strip()
+    head = message.split("\nException raised from", 1)[0].strip()
+    # "Tracer cannot infer type of (<the whole input>)\n:List inputs ... Found Tensor and int": the second line is
+    # the cause; the first only repeats the inputs
+    cause = _INPUT_CAUSE.search(head)
+    if cause is not None and head.startswith("Tracer cannot infer type of"):
+        return f"{cause.group(1)} (in the example inputs)"
+    return head
 
 
 def error_from_exception(exc: BaseException, phase: str = "trace", *, returned: Any = _NOTHING) -> TraceError:

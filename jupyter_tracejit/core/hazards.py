@@ -207,8 +207,8 @@ def python_runs(runs: int, check_cases: int, mutated_buffers: list[str]) -> Find
             f" and {len(mutated_buffers) - 6} more" if len(mutated_buffers) > 6 else ""
         )
         mutated = (
-            f" Module state changed during tracing: {shown} (the check also runs the traced module, "
-            "which updates the same buffers)."
+            f" Module state changed during tracing: {shown}. jupyter-tracejit put the buffers back as they were; "
+            "torch.jit.trace leaves them changed (the check also runs the traced module, which updates them again)."
         )
     return Finding(
         kind="python_runs",

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import inspect
+import traceback
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -26,6 +27,19 @@ class ArgumentProblem(Exception):
     def __init__(self, message: str, hint: str, tag: str = "bad_argument") -> None:
         super().__init__(message)
         self.error: TraceError = argument_error(message, hint, tag)
+
+    @classmethod
+    def raised(cls, exc: Exception) -> ArgumentProblem:
+        """Inspecting the arguments raised (a hostile ``__getattr__``, a property that fails): the run's error,
+        since ``tj.trace`` never raises."""
+        problem = cls(
+            f"inspecting what to trace raised {type(exc).__name__}: {exc}",
+            "The object passed to trace raises when its attributes are read; trace a plain function or an "
+            "nn.Module whose attributes can be read.",
+        )
+        problem.error.type = type(exc).__name__
+        problem.error.traceback = "".join(traceback.format_exception(exc))
+        return problem
 
 
 @dataclass

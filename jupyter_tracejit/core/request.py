@@ -106,6 +106,8 @@ def trace(
         plan: TracePlan | ArgumentProblem = plan_trace(func, example_inputs, example_kwarg_inputs, options)
     except ArgumentProblem as problem:
         plan = problem
+    except Exception as e:  # tj.trace never raises: a hostile object is the run's error too
+        plan = ArgumentProblem.raised(e)
     return _execute(request, plan, started)
 
 
@@ -133,6 +135,8 @@ def trace_module(
         plan: TracePlan | ArgumentProblem = plan_trace_module(mod, inputs, example_inputs_is_kwarg, options)
     except ArgumentProblem as problem:
         plan = problem
+    except Exception as e:  # tj.trace never raises: a hostile object is the run's error too
+        plan = ArgumentProblem.raised(e)
     return _execute(request, plan, started)
 
 

@@ -23,6 +23,7 @@ from torch.jit._trace import indent
 
 from . import hazards
 from .check import CheckCase, CheckReport, MethodUnderCheck, check_graphs, run_outputs, torch_mismatch_message
+from .deep_stack import run_with_stack
 from .errors import TraceError, argument_error, error_from_exception
 from .from_torchscript import canonical_inlined, canonical_text, extract_graph, is_torch_file, parse_stack
 from .graph import Frame, Graph, SourceLoc
@@ -132,8 +133,9 @@ class TraceSession:
 
     @contextlib.contextmanager
     def _guest(self, plan: TracePlan) -> Iterator[ModuleState | None]:
-        """Module mode and grad mode for this trace only; both restored on every exit path. Yields the module's
-        saved state, which says what tracing changed."""
+        """Module mode and grad mode for this trace only; both restored on every exit path, and the module's
+        buffers too (BatchNorm's running statistics, counters): a guest leaves the model as it found it, although
+        torch.jit.trace itself does not. Yields the saved state, which says what tracing changed."""
         module = plan.module
         grad_enabled = torch.is_grad_enabled()
         state = ModuleState([module]) if module is not None else None
@@ -146,6 +148,7 @@ class TraceSession:
                 yield state
         finally:
             if state is not None:
+                state.restore_buffers()
                 state.restore_flags()
             torch.set_grad_enabled(grad_enabled)
 
@@ -206,7 +209,7 @@ class TraceSession:
                     traced_graph=ts_graph,
                     trace=extraction,
                     canonical_text=canonical_text(canonical),
-                    run_traced=self._runner(ts_method, counts=False),
+                    run_traced=self._runner(ts_method, counts=False, nodes=len(extraction.graph)),
                     run_python=self._runner(self._python_callable(name), counts=True),
                     root_type=plan.target.type,
                 )
@@ -243,15 +246,17 @@ class TraceSession:
             return plan.func
         return plan.module if method == "forward" else getattr(plan.module, method)
 
-    def _runner(self, fn: Callable[..., Any], *, counts: bool) -> Callable[[Any], Any]:
+    def _runner(self, fn: Callable[..., Any], *, counts: bool, nodes: int = 0) -> Callable[[Any], Any]:
+        """Call ``fn`` on a set of inputs as torch's check does; ``nodes`` (the size of a traced graph ``fn``
+        runs) sizes the C stack it needs (see :mod:`.deep_stack`)."""
         plan = self.plan
 
         def call(inputs: Any) -> Any:
             if counts:
                 self.python_runs += 1
             if plan.is_kwarg and isinstance(inputs, dict):
-                return fn(**inputs)  # torch passes keyword inputs uncloned
-            return fn(*clone_inputs(inputs))
+                return run_with_stack(nodes, fn, **inputs)  # torch passes keyword inputs uncloned
+            return run_with_stack(nodes, fn, *clone_inputs(inputs))
 
         return call
 
@@ -314,7 +319,8 @@ class TraceSession:
             case.exception = error_from_exception(e, phase="check")
             case.exception.message = f"re-tracing with {label} raised {case.exception.type}: {case.exception.message}"
             return case
-        run_outputs(case, method, inputs, self._runner(check_fn, counts=False), plan.options.check_tolerance)
+        runner = self._runner(check_fn, counts=False, nodes=len(method.trace.graph))
+        run_outputs(case, method, inputs, runner, plan.options.check_tolerance)
         case.graph, case.diff, case.text_differs = check_graphs(method, check_fn.graph)
         return case
 
@@ -353,7 +359,8 @@ class TraceSession:
             inputs = check_set[case.method]
             if isinstance(inputs, torch.Tensor) or (isinstance(inputs, dict) and not plan.is_kwarg):
                 inputs = (inputs,)
-            run_outputs(case, method, inputs, self._runner(check_method, counts=False), plan.options.check_tolerance)
+            runner = self._runner(check_method, counts=False, nodes=len(method.trace.graph))
+            run_outputs(case, method, inputs, runner, plan.options.check_tolerance)
             case.graph, case.diff, case.text_differs = check_graphs(method, check_method.graph)
             if case.graph is not None:
                 case.graph = case.graph.with_scope_types(self._module_types())
@@ -408,7 +415,12 @@ class TraceSession:
         plan = self.plan
         method = "forward" if "forward" in plan.inputs else next(iter(plan.inputs))
         eager = self._python_callable(method)
-        traced: Any = run.traced if plan.module is None else getattr(run.traced, method)
+        run_traced: Any = run.traced if plan.module is None else getattr(run.traced, method)
+        nodes = len(run.graphs[method])
+
+        def traced(*args: Any, **kwargs: Any) -> Any:
+            return run_with_stack(nodes, run_traced, *args, **kwargs)
+
         from .probe import run_probe  # imported on demand: most runs do not probe
 
         t0 = time.perf_counter()
