@@ -56,7 +56,7 @@ def run_with_stack(nodes: int, fn: Callable[..., T], *args: Any, **kwargs: Any) 
     worker.join()
     if "error" in outcome:
         raise outcome["error"]
-    return outcome["value"]  # type: ignore[no-any-return]
+    return outcome["value"]
 
 
 __all__ = ["DEEP_GRAPH_NODES", "run_with_stack", "stack_for"]
