@@ -25,8 +25,10 @@ from .test_dot import Builder, display, loc, parse_dot
 
 #: what hostile text is made of: markup, quotes, DOT and Graphviz syntax, escapes, control and non-ASCII characters
 HOSTILE_ALPHABET = st.sampled_from(
-    list("<>&\"'\\{}[];=,.:/()#%@ \t\n\r\x00\x07\x1b\u2028\u2029\u00e9\u4e2d\U0001f642")
-    + ["\\N", "\\G", "\\l", "&amp;", "<script>", "</title>", "javascript:", "URL=", "href", "label=<"]
+    [
+        *"<>&\"'\\{}[];=,.:/()#%@ \t\n\r\x00\x07\x1b\u2028\u2029\u00e9\u4e2d\U0001f642",
+        *["\\N", "\\G", "\\l", "&amp;", "<script>", "</title>", "javascript:", "URL=", "href", "label=<"],
+    ]
 )
 hostile_text = st.lists(HOSTILE_ALPHABET | st.characters(), max_size=30).map("".join)
 #: a module name torch accepts (no "." and not empty)
