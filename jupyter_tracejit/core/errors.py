@@ -27,6 +27,13 @@ _HINTS: tuple[tuple[re.Pattern[str], str, str], ...] = (
         "number), or bind the Python values with functools.partial or as module attributes.",
     ),
     (
+        re.compile(r"Modules that have backward hooks assigned can't be compiled"),
+        "backward_hooks",
+        "torch.jit.trace cannot compile a module with backward hooks. Remove them before tracing "
+        "(handle.remove() on what register_full_backward_hook returned) and register them again after, or trace a "
+        "copy of the model without hooks.",
+    ),
+    (
         re.compile(r"Tracer cannot infer type of (\S+)"),
         "output_type",
         "The traced code returns an object the tracer cannot represent (a dataclass such as a Hugging Face "
@@ -160,26 +167,62 @@ def user_location(exc: BaseException) -> tuple[str, int, str]:
     return "", 0, ""
 
 
-_INPUT_CAUSE = re.compile(r"^:?((List|Dictionary) inputs to traced functions must have consistent .*)$", re.M)
+_MIXED_CAUSE = re.compile(r"^:?((List|Dictionary) inputs to traced functions must have consistent .*)$", re.M)
+
+#: the "consistent type" cause belongs to the outputs (torch words both alike): hint for that case
+_MIXED_OUTPUT_HINT = (
+    "The traced code returns a list or dict that mixes tensors with other values (or nests such values). "
+    "torch.jit.trace can only return tensors and tuples, lists or dicts of tensors: return only the tensors and "
+    "compute the Python values outside the traced function."
+)
+#: what an exception in the user's code means, when nothing more specific is known
+_GENERIC_HINTS = {
+    "trace": "Your code raised while torch.jit.trace ran it once on the example inputs, as it would run eagerly: "
+    "fix the error at the line shown, or check that the example inputs are what the code expects.",
+}
 
 
 def _clean_message(message: str) -> str:
     # torch appends its C++ stack and a Python-style trace to some messages: keep the first paragraph
-    head = message.split("\nException raised from", 1)[0].strip()
-    # "Tracer cannot infer type of (<the whole input>)\n:List inputs ... Found Tensor and int": the second line is
-    # the cause; the first only repeats the inputs
-    cause = _INPUT_CAUSE.search(head)
-    if cause is not None and head.startswith("Tracer cannot infer type of"):
-        return f"{cause.group(1)} (in the example inputs)"
-    return head
+    return message.split("\nException raised from", 1)[0].strip()
 
 
-def error_from_exception(exc: BaseException, phase: str = "trace", *, returned: Any = _NOTHING) -> TraceError:
-    """The error of an exception; ``returned`` is what the traced code returned, when known (it names the
-    output in the hint of an output the tracer cannot represent)."""
+def has_mixed_container(value: Any) -> bool:
+    """Whether a list or dict inside ``value`` holds values of different types (torch's "consistent type")."""
+    if isinstance(value, dict):
+        items = list(value.values())
+    elif isinstance(value, (list, tuple)):
+        items = list(value)
+    else:
+        return False
+    if isinstance(value, (list, dict)) and len({type(v).__name__ for v in items}) > 1:
+        return True
+    return any(has_mixed_container(v) for v in items)
+
+
+def error_from_exception(
+    exc: BaseException, phase: str = "trace", *, returned: Any = _NOTHING, inputs: Any = _NOTHING
+) -> TraceError:
+    """The error of an exception. ``returned`` is what the traced code returned and ``inputs`` the example inputs,
+    when known: they name the output in the hint of an output the tracer cannot represent, and tell whether torch's
+    "consistent type" complaint is about the inputs or the outputs (torch words both alike)."""
     type_name = type(exc).__name__
     message = _clean_message(str(exc)) or type_name
     tag, hint = hint_for(type_name, message)
+    cause = _MIXED_CAUSE.search(message)
+    if cause is not None and message.startswith("Tracer cannot infer type of"):
+        # "Tracer cannot infer type of (<the whole value>)\n:List inputs ... Found Tensor and int": the second line
+        # is the cause, the first only repeats the value
+        if inputs is not _NOTHING and not has_mixed_container(inputs):
+            message, tag, hint = (
+                f"{cause.group(1)} (in what the traced code returns)",
+                "output_type",
+                _MIXED_OUTPUT_HINT,
+            )
+        else:
+            message = f"{cause.group(1)} (in the example inputs)"
+    if not hint:
+        hint = _GENERIC_HINTS.get(phase, "")
     if tag == "output_type" and returned is not _NOTHING:
         hint = f"The traced code returns {describe_returned(returned)}. " + hint
     file, line, code = user_location(exc)

@@ -196,7 +196,11 @@ def plan_trace_module(mod: Any, inputs: Any, example_inputs_is_kwarg: Any, optio
                 "The keys of inputs must be method names of the module, e.g. {'forward': (x,)}.",
             )
     if not isinstance(example_inputs_is_kwarg, bool):
-        raise ArgumentProblem("example_inputs_is_kwarg must be True or False", "Pass a bool.")
+        raise ArgumentProblem(
+            f"example_inputs_is_kwarg must be True or False, got {example_inputs_is_kwarg!r}",
+            "Pass example_inputs_is_kwarg=True when each method's example inputs are a dict of keyword inputs, "
+            "else False.",
+        )
     if example_inputs_is_kwarg:
         for name, value in inputs.items():
             if not isinstance(value, dict):

@@ -176,10 +176,8 @@ class TraceSession:
                 traced = self._torch_trace(plan.func, plan.inputs["forward"], methods=False)
         except Exception as e:
             self._timed("trace", t0)
-            if returned:
-                run.error = error_from_exception(e, phase="trace", returned=returned[-1])
-            else:
-                run.error = error_from_exception(e, phase="trace")
+            known = {"returned": returned[-1]} if returned else {}
+            run.error = error_from_exception(e, phase="trace", inputs=list(plan.inputs.values()), **known)
             return
         finally:
             if hook is not None:
