@@ -190,14 +190,21 @@ class TraceSession:
         for name in plan.inputs:
             ts_method = traced._c._get_method(name) if plan.module is not None else traced
             ts_graph = ts_method.graph
-            random_ops = [n for n in ts_graph.nodes() if n.isNondeterministic()]
-            top_level_nondeterministic[name] = bool(random_ops)
-            if random_ops:
-                self.nondeterministic_ops[name] = ([str(op) for op in random_ops], random_ops[0].sourceRange())
             canonical = canonical_inlined(ts_graph)
             extraction = extract_graph(
                 canonical, method=name, code=method_code(ts_method, plan.module), root_type=plan.target.type
             )
+            # torch's check warns about the random ops at the top level of the traced graph. Without calls to inline,
+            # that graph and the extracted one have the same nodes, so the scan (a pybind call per node) is needed
+            # only when the extraction found a random op, or when calls hide nodes (a module's CallMethod)
+            random_ops = (
+                [n for n in ts_graph.nodes() if n.isNondeterministic()]
+                if any(n.nondeterministic for n in extraction.graph.nodes) or _has_calls(ts_graph)
+                else []
+            )
+            top_level_nondeterministic[name] = bool(random_ops)
+            if random_ops:
+                self.nondeterministic_ops[name] = ([str(op) for op in random_ops], random_ops[0].sourceRange())
             if plan.module is not None:
                 extraction.graph = extraction.graph.with_scope_types(self._module_types())
             run.graphs[name] = extraction.graph
@@ -457,6 +464,12 @@ class TraceSession:
         if runs is not None:
             found.append(runs)
         return found
+
+
+def _has_calls(ts_graph: torch._C.Graph) -> bool:
+    """Whether inlining would change the graph: it holds a call to a method or a function."""
+    graph: Any = ts_graph  # torch's stubs lack Graph.findNode (a C++ search, one call)
+    return graph.findNode("prim::CallMethod") is not None or graph.findNode("prim::CallFunction") is not None
 
 
 def nondeterministic_message(node_texts: list[str]) -> str:
