@@ -6,7 +6,10 @@ target and PASS/MISS; nothing is asserted, so a slow or busy machine never fails
 
 1. overhead of ``tj.trace`` (+ ``json.dumps(run.to_json())``) over ``torch.jit.trace`` with the same options;
 2. our structural check diff against torch's text diagnostic (``graph_diagnostic_info`` of ``_check_trace``);
-3. JSON bytes per graph node of a run.
+3. JSON bytes per graph node of a run;
+4. dense graphs and fixed costs: a 12,000-op chain with the check off, a check that fails on every op (both
+   against ``torch.jit.trace``), ``extract_graph`` per node, and the fixed cost of a trivial trace and of a
+   misuse error.
 
 See ``benchmarks/README.md`` for what each figure means.
 """
@@ -43,6 +46,11 @@ OVERHEAD_TARGET = 1.15  # tj / torch, at most
 LOCAL_DIFF_TARGET = 1.0  # torch / ours, at least ("not slower")
 CHAIN_DIFF_TARGET = 15.0  # torch / ours, at least
 BYTES_PER_NODE_TARGET = 150.0  # compact JSON bytes per node, at most
+DENSE_TARGET = 1.5  # tj / torch on the dense chain with the check off, at most
+BROAD_FAIL_TARGET = 5.0  # torch / tj on a check failing on every op, at least
+EXTRACT_TARGET_US = 10.0  # µs per node of extract_graph on the dense chain, at most
+DENSE_OPS = 12_000  # torch's interpreter crashes running chains this long, so their check stays off
+BROAD_FAIL_OPS = 4_000  # short enough for torch's check to run the traced chain
 
 
 # -- results ----------------------------------------------------------------------------------------
@@ -97,17 +105,21 @@ def fmt_s(seconds: float) -> str:
 # -- timing ------------------------------------------------------------------------------------------
 
 
-def interleaved(cases: dict[str, Callable[[], Any]], reps: int, warmup: int) -> dict[str, list[float]]:
+def interleaved(
+    cases: dict[str, Callable[[], Any]], reps: int, warmup: int, *, collect: bool = True
+) -> dict[str, list[float]]:
     """Time every case ``reps`` times, interleaved (the order rotates each repetition), after ``warmup`` rounds.
 
-    ``gc.collect()`` runs before each call, outside the timed region.
+    ``gc.collect()`` runs before each call, outside the timed region, unless ``collect`` is False: a full
+    collection walks the whole heap and leaves the caches cold, which swamps calls of a fraction of a millisecond.
     """
     names = list(cases)
     times: dict[str, list[float]] = {n: [] for n in names}
     for rep in range(warmup + reps):
         shift = rep % len(names)
         for name in names[shift:] + names[:shift]:
-            gc.collect()
+            if collect:
+                gc.collect()
             t0 = time.perf_counter()
             cases[name]()
             elapsed = time.perf_counter() - t0
@@ -211,6 +223,36 @@ def chain(op: Callable[[torch.Tensor], torch.Tensor], n: int) -> Callable[[torch
         return x
 
     return chain_fn
+
+
+def flipping_chain(n: int) -> Callable[[torch.Tensor], torch.Tensor]:
+    """``n`` sins for a batch of 2, ``n`` cosines otherwise: traced at 2 and checked at 3, every op diverges."""
+
+    def chain_fn(x: torch.Tensor) -> torch.Tensor:
+        op = torch.sin if x.shape[0] == 2 else torch.cos
+        for _ in range(n):
+            x = op(x)
+        return x
+
+    return chain_fn
+
+
+class WithEncode(nn.Module):
+    """A module with a second method: ``tj.trace(model.encode, ...)`` is the misuse torch rejects."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.fc(x)
+
+    def encode(self, x: torch.Tensor) -> torch.Tensor:
+        return self.fc(x) * 2
+
+
+def double(x: torch.Tensor) -> torch.Tensor:
+    return x * 2
 
 
 # -- the two sides of the check diff ----------------------------------------------------------------
@@ -689,6 +731,176 @@ def bench_json(runs: dict[str, Any]) -> None:
     print_rows(rows)
 
 
+# -- section 4: dense graphs and fixed costs ---------------------------------------------------------
+
+
+def _torch_raising(fn: Callable[[], Any]) -> Callable[[], None]:
+    """``fn`` with the exception torch raises caught: the error path is what is timed."""
+
+    def call() -> None:
+        with contextlib.suppress(Exception):
+            fn()
+
+    return call
+
+
+def bench_dense(reps: int, warmup: int, budget: float) -> None:
+    print(
+        f"\n[4] dense graphs and fixed costs: tj.trace vs torch.jit.trace side by side (median of {reps} "
+        f"interleaved repetitions after {warmup} warm-up); extract_graph alone per node",
+        flush=True,
+    )
+    rows: list[Row] = []
+    x = torch.randn(3)
+
+    # -- (a) the dense chain, check off on both sides
+    dense = chain(torch.sin, DENSE_OPS)
+    tj_phases: list[dict[str, float]] = []
+    times = interleaved(
+        {
+            "torch": lambda: torch.jit.trace(dense, (x,), check_trace=False),
+            "tj": lambda: tj_phases.append(tj.trace(dense, (x,), check_trace=False).timings),
+        },
+        reps=reps,
+        warmup=warmup,
+    )
+    t_torch, t_tj = med(times["torch"]), med(times["tj"])
+    ratio = t_tj / t_torch
+    phase = {k: med([p.get(k, 0.0) for p in tj_phases[warmup:]]) for k in ("trace", "extract")}
+    rows.append(
+        add(
+            Row(
+                "dense",
+                f"chain of {DENSE_OPS:,} sin, check off: tj / torch",
+                f"{ratio:.2f}x",
+                f"<= {DENSE_TARGET}x",
+                verdict(ratio <= DENSE_TARGET),
+                f"tj {fmt_s(t_tj)} / torch {fmt_s(t_torch)}; tj: trace {fmt_s(phase['trace'])}, extract "
+                f"{fmt_s(phase['extract'])} (canonical_inlined, .code, extract_graph), rest "
+                f"{fmt_s(t_tj - sum(phase.values()))}",
+                {"ratio": ratio, "tj_s": times["tj"], "torch_s": times["torch"], "tj_phases_median_s": phase},
+            )
+        )
+    )
+    print_rows(rows[-1:])
+
+    # -- (b) a check that fails on every op: torch's ndiff gets a time budget
+    flipping = flipping_chain(BROAD_FAIL_OPS)
+    x2, x3 = torch.randn(2), torch.randn(3)
+    tj_times: list[float] = []
+    for rep in range(warmup + max(1, reps // 2)):
+        gc.collect()
+        t0 = time.perf_counter()
+        run = tj.trace(flipping, (x2,), check_inputs=[(x3,)])
+        if rep >= warmup:
+            tj_times.append(time.perf_counter() - t0)
+    assert run.check is not None
+    case = run.check.cases[0]
+    diverging = len(case.diff.divergences) if case.diff is not None else 0
+    gc.collect()
+    t0 = time.perf_counter()
+    finished = True
+    try:
+        with deadline(budget):
+            _torch_raising(lambda: torch.jit.trace(flipping, (x2,), check_inputs=[(x3,)]))()
+    except _DeadlineReached:
+        finished = False
+    t_torch = time.perf_counter() - t0
+    t_tj = med(tj_times)
+    speedup = t_torch / t_tj
+    if finished or speedup >= BROAD_FAIL_TARGET:
+        status = verdict(speedup >= BROAD_FAIL_TARGET)
+    else:
+        status = "n/a (raise --chain-budget)"
+    rows.append(
+        add(
+            Row(
+                "dense",
+                f"check failing on every op ({BROAD_FAIL_OPS:,}-op sin/cos chain): torch / tj",
+                f"{'' if finished else '>= '}{speedup:.1f}x",
+                f">= {BROAD_FAIL_TARGET:.0f}x",
+                status,
+                f"tj {fmt_s(t_tj)} (ok={run.ok}, {diverging:,} diverging nodes) / torch {fmt_s(t_torch)}"
+                + ("" if finished else " (stopped at the budget: still in difflib.ndiff)"),
+                {"speedup": speedup, "torch_finished": finished, "torch_s": t_torch, "tj_s": tj_times},
+            )
+        )
+    )
+    print_rows(rows[-1:])
+    del run, case
+    gc.collect()
+
+    # -- (c) extract_graph alone, per node
+    models: list[tuple[str, Any, tuple[Any, ...], bool]] = [
+        (f"chain of {DENSE_OPS:,} sin", dense, (x,), True),
+        ("TransformerEncoder x12, eval", transformer_encoder(), (torch.randn(2, 16, 256),), False),
+        ("ResNet-18-like, eval", ResNet18Like().eval(), (torch.randn(1, 3, 64, 64),), False),
+    ]
+    for name, model, inputs, judged in models:
+        canonical = canonical_inlined(torch.jit.trace(model, inputs, check_trace=False).graph)
+        nodes = len(extract_graph(canonical).graph)
+        t = interleaved({"extract": lambda canonical=canonical: extract_graph(canonical)}, reps, warmup)["extract"]
+        per_node = med(t) / nodes * 1e6
+        # as a program runs it: no collection before, and the graphs kept (as runs keep them), so the collector's
+        # own schedule decides when a full collection falls inside an extraction
+        kept: list[Any] = []
+        t_kept = interleaved(
+            {"extract": lambda canonical=canonical, kept=kept: kept.append(extract_graph(canonical))},
+            reps,
+            warmup,
+            collect=False,
+        )["extract"]
+        per_node_kept = med(t_kept) / nodes * 1e6
+        kept.clear()
+        gc.collect()
+        rows.append(
+            add(
+                Row(
+                    "dense",
+                    f"extract_graph per node: {name} ({nodes:,} nodes)",
+                    f"{per_node:.1f} µs",
+                    f"<= {EXTRACT_TARGET_US:.0f} µs" if judged else "(info)",
+                    verdict(per_node <= EXTRACT_TARGET_US) if judged else "-",
+                    f"{fmt_s(med(t))} per graph; {per_node_kept:.1f} µs per node (max "
+                    f"{max(t_kept) / nodes * 1e6:.1f}) with no collection before and the graphs kept",
+                    {"us_per_node": per_node, "nodes": nodes, "seconds": t, "seconds_kept": t_kept},
+                )
+            )
+        )
+        print_rows(rows[-1:])
+
+    # -- (d) fixed cost per call
+    module = WithEncode()
+    small = torch.randn(2, 4)
+    costs = interleaved(
+        {
+            "torch trivial": lambda: torch.jit.trace(double, (small,), check_trace=False),
+            "tj trivial": lambda: tj.trace(double, (small,), check_trace=False),
+            "torch misuse": _torch_raising(lambda: torch.jit.trace(module.encode, (small,))),
+            "tj misuse": lambda: tj.trace(module.encode, (small,)),
+        },
+        reps=reps * 30,  # sub-millisecond calls: many repetitions, and no full collection before each
+        warmup=warmup * 10,
+        collect=False,
+    )
+    for what, label in (("trivial", "a trivial trace, check off"), ("misuse", "tracing model.encode (an error)")):
+        ours, theirs = med(costs[f"tj {what}"]), med(costs[f"torch {what}"])
+        rows.append(
+            add(
+                Row(
+                    "dense",
+                    f"fixed cost of {label}: tj - torch",
+                    f"{(ours - theirs) * 1e3:.2f} ms",
+                    "(info)",
+                    "-",
+                    f"tj {ours * 1e3:.3f} ms / torch {theirs * 1e3:.3f} ms",
+                    {"tj_s": costs[f"tj {what}"], "torch_s": costs[f"torch {what}"]},
+                )
+            )
+        )
+    print_rows(rows[-2:])
+
+
 # -- main --------------------------------------------------------------------------------------------
 
 
@@ -719,6 +931,11 @@ def main(argv: list[str] | None = None) -> int:
         type=float,
         default=None,
         help="seconds torch's ndiff may run on the all-changed chain before it is stopped (default 60, quick 20)",
+    )
+    parser.add_argument(
+        "--only",
+        choices=["overhead", "diff", "dense"],
+        help="run one section ([3] JSON sizes comes with overhead, whose runs it measures)",
     )
     args = parser.parse_args(argv)
 
@@ -753,9 +970,14 @@ def main(argv: list[str] | None = None) -> int:
         OverheadCase("ResNet-18-like, eval", ResNet18Like().eval(), (torch.randn(1, 3, 64, 64),)),
         OverheadCase("MLP 500 Linear(64, 64)", mlp(500, 64), (torch.randn(8, 64),)),
     ]
-    runs = bench_overhead(cases, reps, warmup, breakdown=not args.quick)
-    bench_diff(diff_reps, diff_warmup, chain_reps, chain_budget, scaling)
-    bench_json(runs)
+    if args.only in (None, "overhead"):
+        runs = bench_overhead(cases, reps, warmup, breakdown=not args.quick)
+    if args.only in (None, "diff"):
+        bench_diff(diff_reps, diff_warmup, chain_reps, chain_budget, scaling)
+    if args.only in (None, "overhead"):
+        bench_json(runs)
+    if args.only in (None, "dense"):
+        bench_dense(reps, warmup, chain_budget)
 
     elapsed = time.perf_counter() - started
     end_load = os.getloadavg() if hasattr(os, "getloadavg") else None

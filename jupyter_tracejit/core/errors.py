@@ -159,8 +159,11 @@ def hint_for(type_name: str, message: str) -> tuple[str, str]:
 
 def user_location(exc: BaseException) -> tuple[str, int, str]:
     """The innermost traceback frame outside torch and this package (the user's line)."""
+    return _user_frame(traceback.extract_tb(exc.__traceback__))
+
+
+def _user_frame(frames: traceback.StackSummary) -> tuple[str, int, str]:
     own = os.path.dirname(os.path.abspath(__file__)) + os.sep
-    frames = traceback.extract_tb(exc.__traceback__)
     for fs in reversed(frames):
         if not is_torch_file(fs.filename) and not fs.filename.startswith(own):
             return fs.filename, fs.lineno or 0, source_line(fs.filename, fs.lineno or 0)
@@ -225,7 +228,9 @@ def error_from_exception(
         hint = _GENERIC_HINTS.get(phase, "")
     if tag == "output_type" and returned is not _NOTHING:
         hint = f"The traced code returns {describe_returned(returned)}. " + hint
-    file, line, code = user_location(exc)
+    # what traceback.format_exception(exc) builds; its stack is traceback.extract_tb's, so the traceback is read once
+    formatted = traceback.TracebackException(type(exc), exc, exc.__traceback__, compact=True)
+    file, line, code = _user_frame(formatted.stack)
     return TraceError(
         type=type_name,
         message=message,
@@ -235,7 +240,7 @@ def error_from_exception(
         file=file,
         line=line,
         code=code,
-        traceback="".join(traceback.format_exception(exc)),
+        traceback="".join(formatted.format()),
     )
 
 

@@ -1,12 +1,13 @@
 """``torch._C.Graph`` -> :class:`~jupyter_tracejit.core.graph.Graph`.
 
 The walk uses the cheap pybind accessors (``inputsSize``/``inputsAt`` rather than the ``inputs()``
-iterator, ``blocks()`` only on nodes that can have blocks) and parses each distinct source stack
-and module hierarchy once: a 12k-node graph repeats a handful of them.
+iterator, ``blocks()`` only on nodes that can have blocks) and works out each distinct type, source stack
+and module hierarchy once: a 12k-node graph repeats a handful of them (see :func:`extract_graph`).
 """
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import linecache
 import os
@@ -27,6 +28,8 @@ _HIERARCHY_RE = re.compile(r"([^.()]+)\(([^()]*)\)")
 _MANGLE_RE = re.compile(r"___torch_mangle_\d+\.")
 _BLOCK_KINDS = frozenset({"prim::If", "prim::Loop", "prim::With", "prim::Closure"})
 TENSOR_PREVIEW = 8
+#: "not looked up yet" in caches whose values may be None
+_MISSING: Any = object()
 
 
 def is_torch_file(path: str) -> bool:
@@ -55,19 +58,33 @@ def user_frame_index(stack: tuple[Frame, ...]) -> int:
     return len(stack) - 1
 
 
-def parse_stack(text: str) -> SourceLoc | None:
-    """Parse ``Node.sourceRange()`` (``file(line): func`` per line, innermost first)."""
+def parse_stack(text: str, frames_seen: dict[str, Frame | None] | None = None) -> SourceLoc | None:
+    """Parse ``Node.sourceRange()`` (``file(line): func`` per line, innermost first).
+
+    ``frames_seen`` (line -> its frame, None for the trace entry) lets the stacks of one graph share the work:
+    they differ in a frame or two and repeat the rest.
+    """
     frames: list[Frame] = []
     for raw in text.splitlines():
-        m = _FRAME_RE.match(raw)
-        if not m:
-            continue
-        file, line = m.group(1), int(m.group(2))
-        if is_trace_entry_file(file):
+        if frames_seen is not None and raw in frames_seen:
+            frame = frames_seen[raw]
+        else:
+            m = _FRAME_RE.match(raw)
+            if not m:
+                continue
+            file, line = m.group(1), int(m.group(2))
+            frame = (
+                None
+                if is_trace_entry_file(file)
+                else Frame(
+                    file=file, line=line, func=m.group(3), code=source_line(file, line), internal=is_torch_file(file)
+                )
+            )
+            if frames_seen is not None:
+                frames_seen[raw] = frame
+        if frame is None:
             break
-        frames.append(
-            Frame(file=file, line=line, func=m.group(3), code=source_line(file, line), internal=is_torch_file(file))
-        )
+        frames.append(frame)
     if not frames:
         return None
     stack = tuple(frames)
@@ -96,13 +113,41 @@ def parse_hierarchy(text: str) -> dict[str, str]:
     return out
 
 
+#: dtypes whose values numpy reads exactly as torch's ``tolist`` does (no bfloat16, no complex with its conj bit)
+_NUMPY_SUMMARY_DTYPES = frozenset(
+    {
+        torch.float32,
+        torch.float64,
+        torch.float16,
+        torch.int64,
+        torch.int32,
+        torch.int16,
+        torch.int8,
+        torch.uint8,
+        torch.bool,
+    }
+)
+
+
 def tensor_summary(t: torch.Tensor) -> dict[str, Any]:
     """A JSON-ready description of a tensor constant: dtype, shape, a preview and a content digest."""
+    dtype = t.dtype
     summary: dict[str, Any] = {
-        "dtype": str(t.dtype).replace("torch.", ""),
+        "dtype": str(dtype).replace("torch.", ""),
         "shape": list(t.shape),
         "device": str(t.device),
     }
+    if dtype in _NUMPY_SUMMARY_DTYPES and t.is_cpu and t.layout == torch.strided and not t.requires_grad:
+        # the common case (a trace holds thousands of small CPU constants): numpy reads the memory directly, the
+        # same preview and bytes as below for a third of the cost of the torch calls
+        try:
+            array = t.contiguous().numpy()
+        except (RuntimeError, TypeError, ValueError):
+            pass
+        else:
+            summary["preview"] = [encode_scalar(x) for x in array.reshape(-1)[:TENSOR_PREVIEW].tolist()]
+            summary["digest"] = hashlib.sha1(array.tobytes()).hexdigest()[:16]
+            return summary
     try:
         flat = t.detach().to("cpu").contiguous()
         summary["preview"] = [encode_scalar(x) for x in flat.reshape(-1)[:TENSOR_PREVIEW].tolist()]
@@ -176,98 +221,186 @@ def extract_graph(
 
     ``root_type`` names the class of the traced module (the root scope); the types of
     submodules come from the nodes' module hierarchy.
+
+    Every fact comes from a pybind accessor (0.2-1 µs a call, a dozen calls a node), so a 12k-node graph is
+    about the calls and the Python objects, not the logic. What is done once instead of per node:
+
+    - the garbage collector waits until the graph is built: the graph is acyclic, so a collection in the
+      middle of building it frees nothing, yet with torch imported each full collection walks the whole heap
+      (0.1 s and more: most of the 40 µs per node a 12k-node extraction used to take);
+    - a tensor type is read through its accessors once per distinct printout
+      (``Float(2, strides=[1], requires_grad=0, device=cpu)`` names every field a Value keeps); a source stack is
+      parsed once per distinct text and a frame once per distinct line; a scope name gives its module path once;
+    - values are found by their pybind wrapper: pybind hands back the same Python object for a value while one
+      is alive, and the table keeps them alive, so no ``unique()`` call per input;
+    - ``isNondeterministic()`` is asked of ``aten::`` nodes only: torch answers False for every other kind.
+
+    Reading the graph's printout (``str(graph)``) instead would save a few more calls per node but needs a
+    parser for text that prints module and value names unescaped; the accessors are exact by construction.
     """
+    gc_was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _extract(ts_graph, method, code, root_type)
+    finally:
+        if gc_was_enabled:
+            gc.enable()
+
+
+#: with PYTORCH_JIT_TYPE_VERBOSITY below Full (3) a tensor type's printout leaves out requires_grad and device:
+#: then it does not name the fields we keep, and every tensor type is read through its accessors
+_TYPE_PRINTOUT_COMPLETE = os.environ.get("PYTORCH_JIT_TYPE_VERBOSITY", "3").strip() in ("3", "4")
+
+_TensorFields = tuple[tuple[int | None, ...] | None, str | None, str | None, bool | None]
+
+
+def _tensor_fields(ty: Any) -> _TensorFields:
+    """(shape, dtype, device, requires_grad) of a ``TensorType``, through its accessors."""
+    sizes = ty.varyingSizes()
+    device = ty.device()
+    return (
+        None if sizes is None else tuple(sizes),
+        ty.scalarType(),
+        None if device is None else str(device),
+        ty.requires_grad(),
+    )
+
+
+# A graph's (or block's) inputs are the outputs of its param node, its outputs the inputs of its return node. Read
+# through the indexed accessors: pybind's ``inputs()`` / ``outputs()`` iterators cost ~7 µs each to create.
+def _outputs_of(node: torch._C.Node) -> list[torch._C.Value]:
+    return [node.outputsAt(i) for i in range(node.outputsSize())]
+
+
+def _inputs_of(node: torch._C.Node) -> list[torch._C.Value]:
+    return [node.inputsAt(i) for i in range(node.inputsSize())]
+
+
+def _extract(ts_graph: torch._C.Graph, method: str, code: str, root_type: str) -> Extraction:
     values: list[Value] = []
-    value_ids: dict[int, int] = {}
+    # pybind wrapper of a torch._C.Value -> value id; the dict keeps the wrappers alive, so pybind hands the same
+    # objects back for the same values
+    value_ids: dict[Any, int] = {}
+    by_unique: dict[int, int] = {}  # filled only if a wrapper ever comes back as a new object
     nodes: list[Node | None] = []
     tensor_constants: dict[int, torch.Tensor] = {}
     stacks: dict[str, SourceLoc | None] = {}
+    frames_seen: dict[str, Frame | None] = {}
+    paths: dict[str, str] = {}  # scope name -> module path
     scopes: dict[str, str] = {}
-    hierarchy_seen: set[str] = set()
     if root_type:
         scopes[""] = root_type
+    tensor_types: dict[str, _TensorFields] = {}  # tensor type printout -> its fields
+    other_types: dict[str, str] = {}  # str(type) -> our type name
+    kind_facts: dict[str, tuple[bool, bool, bool]] = {}  # kind -> (constant, can have blocks, aten)
+    tensor_type: Any = torch._C.TensorType  # Any: torch's stubs lack TensorType.str(), which it has
+
+    def value_id(v: torch._C.Value) -> int:
+        found = value_ids.get(v)
+        if found is not None:
+            return found
+        # pybind made a new wrapper for a value seen before: find it by its unique number instead
+        if not by_unique:
+            by_unique.update((w.unique(), i) for w, i in value_ids.items())
+        return by_unique[v.unique()]
 
     def add_value(v: torch._C.Value, producer: int | None) -> int:
         vid = len(values)
-        value_ids[v.unique()] = vid
-        ty: Any = v.type()  # a TensorType in the branch below; torch's stubs only know JitType
-        if ty.kind() == "TensorType":
-            sizes = ty.varyingSizes()
-            dtype = ty.scalarType()
-            device = ty.device()
-            rg = ty.requires_grad()
-            values.append(
-                Value(
-                    id=vid,
-                    name=v.debugName(),
-                    type="Tensor",
-                    shape=None if sizes is None else tuple(sizes),
-                    dtype=dtype,
-                    device=None if device is None else str(device),
-                    requires_grad=rg,
-                    producer=producer,
-                )
-            )
+        value_ids[v] = vid
+        if by_unique:
+            by_unique[v.unique()] = vid
+        ty = v.type()
+        if isinstance(ty, tensor_type):
+            if _TYPE_PRINTOUT_COMPLETE:
+                key = ty.str()
+                fields = tensor_types.get(key)
+                if fields is None:
+                    fields = tensor_types[key] = _tensor_fields(ty)
+            else:
+                fields = _tensor_fields(ty)
+            values.append(Value(vid, v.debugName(), "Tensor", *fields, producer))
         else:
-            values.append(Value(id=vid, name=v.debugName(), type=demangle(str(ty)), producer=producer))
+            annotation = str(ty)
+            name = other_types.get(annotation)
+            if name is None:
+                name = other_types[annotation] = demangle(annotation)
+            values.append(Value(vid, v.debugName(), name, None, None, None, None, producer))
         return vid
 
+    def scope_of(n: torch._C.Node, scope_name: str) -> str:
+        path = paths[scope_name] = scope_path(scope_name)
+        if scope_name:
+            for p, t in parse_hierarchy(n.getModuleHierarchy()).items():
+                scopes.setdefault(p, t)
+        return path
+
+    last_stack = ""
+    last_source: SourceLoc | None = None
+
     def walk(block_nodes: Any, parent: int | None) -> list[int]:
+        nonlocal last_stack, last_source
         ids: list[int] = []
         for n in block_nodes:
             nid = len(nodes)
             ids.append(nid)
+            nodes.append(None)  # reserve the id before the nodes of its blocks
             kind = n.kind()
-            ins = tuple(value_ids[n.inputsAt(i).unique()] for i in range(n.inputsSize()))
-            outs = tuple(add_value(n.outputsAt(i), nid) for i in range(n.outputsSize()))
-            scope_name = n.scopeName()
-            path = scope_path(scope_name)
-            if scope_name and scope_name not in hierarchy_seen:
-                hierarchy_seen.add(scope_name)
-                for p, t in parse_hierarchy(n.getModuleHierarchy()).items():
-                    scopes.setdefault(p, t)
-            raw_stack = n.sourceRange()
-            if raw_stack in stacks:
-                source = stacks[raw_stack]
+            facts = kind_facts.get(kind)
+            if facts is None:
+                facts = kind_facts[kind] = (kind == "prim::Constant", kind in _BLOCK_KINDS, kind.startswith("aten::"))
+            constant, has_blocks, aten = facts
+            n_in = n.inputsSize()
+            if n_in:
+                try:
+                    ins = tuple(map(value_ids.__getitem__, map(n.inputsAt, range(n_in))))
+                except KeyError:
+                    ins = tuple(value_id(n.inputsAt(i)) for i in range(n_in))
             else:
-                source = stacks[raw_stack] = parse_stack(raw_stack)
+                ins = ()
+            n_out = n.outputsSize()
+            if n_out == 1:
+                out0 = n.outputsAt(0)
+                outs: tuple[int, ...] = (add_value(out0, nid),)
+            else:
+                outs = tuple(add_value(n.outputsAt(i), nid) for i in range(n_out))
+            scope_name = n.scopeName()
+            path = paths.get(scope_name)
+            if path is None:
+                path = scope_of(n, scope_name)
+            raw_stack = n.sourceRange()
+            if raw_stack != last_stack:  # a run of nodes from one line shares its stack: no hashing for those
+                last_stack = raw_stack
+                last_source = stacks.get(raw_stack, _MISSING)
+                if last_source is _MISSING:
+                    last_source = stacks[raw_stack] = parse_stack(raw_stack, frames_seen)
+            source = last_source
             attrs: dict[str, Any] = {}
-            if kind == "prim::Constant":
+            if constant:
                 if n.hasAttribute("value") and n.kindOf("value") == "t":
                     tensor = n.t("value")
                     tensor_constants[nid] = tensor
                     attrs = {"value": {"tensor": tensor_summary(tensor)}}
-                elif n.outputsSize() == 1:
-                    attrs = {"value": encode_ivalue(n.outputsAt(0).toIValue())}
+                elif n_out == 1:
+                    attrs = {"value": encode_ivalue(out0.toIValue())}
             elif n.hasAttributes():
                 attrs = _node_attributes(n)
-            nodes.append(None)  # reserve the id before the blocks' nodes
             blocks: tuple[Block, ...] = ()
-            if kind in _BLOCK_KINDS:
+            if has_blocks:
                 built = []
                 for b in n.blocks():
-                    b_ins = tuple(add_value(v, None) for v in b.inputs())
+                    b_ins = tuple(add_value(v, None) for v in _outputs_of(b.paramNode()))
                     b_nodes = tuple(walk(b.nodes(), nid))
-                    b_outs = tuple(value_ids[v.unique()] for v in b.outputs())
+                    b_outs = tuple(value_id(v) for v in _inputs_of(b.returnNode()))
                     built.append(Block(inputs=b_ins, outputs=b_outs, nodes=b_nodes))
                 blocks = tuple(built)
-            nodes[nid] = Node(
-                id=nid,
-                kind=kind,
-                inputs=ins,
-                outputs=outs,
-                scope=path,
-                source=source,
-                attributes=attrs,
-                blocks=blocks,
-                parent=parent,
-                nondeterministic=n.isNondeterministic(),
-            )
+            # torch answers False for every kind outside aten:: (Node::isNondeterministic)
+            nondeterministic = aten and n.isNondeterministic()
+            nodes[nid] = Node(nid, kind, ins, outs, path, source, attrs, blocks, parent, nondeterministic)
         return ids
 
-    inputs = tuple(add_value(v, None) for v in ts_graph.inputs())
+    inputs = tuple(add_value(v, None) for v in _outputs_of(ts_graph.param_node()))
     walk(ts_graph.nodes(), None)
-    outputs = tuple(value_ids[v.unique()] for v in ts_graph.outputs())
+    outputs = tuple(value_id(v) for v in _inputs_of(ts_graph.return_node()))
     graph = Graph(
         method=method,
         nodes=[n for n in nodes if n is not None],

@@ -81,7 +81,8 @@ def target_of(obj: Any) -> Target:
             return Target(name=repr(obj)[:80], kind="invalid")
         with contextlib.suppress(TypeError, OSError):
             target.file = inspect.getsourcefile(fn) or ""
-            target.line = inspect.getsourcelines(fn)[1]
+            # the line inspect.getsourcelines gives, without tokenizing the whole body as it does (0.1 ms a call)
+            target.line = inspect.findsource(inspect.unwrap(fn))[1] + 1
         return target
     except Exception:
         return Target(name=type(obj).__name__, kind="invalid")

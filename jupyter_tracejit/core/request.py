@@ -10,7 +10,7 @@ from typing import Any
 
 from .caller import find_caller
 from .options import DEFAULT_TOLERANCE, TraceOptions
-from .plan import ArgumentProblem, TracePlan, plan_trace, plan_trace_module, target_of
+from .plan import ArgumentProblem, plan_trace, plan_trace_module, target_of
 from .run import TraceRun
 from .session import TraceSession, stamp
 
@@ -64,12 +64,9 @@ def _options(given: dict[str, Any]) -> TraceOptions:
     return TraceOptions(**{name: given[name] for name in TraceOptions.names()})
 
 
-def _execute(request: TraceRequest, plan: TracePlan | ArgumentProblem, started: float) -> TraceRun:
-    if isinstance(plan, ArgumentProblem):
-        run = TraceRun(target=target_of(request.target), options=request.describe(), error=plan.error)
-        run = stamp(run, started)
-    else:
-        run = TraceSession(plan, request.describe(), find_caller()).run(started)
+def _refused(request: TraceRequest, problem: ArgumentProblem, started: float) -> TraceRun:
+    """The run of a request that misuses the API: its error, nothing traced."""
+    run = stamp(TraceRun(target=target_of(request.target), options=request.describe(), error=problem.error), started)
     run.request = request
     return run
 
@@ -103,12 +100,16 @@ def trace(
     options = _options(locals())
     request = TraceRequest("trace", func, example_inputs, options, example_kwarg_inputs=example_kwarg_inputs)
     try:
-        plan: TracePlan | ArgumentProblem = plan_trace(func, example_inputs, example_kwarg_inputs, options)
+        plan = plan_trace(func, example_inputs, example_kwarg_inputs, options)
     except ArgumentProblem as problem:
-        plan = problem
+        return _refused(request, problem, started)
     except Exception as e:  # tj.trace never raises: a hostile object is the run's error too
-        plan = ArgumentProblem.raised(e)
-    return _execute(request, plan, started)
+        return _refused(request, ArgumentProblem.raised(e), started)
+    # the session runs from this frame, not from a helper: torch's tracer records every frame above the traced
+    # code at each node it records (see .torch_trace)
+    run = TraceSession(plan, request.describe(), find_caller()).run(started)
+    run.request = request
+    return run
 
 
 def trace_module(
@@ -132,12 +133,14 @@ def trace_module(
     options = _options(locals())
     request = TraceRequest("trace_module", mod, inputs, options, example_inputs_is_kwarg=example_inputs_is_kwarg)
     try:
-        plan: TracePlan | ArgumentProblem = plan_trace_module(mod, inputs, example_inputs_is_kwarg, options)
+        plan = plan_trace_module(mod, inputs, example_inputs_is_kwarg, options)
     except ArgumentProblem as problem:
-        plan = problem
-    except Exception as e:  # tj.trace never raises: a hostile object is the run's error too
-        plan = ArgumentProblem.raised(e)
-    return _execute(request, plan, started)
+        return _refused(request, problem, started)
+    except Exception as e:  # as in trace()
+        return _refused(request, ArgumentProblem.raised(e), started)
+    run = TraceSession(plan, request.describe(), find_caller()).run(started)  # from this frame, as in trace()
+    run.request = request
+    return run
 
 
 __all__ = ["TraceRequest", "trace", "trace_module"]

@@ -31,7 +31,7 @@ from .inputs import clone_inputs, describe_inputs
 from .module_state import ModuleState
 from .plan import TracePlan
 from .run import TraceRun
-from .torch_trace import torch_trace
+from .torch_trace import TraceCall, trace_call
 from .tracer_warnings import WarningRecorder
 
 #: torch's code printer is quadratic in the number of submodules (3 s for 4,000): skip `.code` beyond this
@@ -171,9 +171,10 @@ class TraceSession:
         try:
             self.python_runs += len(plan.inputs)
             if plan.module is not None:
-                traced = self._torch_trace(plan.module, plan.inputs, methods=True)
+                fn, args, kwargs = self._trace_call(plan.module, plan.inputs, methods=True)
             else:
-                traced = self._torch_trace(plan.func, plan.inputs["forward"], methods=False)
+                fn, args, kwargs = self._trace_call(plan.func, plan.inputs["forward"], methods=False)
+            traced = fn(*args, **kwargs)  # called here: every frame between the user and torch costs per node
         except Exception as e:
             self._timed("trace", t0)
             known = {"returned": returned[-1]} if returned else {}
@@ -190,14 +191,21 @@ class TraceSession:
         for name in plan.inputs:
             ts_method = traced._c._get_method(name) if plan.module is not None else traced
             ts_graph = ts_method.graph
-            random_ops = [n for n in ts_graph.nodes() if n.isNondeterministic()]
-            top_level_nondeterministic[name] = bool(random_ops)
-            if random_ops:
-                self.nondeterministic_ops[name] = ([str(op) for op in random_ops], random_ops[0].sourceRange())
             canonical = canonical_inlined(ts_graph)
             extraction = extract_graph(
                 canonical, method=name, code=method_code(ts_method, plan.module), root_type=plan.target.type
             )
+            # torch's check warns about the random ops at the top level of the traced graph. Without calls to inline,
+            # that graph and the extracted one have the same nodes, so the scan (a pybind call per node) is needed
+            # only when the extraction found a random op, or when calls hide nodes (a module's CallMethod)
+            random_ops = (
+                [n for n in ts_graph.nodes() if n.isNondeterministic()]
+                if any(n.nondeterministic for n in extraction.graph.nodes) or _has_calls(ts_graph)
+                else []
+            )
+            top_level_nondeterministic[name] = bool(random_ops)
+            if random_ops:
+                self.nondeterministic_ops[name] = ([str(op) for op in random_ops], random_ops[0].sourceRange())
             if plan.module is not None:
                 extraction.graph = extraction.graph.with_scope_types(self._module_types())
             run.graphs[name] = extraction.graph
@@ -225,9 +233,10 @@ class TraceSession:
             }
         return self._types
 
-    def _torch_trace(self, target: Any, inputs: Any, *, methods: bool, for_check: bool = False) -> Any:
+    def _trace_call(self, target: Any, inputs: Any, *, methods: bool, for_check: bool = False) -> TraceCall:
+        """How to call torch for this plan; the caller makes the call (see :mod:`.torch_trace`)."""
         options = self.plan.options
-        return torch_trace(
+        return trace_call(
             target,
             inputs,
             methods=methods,
@@ -263,10 +272,10 @@ class TraceSession:
         so does this run, showing the scripted graph, control flow included."""
         plan = self.plan
         self.recorder.phase = "trace"
-        args = plan.inputs.get("forward")
         try:
             # torch warns and returns the module unchanged; call it so its own warning is recorded
-            traced = self._torch_trace(plan.func, args, methods=False)
+            fn, args, kwargs = self._trace_call(plan.func, plan.inputs.get("forward"), methods=False)
+            traced = fn(*args, **kwargs)
             run.traced = traced
             graph = canonical_inlined(traced.graph)
             run.graphs["forward"] = extract_graph(
@@ -312,7 +321,8 @@ class TraceSession:
         case = CheckCase(index=index, method="forward", label=label, inputs=describe_inputs(inputs))
         self.python_runs += 1
         try:
-            check_fn = self._torch_trace(plan.func, clone_inputs(inputs), methods=False, for_check=True)
+            fn, args, kwargs = self._trace_call(plan.func, clone_inputs(inputs), methods=False, for_check=True)
+            check_fn = fn(*args, **kwargs)
         except Exception as e:
             case.exception = error_from_exception(e, phase="check")
             case.exception.message = f"re-tracing with {label} raised {case.exception.type}: {case.exception.message}"
@@ -339,12 +349,13 @@ class TraceSession:
             return cases
         self.python_runs += len(check_set)
         try:
-            check_mod = self._torch_trace(
+            fn, args, kwargs = self._trace_call(
                 plan.module,
                 {name: clone_inputs(data) for name, data in check_set.items()},
                 methods=True,
                 for_check=True,
             )
+            check_mod = fn(*args, **kwargs)
         except Exception as e:
             err = error_from_exception(e, phase="check")
             err.message = f"re-tracing with {label} raised {err.type}: {err.message}"
@@ -463,6 +474,12 @@ class TraceSession:
         if runs is not None:
             found.append(runs)
         return found
+
+
+def _has_calls(ts_graph: torch._C.Graph) -> bool:
+    """Whether inlining would change the graph: it holds a call to a method or a function."""
+    graph: Any = ts_graph  # torch's stubs lack Graph.findNode (a C++ search, one call)
+    return graph.findNode("prim::CallMethod") is not None or graph.findNode("prim::CallFunction") is not None
 
 
 def nondeterministic_message(node_texts: list[str]) -> str:

@@ -9,7 +9,13 @@ import torch
 import torch.nn as nn
 
 from jupyter_tracejit.core.from_torchscript import canonical_inlined, canonical_text
-from jupyter_tracejit.core.torch_trace import torch_trace
+from jupyter_tracejit.core.torch_trace import trace_call
+
+
+def torch_trace(*args, **kwargs):
+    """Make the call trace_call describes, as the session does."""
+    fn, fn_args, fn_kwargs = trace_call(*args, **kwargs)
+    return fn(*fn_args, **fn_kwargs)
 
 
 class Two(nn.Module):
