@@ -12,7 +12,7 @@ import hashlib
 import linecache
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -214,7 +214,7 @@ def extract_graph(
     ts_graph: torch._C.Graph,
     *,
     method: str = "forward",
-    code: str = "",
+    code: str | Callable[[], str] = "",
     root_type: str = "",
 ) -> Extraction:
     """Turn an (inlined) TorchScript graph into a :class:`Graph`.
@@ -276,7 +276,7 @@ def _inputs_of(node: torch._C.Node) -> list[torch._C.Value]:
     return [node.inputsAt(i) for i in range(node.inputsSize())]
 
 
-def _extract(ts_graph: torch._C.Graph, method: str, code: str, root_type: str) -> Extraction:
+def _extract(ts_graph: torch._C.Graph, method: str, code: str | Callable[[], str], root_type: str) -> Extraction:
     values: list[Value] = []
     # pybind wrapper of a torch._C.Value -> value id; the dict keeps the wrappers alive, so pybind hands the same
     # objects back for the same values

@@ -225,17 +225,25 @@ class Graph:
         inputs: tuple[int, ...],
         outputs: tuple[int, ...],
         scope_types: dict[str, str] | None = None,
-        code: str = "",
+        code: str | Callable[[], str] = "",
     ) -> None:
         self.method = method
         self.nodes = nodes
         self.values = values
         self.inputs = inputs
         self.outputs = outputs
-        #: the Python-like TorchScript code of the method (``traced.code``), not inlined
-        self.code = code
+        # the Python-like TorchScript code of the method (``traced.code``), not inlined: printed on first use
+        # (torch's printer costs ~3 µs per node, and a trace made from Python may never show it)
+        self._code = code
         self.scopes = self._build_scopes(scope_types or {})
         self._users: list[list[int]] | None = None
+
+    @property
+    def code(self) -> str:
+        """The Python-like TorchScript code of the method (``traced.code``), not inlined."""
+        if callable(self._code):
+            self._code = self._code()
+        return self._code
 
     # -- navigation ---------------------------------------------------------------------------
     def __len__(self) -> int:
@@ -379,7 +387,7 @@ class Graph:
             inputs=self.inputs,
             outputs=self.outputs,
             scope_types=scope_types,
-            code=self.code,
+            code=self._code,
         )
 
     def scope_preorder(self) -> list[str]:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import datetime
+import functools
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -193,7 +194,11 @@ class TraceSession:
             ts_graph = ts_method.graph
             canonical = canonical_inlined(ts_graph)
             extraction = extract_graph(
-                canonical, method=name, code=method_code(ts_method, plan.module), root_type=plan.target.type
+                canonical,
+                method=name,
+                # printed on first use: torch's code printer costs ~3 µs per node
+                code=functools.partial(method_code, ts_method, plan.module),
+                root_type=plan.target.type,
             )
             # torch's check warns about the random ops at the top level of the traced graph. Without calls to inline,
             # that graph and the extracted one have the same nodes, so the scan (a pybind call per node) is needed
