@@ -195,6 +195,7 @@ export interface TraceRun {
    */
   ok: boolean;
   summary: string;
+  verdict?: Verdict;
   target: Target;
   options: RecordedOptions;
   /**
@@ -230,6 +231,45 @@ export interface TraceRun {
    */
   created: string;
   run_id: string;
+  /**
+   * file -> display name for files with a better name than their path ("cell [9]" for a notebook cell's file): the explorer shows a location in them as "cell [9], line 7"; absent in runs saved before it existed (read as {})
+   */
+  file_names?: {
+    [k: string]: string;
+  };
+}
+/**
+ * what the explorer's badge says (TraceRun.verdict): error (red) when tracing or torch's check failed; warning (amber) when a tracer warning, a finding of severity warning or error, or the probe says the trace may be wrong for other inputs; ok (green) otherwise; absent in runs saved before it existed
+ *
+ * This interface was referenced by `ExplorerState`'s JSON-Schema
+ * via the `definition` "Verdict".
+ */
+export interface Verdict {
+  level: 'ok' | 'warning' | 'error';
+  /**
+   * the badge's text
+   */
+  label: 'ok' | 'warnings' | 'check failed' | 'failed';
+  /**
+   * why, the most serious first (the badge's tooltip)
+   */
+  reasons: string[];
+  /**
+   * distinct tracer warnings, the deprecation notice excluded
+   */
+  warnings: number;
+  /**
+   * findings of severity warning or error
+   */
+  findings: number;
+  /**
+   * probe cases that disagree with eager or fail in the trace
+   */
+  probe: number;
+  /**
+   * root divergences over every check case
+   */
+  roots: number;
 }
 /**
  * This interface was referenced by `ExplorerState`'s JSON-Schema

@@ -40,7 +40,8 @@ export type {
   NonFinite,
   RecordedOptions,
   StackRow,
-  ValueRow
+  ValueRow,
+  Verdict
 } from './protocol.generated';
 export { GRAPH_SCHEMA_VERSION, OPTION_SPECS, RUN_KIND, SCHEMA_VERSION, TRAIT_DEFAULTS } from './protocol.generated';
 
