@@ -114,6 +114,9 @@ export type ExplorerRequest =
       type: 'retrace';
     }
   | {
+      type: 'cancel';
+    }
+  | {
       type: 'show_run';
       run_id: string;
     }
@@ -129,9 +132,13 @@ export type ExplorerRequest =
  */
 export interface ExplorerState {
   /**
-   * TraceRun.to_json() of the run on screen; {} when there is none
+   * TraceRun.to_json() of the run on screen (TraceExplorer.run in Python); {} when there is none
    */
-  run: TraceRun | Empty;
+  run_json: TraceRun | Empty;
+  /**
+   * TraceRun.to_html() of the run on screen: the front end puts it into the output's text/html, so the notebook's saved fallback (nbconvert, GitHub) shows the run on screen; "" when there is none
+   */
+  html: string;
   /**
    * the history, oldest first
    */
@@ -143,7 +150,7 @@ export interface ExplorerState {
   /**
    * the options of the next trace; a partial dict is merged onto the current ones; {} before the explorer is set up
    */
-  options: ExplorerOptions | Empty;
+  options: ExplorerOptions1 | Empty;
   /**
    * one label per check input set of the request, in the order of options.check_inputs_enabled
    */
@@ -525,8 +532,46 @@ export interface HistoryEntry {
   run_id: string;
   summary: string;
   ok: boolean;
+  /**
+   * the badge's text
+   */
+  verdict: 'ok' | 'warnings' | 'check failed' | 'failed';
   created: string;
   options: RecordedOptions;
+  explorer_options: ExplorerOptions;
+}
+/**
+ * the options bar's values this run was traced with: picking the run from the history puts them back
+ */
+export interface ExplorerOptions {
+  /**
+   * strict mode: reject mutable containers (list/dict) at the output
+   */
+  strict: boolean;
+  /**
+   * check the trace by re-tracing and comparing outputs
+   */
+  check_trace: boolean;
+  /**
+   * relative tolerance of the check's output comparison (default 1e-5)
+   */
+  check_tolerance: number;
+  /**
+   * which check input sets of the request are on, one per set (check_input_labels names them); none on: the example inputs
+   */
+  check_inputs_enabled: boolean[];
+  /**
+   * torch's private _force_outplace: record in-place ops as their out-of-place versions
+   */
+  force_outplace: boolean;
+  /**
+   * call .train() or .eval() on the module for this trace only (restored after), or leave it as is
+   */
+  module_mode: 'as_is' | 'train' | 'eval';
+  /**
+   * trace under torch.no_grad()
+   */
+  no_grad: boolean;
 }
 /**
  * the options bar: the live trace options (core/options.py LIVE, SPECS), with check_inputs_enabled in place of check_inputs
@@ -534,7 +579,7 @@ export interface HistoryEntry {
  * This interface was referenced by `ExplorerState`'s JSON-Schema
  * via the `definition` "ExplorerOptions".
  */
-export interface ExplorerOptions {
+export interface ExplorerOptions1 {
   /**
    * strict mode: reject mutable containers (list/dict) at the output
    */
@@ -578,6 +623,22 @@ export interface Comparison {
   graph_a: Graph;
   graph_b: Graph;
   diff: GraphDiff;
+}
+/**
+ * the placeholder %trace shows while the kernel traces (MIME application/vnd.jupyter.tracejit.progress+json); replaced by the explorer when the trace ends
+ *
+ * This interface was referenced by `ExplorerState`'s JSON-Schema
+ * via the `definition` "TraceProgress".
+ */
+export interface TraceProgress {
+  /**
+   * what is traced, e.g. BertModel or f
+   */
+  target: string;
+  /**
+   * seconds since the epoch when tracing started
+   */
+  started: number;
 }
 
 /** `kind` of a run (run.schema.json). */
@@ -629,7 +690,8 @@ export const OPTION_SPECS = [
 ] as const;
 /** Each widget trait's default (explorer.schema.json). */
 export const TRAIT_DEFAULTS: ExplorerState = {
-  run: {},
+  run_json: {},
+  html: '',
   runs: [],
   history_limit: 10,
   options: {},
