@@ -40,6 +40,7 @@ export type {
   NonFinite,
   RecordedOptions,
   StackRow,
+  TraceProgress,
   ValueRow,
   Verdict
 } from './protocol.generated';
