@@ -86,7 +86,8 @@ class Verdict(JsonRecord):
 
     ``error`` (red): tracing failed, or torch's check failed. ``warning`` (amber): the trace is right for these
     inputs, but a tracer warning, a finding (severity warning or error) or the generalization probe says it may be
-    wrong for others. ``ok`` (green) only when nothing says so.
+    wrong for others. ``ok`` (green) only when nothing says so (warnings that are not about the trace, such as a
+    library's deprecation notice, are counted but leave it green).
     """
 
     level: str
@@ -107,6 +108,11 @@ class Verdict(JsonRecord):
     def problems(self) -> int:
         """What the Warnings tab counts: tracer warnings, findings and probe disagreements."""
         return self.warnings + self.findings + self.probe
+
+
+#: warning categories that say nothing about whether the trace is right (a library's own deprecation notices, a
+#: module that was already TorchScript): counted with the others, but they leave the badge green
+NOT_ABOUT_THE_TRACE = frozenset({"other", "already_script"})
 
 
 def _plural(n: int, word: str) -> str:
@@ -197,12 +203,13 @@ class TraceRun(JsonRecord):
                 f"torch's check failed: {_plural(roots, 'root divergence')}, {_plural(mismatches, 'output mismatch')}"
             )
         reasons += [f"{f.severity}: {f.title}" for f in serious]
-        if user:
+        hazards = [w for w in user if w.category not in NOT_ABOUT_THE_TRACE]
+        if hazards:
             by_category: dict[str, int] = {}
-            for w in user:
+            for w in hazards:
                 by_category[w.category] = by_category.get(w.category, 0) + 1
             kinds = ", ".join(f"{c} ×{n}" if n > 1 else c for c, n in by_category.items())
-            reasons.append(f"{_plural(len(user), 'tracer warning')} ({kinds})")
+            reasons.append(f"{_plural(len(hazards), 'tracer warning')} ({kinds})")
         if probe:
             assert self.probe is not None
             reasons.append(
@@ -212,14 +219,16 @@ class TraceRun(JsonRecord):
             return Verdict("error", "check failed", reasons, **counts)
         if self.error is not None or not self.graphs:
             return Verdict("error", "failed", reasons, **counts)
+        others = len(user) - len(hazards)
+        notes = [f"{_plural(others, 'other warning')}, not about the trace"] if others else []
         if reasons:
-            return Verdict("warning", "warnings", reasons, **counts)
+            return Verdict("warning", "warnings", reasons + notes, **counts)
         checked = (
             f"torch's check passed on {_plural(len(self.check.cases), 'input set')}"
             if self.check is not None
             else "not checked (check_trace=False)"
         )
-        return Verdict("ok", "ok", [f"no tracer warnings or findings; {checked}"], **counts)
+        return Verdict("ok", "ok", [f"nothing says the trace is wrong; {checked}", *notes], **counts)
 
     def files(self) -> Iterator[str]:
         """Every source file the run points at (nodes' stacks, warnings, errors, the target), repeats included."""

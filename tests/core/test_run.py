@@ -158,13 +158,25 @@ class TrainBatchNorm(nn.Module):
         return self.bn(x)
 
 
+def noisy_relu(x):
+    warnings.warn("`old_flag` is deprecated and will be removed in v6", FutureWarning, stacklevel=1)
+    return torch.relu(x)
+
+
 def test_the_verdict_is_green_only_when_nothing_says_the_trace_is_wrong(all_runs: dict[str, TraceRun]) -> None:
     def verdict(run: TraceRun) -> tuple[str, str]:
         return run.verdict.level, run.verdict.label
 
     assert verdict(all_runs["unchecked"]) == ("ok", "ok")
-    assert all_runs["unchecked"].verdict.reasons == ["no tracer warnings or findings; not checked (check_trace=False)"]
+    assert all_runs["unchecked"].verdict.reasons == ["nothing says the trace is wrong; not checked (check_trace=False)"]
     assert verdict(tj.trace(torch.sin, (torch.rand(2),))) == ("ok", "ok")
+    # a library's own warning is counted (the Warnings tab lists it) but says nothing about the trace
+    noisy = tj.trace(noisy_relu, (torch.rand(2),))
+    assert verdict(noisy) == ("ok", "ok") and noisy.verdict.warnings == 1
+    assert noisy.verdict.reasons == [
+        "nothing says the trace is wrong; torch's check passed on 1 input set",
+        "1 other warning, not about the trace",
+    ]
     # right for these inputs, but something says it may be wrong for others: amber, and run.ok stays True
     frozen = tj.trace(Net().eval(), (torch.rand(2, 4),))
     assert frozen.ok and verdict(frozen) == ("warning", "warnings")
