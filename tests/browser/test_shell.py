@@ -447,7 +447,8 @@ def test_the_shell_in_notebook_7(lab):
     page = lab.page
     page.goto(f"{lab.server.url}/notebooks/nb7-shell.ipynb")
     page.locator(".jp-NotebookPanel .jp-Cell").first.wait_for()
-    page.wait_for_function("() => window.jupyterapp !== undefined || document.querySelector('.jp-Notebook')")
+    # Run All before the kernel is connected runs nothing: wait for the toolbar's kernel indicator to say idle
+    page.locator('.jp-Notebook-ExecutionIndicator[data-status="idle"]').first.wait_for(timeout=60_000)
     page.locator(".lm-MenuBar-itemLabel", has_text=re.compile(r"^Run$")).click()
     page.locator(".lm-Menu-itemLabel", has_text=re.compile(r"^Run All Cells$")).click()
     cell = page.locator(".jp-NotebookPanel .jp-Cell").nth(1)

@@ -5,7 +5,8 @@
  *
  * Every click shows at once what it did, before the kernel answers: a control whose value is not yet the one the
  * run on screen was traced with is marked pending, and the status counts the seconds ("re-trace asked… 0.4 s",
- * then "tracing… 3.2 s", from the kernel's start time) with a cancel button. Cancel stops waiting: the kernel drops
+ * then "tracing… 3.2 s", counted from the click on this page's clock, so a kernel whose clock differs cannot skew
+ * it) with a cancel button. Cancel stops waiting: the kernel drops
  * the result when it comes and puts the options of the run on screen back. Picking a run of the history shows it
  * and puts its options in the bar (the kernel does that), so they are the options of the next re-trace.
  */
@@ -41,6 +42,8 @@ export class OptionsBar {
   private readonly historyEl: HTMLElement;
   private timer: number | null = null;
   private waiting: Waiting = { kind: 'none' };
+  /** When this page saw the trace begin (its click, else the kernel's "tracing"); null when not tracing. */
+  private tracingSince: number | null = null;
   private readonly unsubscribe: () => void;
 
   constructor(private readonly ctx: ExplorerContext) {
@@ -49,6 +52,10 @@ export class OptionsBar {
     this.historyEl = h('div', { class: 'jp-TraceExplorer-history' });
     this.element = h('div', { class: 'jp-TraceExplorer-optionsBar' }, this.controls, this.historyEl, this.statusEl);
     this.unsubscribe = ctx.onChange(keys => {
+      if (keys.has('status')) {
+        const asked = this.waiting.kind === 'asked' ? this.waiting.since : null;
+        this.tracingSince = ctx.host.get('status') === 'tracing' ? (asked ?? Date.now() / 1000) : null;
+      }
       if (keys.has('status') && ctx.host.get('status') !== 'idle' && this.waiting.kind !== 'cancelled') {
         this.waiting = { kind: 'none' }; // the kernel took over: its status says the rest
       }
@@ -295,7 +302,8 @@ export class OptionsBar {
     let since = 0;
     let mode: string = state;
     if (state === 'tracing') {
-      since = host.get('statusSince');
+      // mounted while the kernel was already tracing: only its clock knows since when
+      since = this.tracingSince ?? host.get('statusSince');
       text = elapsed => `tracing… ${elapsed.toFixed(1)} s`;
     } else if (waiting.kind === 'asked' && (waiting.retrace || this.anyPending)) {
       since = waiting.since;
