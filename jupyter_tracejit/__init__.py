@@ -7,7 +7,7 @@
 
 from typing import Any
 
-from . import render  # noqa: F401  (registers run.to_dot / to_html / save_html with the core)
+from . import cells, render  # noqa: F401  (render registers run.to_dot / to_html / save_html with the core)
 from .core import (
     CATEGORIES,
     SCHEMA_VERSION,
@@ -23,8 +23,12 @@ from .core import (
     trace,
     trace_module,
 )
+from .core.run import register_file_namer
 
 __version__ = "0.1.0"
+
+# locations in notebook code read "cell [9], line 7" (a no-op outside IPython)
+register_file_namer(cells.cell_name)
 
 
 def explore(*args: Any, **kwargs: Any) -> Any:

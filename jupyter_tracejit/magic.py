@@ -22,6 +22,13 @@ Which torch function is called
   where ``model.encode`` is a bound method of an ``nn.Module`` other than ``forward`` (the method is inferred):
   ``tj.trace_module(model, {"encode": (x,)})``.
 
+What the notebook shows and holds
+---------------------------------
+While the kernel traces, the output shows a placeholder ("tracing BertModel… 12 s", started at a given time), which
+the explorer replaces when the trace ends. The run goes into ``_trace`` (or ``-o NAME``), the explorer into
+``_trace_explorer``; when the explorer re-traces (or shows a run of its history), the variable follows the run on
+screen, as long as it still holds the explorer's run (a variable the user has reassigned is left alone).
+
 Errors of the magic itself (bad CALL, bad option, unknown name...) print one line on stderr naming the problem
 with an example of correct use, and leave the namespace untouched. Failures inside the traced code are not magic
 errors: they are in the run (``run.ok``, ``run.error``) and the explorer shows them.
@@ -33,6 +40,8 @@ import ast
 import inspect
 import keyword
 import sys
+import time
+import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -43,12 +52,15 @@ from IPython.core.magic_arguments import argument, kwds, magic_arguments
 from IPython.utils.process import arg_split
 
 from .core.options import COMMAND_LINE, CommandLineError, add_command_line, from_command_line
+from .core.plan import target_of
 from .core.request import trace, trace_module
 from .core.run import TraceRun
-from .widgets import RUN_MIME, explore
+from .widgets import PROGRESS_MIME, RUN_MIME, TraceExplorer, explore
 
 #: where the run goes without ``-o`` (like ``_`` for the last output)
 DEFAULT_OUTPUT = "_trace"
+#: where the explorer of the last ``%trace`` goes (``_trace_explorer.run`` is the run on screen)
+EXPLORER_OUTPUT = "_trace_explorer"
 
 #: the magic's own options (the trace options come from :data:`jupyter_tracejit.core.options.COMMAND_LINE`)
 _OWN_VALUE_OPTIONS = ("-o", "--method")
@@ -80,11 +92,12 @@ _VALUE_EXAMPLES = {
 }
 
 
-def _display(obj: Any, *, raw: bool = False) -> None:
-    """Every output of the magic goes through here (tests replace it with a recorder)."""
+def _display(obj: Any, *, raw: bool = False, display_id: str | None = None, update: bool = False) -> None:
+    """Every output of the magic goes through here (tests replace it with a recorder); with ``update``, replaces
+    the output shown under ``display_id``."""
     from IPython.display import display
 
-    display(obj, raw=raw)
+    display(obj, raw=raw, display_id=display_id, update=update)
 
 
 class MagicError(Exception):
@@ -410,6 +423,30 @@ def _trace(plan: Plan, check_inputs: list[Any] | None, opts: Options) -> TraceRu
     return trace(plan.target, plan.inputs, **common)
 
 
+def target_name(plan: Plan) -> str:
+    """What the placeholder says is being traced: ``BertModel``, ``f``, ``Net.encode``."""
+    name = target_of(plan.target).name
+    return f"{name}.{plan.method}" if plan.method not in (None, "forward") else name
+
+
+def progress_bundle(name: str, started: float) -> dict[str, Any]:
+    """The placeholder shown while the kernel traces: our renderer counts the seconds, the text gives the start."""
+    clock = time.strftime("%H:%M:%S", time.localtime(started))
+    return {PROGRESS_MIME: {"target": name, "started": started}, "text/plain": f"tracing {name}… (started {clock})"}
+
+
+def follow_runs(explorer: TraceExplorer, namespace: dict[str, Any], name: str) -> None:
+    """Keep ``namespace[name]`` on the run the explorer shows, while it holds the explorer's previous run."""
+    shown = [explorer.run]
+
+    def on_run(_change: Any) -> None:
+        if namespace.get(name) is shown[0] and explorer.run is not None:
+            namespace[name] = explorer.run
+        shown[0] = explorer.run
+
+    explorer.observe(on_run, names="run_json")
+
+
 def static_bundle(run: TraceRun) -> dict[str, Any]:
     """The kernel-free view of a run (``--static``): its JSON for the MIME renderer, its summary, and HTML when
     the run can render itself as HTML."""
@@ -494,9 +531,11 @@ class TraceMagics(Magics):
                     return x * 2 if x.sum() > 0 else x
                 f(torch.randn(3))
 
-        The run (a TraceRun) is stored in _trace (or the -o NAME variable); display it again with `_trace` or
-        tj.explore(_trace). A failure inside the traced code is recorded in the run (_trace.ok, _trace.error) and
-        shown by the explorer; a mistake in the magic's own arguments prints one line and changes nothing.
+        The run (a TraceRun) is stored in _trace (or the -o NAME variable) and the explorer in _trace_explorer;
+        when the explorer re-traces, _trace follows the run on screen (_trace_explorer.run). Display it again with
+        `_trace` or tj.explore(_trace). A failure inside the traced code is recorded in the run (_trace.ok,
+        _trace.error) and shown by the explorer; a mistake in the magic's own arguments prints one line and changes
+        nothing.
         """
         magic = "%trace" if cell is None else "%%trace"
         try:
@@ -583,14 +622,29 @@ class TraceMagics(Magics):
                 ) from None
             value = _evaluate(expr.body, source, ns, "<%trace --check-inputs>", "--check-inputs", example)
             check_inputs = check_inputs_for(value, opts.check_inputs_expr, plan)
-        run = _trace(plan, check_inputs, opts)
-        ns[opts.output] = run
         if opts.quiet:
+            run = _trace(plan, check_inputs, opts)
+            ns[opts.output] = run
             print(run.summary())
-        elif opts.static:
-            _display(static_bundle(run), raw=True)
-        else:
-            _display(explore(run))
+            return
+        # the trace can take a while (and blocks the kernel): say what is being traced until its result replaces it
+        display_id = uuid.uuid4().hex
+        name, started = target_name(plan), time.time()
+        _display(progress_bundle(name, started), raw=True, display_id=display_id)
+        try:
+            run = _trace(plan, check_inputs, opts)
+        except BaseException:  # an interrupt: leave no placeholder counting seconds forever
+            stopped = f"tracing {name} stopped after {time.time() - started:.1f} s"
+            _display({"text/plain": stopped}, raw=True, display_id=display_id, update=True)
+            raise
+        ns[opts.output] = run
+        if opts.static:
+            _display(static_bundle(run), raw=True, display_id=display_id, update=True)
+            return
+        explorer = explore(run)
+        ns[EXPLORER_OUTPUT] = explorer
+        follow_runs(explorer, ns, opts.output)
+        _display(explorer, display_id=display_id, update=True)
 
 
 # argparse would accept --no for --no-check or --no-grad; prefixes are confusing on a notebook line
@@ -602,4 +656,14 @@ def register_magics(ipython: Any) -> None:
     ipython.register_magics(TraceMagics)
 
 
-__all__ = ["DEFAULT_OUTPUT", "MagicError", "TraceMagics", "register_magics", "split_line", "static_bundle"]
+__all__ = [
+    "DEFAULT_OUTPUT",
+    "EXPLORER_OUTPUT",
+    "MagicError",
+    "TraceMagics",
+    "follow_runs",
+    "progress_bundle",
+    "register_magics",
+    "split_line",
+    "static_bundle",
+]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import shutil
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,7 +19,7 @@ from torch import nn
 
 import jupyter_tracejit as tj
 from jupyter_tracejit import magic
-from jupyter_tracejit.widgets import RUN_MIME, TraceExplorer
+from jupyter_tracejit.widgets import PROGRESS_MIME, RUN_MIME, TraceExplorer
 
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 OPTIONS = (
@@ -129,10 +130,20 @@ class Shown:
 
     stdout: str
     stderr: str
-    #: the MIME bundles published
+    #: the MIME bundles published, updates of a display included
     bundles: list[dict[str, Any]]
     #: the objects handed to magic._display
     objects: list[Any] = field(default_factory=list)
+    #: ``(display_id, update)`` of each object handed to magic._display
+    displays: list[tuple[str | None, bool]] = field(default_factory=list)
+
+    @property
+    def final(self) -> list[Any]:
+        """What stays on screen: each display's last object (a placeholder is replaced by its update)."""
+        last: dict[Any, Any] = {}
+        for i, (obj, (display_id, _update)) in enumerate(zip(self.objects, self.displays, strict=True)):
+            last[display_id if display_id is not None else i] = obj
+        return list(last.values())
 
 
 def run_magic(
@@ -140,16 +151,18 @@ def run_magic(
 ) -> tuple[Any, Shown]:
     """Run ``%trace line`` (or ``%%trace line`` + cell); returns the magic's return value and its output."""
     objects: list[Any] = []
+    displays: list[tuple[str | None, bool]] = []
     real_display = magic._display
 
-    def recording_display(obj: Any, *, raw: bool = False) -> None:
+    def recording_display(obj: Any, *, raw: bool = False, display_id: str | None = None, update: bool = False) -> None:
         objects.append(obj)
-        real_display(obj, raw=raw)
+        displays.append((display_id, update))
+        real_display(obj, raw=raw, display_id=display_id, update=update)
 
     monkeypatch.setattr(magic, "_display", recording_display)
     with capture_output() as cap:
         result = ip.run_line_magic("trace", line) if cell is None else ip.run_cell_magic("trace", line, cell)
-    return result, Shown(cap.stdout, cap.stderr, [o.data for o in cap.outputs], objects)
+    return result, Shown(cap.stdout, cap.stderr, [o.data for o in cap.outputs], objects, displays)
 
 
 def traced(ip: InteractiveShell, monkeypatch: pytest.MonkeyPatch, line: str, name: str = "_trace") -> tj.TraceRun:
@@ -178,13 +191,16 @@ def test_trace_shows_a_live_explorer_and_stores_the_run_in_underscore_trace(
     run = ip.user_ns["_trace"]
     assert run.ok and run.request.kind == "trace" and run.request.target is relu_fn
     assert run.request.inputs == (ip.user_ns["x"],)
-    # the namespace gains the run and nothing else
-    assert set(ip.user_ns) - before == {"_trace"}
-    (explorer,) = shown.objects
-    assert isinstance(explorer, TraceExplorer) and explorer.live and explorer.current is run
-    (bundle,) = shown.bundles
-    assert {WIDGET_MIME, RUN_MIME, "text/plain"} <= bundle.keys()
-    assert bundle[RUN_MIME] == run.to_json()
+    # the namespace gains the run and its explorer, nothing else
+    assert set(ip.user_ns) - before == {"_trace", "_trace_explorer"}
+    (explorer,) = shown.final
+    assert isinstance(explorer, TraceExplorer) and explorer.live and explorer.run is run
+    assert ip.user_ns["_trace_explorer"] is explorer
+    placeholder, bundle = shown.bundles  # what it traces while it traces, then the explorer in its place
+    assert PROGRESS_MIME in placeholder
+    assert bundle[WIDGET_MIME] and bundle[RUN_MIME] == run.to_json()
+    assert {WIDGET_MIME, RUN_MIME, "text/html", "text/plain"} <= bundle.keys()
+    assert bundle["text/html"] == run.to_html()
     assert bundle["text/plain"] == run.summary()
     assert shown.stdout == shown.stderr == ""
 
@@ -204,15 +220,15 @@ def test_a_failure_inside_the_traced_code_is_recorded_not_reported_as_a_magic_er
     assert shown.stderr == ""
     run = ip.user_ns["_trace"]
     assert not run.ok and run.error is not None and run.error.type == "ValueError"
-    (explorer,) = shown.objects
-    assert isinstance(explorer, TraceExplorer) and explorer.current is run
+    (explorer,) = shown.final
+    assert isinstance(explorer, TraceExplorer) and explorer.run is run
 
 
 def test_o_stores_the_run_under_that_name_only(ip: InteractiveShell, monkeypatch: pytest.MonkeyPatch) -> None:
     before = set(ip.user_ns)
     run = traced(ip, monkeypatch, "-o first relu_fn(x)", name="first")
     assert "_trace" not in ip.user_ns
-    assert set(ip.user_ns) - before == {"first"}
+    assert set(ip.user_ns) - before == {"first", "_trace_explorer"}
     second = traced(ip, monkeypatch, "-osecond relu_fn(x)", name="second")
     assert second is not run
 
@@ -327,13 +343,88 @@ def test_probe(ip: InteractiveShell, monkeypatch: pytest.MonkeyPatch) -> None:
 def test_static_displays_the_kernel_free_view(ip: InteractiveShell, monkeypatch: pytest.MonkeyPatch) -> None:
     _, shown = run_magic(ip, monkeypatch, "--static -o run relu_fn(x)")
     run = ip.user_ns["run"]
-    (bundle,) = shown.bundles
+    _placeholder, bundle = shown.bundles
     expected = {RUN_MIME, "text/plain"} | ({"text/html"} if callable(getattr(run, "to_html", None)) else set())
     assert set(bundle) == expected
     assert bundle[RUN_MIME] == run.to_json()
     assert bundle["text/plain"] == run.summary()
     assert not any(isinstance(o, TraceExplorer) for o in shown.objects)
     assert shown.stdout == shown.stderr == ""
+
+
+def test_a_placeholder_says_what_is_traced_until_the_explorer_replaces_it(
+    ip: InteractiveShell, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    before = time.time()
+    _, shown = run_magic(ip, monkeypatch, "--eval net(x)")
+    (display_id, update), (same_id, replaces) = shown.displays
+    assert display_id and same_id == display_id and (update, replaces) == (False, True)
+    placeholder, explorer = shown.bundles
+    progress = placeholder[PROGRESS_MIME]
+    assert progress["target"] == "Net" and before <= progress["started"] <= time.time()
+    started = time.strftime("%H:%M:%S", time.localtime(progress["started"]))
+    assert placeholder["text/plain"] == f"tracing Net… (started {started})"
+    assert WIDGET_MIME in explorer and PROGRESS_MIME not in explorer
+    # a module method is named as such
+    _, shown = run_magic(ip, monkeypatch, "net.encode(x)")
+    assert shown.bundles[0][PROGRESS_MIME]["target"] == "Net.encode"
+
+
+def test_an_interrupted_trace_leaves_no_placeholder_counting(
+    ip: InteractiveShell, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def interrupted(*_args: Any) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(magic, "_trace", interrupted)
+    shown: list[tuple[Any, dict[str, Any]]] = []
+    monkeypatch.setattr(magic, "_display", lambda obj, **kwargs: shown.append((obj, kwargs)))
+    previous = ip.user_ns.get("_trace")
+    with pytest.raises(KeyboardInterrupt):
+        ip.run_line_magic("trace", "net(x)")
+    (placeholder, shown_as), (stopped, replaced_as) = shown
+    assert PROGRESS_MIME in placeholder
+    assert replaced_as == {"raw": True, "display_id": shown_as["display_id"], "update": True}
+    assert stopped["text/plain"].startswith("tracing Net stopped after ")
+    assert ip.user_ns.get("_trace") is previous
+
+
+def test_the_run_variable_follows_the_explorer(ip: InteractiveShell, monkeypatch: pytest.MonkeyPatch) -> None:
+    first = traced(ip, monkeypatch, "-o run net(x)", name="run")
+    explorer = ip.user_ns["_trace_explorer"]
+    assert explorer.run is first
+    explorer.options = {"module_mode": "eval"}  # a re-trace (no event loop here: it runs at once)
+    second = explorer.run
+    assert second is not first and second.options["module_mode"] == "eval"
+    assert ip.user_ns["run"] is second
+    explorer.show_run(first.run_id)  # a history pick is the run on screen too
+    assert ip.user_ns["run"] is first
+    # a variable the user reassigned is theirs
+    ip.user_ns["run"] = "mine"
+    explorer.retrace()
+    assert ip.user_ns["run"] == "mine" and explorer.run is not first
+    # a newer %trace takes _trace over: the older explorer's re-traces leave it alone
+    newer = traced(ip, monkeypatch, "relu_fn(x)")
+    older = explorer
+    assert ip.user_ns["_trace_explorer"] is not older
+    older.retrace()
+    assert ip.user_ns["_trace"] is newer
+
+
+def test_locations_in_cells_are_named_by_their_execution_count(
+    ip: InteractiveShell, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ip.run_cell("def branchy(x):\n    if x.sum() > 0:\n        return x * 2\n    return x\n", store_history=True)
+    defined_in = ip.execution_count - 1
+    run = traced(ip, monkeypatch, "branchy(x.abs())")
+    (warning,) = run.user_warnings
+    assert run.file_names[warning.file] == f"cell [{defined_in}]"
+    assert run.file_names[run.target.file] == f"cell [{defined_in}]"
+    assert all(name.startswith("cell [") for name in run.file_names.values())
+    assert f"cell [{defined_in}], line 2" in run.to_html()
+    run_magic(ip, monkeypatch, "", CELL.format(factor=3))
+    cell_run = ip.user_ns["_trace"]
+    assert cell_run.file_names[cell_run.target.file] == f"cell [{ip.execution_count}]"
 
 
 def test_static_bundle_uses_to_html_when_the_run_has_one() -> None:
@@ -347,6 +438,7 @@ def test_quiet_prints_one_line(ip: InteractiveShell, monkeypatch: pytest.MonkeyP
     run = ip.user_ns["_trace"]
     assert shown.stdout == run.summary() + "\n"
     assert shown.bundles == [] and shown.objects == [] and shown.stderr == ""
+    assert "_trace_explorer" not in ip.user_ns  # nothing on screen to follow
 
 
 def test_help_documents_every_option(ip: InteractiveShell) -> None:
@@ -377,7 +469,7 @@ def test_cell_defines_then_traces_its_last_line(ip: InteractiveShell, monkeypatc
     assert run.request.target is ip.user_ns["g"]  # the definition landed in the namespace
     assert run.target.line == 2  # line 1 of the cell is %%trace
     assert any(n.kind == "aten::mul" for n in run.graph.nodes)
-    (explorer,) = shown.objects
+    (explorer,) = shown.final
     assert isinstance(explorer, TraceExplorer) and explorer.live
     # edit the function, re-run the cell: options on the first line
     _, shown = run_magic(ip, monkeypatch, "--no-check -o edited", CELL.format(factor="x"))
@@ -569,10 +661,12 @@ def test_notebook_with_load_ext_and_trace(tmp_path: Path) -> None:
     def outputs(i: int) -> list[dict[str, Any]]:
         return nb.cells[i]["outputs"]
 
-    (live,) = outputs(1)
+    (live,) = outputs(1)  # the placeholder was replaced in place
     assert live["output_type"] == "display_data"
-    assert {WIDGET_MIME, RUN_MIME, "text/plain"} <= set(live["data"])
+    assert {WIDGET_MIME, RUN_MIME, "text/html", "text/plain"} <= set(live["data"])
+    assert PROGRESS_MIME not in live["data"]
     assert live["data"][RUN_MIME]["ok"] is True
+    assert "cell [1]" in live["data"][RUN_MIME]["file_names"].values()  # f is defined in the first cell
     (static,) = outputs(2)
     assert RUN_MIME in static["data"] and WIDGET_MIME not in static["data"]
     if callable(getattr(tj.TraceRun, "to_html", None)):

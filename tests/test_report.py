@@ -113,7 +113,9 @@ def test_to_html_has_summary_warnings_with_lines_and_divergences(loop_run, monke
     text = loop_run.to_html()
     assert text.startswith('<div class="tracejit-html">') and text.endswith("</div>")
     assert html.escape(loop_run.summary()) in text
-    assert ">problems</strong>" in text
+    # the explorer badge's verdict, with its reasons
+    assert '<strong class="tracejit-error">check failed</strong>' in text
+    assert "<li>torch&#x27;s check failed: 1 root divergence" in text
     # the check case and its root divergences with both source lines
     assert "check_inputs[0]" in text and "FAILED" in text
     assert "only in the check trace: aten::select" in text
@@ -137,7 +139,7 @@ def test_to_html_escapes_hostile_names_code_and_scopes(hostile_run, monkeypatch)
 def test_to_html_of_a_failed_trace_shows_the_error_and_hint():
     run = tj.trace(lambda x: {"y": x}, (torch.ones(2),))
     text = run.to_html()
-    assert ">FAILED</strong>" in text
+    assert '<strong class="tracejit-error">failed</strong>' in text
     assert html.escape(run.error.type) in text and "Hint:" in text
     assert "<svg" not in text and "<pre>" not in text  # no graph: tracing failed
     assert_inert(text)

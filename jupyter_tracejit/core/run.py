@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
@@ -31,6 +32,32 @@ def register_presenter(name: str, present: Callable[..., Any]) -> None:
     _PRESENTERS[name] = present
 
 
+#: names a source file for display (``cell [9]`` for a notebook cell's file), or ``None``; registered by the notebook
+#: layer (:mod:`jupyter_tracejit.cells`), which knows IPython: the core never asks IPython itself
+_FILE_NAMER: list[Callable[[str], str | None]] = []
+
+
+def register_file_namer(namer: Callable[[str], str | None] | None) -> None:
+    """Name source files in new runs' :attr:`TraceRun.file_names` with ``namer`` (``None``: stop naming)."""
+    _FILE_NAMER[:] = [namer] if namer is not None else []
+
+
+def display_names(files: Iterable[str]) -> dict[str, str]:
+    """``file -> display name`` for the files the registered namer can name (a failing namer names nothing)."""
+    if not _FILE_NAMER:
+        return {}
+    namer = _FILE_NAMER[0]
+    names: dict[str, str] = {}
+    for file in sorted(set(files)):
+        try:
+            name = namer(file) if file else None
+        except Exception:  # a display nicety: never let it break a trace
+            name = None
+        if name:
+            names[file] = name
+    return names
+
+
 def _presenter(name: str) -> Callable[..., Any]:
     found = _PRESENTERS.get(name)
     if found is None:
@@ -54,6 +81,45 @@ class Target(JsonRecord):
 
 
 @dataclass
+class Verdict(JsonRecord):
+    """What the explorer's badge (and the saved HTML) says about a run, and why.
+
+    ``error`` (red): tracing failed, or torch's check failed. ``warning`` (amber): the trace is right for these
+    inputs, but a tracer warning, a finding (severity warning or error) or the generalization probe says it may be
+    wrong for others. ``ok`` (green) only when nothing says so (warnings that are not about the trace, such as a
+    library's deprecation notice, are counted but leave it green).
+    """
+
+    level: str
+    #: the badge's text: ``ok``, ``warnings``, ``check failed`` or ``failed``
+    label: str
+    #: why, one line each, the most serious first (the badge's tooltip)
+    reasons: list[str] = field(default_factory=list)
+    #: distinct tracer warnings (the deprecation notice excluded): the Warnings tab's first count
+    warnings: int = 0
+    #: findings of severity warning or error
+    findings: int = 0
+    #: probe cases that disagree with eager or fail in the trace
+    probe: int = 0
+    #: root divergences over every check case
+    roots: int = 0
+
+    @property
+    def problems(self) -> int:
+        """What the Warnings tab counts: tracer warnings, findings and probe disagreements."""
+        return self.warnings + self.findings + self.probe
+
+
+#: warning categories that say nothing about whether the trace is right (a library's own deprecation notices, a
+#: module that was already TorchScript): counted with the others, but they leave the badge green
+NOT_ABOUT_THE_TRACE = frozenset({"other", "already_script"})
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}{'es' if word.endswith(('ch', 'sh', 's', 'x')) else 's'}"
+
+
+@dataclass
 class TraceRun(JsonRecord):
     """The result of one trace. Nothing here raises: failures are in :attr:`error` and :attr:`check`."""
 
@@ -74,6 +140,9 @@ class TraceRun(JsonRecord):
     torch_version: str = ""
     created: str = ""
     run_id: str = ""
+    #: ``file -> display name`` for files with a better name than their path (``cell [9]`` for a notebook cell);
+    #: filled when the run is made, by the namer the notebook layer registers (:func:`register_file_namer`)
+    file_names: dict[str, str] = field(default_factory=dict)
     #: what torch returned (``ScriptModule`` / ``ScriptFunction``); ``None`` on failure or after ``from_json``
     traced: Any = field(default=None, repr=False, compare=False, metadata=NOT_IN_JSON)
     #: the :class:`~.request.TraceRequest` that produced this run (live objects; ``None`` after ``from_json``)
@@ -111,6 +180,70 @@ class TraceRun(JsonRecord):
     def user_warnings(self) -> list[TraceWarning]:
         """Warnings that point at a problem (the deprecation notice excluded)."""
         return [w for w in self.warnings if w.is_user_problem]
+
+    @property
+    def verdict(self) -> Verdict:
+        """The badge: ``ok`` / ``warnings`` / ``check failed`` / ``failed``, with its reasons and counts."""
+        user = self.user_warnings
+        serious = [f for f in self.findings if f.severity != "info"]
+        probe = self.probe.findings if self.probe is not None else []
+        roots = sum(len(c.diff.roots) for c in self.check.cases if c.diff) if self.check is not None else 0
+        counts = {"warnings": len(user), "findings": len(serious), "probe": len(probe), "roots": roots}
+        reasons: list[str] = []
+        # an exception inside the check is the run's error, as torch raises there and returns nothing
+        check_raised = self.error is not None and self.error.phase == "check"
+        if self.error is not None:
+            failed = "torch's check raised" if check_raised else "tracing failed"
+            reasons.append(f"{failed}: {self.error.type}: {self.error.message.splitlines()[0]}")
+        elif not self.graphs:
+            reasons.append("tracing recorded no graph")
+        if self.check is not None and not self.check.ok and not check_raised:
+            mismatches = len(self.check.output_mismatches)
+            reasons.append(
+                f"torch's check failed: {_plural(roots, 'root divergence')}, {_plural(mismatches, 'output mismatch')}"
+            )
+        reasons += [f"{f.severity}: {f.title}" for f in serious]
+        hazards = [w for w in user if w.category not in NOT_ABOUT_THE_TRACE]
+        if hazards:
+            by_category: dict[str, int] = {}
+            for w in hazards:
+                by_category[w.category] = by_category.get(w.category, 0) + 1
+            kinds = ", ".join(f"{c} ×{n}" if n > 1 else c for c, n in by_category.items())
+            reasons.append(f"{_plural(len(hazards), 'tracer warning')} ({kinds})")
+        if probe:
+            assert self.probe is not None
+            reasons.append(
+                f"probe: {len(probe)} of {len(self.probe.cases)} derived input sets disagree with eager or fail"
+            )
+        if check_raised or (self.error is None and self.check is not None and not self.check.ok):
+            return Verdict("error", "check failed", reasons, **counts)
+        if self.error is not None or not self.graphs:
+            return Verdict("error", "failed", reasons, **counts)
+        others = len(user) - len(hazards)
+        notes = [f"{_plural(others, 'other warning')}, not about the trace"] if others else []
+        if reasons:
+            return Verdict("warning", "warnings", reasons + notes, **counts)
+        checked = (
+            f"torch's check passed on {_plural(len(self.check.cases), 'input set')}"
+            if self.check is not None
+            else "not checked (check_trace=False)"
+        )
+        return Verdict("ok", "ok", [f"nothing says the trace is wrong; {checked}", *notes], **counts)
+
+    def files(self) -> Iterator[str]:
+        """Every source file the run points at (nodes' stacks, warnings, errors, the target), repeats included."""
+        graphs = list(self.graphs.values())
+        errors = [self.error]
+        if self.check is not None:
+            graphs += [c.graph for c in self.check.cases if c.graph is not None]
+            errors += [c.exception for c in self.check.cases]
+        for graph in graphs:
+            for node in graph.nodes:
+                if node.source is not None:
+                    yield from (frame.file for frame in node.source.stack)
+        yield from (w.file for w in self.warnings)
+        yield from (e.file for e in errors if e is not None)
+        yield self.target.file
 
     def warnings_of(self, category: str) -> list[TraceWarning]:
         return [w for w in self.warnings if w.category == category]
@@ -165,8 +298,16 @@ class TraceRun(JsonRecord):
             "schema_version": SCHEMA_VERSION,
             "ok": self.ok,
             "summary": self.summary(),
+            "verdict": self.verdict.to_json(),
             **super().to_json(),
         }
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str]) -> TraceRun:
+        """Read a run saved as JSON: ``json.dump(run.to_json(), f)``, ``tracejit --json``, or the explorer's JSON
+        download."""
+        with open(path, encoding="utf-8") as f:
+            return cls.from_json(json.load(f))
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> TraceRun:

@@ -31,7 +31,7 @@ from .graph import Frame, Graph, SourceLoc
 from .inputs import clone_inputs, describe_inputs
 from .module_state import ModuleState
 from .plan import TracePlan
-from .run import TraceRun
+from .run import TraceRun, display_names
 from .torch_trace import TraceCall, trace_call
 from .tracer_warnings import WarningRecorder
 
@@ -50,7 +50,8 @@ def method_code(ts_method: Any, module: torch.nn.Module | None) -> str:
 
 
 def stamp(run: TraceRun, started: float) -> TraceRun:
-    """Version, time and id of a finished run."""
+    """Version, time, id and file display names of a finished run."""
+    run.file_names = display_names(run.files())
     run.torch_version = torch.__version__
     run.created = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
     run.run_id = uuid.uuid4().hex[:12]

@@ -1,7 +1,8 @@
 """A static HTML fragment of a :class:`TraceRun`: the ``text/html`` fallback for places with neither the widget nor
 our MIME renderer (nbconvert, GitHub, an untrusted notebook), and the scriptless part of a saved report.
 
-It holds the summary, the error with its hint, the warnings with their source lines, the check cases with their
+It holds the verdict the explorer's badge shows (``ok``, ``warnings``, ``check failed``, ``failed``) with its reasons,
+the summary, the error with its hint, the warnings with their source lines, the check cases with their
 root divergences, findings and probe results, and each method's graph: inline SVG when the Graphviz ``dot``
 binary is on ``PATH`` (sanitized: no scripts, links, event handlers or styles survive), the IR text otherwise.
 Every text comes from user code and is escaped with :func:`html.escape`; nothing here is a link.
@@ -25,7 +26,7 @@ if TYPE_CHECKING:
     from ..core.graph import Graph
     from ..core.run import TraceRun
 
-__all__ = ["graph_svg", "sanitize_svg", "to_html"]
+__all__ = ["graph_svg", "location_label", "sanitize_svg", "to_html"]
 
 #: graphs with more nodes are shown as IR text: inline SVG would bloat the notebook (and ``dot`` gets slow)
 MAX_SVG_NODES = 500
@@ -46,8 +47,9 @@ _STYLE = """<style>
 .tracejit-html svg g.node.warning path, .tracejit-html svg g.node.warning polygon { stroke: #f57c00; }
 .tracejit-html svg g.node.root path, .tracejit-html svg g.node.root polygon { fill: #ffcdd2; stroke: #b71c1c; }
 .tracejit-html svg g.node.downstream path, .tracejit-html svg g.node.downstream polygon { fill: #fff3f3; }
-.tracejit-html .tracejit-ok { color: #388e3c; }
-.tracejit-html .tracejit-bad { color: #d32f2f; }
+.tracejit-html .tracejit-ok { color: var(--jp-success-color0, #1b5e20); }
+.tracejit-html .tracejit-warning { color: var(--jp-warn-color0, #8a4b00); }
+.tracejit-html .tracejit-bad, .tracejit-html .tracejit-error { color: var(--jp-error-color0, #b71c1c); }
 </style>"""
 
 
@@ -55,7 +57,12 @@ def _e(text: object) -> str:
     return html.escape(str(text), quote=True)
 
 
-def _where(file: str, line: int) -> str:
+def location_label(file: str, line: int, file_names: dict[str, str]) -> str:
+    """``cell [9], line 7`` for a notebook cell's file (``run.file_names``), else ``model.py:7`` (as the explorer's
+    ``locationLabel`` writes it)."""
+    name = file_names.get(file)
+    if name:
+        return f"{name}, line {line}"
     return f"{os.path.basename(file)}:{line}" if file else "?"
 
 
@@ -68,7 +75,7 @@ def _first_line(text: str) -> str:
     return lines[0] if lines else ""
 
 
-def _node(graph: Graph | None, node_id: int | None) -> str:
+def _node(run: TraceRun, graph: Graph | None, node_id: int | None) -> str:
     if graph is None or node_id is None or not 0 <= node_id < len(graph.nodes):
         return "<em>no counterpart</em>"
     n = graph.nodes[node_id]
@@ -76,7 +83,7 @@ def _node(graph: Graph | None, node_id: int | None) -> str:
     if n.scope:
         out += f" in {_code(n.scope)}"
     if n.source is not None:
-        out += f" at {_code(_where(n.source.file, n.source.line))}"
+        out += f" at {_code(location_label(n.source.file, n.source.line, run.file_names))}"
         if n.source.code:
             out += f": {_code(n.source.code.strip())}"
     return out
@@ -89,7 +96,7 @@ def _error(run: TraceRun) -> list[str]:
     parts = [f'<p class="tracejit-bad"><strong>{_e(e.type)}</strong>: {_e(e.message)}</p>']
     if e.file:
         code = f": {_code(e.code.strip())}" if e.code else ""
-        parts.append(f"<p>at {_code(_where(e.file, e.line))}{code}</p>")
+        parts.append(f"<p>at {_code(location_label(e.file, e.line, run.file_names))}{code}</p>")
     if e.hint:
         parts.append(f"<p><strong>Hint:</strong> {_e(e.hint)}</p>")
     return parts
@@ -104,7 +111,8 @@ def _warnings(run: TraceRun) -> list[str]:
         code = f": {_code(w.code.strip())}" if w.code else ""
         advice = f"<br><em>{_e(w.advice)}</em>" if w.advice else ""
         items.append(
-            f"<li>{_code('[' + w.category + ']')}{_e(times)} {_code(_where(w.file, w.line))}{code}"
+            f"<li>{_code('[' + w.category + ']')}{_e(times)} {_code(location_label(w.file, w.line, run.file_names))}"
+            f"{code}"
             f"<br>{_e(_first_line(w.message))}{advice}</li>"
         )
     return ["<h4>Warnings</h4>", "<ul>", *items, "</ul>"]
@@ -125,7 +133,7 @@ def _case(run: TraceRun, case: CheckCase) -> str:
         trace_graph = run.graphs.get(case.method)
         rows = [
             f"<li><strong>{_e(d.reason or d.kind)}</strong>"
-            f"<br>trace: {_node(trace_graph, d.trace_node)}<br>check: {_node(case.graph, d.check_node)}</li>"
+            f"<br>trace: {_node(run, trace_graph, d.trace_node)}<br>check: {_node(run, case.graph, d.check_node)}</li>"
             for d in roots[:MAX_ROOTS]
         ]
         if len(roots) > MAX_ROOTS:
@@ -267,12 +275,13 @@ def _graphs(run: TraceRun) -> list[str]:
 
 def to_html(run: TraceRun, *, graph: bool = True) -> str:
     """The run as an HTML fragment (a ``<div>``); ``graph=False`` leaves the graphs out."""
-    verdict = "ok" if run.ok else ("FAILED" if run.error is not None else "problems")
-    cls = "tracejit-ok" if run.ok else "tracejit-bad"
+    verdict = run.verdict
+    reasons = "".join(f"<li>{_e(r)}</li>" for r in verdict.reasons)
     parts = [
         '<div class="tracejit-html">',
         _STYLE,
-        f'<p><strong class="{cls}">{_e(verdict)}</strong> {_e(run.summary())}</p>',
+        f'<p><strong class="tracejit-{verdict.level}">{_e(verdict.label)}</strong> {_e(run.summary())}</p>',
+        f'<ul class="tracejit-verdict">{reasons}</ul>' if verdict.level != "ok" else "",
         *_error(run),
         *_warnings(run),
         *_check(run),

@@ -9,7 +9,15 @@ from typing import Any
 
 from ..core.request import trace
 from ..core.run import TraceRun
-from .explorer import MODULE_NAME, MODULE_VERSION, OPTION_KEYS, RUN_MIME, TraceExplorer, default_options
+from .explorer import (
+    MODULE_NAME,
+    MODULE_VERSION,
+    OPTION_KEYS,
+    PROGRESS_MIME,
+    RUN_MIME,
+    TraceExplorer,
+    default_options,
+)
 from .retrace import Retracer, Scheduler, default_scheduler
 
 
@@ -20,6 +28,7 @@ def explore(
     *,
     history_limit: int = 10,
     debounce: float = 0.3,
+    settle: float = 0.1,
     scheduler: Scheduler | None = None,
     **trace_options: Any,
 ) -> TraceExplorer:
@@ -44,7 +53,7 @@ def explore(
             f"explore needs a TraceRun, an nn.Module or a function, got {type(run_or_callable).__name__}; "
             "e.g. explore(model, (x,)) or explore(tj.trace(model, (x,)))"
         )
-    return TraceExplorer(run, history_limit=history_limit, debounce=debounce, scheduler=scheduler)
+    return TraceExplorer(run, history_limit=history_limit, debounce=debounce, settle=settle, scheduler=scheduler)
 
 
 def run_mimebundle(run: TraceRun) -> dict[str, Any]:
@@ -74,6 +83,7 @@ __all__ = [
     "MODULE_NAME",
     "MODULE_VERSION",
     "OPTION_KEYS",
+    "PROGRESS_MIME",
     "RUN_MIME",
     "Retracer",
     "TraceExplorer",

@@ -1,9 +1,10 @@
 """``TraceExplorer``: the Python model of the trace explorer widget.
 
 The traits tagged ``sync=True`` are the wire contract mirrored by the ``jupyter-tracejit`` front end
-(``TraceExplorerModel`` / ``TraceExplorerView``); keep their names and shapes in step with it.
-The explorer holds the :class:`~jupyter_tracejit.core.run.TraceRun` objects Python-side and sends
-their JSON; it re-traces through ``run.request`` when ``options`` change (see :mod:`.retrace`).
+(``TraceExplorerModel`` / ``TraceExplorerView``); ``explorer.schema.json`` writes it down.
+The explorer holds the :class:`~jupyter_tracejit.core.run.TraceRun` objects Python-side (:attr:`TraceExplorer.run`
+is the one on screen) and sends their JSON; it re-traces through ``run.request`` when ``options`` change (see
+:mod:`.retrace`).
 """
 
 from __future__ import annotations
@@ -24,6 +25,8 @@ from .retrace import Retracer, Scheduler
 
 #: the static representation of a run, for renderers without a kernel (and for nbconvert)
 RUN_MIME = "application/vnd.jupyter.tracejit+json"
+#: the placeholder shown while the kernel traces (explorer.schema.json TraceProgress)
+PROGRESS_MIME = "application/vnd.jupyter.tracejit.progress+json"
 
 MODULE_NAME = "jupyter-tracejit"
 #: the front end's npm version range this model speaks to (same release as the Python package)
@@ -100,13 +103,15 @@ def _check_input_labels(run: TraceRun | None) -> tuple[list[Any], list[str]]:
     return [], labels
 
 
-def _history_entry(run: TraceRun) -> dict[str, Any]:
+def _history_entry(run: TraceRun, options: dict[str, Any]) -> dict[str, Any]:
     return {
         "run_id": run.run_id,
         "summary": run.summary(),
         "ok": run.ok,
+        "verdict": run.verdict.label,
         "created": run.created,
         "options": run.options,
+        "explorer_options": options,
     }
 
 
@@ -126,7 +131,9 @@ class TraceExplorer(ipywidgets.DOMWidget):
     """Explore a :class:`TraceRun` in a notebook: graph, warnings, check divergences, options, history.
 
     ``TraceExplorer(run)`` shows ``run``; when the run carries its request (``run.request``, set by
-    ``tj.trace``), changing :attr:`options` re-traces after ``debounce`` seconds and shows the new run.
+    ``tj.trace``), changing :attr:`options` re-traces after ``debounce`` seconds and shows the new run
+    (:attr:`run` is always the run on screen). A finished trace is shown ``settle`` seconds after it ends, so that
+    a cancel sent while the kernel was busy tracing is read first (:meth:`cancel`).
     ``scheduler`` (``(delay, fn) -> handle``) replaces the asyncio loop for tests and other event loops.
     """
 
@@ -137,9 +144,12 @@ class TraceExplorer(ipywidgets.DOMWidget):
     _model_module_version = Unicode(MODULE_VERSION).tag(sync=True)
     _view_module_version = Unicode(MODULE_VERSION).tag(sync=True)
 
-    #: ``TraceRun.to_json()`` of the run on screen; ``{}`` when there is none
-    run = Dict().tag(sync=True)
-    #: the history, oldest first: ``{"run_id", "summary", "ok", "created", "options"}`` per run
+    #: ``TraceRun.to_json()`` of the run on screen (:attr:`run`); ``{}`` when there is none
+    run_json = Dict().tag(sync=True)
+    #: ``to_html()`` of the run on screen: the front end keeps the notebook's saved ``text/html`` fallback current
+    html = Unicode("").tag(sync=True)
+    #: the history, oldest first: ``{"run_id", "summary", "ok", "verdict", "created", "options",
+    #: "explorer_options"}`` per run (``explorer_options``: the options bar's values that traced it)
     runs = List(Dict()).tag(sync=True)
     #: how many runs the history keeps (the one on screen is never dropped)
     history_limit = Int(10).tag(sync=True)
@@ -169,6 +179,7 @@ class TraceExplorer(ipywidgets.DOMWidget):
         *,
         history_limit: int = 10,
         debounce: float = 0.3,
+        settle: float = 0.1,
         scheduler: Scheduler | None = None,
         **kwargs: Any,
     ) -> None:
@@ -187,19 +198,26 @@ class TraceExplorer(ipywidgets.DOMWidget):
         source = self._request.options.as_dict() if self._request is not None else (run.options if run else {})
         initial = _initial_options(source, self._n_check_inputs)
         self._applied_options = initial
+        #: run_id -> the options bar's values that traced it (what picking it from the history puts back)
+        self._traced_with: dict[str, dict[str, Any]] = {}
+        #: set while the options are put back without asking for a re-trace (history pick, cancel)
+        self._restoring_options = False
         self._retracer: Retracer[dict[str, Any], TraceRun] = Retracer(
             self._trace,
             on_start=self._on_trace_start,
             on_result=self._on_trace_result,
             on_error=self._on_trace_error,
             debounce=debounce,
+            settle=settle,
             scheduler=scheduler,
         )
         if run is not None:
             self._history[run.run_id] = run
+            self._traced_with[run.run_id] = initial
         super().__init__(
-            run=run.to_json() if run is not None else {},
-            runs=[_history_entry(r) for r in self._history.values()],
+            run_json=run.to_json() if run is not None else {},
+            html=run.to_html() if run is not None else "",
+            runs=[_history_entry(r, self._options_of(r)) for r in self._history.values()],
             history_limit=history_limit,
             options=initial,
             check_input_labels=labels,
@@ -212,8 +230,8 @@ class TraceExplorer(ipywidgets.DOMWidget):
 
     # -- Python API ---------------------------------------------------------------------------------
     @property
-    def current(self) -> TraceRun | None:
-        """The run on screen."""
+    def run(self) -> TraceRun | None:
+        """The run on screen (it follows re-traces and history picks)."""
         return self._current
 
     @property
@@ -237,9 +255,25 @@ class TraceExplorer(ipywidgets.DOMWidget):
             self._remember(run)
 
     def show_run(self, run_id: str) -> None:
-        """Put the history run ``run_id`` on screen (the options are left as they are)."""
-        self._show(self._history_run(run_id))
-        self._clear_error()
+        """Put the history run ``run_id`` on screen, and its options in the options bar: they are the options of
+        the next re-trace. A re-trace in progress is dropped (its options are no longer the bar's)."""
+        run = self._history_run(run_id)
+        self._retracer.cancel()
+        with self.hold_sync():
+            self._show(run)
+            self._restore_options(self._options_of(run))
+            self._clear_error()
+            self.status = "idle"
+
+    def cancel(self) -> None:
+        """Stop waiting for the re-trace asked for: a trace not yet started does not start, the result of one in
+        progress is dropped, and the options bar goes back to the options of the run on screen."""
+        self._retracer.cancel()
+        with self.hold_sync():
+            if self._current is not None:
+                self._restore_options(self._options_of(self._current))
+            if self.status == "tracing":
+                self.status = "idle"
 
     def compare(self, a: str, b: str, method: str = "forward") -> dict[str, Any]:
         """Structural diff of method ``method`` between history runs ``a`` and ``b``; fills :attr:`comparison`."""
@@ -268,9 +302,10 @@ class TraceExplorer(ipywidgets.DOMWidget):
             return None
         data = dict(bundle)
         if self._current is not None:
-            data[RUN_MIME] = self.run
-            # read where neither the widget nor our renderer is available (nbconvert, GitHub)
-            data["text/html"] = self._current.to_html()
+            data[RUN_MIME] = self.run_json
+            # read where neither the widget nor our renderer is available (nbconvert, GitHub); the front end
+            # replaces both with the run on screen after every re-trace (mime.ts)
+            data["text/html"] = self.html
             data["text/plain"] = self._current.summary()
         return data
 
@@ -365,7 +400,7 @@ class TraceExplorer(ipywidgets.DOMWidget):
     @observe("options")
     def _options_changed(self, change: Any) -> None:
         self._applied_options = change["new"]
-        if not self._ready:
+        if not self._ready or self._restoring_options:
             return
         if not self.live:
             self._fail(self._not_live_message())
@@ -388,13 +423,16 @@ class TraceExplorer(ipywidgets.DOMWidget):
             kind = content.get("type") if isinstance(content, dict) else None
             if kind == "retrace":
                 self.retrace()
+            elif kind == "cancel":
+                self.cancel()
             elif kind == "show_run":
                 self.show_run(content.get("run_id"))
             elif kind == "compare":
                 self.compare(content.get("a"), content.get("b"), content.get("method", "forward"))
             else:
                 raise ValueError(
-                    f"unknown message type {kind!r} from the front end; expected one of: retrace, show_run, compare"
+                    f"unknown message type {kind!r} from the front end; "
+                    "expected one of: retrace, cancel, show_run, compare"
                 )
         except (ValueError, KeyError, RuntimeError, TypeError) as e:
             self._fail(str(e))
@@ -410,6 +448,7 @@ class TraceExplorer(ipywidgets.DOMWidget):
         # none chosen: None, which checks with the example inputs as torch does by default
         kwargs["check_inputs"] = chosen or None
         result: TraceRun = self._request.run(**kwargs)
+        self._traced_with[result.run_id] = dict(options)
         return result
 
     def _on_trace_start(self) -> None:
@@ -459,6 +498,22 @@ class TraceExplorer(ipywidgets.DOMWidget):
             raise ValueError(f"unknown run_id {run_id!r}: not in the explorer's history (kept: {known})")
         return run
 
+    def _options_of(self, run: TraceRun) -> dict[str, Any]:
+        """The options bar's values for ``run``: those that traced it here, else the closest the bar can offer."""
+        known = self._traced_with.get(run.run_id)
+        if known is not None:
+            return known
+        source = run.request.options.as_dict() if run.request is not None else run.options
+        return _initial_options(source, self._n_check_inputs)
+
+    def _restore_options(self, options: dict[str, Any]) -> None:
+        """Put ``options`` in the options bar without asking for a re-trace."""
+        self._restoring_options = True
+        try:
+            self.options = options
+        finally:
+            self._restoring_options = False
+
     def _show(self, run: TraceRun) -> None:
         """Put ``run`` on screen, keeping the selection where it still exists."""
         self._current = run
@@ -474,7 +529,8 @@ class TraceExplorer(ipywidgets.DOMWidget):
             self.current_divergence = divergence
             self.selected_method = method
             self.selected_node = node
-            self.run = run.to_json()
+            self.run_json = run.to_json()
+            self.html = run.to_html()
 
     def _remember(self, run: TraceRun) -> None:
         self._history[run.run_id] = run
@@ -490,7 +546,9 @@ class TraceExplorer(ipywidgets.DOMWidget):
             del self._history[oldest]
         if self.comparison and not {self.comparison.get("a"), self.comparison.get("b")} <= set(self._history):
             self.comparison = {}  # it names a run the history no longer has
-        self.runs = [_history_entry(r) for r in self._history.values()]
+        # dropped runs and results never shown (superseded, cancelled) need not be remembered
+        self._traced_with = {k: v for k, v in self._traced_with.items() if k in self._history}
+        self.runs = [_history_entry(r, self._options_of(r)) for r in self._history.values()]
 
 
 __all__ = ["CHECK_INPUTS_ENABLED", "MODULE_NAME", "MODULE_VERSION", "OPTION_KEYS", "TraceExplorer", "default_options"]

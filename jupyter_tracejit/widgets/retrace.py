@@ -5,6 +5,9 @@ Kept free of torch and ipywidgets so the timing rules can be tested with a fake 
 * a request waits ``debounce`` seconds; a newer request restarts the wait (one trace per burst of edits);
 * every request takes a new *generation*; work whose generation is no longer the newest is skipped
   before it starts, and its result is dropped if it finishes late, so a stale trace is never shown;
+* a result is delivered ``settle`` seconds after the work, not in the same callback: the work blocks the kernel,
+  so a cancel (or a newer request) sent meanwhile is only read after it, and this gap lets it be read in time
+  to drop the result (:meth:`Retracer.cancel`);
 * ``on_start`` runs in its own callback, one scheduler turn before the work, so a front end receives
   "tracing" before the kernel blocks in the trace;
 * nothing escapes to the event loop (or the kernel): a failure in the work or in our callbacks goes to
@@ -67,15 +70,19 @@ class Retracer(Generic[P, R]):
         on_result: Callable[[R], None],
         on_error: Callable[[BaseException], None],
         debounce: float = 0.3,
+        settle: float = 0.0,
         scheduler: Scheduler | None = None,
     ) -> None:
         if not debounce >= 0:  # also rejects NaN
             raise ValueError(f"debounce must be a number of seconds >= 0, got {debounce!r}")
+        if not settle >= 0:
+            raise ValueError(f"settle must be a number of seconds >= 0, got {settle!r}")
         self._work = work
         self._on_start = on_start
         self._on_result = on_result
         self._on_error = on_error
         self.debounce = float(debounce)
+        self.settle = float(settle)
         self._schedule: Scheduler = scheduler if scheduler is not None else default_scheduler
         self._generation = 0
         self._handle: Handle | None = None
@@ -104,11 +111,14 @@ class Retracer(Generic[P, R]):
         self._handle = self._schedule(delay, lambda: self._start(generation, payload))
         return generation
 
-    def cancel(self) -> None:
-        """Forget every request: nothing scheduled runs, a trace in progress is dropped when it ends."""
+    def cancel(self) -> bool:
+        """Forget every request: nothing scheduled runs, and a result not yet delivered is dropped. Returns whether
+        a request was pending."""
+        was_pending = self._pending is not None
         self._generation += 1
         self._pending = None
         self._cancel_handle()
+        return was_pending
 
     def _cancel_handle(self) -> None:
         handle, self._handle = self._handle, None
@@ -132,13 +142,20 @@ class Retracer(Generic[P, R]):
         try:
             result = self._work(payload)
         except Exception as exc:
-            self._finish(generation, error=exc)
+            self._deliver(generation, error=exc)
             return
-        self._finish(generation, result=result)
+        self._deliver(generation, result=result)
+
+    def _deliver(self, generation: int, result: R | None = None, error: BaseException | None = None) -> None:
+        if self.settle <= 0:
+            self._finish(generation, result, error)
+            return
+        # a turn of the loop later: a cancel that arrived during the work is handled first (see the module doc)
+        self._handle = self._schedule(self.settle, lambda: self._finish(generation, result, error))
 
     def _finish(self, generation: int, result: R | None = None, error: BaseException | None = None) -> None:
         if generation != self._generation:
-            # a newer request arrived while this one worked: its result would be out of date
+            # a newer request (or a cancel) arrived while this one worked: its result would be out of date
             self.dropped += 1
             return
         self._pending = None

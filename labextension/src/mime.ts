@@ -1,9 +1,12 @@
 /**
- * The renderer of `application/vnd.jupyter.tracejit+json`: the explorer without a kernel.
+ * The renderer of `application/vnd.jupyter.tracejit+json`: the explorer without a kernel; and of
+ * `application/vnd.jupyter.tracejit.progress+json`: what `%trace` shows while the kernel traces.
  *
  * A displayed explorer's output carries the widget view and this MIME type. This renderer ranks ahead
  * of the widget renderer: when the output's widget model is alive (the kernel created it in this page)
- * it mounts the live explorer on it, otherwise the read-only explorer of the saved run.
+ * it mounts the live explorer on it, otherwise the read-only explorer of the saved run. While the live
+ * explorer re-traces, the output's saved data (the run JSON, its text/html and text/plain) follows the
+ * run on screen, so the saved notebook, nbconvert and GitHub show what the explorer showed last.
  *
  * Declared `safe: true` so JupyterLab uses it for untrusted notebooks (executed headless, or received from
  * someone else). That is only right because it IS safe: everything from the data becomes text nodes, and
@@ -14,8 +17,8 @@ import { Widget } from '@lumino/widgets';
 
 import { Explorer } from './explorer/Explorer';
 import { liveModel, mountLive, mountStatic } from './explorer/mount';
-import { TraceRunJSON } from './model/protocol';
-import { MIME_TYPE } from './version';
+import { TraceProgress, TraceRunJSON } from './model/protocol';
+import { MIME_TYPE, PROGRESS_MIME_TYPE } from './version';
 
 const WIDGET_VIEW = 'application/vnd.jupyter.widget-view+json';
 /** How long to wait for the kernel's comm to create the widget model of a fresh output. */
@@ -61,9 +64,14 @@ export class TraceRunRenderer extends Widget implements IRenderMime.IRenderer {
       this.explorer = mountLive(this.node, live);
       // keep the saved copy of the run current, so the notebook reopens on what was last shown
       this.unsubscribe = this.explorer.ctx.onChange(keys => {
-        const run = this.explorer?.ctx.host.get('run');
-        if (keys.has('run') && run) {
-          const data = { ...model.data, [this._mimeType]: run as unknown, 'text/plain': run.summary };
+        const host = this.explorer?.ctx.host;
+        const run = host?.get('run');
+        if ((keys.has('run') || keys.has('html')) && host && run) {
+          const data: Record<string, unknown> = { ...model.data, [this._mimeType]: run, 'text/plain': run.summary };
+          const html = host.get('html');
+          if (html) {
+            data['text/html'] = html;
+          }
           model.setData({ data: data as IRenderMime.IMimeModel['data'] });
         }
       });
@@ -91,12 +99,58 @@ export class TraceRunRenderer extends Widget implements IRenderMime.IRenderer {
   private _mimeType: string;
 }
 
+/**
+ * "tracing BertModel… 12.4 s": the kernel is busy with the trace and cannot say more until it is done; the
+ * seconds are counted here from the start time it sent. The explorer replaces this output when the trace ends.
+ */
+export class TraceProgressRenderer extends Widget implements IRenderMime.IRenderer {
+  private timer: number | null = null;
+
+  constructor(private readonly mimeType: string) {
+    super();
+    this.addClass('jp-TraceExplorer-progress');
+  }
+
+  async renderModel(model: IRenderMime.IMimeModel): Promise<void> {
+    this.stop();
+    const progress = model.data[this.mimeType] as Partial<TraceProgress> | undefined;
+    const target = typeof progress?.target === 'string' ? progress.target : 'the model';
+    const started = typeof progress?.started === 'number' ? progress.started : Date.now() / 1000;
+    const clock = new Date(started * 1000).toLocaleTimeString([], { hour12: false });
+    const text = document.createElement('span');
+    text.className = 'jp-TraceExplorer-progressText';
+    this.node.replaceChildren(text);
+    this.node.setAttribute('role', 'status');
+    const tick = (): void => {
+      const elapsed = Math.max(0, Date.now() / 1000 - started);
+      text.textContent = `tracing ${target}… ${elapsed.toFixed(0)} s (started ${clock})`;
+    };
+    tick();
+    this.timer = window.setInterval(tick, 1000);
+  }
+
+  private stop(): void {
+    if (this.timer !== null) {
+      window.clearInterval(this.timer);
+      this.timer = null;
+    }
+  }
+
+  dispose(): void {
+    this.stop();
+    super.dispose();
+  }
+}
+
 export const rendererFactory: IRenderMime.IRendererFactory = {
   safe: true,
-  mimeTypes: [MIME_TYPE],
+  mimeTypes: [MIME_TYPE, PROGRESS_MIME_TYPE],
   // ahead of the ipywidgets renderer (-10), so a saved explorer still shows without its kernel
   defaultRank: -20,
-  createRenderer: options => new TraceRunRenderer(options)
+  createRenderer: options =>
+    options.mimeType === PROGRESS_MIME_TYPE
+      ? new TraceProgressRenderer(options.mimeType)
+      : new TraceRunRenderer(options)
 };
 
 const extension: IRenderMime.IExtension = {

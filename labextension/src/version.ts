@@ -11,3 +11,5 @@ export const MODULE_SEMVER = `^${MODULE_VERSION}`;
 
 /** The MIME type of a saved run (`TraceRun.to_json()`), rendered without a kernel. */
 export const MIME_TYPE = 'application/vnd.jupyter.tracejit+json';
+/** The MIME type of the placeholder `%trace` shows while the kernel traces (explorer.schema.json TraceProgress). */
+export const PROGRESS_MIME_TYPE = 'application/vnd.jupyter.tracejit.progress+json';

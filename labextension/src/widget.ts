@@ -3,6 +3,7 @@ import { DOMWidgetModel, DOMWidgetView, IBackboneModelOptions, ISerializers } fr
 
 import { Explorer } from './explorer/Explorer';
 import { mountLive, registerLiveModel } from './explorer/mount';
+import { TRAIT_DEFAULTS } from './model/protocol';
 import { MODULE_NAME, MODULE_SEMVER } from './version';
 
 export class TraceExplorerModel extends DOMWidgetModel {
@@ -23,19 +24,8 @@ export class TraceExplorerModel extends DOMWidgetModel {
       _view_name: TraceExplorerModel.view_name,
       _view_module: TraceExplorerModel.view_module,
       _view_module_version: TraceExplorerModel.view_module_version,
-      run: {},
-      runs: [],
-      history_limit: 10,
-      options: {},
-      check_input_labels: [],
-      live: false,
-      status: 'idle',
-      status_since: 0,
-      status_message: '',
-      selected_method: 'forward',
-      selected_node: -1,
-      current_divergence: -1,
-      comparison: {}
+      // every synced trait's default, from the contract (explorer.schema.json)
+      ...structuredClone(TRAIT_DEFAULTS)
     };
   }
 

@@ -24,7 +24,7 @@ def test_explorer_in_notebook_7(lab):
     explorer = page.locator(f".jp-NotebookPanel .jp-OutputArea-output {ROOT}").first
     explorer.wait_for(timeout=90_000)
     explorer.locator(".jp-TraceExplorer-canvas svg").wait_for()
-    assert explorer.locator(".jp-TraceExplorer-header .jp-TraceExplorer-badge").inner_text() == "ok"
+    assert explorer.locator(".jp-TraceExplorer-header .jp-TraceExplorer-badge").inner_text() == "warnings"
     explorer.locator(".jp-TraceExplorer-canvas g.node.kind-aten-relu").first.click()
     inspector = explorer.locator(".jp-TraceExplorer-inspector")
     inspector.wait_for()  # a click in the graph brings the inspector forward

@@ -100,8 +100,9 @@ def test_report_opens_offline_graph_inspector_and_stepper(offline, report_file):
     assert page.evaluate("window.tracejitReport.layoutMode()") == "worker"
     assert page.evaluate("document.documentElement.dataset.tracejit") == "mounted"
     assert not page.locator("#tracejit-fallback").is_visible()  # the text report steps aside
-    assert explorer.locator(".jp-TraceExplorer-header .jp-TraceExplorer-badge").inner_text() == "problems"
-    assert explorer.locator(".jp-TraceExplorer-summary").inner_text().startswith("loop_in_traced_fn: problems;")
+    assert explorer.locator(".jp-TraceExplorer-header .jp-TraceExplorer-badge").inner_text() == "check failed"
+    summary = explorer.locator(".jp-TraceExplorer-summary")
+    assert summary.get_attribute("title").startswith("loop_in_traced_fn: problems;")
     assert "read-only" in explorer.locator(".jp-TraceExplorer-options").inner_text()
     assert page.title().startswith("loop_in_traced_fn: problems")
 

@@ -66,7 +66,7 @@ def test_widget_renders_summary_and_worker_laid_out_graph(lab):
     assert printed.startswith("Sequential: ok; ")
     summary = explorer.locator(".jp-TraceExplorer-summary")
     summary.wait_for()
-    assert summary.inner_text() == printed
+    assert summary.get_attribute("title") == printed  # the header shows its parts; the whole line is the tooltip
     assert explorer.locator(".jp-TraceExplorer-header .jp-TraceExplorer-badge").inner_text() == "ok"
     explorer.locator(".jp-TraceExplorer-graph svg").wait_for()
     assert "linear" in _svg_labels(explorer) and "relu" in _svg_labels(explorer)
@@ -82,7 +82,7 @@ def test_widget_renders_summary_and_worker_laid_out_graph(lab):
         "(s) => [...document.querySelectorAll('.jp-TraceExplorer-graph svg text')].some(t => t.textContent === s)",
         arg="tanh",
     )
-    assert summary.inner_text() == printed2
+    assert summary.get_attribute("title") == printed2
     assert lab.extension_errors() == []
 
 
@@ -92,7 +92,7 @@ def test_mime_renderer_shows_saved_run_without_kernel(lab):
     lab.run_all()
     printed = _stdout(lab, 0)
     explorer = nb.locator(f".jp-OutputArea-output{EXPLORER}")
-    assert explorer.locator(".jp-TraceExplorer-summary").inner_text() == printed
+    assert explorer.locator(".jp-TraceExplorer-summary").get_attribute("title") == printed
     lab.save()
 
     # what was saved carries the run itself
@@ -105,7 +105,7 @@ def test_mime_renderer_shows_saved_run_without_kernel(lab):
     assert lab.server.api("GET", "/api/kernels") == []
     nb = lab.open_notebook("mime.ipynb", wait_for_kernel=False)
     explorer = nb.locator(f".jp-OutputArea-output{EXPLORER}")
-    assert explorer.locator(".jp-TraceExplorer-summary").inner_text() == printed
+    assert explorer.locator(".jp-TraceExplorer-summary").get_attribute("title") == printed
     explorer.locator(".jp-TraceExplorer-graph svg").wait_for()
     assert "linear" in _svg_labels(explorer)
     lab.screenshot_themes("mime-saved")
@@ -122,6 +122,7 @@ def test_mime_renderer_is_safe_on_an_untrusted_notebook(lab):
     data = tj.trace(torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.ReLU()), (torch.randn(2, 3),)).to_json()
     hostile = '<img src=x onerror="window.__pwned = 1">Sequential'
     data["summary"] = hostile
+    data["target"]["name"] = hostile
     strings = data["graphs"]["forward"]["strings"]
     evil_kind = 'aten::relu"]; x [URL="javascript:window.__pwned=2" label="\\N'
     strings[strings.index("aten::relu")] = evil_kind
@@ -131,7 +132,8 @@ def test_mime_renderer_is_safe_on_an_untrusted_notebook(lab):
     nb = lab.open_notebook("untrusted.ipynb", wait_for_kernel=False)
     explorer = nb.locator(f".jp-OutputArea-output{EXPLORER}")
     summary = explorer.locator(".jp-TraceExplorer-summary")
-    assert summary.inner_text() == hostile
+    assert summary.get_attribute("title") == hostile
+    assert explorer.locator(".jp-TraceExplorer-target").inner_text() == hostile
     explorer.locator(".jp-TraceExplorer-graph svg").wait_for()
     # the label shows the op name (after "aten::"), cut to the label width, as literal text
     shown = evil_kind.split("::", 1)[1][:40]

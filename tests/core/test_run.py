@@ -144,3 +144,112 @@ def test_from_json_refuses_what_is_not_a_run() -> None:
         TraceRun.from_json({"kind": "other"})
     with pytest.raises(ValueError, match="schema_version 99"):
         TraceRun.from_json({"kind": "jupyter-tracejit.run", "schema_version": 99})
+
+
+# -- the verdict the explorer's badge shows ------------------------------------------------------------------
+
+
+class TrainBatchNorm(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.bn = nn.BatchNorm1d(4)
+
+    def forward(self, x):
+        return self.bn(x)
+
+
+def noisy_relu(x):
+    warnings.warn("`old_flag` is deprecated and will be removed in v6", FutureWarning, stacklevel=1)
+    return torch.relu(x)
+
+
+def test_the_verdict_is_green_only_when_nothing_says_the_trace_is_wrong(all_runs: dict[str, TraceRun]) -> None:
+    def verdict(run: TraceRun) -> tuple[str, str]:
+        return run.verdict.level, run.verdict.label
+
+    assert verdict(all_runs["unchecked"]) == ("ok", "ok")
+    assert all_runs["unchecked"].verdict.reasons == ["nothing says the trace is wrong; not checked (check_trace=False)"]
+    assert verdict(tj.trace(torch.sin, (torch.rand(2),))) == ("ok", "ok")
+    # a library's own warning is counted (the Warnings tab lists it) but says nothing about the trace
+    noisy = tj.trace(noisy_relu, (torch.rand(2),))
+    assert verdict(noisy) == ("ok", "ok") and noisy.verdict.warnings == 1
+    assert noisy.verdict.reasons == [
+        "nothing says the trace is wrong; torch's check passed on 1 input set",
+        "1 other warning, not about the trace",
+    ]
+    # right for these inputs, but something says it may be wrong for others: amber, and run.ok stays True
+    frozen = tj.trace(Net().eval(), (torch.rand(2, 4),))
+    assert frozen.ok and verdict(frozen) == ("warning", "warnings")
+    assert frozen.verdict.reasons == ["1 tracer warning (to_bool)"] and frozen.verdict.warnings == 1
+    bn = tj.trace(TrainBatchNorm().train(), (torch.rand(3, 4),))
+    assert bn.ok and verdict(bn) == ("warning", "warnings")
+    assert any("BatchNorm traced in training mode" in r for r in bn.verdict.reasons)
+    assert bn.verdict.findings == len([f for f in bn.findings if f.severity != "info"]) >= 1
+    # torch's check fails, or tracing fails: red
+    assert verdict(all_runs["loop"]) == ("error", "check failed")  # the check raised (torch raises there too)
+    assert all_runs["loop"].verdict.reasons[0].startswith("torch's check raised: RuntimeError: running the trace")
+    diverged = tj.trace(Net().eval(), (torch.rand(2, 4),), check_inputs=[(-torch.rand(2, 4),)])
+    assert diverged.error is None and verdict(diverged) == ("error", "check failed")
+    assert diverged.verdict.roots >= 1
+    assert diverged.verdict.reasons[0].startswith(f"torch's check failed: {diverged.verdict.roots} root divergence")
+    assert diverged.verdict.reasons[0].endswith(", 1 output mismatch")
+    assert verdict(all_runs["error"]) == ("error", "failed")
+    assert all_runs["error"].verdict.reasons[0].startswith("tracing failed: RuntimeError: Encountering a dict")
+    assert verdict(all_runs["bad_options"]) == ("error", "failed")
+    # what the Warnings tab counts
+    checked = all_runs["checked"].verdict
+    assert checked.problems == checked.warnings + checked.findings + checked.probe
+    assert checked.probe == len(all_runs["checked"].probe.findings)
+
+
+def test_the_verdict_is_in_the_json_for_readers_without_the_model(all_runs: dict[str, TraceRun]) -> None:
+    for run in all_runs.values():
+        assert run.to_json()["verdict"] == run.verdict.to_json()
+        assert TraceRun.from_json(run.to_json()).verdict == run.verdict
+
+
+# -- display names of files ---------------------------------------------------------------------------------
+
+
+def test_a_registered_namer_names_the_files_of_new_runs(monkeypatch: pytest.MonkeyPatch) -> None:
+    from jupyter_tracejit.core import run as run_module
+
+    here = __file__
+    monkeypatch.setattr(run_module, "_FILE_NAMER", [])
+    run_module.register_file_namer(lambda file: "cell [7]" if file == here else None)
+    run = tj.trace(Net().eval(), (torch.rand(2, 4),))
+    assert run.file_names == {here: "cell [7]"}  # only the files it names; torch's files are left alone
+    (warning,) = run.user_warnings
+    assert warning.file == here and run.to_json()["file_names"] == {here: "cell [7]"}
+    assert TraceRun.from_json(run.to_json()).file_names == run.file_names
+
+    def broken(file: str) -> str:
+        raise RuntimeError("the shell went away")
+
+    run_module.register_file_namer(broken)
+    assert tj.trace(Net().eval(), (torch.rand(2, 4),)).file_names == {}  # a namer never breaks a trace
+    run_module.register_file_namer(None)
+    assert tj.trace(Net().eval(), (torch.rand(2, 4),)).file_names == {}
+
+
+def test_outside_ipython_nothing_is_named() -> None:
+    from jupyter_tracejit.cells import cell_name
+
+    assert cell_name(__file__) is None
+    assert tj.trace(Net().eval(), (torch.rand(2, 4),)).file_names == {}
+
+
+# -- loading what was saved ------------------------------------------------------------------------------------
+
+
+def test_load_reads_the_explorer_json_download(tmp_path: Path, all_runs: dict[str, TraceRun]) -> None:
+    """graph/export.ts downloads ``JSON.stringify(run)``: no spaces, and whole floats written as integers."""
+    for name, run in all_runs.items():
+        data = run.to_json()
+        text = json.dumps(data, separators=(",", ":"), allow_nan=False)
+        text = text.replace('"check_tolerance":1e-05', '"check_tolerance":0.00001')  # as JavaScript writes it
+        path = tmp_path / f"{name}.json"
+        path.write_text(text, encoding="utf-8")
+        loaded = TraceRun.load(path)
+        assert loaded.to_json() == data, name
+        assert loaded.verdict == run.verdict and loaded.summary() == run.summary()

@@ -11,11 +11,13 @@ from traitlets import TraitError
 
 import jupyter_tracejit as tj
 from jupyter_tracejit.core.request import TraceRequest
-from jupyter_tracejit.widgets import TraceExplorer, default_options, explore
+from jupyter_tracejit.widgets import RUN_MIME, TraceExplorer, default_options, explore
 
 from .fakes import FakeClock, front_end_custom, front_end_update
 
 X = torch.randn(4, 8)
+#: how long after its trace a result is shown (TraceExplorer's default settle)
+SETTLE = 0.1
 
 
 class Small(nn.Module):
@@ -61,7 +63,8 @@ def with_check_inputs(clock: FakeClock, model: nn.Module | None = None) -> Trace
 
 
 SYNCED = {
-    "run",
+    "run_json",
+    "html",
     "runs",
     "history_limit",
     "options",
@@ -87,25 +90,22 @@ def test_defaults_and_contract_names() -> None:
     assert (state["_model_name"], state["_view_name"]) == ("TraceExplorerModel", "TraceExplorerView")
     assert state["_model_module"] == state["_view_module"] == "jupyter-tracejit"
     assert state["_model_module_version"] == state["_view_module_version"] == "^" + tj.__version__
-    assert ex.run == {} and ex.runs == [] and ex.comparison == {}
+    assert ex.run_json == {} and ex.runs == [] and ex.comparison == {}
     assert ex.history_limit == 10
     assert ex.options == default_options()
     assert ex.check_input_labels == []
     assert ex.live is False
     assert (ex.status, ex.status_since, ex.status_message) == ("idle", 0.0, "")
     assert (ex.selected_method, ex.selected_node, ex.current_divergence) == ("", -1, -1)
-    assert ex.current is None and ex.history == []
+    assert ex.run is None and ex.history == []
 
 
 def test_explorer_on_a_traced_module(clock: FakeClock) -> None:
     ex = with_check_inputs(clock)
-    run = ex.current
+    run = ex.run
     assert run is not None and run.ok
     assert ex.live
-    assert ex.run == run.to_json()
-    assert ex.runs == [
-        {"run_id": run.run_id, "summary": run.summary(), "ok": True, "created": run.created, "options": run.options}
-    ]
+    assert ex.run_json == run.to_json()
     assert ex.options == {
         "strict": True,
         "check_trace": True,
@@ -115,15 +115,27 @@ def test_explorer_on_a_traced_module(clock: FakeClock) -> None:
         "module_mode": "as_is",
         "no_grad": False,
     }
+    assert ex.runs == [
+        {
+            "run_id": run.run_id,
+            "summary": run.summary(),
+            "ok": True,
+            "verdict": "ok",
+            "created": run.created,
+            "options": run.options,
+            "explorer_options": ex.options,
+        }
+    ]
+    assert ex.html == run.to_html() and '<strong class="tracejit-ok">ok</strong>' in ex.html
     assert ex.check_input_labels == ["check_inputs[0]: Float(2, 8)", "check_inputs[1]: Float(3, 8)"]
     assert ex.selected_method == "forward"
-    assert ex.comm.open_data["state"]["run"]["run_id"] == run.run_id
+    assert ex.comm.open_data["state"]["run_json"]["run_id"] == run.run_id
 
 
 def test_explore_a_run_live_or_loaded(clock: FakeClock) -> None:
     run = tj.trace(ModeBranch(), (X,), module_mode="eval", check_tolerance=1e-3, check_inputs=[(X[:2],)])
     live = explore(run, scheduler=clock)
-    assert live.live and live.current is run
+    assert live.live and live.run is run
     assert live.options["module_mode"] == "eval" and live.options["check_tolerance"] == 1e-3
 
     loaded = explore(tj.TraceRun.from_json(run.to_json()))
@@ -182,7 +194,7 @@ def test_history_limit_and_selection_are_validated(clock: FakeClock) -> None:
     ex = explore(data_branch, (X.abs(),), check_inputs=[(-X.abs(),)], scheduler=clock)
     with pytest.raises(TraitError, match=r"history_limit must be at least 1, got 0: .* use 1 to keep only the run"):
         ex.history_limit = 0
-    size = len(ex.current.graphs["forward"])
+    size = len(ex.run.graphs["forward"])
     with pytest.raises(
         TraitError, match=rf"selected_node 999 does not exist in the graph of 'forward' \(node ids 0..{size - 1}\)"
     ):
@@ -191,7 +203,7 @@ def test_history_limit_and_selection_are_validated(clock: FakeClock) -> None:
     ex.selected_node = -1
     with pytest.raises(TraitError, match="selected_method 'backward' is not a traced method of the run on screen"):
         ex.selected_method = "backward"
-    count = sum(len(c.diff.divergences) for c in ex.current.check.cases if c.diff)
+    count = sum(len(c.diff.divergences) for c in ex.run.check.cases if c.diff)
     assert count >= 1
     ex.current_divergence = count - 1
     with pytest.raises(TraitError, match=f"current_divergence {count} is out of range: the run on screen has indices"):
@@ -217,28 +229,30 @@ def test_a_bad_update_from_the_front_end_is_shown_not_raised(clock: FakeClock) -
 def test_options_change_retraces_once_after_the_debounce(clock: FakeClock) -> None:
     model = Small()
     ex = explore(model, (X,), scheduler=clock)
-    first = ex.current
+    first = ex.run
     calls = model.calls
     ex.options = {"check_trace": False}
     clock.advance(0.2)
     front_end_update(ex, options={"no_grad": True})  # a partial dict, merged onto the current options
     assert ex.options["check_trace"] is False and ex.options["no_grad"] is True
     clock.advance(0.2)
-    assert ex.current is first and ex.status == "idle"  # still waiting
+    assert ex.run is first and ex.status == "idle"  # still waiting
     clock.advance(0.1)
     assert model.calls == calls + 1  # one trace, no check
-    run = ex.current
+    assert ex.run is first and ex.status == "tracing"  # shown a moment later, so a cancel sent meanwhile is read
+    clock.advance(SETTLE)
+    run = ex.run
     assert run is not first
     assert run.options["check_trace"] is False and run.options["no_grad"] is True
     assert [r["run_id"] for r in ex.runs] == [first.run_id, run.run_id]
-    assert ex.run["run_id"] == run.run_id
+    assert ex.run_json["run_id"] == run.run_id
     assert ex.status == "idle" and ex.status_message == ""
     # the front end heard "tracing" (with its start time) before the new run arrived
     statuses = ex.comm.updates("status")
     assert statuses == ["tracing", "idle"]
     messages = [m["state"] for m in ex.comm.messages if m.get("method") == "update"]
     tracing_at = next(i for i, s in enumerate(messages) if s.get("status") == "tracing")
-    run_at = next(i for i, s in enumerate(messages) if "run" in s)
+    run_at = next(i for i, s in enumerate(messages) if "run_json" in s)
     assert tracing_at < run_at
     assert messages[tracing_at]["status_since"] > 0
     # echoed in full: the front end sent a partial dict
@@ -248,49 +262,49 @@ def test_options_change_retraces_once_after_the_debounce(clock: FakeClock) -> No
 def test_check_inputs_switches_pick_the_sets(clock: FakeClock) -> None:
     ex = with_check_inputs(clock)
     ex.options = {"check_inputs_enabled": [False, True]}
-    clock.advance(0.3)
-    assert ex.current.options["check_inputs"] == [["Float(3, 8)"]]
-    assert [c.label for c in ex.current.check.cases] == ["check_inputs[0]"]
+    clock.advance(0.3 + SETTLE)
+    assert ex.run.options["check_inputs"] == [["Float(3, 8)"]]
+    assert [c.label for c in ex.run.check.cases] == ["check_inputs[0]"]
     ex.options = {"check_inputs_enabled": [False, False]}  # none: torch's default, the example inputs
-    clock.advance(0.3)
-    assert ex.current.options["check_inputs"] is None
-    assert [c.label for c in ex.current.check.cases] == ["example inputs"]
+    clock.advance(0.3 + SETTLE)
+    assert ex.run.options["check_inputs"] is None
+    assert [c.label for c in ex.run.check.cases] == ["example inputs"]
 
 
 def test_retrace_message_traces_now(clock: FakeClock) -> None:
     ex = explore(Small(), (X,), check_trace=False, scheduler=clock)
     front_end_custom(ex, {"type": "retrace"})
     assert ex.status == "idle" and len(ex.history) == 1
-    clock.advance(0)
+    clock.advance(SETTLE)
     assert len(ex.history) == 2
 
 
 def test_a_stale_result_is_never_shown(clock: FakeClock) -> None:
     model = Small()
     ex = explore(model, (X,), scheduler=clock)
-    first = ex.current
+    first = ex.run
 
     def newer_request() -> None:  # the user changes an option while the first re-trace runs
         ex.options = {"no_grad": True}
 
     ex.options = {"check_trace": False}
     model.hook = newer_request
-    clock.advance(0.3)
-    assert ex.current is first and len(ex.history) == 1
+    clock.advance(0.3 + SETTLE)
+    assert ex.run is first and len(ex.history) == 1
     assert ex.status == "tracing"
     assert ex._retracer.dropped == 1
-    clock.advance(0.3)
-    assert ex.current.options["no_grad"] is True and ex.current.options["check_trace"] is False
+    clock.advance(0.3 + SETTLE)
+    assert ex.run.options["no_grad"] is True and ex.run.options["check_trace"] is False
     assert len(ex.history) == 2 and ex.status == "idle"
 
 
 def test_a_failed_retrace_keeps_the_good_run_on_screen(clock: FakeClock) -> None:
     ex = explore(DictOut(), (X,), strict=False, scheduler=clock)
-    good = ex.current
+    good = ex.run
     assert good.error is None
     ex.options = {"strict": True}
-    clock.advance(0.3)
-    assert ex.current is good and ex.run["run_id"] == good.run_id
+    clock.advance(0.3 + SETTLE)
+    assert ex.run is good and ex.run_json["run_id"] == good.run_id
     assert ex.status == "error"
     assert "Encountering a dict at the output of the tracer" in ex.status_message
     assert "Hint:" in ex.status_message and "Pass strict=False" in ex.status_message
@@ -299,17 +313,17 @@ def test_a_failed_retrace_keeps_the_good_run_on_screen(clock: FakeClock) -> None
     assert failed.error is not None and failed.error.tag == "dict_output"
     # fixing the option recovers
     ex.options = {"strict": False}
-    clock.advance(0.3)
-    assert ex.current is ex.history[-1] and ex.status == "idle" and ex.status_message == ""
+    clock.advance(0.3 + SETTLE)
+    assert ex.run is ex.history[-1] and ex.status == "idle" and ex.status_message == ""
 
 
 def test_a_failed_first_run_is_replaced_by_the_next_one(clock: FakeClock) -> None:
     ex = explore(DictOut(), (X,), scheduler=clock)
-    assert ex.current.error is not None and ex.live
+    assert ex.run.error is not None and ex.live
     assert ex.selected_method == ""
     ex.options = {"strict": False}
-    clock.advance(0.3)
-    assert ex.current.error is None and ex.selected_method == "forward" and ex.status == "idle"
+    clock.advance(0.3 + SETTLE)
+    assert ex.run.error is None and ex.selected_method == "forward" and ex.status == "idle"
 
 
 def test_an_exception_of_ours_ends_in_error_status(clock: FakeClock, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -320,7 +334,7 @@ def test_an_exception_of_ours_ends_in_error_status(clock: FakeClock, monkeypatch
 
     monkeypatch.setattr(TraceRequest, "run", broken)
     ex.options = {"no_grad": True}
-    clock.advance(0.3)  # must not raise
+    clock.advance(0.3 + SETTLE)  # must not raise
     assert ex.status == "error"
     assert ex.status_message == "re-trace failed: RuntimeError: request lost its model"
     assert len(ex.history) == 1
@@ -328,18 +342,18 @@ def test_an_exception_of_ours_ends_in_error_status(clock: FakeClock, monkeypatch
 
 def test_selection_is_reset_when_it_no_longer_exists(clock: FakeClock) -> None:
     ex = explore(ModeBranch(), (X,), module_mode="eval", check_trace=False, scheduler=clock)
-    last = len(ex.current.graphs["forward"]) - 1
+    last = len(ex.run.graphs["forward"]) - 1
     ex.selected_node = last
     ex.options = {"module_mode": "train"}  # a smaller graph
-    clock.advance(0.3)
-    assert len(ex.current.graphs["forward"]) <= last
+    clock.advance(0.3 + SETTLE)
+    assert len(ex.run.graphs["forward"]) <= last
     assert ex.selected_node == -1
 
     ex = explore(data_branch, (X.abs(),), check_inputs=[(-X.abs(),)], scheduler=clock)
     ex.current_divergence = 0
     ex.selected_node = 0
     ex.options = {"check_trace": False}
-    clock.advance(0.3)
+    clock.advance(0.3 + SETTLE)
     assert ex.current_divergence == -1  # the new run has no check
     assert ex.selected_node == 0  # node 0 still exists
 
@@ -349,24 +363,24 @@ def test_selection_is_reset_when_it_no_longer_exists(clock: FakeClock) -> None:
 
 def test_history_is_bounded_and_keeps_the_run_on_screen(clock: FakeClock) -> None:
     ex = explore(Small(), (X,), check_trace=False, scheduler=clock)
-    ids = [ex.current.run_id]
+    ids = [ex.run.run_id]
     for _ in range(11):
         ex.retrace()
-        clock.advance(0)
-        ids.append(ex.current.run_id)
+        clock.advance(SETTLE)
+        ids.append(ex.run.run_id)
     assert len(set(ids)) == 12
     assert [r["run_id"] for r in ex.runs] == ids[-10:]
     assert [r.run_id for r in ex.history] == ids[-10:]
-    assert ex.run["run_id"] == ids[-1]
+    assert ex.run_json["run_id"] == ids[-1]
 
     front_end_custom(ex, {"type": "show_run", "run_id": ids[2]})  # the oldest kept
-    assert ex.run["run_id"] == ids[2] and ex.current.run_id == ids[2]
+    assert ex.run_json["run_id"] == ids[2] and ex.run.run_id == ids[2]
     ex.history_limit = 3
     assert [r["run_id"] for r in ex.runs] == [ids[2], ids[10], ids[11]]
     ex.retrace()
-    clock.advance(0)
+    clock.advance(SETTLE)
     # the run shown before is no longer protected: it was the oldest
-    assert [r["run_id"] for r in ex.runs] == [ids[10], ids[11], ex.current.run_id]
+    assert [r["run_id"] for r in ex.runs] == [ids[10], ids[11], ex.run.run_id]
 
 
 def test_show_run_and_unknown_messages_set_error_status(clock: FakeClock) -> None:
@@ -374,21 +388,21 @@ def test_show_run_and_unknown_messages_set_error_status(clock: FakeClock) -> Non
     front_end_custom(ex, {"type": "show_run", "run_id": "nope"})
     assert ex.status == "error"
     assert "unknown run_id 'nope': not in the explorer's history" in ex.status_message
-    front_end_custom(ex, {"type": "show_run", "run_id": ex.current.run_id})
+    front_end_custom(ex, {"type": "show_run", "run_id": ex.run.run_id})
     assert ex.status == "idle" and ex.status_message == ""
     front_end_custom(ex, {"type": "zoom"})
     assert ex.status == "error"
     assert ex.status_message.startswith("unknown message type 'zoom' from the front end; expected one of")
-    front_end_custom(ex, {"type": "compare", "a": ex.current.run_id, "b": ex.current.run_id, "method": "backward"})
+    front_end_custom(ex, {"type": "compare", "a": ex.run.run_id, "b": ex.run.run_id, "method": "backward"})
     assert "has no graph for method 'backward'" in ex.status_message
 
 
 def test_compare_two_runs_of_the_history(clock: FakeClock) -> None:
     ex = explore(ModeBranch(), (X,), module_mode="train", scheduler=clock)
-    a = ex.current
+    a = ex.run
     ex.options = {"module_mode": "eval"}
-    clock.advance(0.3)
-    b = ex.current
+    clock.advance(0.3 + SETTLE)
+    b = ex.run
     assert a is not b
 
     front_end_custom(ex, {"type": "compare", "a": a.run_id, "b": b.run_id, "method": "forward"})
@@ -406,10 +420,106 @@ def test_compare_two_runs_of_the_history(clock: FakeClock) -> None:
     other = tj.trace(data_branch, (-X.abs(),))
     ex2 = explore(data_branch, (X.abs(),), scheduler=clock)
     ex2.add_run(other, show=False)
-    assert ex2.current is not other and [r.run_id for r in ex2.history][-1] == other.run_id
+    assert ex2.run is not other and [r.run_id for r in ex2.history][-1] == other.run_id
     out = ex2.compare(ex2.history[0].run_id, other.run_id)
     assert any(d[2] == 0 for d in out["diff"]["divergences"])
 
     # a comparison naming a run the history dropped is cleared
     ex.history_limit = 1
     assert ex.comparison == {}
+
+
+# -- the run on screen is the one Python sees --------------------------------------------------------------
+
+
+def test_run_and_html_follow_the_run_on_screen(clock: FakeClock) -> None:
+    ex = explore(ModeBranch(), (X,), module_mode="train", scheduler=clock)
+    first = ex.run
+    assert ex.html == first.to_html()
+    seen: list[str] = []
+    ex.observe(lambda change: seen.append(change["new"]["run_id"]), names="run_json")
+    ex.options = {"module_mode": "eval"}
+    clock.advance(0.3 + SETTLE)
+    second = ex.run
+    assert second is not first and second.options["module_mode"] == "eval"
+    assert seen == [second.run_id]
+    assert ex.html == second.to_html() and ex.html != first.to_html()
+    # the html travels with the run in one state message
+    update = next(m["state"] for m in ex.comm.messages if m.get("method") == "update" and "run_json" in m["state"])
+    assert update["html"] == ex.html
+    # what the notebook saves: the widget view with the run on screen, its JSON and its HTML
+    bundle = ex._repr_mimebundle_()
+    assert bundle is not None and bundle["text/html"] == ex.html and bundle[RUN_MIME] == second.to_json()
+
+
+def test_picking_a_history_run_puts_its_options_back_without_retracing(clock: FakeClock) -> None:
+    model = Small()
+    ex = with_check_inputs(clock, model)
+    first = ex.run
+    ex.options = {"check_trace": False, "check_inputs_enabled": [False, True]}
+    clock.advance(0.3 + SETTLE)
+    second = ex.run
+    assert [e["explorer_options"]["check_trace"] for e in ex.runs] == [True, False]
+    calls = model.calls
+    front_end_custom(ex, {"type": "show_run", "run_id": first.run_id})
+    assert ex.run is first
+    assert ex.options == ex.runs[0]["explorer_options"]
+    assert ex.options["check_trace"] is True and ex.options["check_inputs_enabled"] == [True, True]
+    assert ex.comm.updates("options")[-1] == ex.options  # the options bar shows them
+    clock.advance(5)
+    assert model.calls == calls and ex.run is first  # putting them back traced nothing
+    front_end_custom(ex, {"type": "show_run", "run_id": second.run_id})
+    assert ex.options["check_trace"] is False and ex.options["check_inputs_enabled"] == [False, True]
+    # they are the options of the next re-trace
+    front_end_custom(ex, {"type": "retrace"})
+    clock.advance(SETTLE)
+    assert ex.run.options["check_trace"] is False and ex.run.options["check_inputs"] == [["Float(3, 8)"]]
+
+
+def test_picking_a_history_run_drops_a_retrace_in_flight(clock: FakeClock) -> None:
+    ex = explore(ModeBranch(), (X,), module_mode="train", scheduler=clock)
+    first = ex.run
+    ex.options = {"module_mode": "eval"}
+    clock.advance(0.1)
+    front_end_custom(ex, {"type": "show_run", "run_id": first.run_id})
+    clock.advance(1)
+    assert ex.run is first and len(ex.history) == 1
+    assert ex.options["module_mode"] == "train" and ex.status == "idle"
+
+
+def test_cancel_before_the_trace_starts_traces_nothing(clock: FakeClock) -> None:
+    model = Small()
+    ex = explore(model, (X,), scheduler=clock)
+    calls, before = model.calls, dict(ex.options)
+    ex.options = {"no_grad": True}
+    clock.advance(0.1)
+    front_end_custom(ex, {"type": "cancel"})
+    clock.advance(1)
+    assert model.calls == calls and len(ex.history) == 1
+    assert ex.options == before  # the options bar is back on the run on screen
+    assert ex.status == "idle" and ex.status_message == ""
+
+
+def test_cancel_while_tracing_drops_the_result(clock: FakeClock) -> None:
+    model = Small()
+    ex = explore(model, (X,), check_trace=False, scheduler=clock)
+    first, before = ex.run, dict(ex.options)
+    ex.options = {"no_grad": True}
+    clock.advance(0.3)  # the trace ran (the kernel was busy); its result waits SETTLE seconds
+    assert model.calls == 2 and ex.status == "tracing"
+    front_end_custom(ex, {"type": "cancel"})  # read in that gap
+    assert ex.status == "idle"
+    clock.advance(1)
+    assert ex.run is first and len(ex.history) == 1 and ex.run_json["run_id"] == first.run_id
+    assert ex.options == before
+    assert ex.comm.updates("status")[-2:] == ["tracing", "idle"]
+    assert "run_json" not in {k for m in ex.comm.messages if m.get("method") == "update" for k in m["state"]}
+
+
+def test_the_history_says_each_runs_verdict(clock: FakeClock) -> None:
+    ex = explore(data_branch, (X.abs(),), scheduler=clock)
+    assert ex.runs[-1]["verdict"] == "warnings"  # a frozen branch: right for these inputs only
+    ex.add_run(tj.trace(data_branch, (X.abs(),), check_inputs=[(-X.abs(),)]))
+    assert ex.runs[-1]["verdict"] == "check failed"
+    ex.add_run(tj.trace(DictOut(), (X,)))
+    assert ex.runs[-1]["verdict"] == "failed"

@@ -81,3 +81,17 @@ def test_the_state_of_real_explorers_validates(clock: FakeClock, checks: Any) ->
     ex.compare(ex.runs[0]["run_id"], ex.runs[1]["run_id"])
     errors = list(v.iter_errors({k: ex.get_state()[k] for k in schema("widgets/explorer.schema.json")["properties"]}))
     assert errors == []
+
+
+def test_every_message_the_explorer_handles_is_in_the_schema() -> None:
+    state = schema("widgets/explorer.schema.json")
+    request = jsonschema.Draft7Validator(state["definitions"]["ExplorerRequest"])
+    messages = [
+        {"type": "retrace"},
+        {"type": "cancel"},
+        {"type": "show_run", "run_id": "abc"},
+        {"type": "compare", "a": "a", "b": "b", "method": "forward"},
+    ]
+    for message in messages:
+        assert list(request.iter_errors(message)) == [], message
+    assert list(request.iter_errors({"type": "interrupt"}))

@@ -133,11 +133,41 @@ def test_cancel_forgets_everything(clock: FakeClock) -> None:
     assert not r.pending
 
 
+def test_a_result_waits_settle_seconds_and_a_cancel_meanwhile_drops_it(clock: FakeClock) -> None:
+    log = Log()
+    r = Retracer(
+        log.work,
+        on_start=lambda: log.events.append(("start", None)),
+        on_result=lambda x: log.events.append(("result", x)),
+        on_error=print,
+        debounce=0.3,
+        settle=0.1,
+        scheduler=clock,
+    )
+    r.request("a")
+    clock.advance(0.3)
+    assert log.events == [("start", None), ("work", "a")]  # traced, not delivered yet
+    assert r.pending
+    clock.advance(0.1)
+    assert log.events[-1] == ("result", "result of a") and not r.pending
+
+    # the cancel the front end sent while the kernel was busy is read in the gap: the result is never delivered
+    r.request("b")
+    clock.advance(0.3)
+    assert log.events[-1] == ("work", "b")
+    assert r.cancel() is True
+    clock.advance(1)
+    assert log.events[-1] == ("work", "b") and r.dropped == 0 and not r.pending
+    assert r.cancel() is False  # nothing left to cancel
+
+
 def test_debounce_must_be_a_non_negative_number(clock: FakeClock) -> None:
     with pytest.raises(ValueError, match="debounce must be a number of seconds >= 0, got -1"):
         Log().retracer(clock, debounce=-1)
     with pytest.raises(ValueError, match="got nan"):
         Log().retracer(clock, debounce=float("nan"))
+    with pytest.raises(ValueError, match=r"settle must be a number of seconds >= 0, got -0\.1"):
+        Retracer(Log().work, on_start=print, on_result=print, on_error=print, settle=-0.1, scheduler=clock)
 
 
 def test_default_scheduler_runs_now_without_a_loop() -> None:

@@ -10,7 +10,7 @@ import { append, button, clear, formatNumber, h, location } from '../state/dom';
 import { sideBySide } from '../model/align';
 import { decodeGraph, TraceGraph, userFrame } from '../model/graph';
 import { floatValue } from '../model/protocol';
-import { CheckCase, Divergence, GraphDiff } from '../model/run';
+import { CheckCase, Divergence, GraphDiff, TraceRunModel } from '../model/run';
 import { STEP_KEYS, StepCommand, Stepper } from '../model/stepper';
 import { layoutDot } from '../graph/layout';
 import { svgElement } from '../graph/svg';
@@ -48,7 +48,7 @@ function drawInto(target: HTMLElement, dot: string, onNode?: (name: string) => v
   );
 }
 
-function sourceLine(graph: TraceGraph | null, id: number | null, side: string): HTMLElement {
+function sourceLine(run: TraceRunModel | null, graph: TraceGraph | null, id: number | null, side: string): HTMLElement {
   if (!graph || id === null) {
     return h('p', { class: 'jp-TraceExplorer-muted' }, `${side}: no counterpart`);
   }
@@ -59,7 +59,7 @@ function sourceLine(graph: TraceGraph | null, id: number | null, side: string): 
     { class: 'jp-TraceExplorer-side-source' },
     h('span', { class: 'jp-TraceExplorer-muted' }, `${side}: `),
     `${n.kind} `,
-    f ? location(f.file, f.line) : h('span', { class: 'jp-TraceExplorer-muted' }, '(no source)'),
+    f ? location(f.file, f.line, run) : h('span', { class: 'jp-TraceExplorer-muted' }, '(no source)'),
     f?.code ? h('pre', { class: 'jp-TraceExplorer-code' }, f.code) : null
   );
 }
@@ -268,7 +268,7 @@ export class CheckPanel {
   private sideBySideSection(trace: TraceGraph, check: TraceGraph, diff: GraphDiff, d: Divergence): HTMLElement {
     const left = h('div', { class: 'jp-TraceExplorer-side', 'data-side': 'trace' });
     const right = h('div', { class: 'jp-TraceExplorer-side', 'data-side': 'check' });
-    const sbs = sideBySide(trace, check, diff, d);
+    const sbs = sideBySide(trace, check, diff, d, this.ctx.run?.fileNames);
     this.rendered = Promise.all([
       drawInto(left, sbs.traceDot, name => {
         const id = sbs.traceNames.get(name);
@@ -286,8 +286,8 @@ export class CheckPanel {
       h(
         'div',
         { class: 'jp-TraceExplorer-sides' },
-        sourceLine(trace, d.traceNode, 'trace'),
-        sourceLine(check, d.checkNode, 'check')
+        sourceLine(this.ctx.run, trace, d.traceNode, 'trace'),
+        sourceLine(this.ctx.run, check, d.checkNode, 'check')
       )
     );
   }

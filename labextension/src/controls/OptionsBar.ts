@@ -1,15 +1,22 @@
 /**
- * The options bar of a live explorer: strict, check_trace, tolerance, which check inputs are on,
- * force_outplace, module mode, no_grad, a re-trace button, the status ("tracing… 3.2 s", or the
- * last error) and the run history to switch between runs. Changing an option re-traces in the
+ * The options bar of a live explorer: strict, check_trace, tolerance, which check inputs are on, force_outplace,
+ * module mode, no_grad, a re-trace button, the status and the run history. Changing an option re-traces in the
  * kernel (debounced there); a read-only explorer shows the options of the saved run instead.
+ *
+ * Every click shows at once what it did, before the kernel answers: a control whose value is not yet the one the
+ * run on screen was traced with is marked pending, and the status counts the seconds ("re-trace asked… 0.4 s",
+ * then "tracing… 3.2 s", counted from the click on this page's clock, so a kernel whose clock differs cannot skew
+ * it) with a cancel button. Cancel stops waiting: the kernel drops
+ * the result when it comes and puts the options of the run on screen back. Picking a run of the history shows it
+ * and puts its options in the bar (the kernel does that), so they are the options of the next re-trace.
  */
 
 import { ExplorerContext } from '../state/context';
 import { append, button, clear, h } from '../state/dom';
-import { ExplorerOptions, OPTION_SPECS } from '../model/protocol';
+import { ExplorerOptions, HistoryEntry, OPTION_SPECS } from '../model/protocol';
 
 type OptionSpec = (typeof OPTION_SPECS)[number];
+type OptionKey = OptionSpec['key'];
 
 /** How the module modes read in the menu. */
 const MODE_LABELS: Record<ExplorerOptions['module_mode'], string> = {
@@ -18,12 +25,25 @@ const MODE_LABELS: Record<ExplorerOptions['module_mode'], string> = {
   train: 'train()'
 };
 
+/** What the bar is waiting for, as the front end knows it before the kernel says so. */
+type Waiting =
+  | { kind: 'none' }
+  /** options changed (`retrace` false) or re-trace clicked here; the kernel has not started tracing yet */
+  | { kind: 'asked'; since: number; retrace: boolean }
+  /** a run of the history was picked */
+  | { kind: 'switching'; runId: string; since: number }
+  /** cancel clicked: the kernel will drop the result */
+  | { kind: 'cancelled' };
+
 export class OptionsBar {
   readonly element: HTMLElement;
   private readonly statusEl: HTMLElement;
   private readonly controls: HTMLElement;
   private readonly historyEl: HTMLElement;
   private timer: number | null = null;
+  private waiting: Waiting = { kind: 'none' };
+  /** When this page saw the trace begin (its click, else the kernel's "tracing"); null when not tracing. */
+  private tracingSince: number | null = null;
   private readonly unsubscribe: () => void;
 
   constructor(private readonly ctx: ExplorerContext) {
@@ -32,15 +52,29 @@ export class OptionsBar {
     this.historyEl = h('div', { class: 'jp-TraceExplorer-history' });
     this.element = h('div', { class: 'jp-TraceExplorer-optionsBar' }, this.controls, this.historyEl, this.statusEl);
     this.unsubscribe = ctx.onChange(keys => {
-      if (keys.has('options') || keys.has('live') || keys.has('checkInputLabels') || keys.has('run')) {
+      if (keys.has('status')) {
+        const asked = this.waiting.kind === 'asked' ? this.waiting.since : null;
+        this.tracingSince = ctx.host.get('status') === 'tracing' ? (asked ?? Date.now() / 1000) : null;
+      }
+      if (keys.has('status') && ctx.host.get('status') !== 'idle' && this.waiting.kind !== 'cancelled') {
+        this.waiting = { kind: 'none' }; // the kernel took over: its status says the rest
+      }
+      if (keys.has('run')) {
+        this.waiting = { kind: 'none' };
+      }
+      if (
+        keys.has('options') ||
+        keys.has('live') ||
+        keys.has('checkInputLabels') ||
+        keys.has('run') ||
+        keys.has('history')
+      ) {
         this.renderControls();
       }
       if (keys.has('history') || keys.has('run')) {
         this.renderHistory();
       }
-      if (keys.has('status') || keys.has('statusSince') || keys.has('statusMessage')) {
-        this.renderStatus();
-      }
+      this.renderStatus();
     });
     this.renderControls();
     this.renderHistory();
@@ -49,16 +83,62 @@ export class OptionsBar {
 
   dispose(): void {
     this.unsubscribe();
-    if (this.timer !== null) {
-      window.clearInterval(this.timer);
+    this.stopTimer();
+  }
+
+  /** The options bar values the run on screen was traced with (null when the kernel did not say). */
+  private get applied(): ExplorerOptions | null {
+    const runId = this.ctx.run?.runId;
+    const entry = this.ctx.host.get('history').find((e: HistoryEntry) => e.run_id === runId);
+    return entry?.explorer_options ?? null;
+  }
+
+  /** Whether option `key` (item `index` of the check input switches) differs from the run on screen. */
+  private pending(key: OptionKey, index = -1): boolean {
+    const options = this.ctx.host.get('options');
+    const applied = this.applied;
+    if (!options || !applied) {
+      return false;
     }
+    if (key === 'check_inputs_enabled') {
+      return (options.check_inputs_enabled[index] ?? true) !== (applied.check_inputs_enabled[index] ?? true);
+    }
+    return options[key] !== applied[key];
+  }
+
+  private get anyPending(): boolean {
+    return OPTION_SPECS.some(spec =>
+      spec.key === 'check_inputs_enabled'
+        ? this.ctx.host.get('checkInputLabels').some((_l, i) => this.pending(spec.key, i))
+        : this.pending(spec.key)
+    );
   }
 
   private set(patch: Partial<ExplorerOptions>): void {
+    this.waiting = { kind: 'asked', since: Date.now() / 1000, retrace: false };
     this.ctx.host.set({ options: { ...(this.ctx.host.get('options') as ExplorerOptions), ...patch } });
+    this.renderStatus(); // also when the change event came first (the control is re-rendered by it)
+  }
+
+  private retrace(): void {
+    this.waiting = { kind: 'asked', since: Date.now() / 1000, retrace: true };
+    this.ctx.host.send({ type: 'retrace' });
+    this.renderStatus();
+  }
+
+  private cancel(): void {
+    this.waiting = { kind: 'cancelled' };
+    this.ctx.host.send({ type: 'cancel' });
+    this.renderStatus();
   }
 
   private renderControls(): void {
+    // re-rendering replaces the inputs: keep the keyboard focus on the same control
+    const focused = document.activeElement;
+    const focusKey =
+      focused instanceof HTMLElement && this.controls.contains(focused)
+        ? (focused.dataset.option ?? (focused.dataset.checkInput ? `check:${focused.dataset.checkInput}` : null))
+        : null;
     clear(this.controls);
     const host = this.ctx.host;
     const options = host.get('options');
@@ -84,11 +164,25 @@ export class OptionsBar {
     append(
       this.controls,
       ...controls.flat(),
-      button('re-trace', () => host.send({ type: 'retrace' }), {
+      button('re-trace', () => this.retrace(), {
         class: 'jp-TraceExplorer-button jp-mod-accept',
+        'data-action': 'retrace',
         title: 're-trace now with these options'
       })
     );
+    if (focusKey) {
+      const selector = focusKey.startsWith('check:')
+        ? `[data-check-input="${focusKey.slice(6)}"]`
+        : `[data-option="${CSS.escape(focusKey)}"]`;
+      (this.controls.querySelector(selector) as HTMLElement | null)?.focus();
+    }
+  }
+
+  /** A control's wrapper, marked pending while its value is not the one the run on screen was traced with. */
+  private wrap(label: HTMLElement, pending: boolean, description: string): HTMLElement {
+    label.classList.toggle('jp-mod-pending', pending);
+    label.title = pending ? `${description} (changed: not yet traced with this value)` : description;
+    return label;
   }
 
   private control(spec: OptionSpec, options: ExplorerOptions): HTMLElement[] {
@@ -105,11 +199,10 @@ export class OptionsBar {
           next[i] = box.checked;
           this.set({ check_inputs_enabled: next });
         });
-        return h(
-          'label',
-          { class: 'jp-TraceExplorer-toggle jp-TraceExplorer-chip', title: `${spec.description}: ${label}` },
-          box,
-          label.split(':')[0]
+        return this.wrap(
+          h('label', { class: 'jp-TraceExplorer-toggle jp-TraceExplorer-chip' }, box, label.split(':')[0]),
+          this.pending(key, i),
+          `${spec.description}: ${label}`
         );
       });
     }
@@ -133,19 +226,27 @@ export class OptionsBar {
           tol.reportValidity();
         }
       });
-      return [h('label', { class: 'jp-TraceExplorer-toggle', title: spec.description }, `${spec.label} `, tol)];
+      return [
+        this.wrap(
+          h('label', { class: 'jp-TraceExplorer-toggle' }, `${spec.label} `, tol),
+          this.pending(key),
+          spec.description
+        )
+      ];
     }
     if (key === 'module_mode') {
-      const mode = h('select', { 'data-option': key, 'aria-label': spec.description, title: spec.description });
+      const mode = h('select', { 'data-option': key, 'aria-label': spec.description });
       for (const value of spec.choices) {
         mode.appendChild(h('option', { value, selected: options.module_mode === value }, MODE_LABELS[value]));
       }
       mode.addEventListener('change', () => this.set({ module_mode: mode.value as ExplorerOptions['module_mode'] }));
-      return [mode];
+      return [this.wrap(h('label', { class: 'jp-TraceExplorer-toggle' }, mode), this.pending(key), spec.description)];
     }
     const box = h('input', { type: 'checkbox', checked: options[key], 'data-option': key });
     box.addEventListener('change', () => this.set({ [key]: box.checked }));
-    return [h('label', { class: 'jp-TraceExplorer-toggle', title: spec.description }, box, spec.label)];
+    return [
+      this.wrap(h('label', { class: 'jp-TraceExplorer-toggle' }, box, spec.label), this.pending(key), spec.description)
+    ];
   }
 
   private renderHistory(): void {
@@ -161,34 +262,80 @@ export class OptionsBar {
         h(
           'option',
           { value: e.run_id, selected: e.run_id === current },
-          `run ${i + 1}: ${e.ok ? 'ok' : 'problems'} · ${e.summary.slice(0, 70)}`
+          `run ${i + 1}: ${e.verdict} · ${e.summary.slice(0, 70)}`
         )
       )
     );
-    select.addEventListener('change', () => this.ctx.host.send({ type: 'show_run', run_id: select.value }));
+    select.addEventListener('change', () => {
+      this.waiting = { kind: 'switching', runId: select.value, since: Date.now() / 1000 };
+      this.ctx.host.send({ type: 'show_run', run_id: select.value });
+      this.renderStatus();
+    });
     append(this.historyEl, h('label', {}, 'history ', select));
   }
 
-  private renderStatus(): void {
-    const host = this.ctx.host;
-    const state = host.get('status');
+  private stopTimer(): void {
     if (this.timer !== null) {
       window.clearInterval(this.timer);
       this.timer = null;
     }
-    this.statusEl.className = `jp-TraceExplorer-status jp-mod-${state}`;
+  }
+
+  /** The status line: what the kernel is doing or what the bar waits for, counting seconds, with cancel. */
+  private renderStatus(): void {
+    const host = this.ctx.host;
+    const state = host.get('status');
+    this.stopTimer();
+    clear(this.statusEl);
+    if (!host.get('live') || host.readOnly) {
+      this.statusEl.className = 'jp-TraceExplorer-status';
+      return;
+    }
+    const waiting = this.waiting;
+    if (waiting.kind === 'cancelled') {
+      // the kernel may still be busy with the trace (it reads the cancel when it is done, and drops the result)
+      this.statusEl.className = 'jp-TraceExplorer-status jp-mod-cancelled';
+      append(this.statusEl, state === 'tracing' ? 'cancelled: the result will be dropped' : 'cancelled');
+      return;
+    }
+    let text: ((elapsed: number) => string) | null = null;
+    let since = 0;
+    let mode: string = state;
     if (state === 'tracing') {
-      const since = host.get('statusSince');
+      // mounted while the kernel was already tracing: only its clock knows since when
+      since = this.tracingSince ?? host.get('statusSince');
+      text = elapsed => `tracing… ${elapsed.toFixed(1)} s`;
+    } else if (waiting.kind === 'asked' && (waiting.retrace || this.anyPending)) {
+      since = waiting.since;
+      mode = 'tracing';
+      text = elapsed => `re-trace asked… ${elapsed.toFixed(1)} s`;
+    } else if (waiting.kind === 'switching') {
+      since = waiting.since;
+      mode = 'tracing';
+      text = () => 'showing the run…';
+    }
+    this.statusEl.className = `jp-TraceExplorer-status jp-mod-${mode}`;
+    if (text !== null) {
+      const label = h('span', { class: 'jp-TraceExplorer-statusText' });
+      const format = text;
       const tick = (): void => {
         const elapsed = since > 0 ? Math.max(0, Date.now() / 1000 - since) : 0;
-        this.statusEl.textContent = `tracing… ${elapsed.toFixed(1)} s`;
+        label.textContent = format(elapsed);
       };
       tick();
       this.timer = window.setInterval(tick, 100);
+      append(
+        this.statusEl,
+        label,
+        waiting.kind === 'switching'
+          ? null
+          : button('cancel', () => this.cancel(), {
+              class: 'jp-TraceExplorer-button jp-TraceExplorer-cancel',
+              title: 'stop waiting for this re-trace: its result is dropped, the options go back to the run shown'
+            })
+      );
     } else if (state === 'error') {
-      this.statusEl.textContent = host.get('statusMessage') || 'error';
-    } else {
-      this.statusEl.textContent = '';
+      append(this.statusEl, host.get('statusMessage') || 'error');
     }
   }
 }

@@ -1,7 +1,8 @@
 /**
- * The trace explorer: header (summary, verdict, options bar), the graph on the left and tabs on
- * the right (inspector, warnings & findings, check & divergences). The same component serves the
- * live widget and the kernel-free MIME renderer; only the host differs.
+ * The trace explorer: header (verdict badge, what was traced, counts, full screen), options bar, then the graph
+ * and the tabs (inspector, warnings & findings, check & divergences) with a splitter between them; on a narrow
+ * output the tabs go below the graph. The same component serves the live widget, the kernel-free MIME renderer
+ * and the offline report; only the host differs.
  */
 
 import { CheckPanel } from '../check/CheckPanel';
@@ -9,11 +10,42 @@ import { OptionsBar } from '../controls/OptionsBar';
 import { GraphView, MARK_STATE } from '../graph/GraphView';
 import { Inspector } from '../inspector/Inspector';
 import { WarningsPanel } from '../warnings/WarningsPanel';
+import { TraceRunModel } from '../model/run';
 import { ExplorerContext } from '../state/context';
 import { append, clear, h } from '../state/dom';
 import { ExplorerHost } from '../state/host';
+import { FullScreen } from './fullscreen';
+import { Splitter } from './splitter';
 
 type TabName = 'inspector' | 'warnings' | 'check';
+
+/** Below this width (px) the side panel goes under the graph (a 1024 px window with the file browser open). */
+export const STACK_BELOW_PX = 760;
+
+function plural(n: number, word: string): string {
+  return `${n} ${word}${n === 1 ? '' : 's'}`;
+}
+
+/** The header's facts, with the counts the tab titles show. */
+function facts(run: TraceRunModel): string[] {
+  const verdict = run.verdict;
+  const out: string[] = [];
+  const method = run.defaultMethod;
+  const graph = method ? run.graphs.get(method) : undefined;
+  out.push(graph ? plural(graph.size, 'node') : 'no graph');
+  if (verdict.warnings + verdict.findings + verdict.probe > 0) {
+    out.push(plural(verdict.warnings + verdict.findings + verdict.probe, 'warning'));
+  }
+  const check = run.raw.check;
+  if (!check) {
+    out.push(run.error ? 'not traced' : 'not checked');
+  } else if (check.ok) {
+    out.push(`check passed (${plural(check.cases.length, 'input set')})`);
+  } else {
+    out.push(`check failed: ${plural(verdict.roots, 'root divergence')}`);
+  }
+  return out;
+}
 
 export class Explorer {
   readonly element: HTMLElement;
@@ -23,10 +55,14 @@ export class Explorer {
   readonly warnings: WarningsPanel;
   readonly check: CheckPanel;
   readonly options: OptionsBar;
+  readonly splitter: Splitter;
+  readonly fullScreen: FullScreen;
   private readonly header: HTMLElement;
+  private readonly fullScreenButton: HTMLButtonElement;
   private readonly tabs = new Map<TabName, { tab: HTMLButtonElement; panel: HTMLElement }>();
   private active: TabName = 'inspector';
   private readonly unsubscribe: () => void;
+  private readonly resizeObserver: ResizeObserver;
 
   constructor(host: ExplorerHost) {
     performance.mark(MARK_STATE);
@@ -66,13 +102,35 @@ export class Explorer {
     add('warnings', 'Warnings', this.warnings.element);
     add('check', 'Check', this.check.element);
     const side = h('div', { class: 'jp-TraceExplorer-sidebar' }, tabList, panels);
-    this.element = h(
-      'div',
-      { class: 'jp-TraceExplorer-root' },
-      this.header,
-      this.options.element,
-      h('div', { class: 'jp-TraceExplorer-main' }, this.graph.element, side)
-    );
+    const main = h('div', { class: 'jp-TraceExplorer-main' });
+    this.splitter = new Splitter(main);
+    append(main, this.graph.element, this.splitter.element, side);
+    this.element = h('div', { class: 'jp-TraceExplorer-root' }, this.header, this.options.element, main);
+
+    this.fullScreenButton = h(
+      'button',
+      {
+        type: 'button',
+        class: 'jp-TraceExplorer-button jp-TraceExplorer-fullScreen',
+        'aria-pressed': 'false',
+        title: 'fill the window with the explorer (Esc leaves)'
+      },
+      'full screen'
+    ) as HTMLButtonElement;
+    this.fullScreen = new FullScreen(this.element, active => {
+      this.fullScreenButton.setAttribute('aria-pressed', String(active));
+      this.fullScreenButton.textContent = active ? 'exit full screen' : 'full screen';
+      this.fullScreenButton.title = active
+        ? 'back to the notebook (Esc)'
+        : 'fill the window with the explorer (Esc leaves)';
+      this.fullScreenButton.focus();
+    });
+    this.fullScreenButton.addEventListener('click', () => this.fullScreen.toggle());
+
+    // stack the side panel under the graph when the output is narrow; side by side again when it widens
+    this.resizeObserver = new ResizeObserver(() => this.updateStacking());
+    this.resizeObserver.observe(this.element);
+
     this.unsubscribe = this.ctx.onChange(keys => {
       if (keys.has('run')) {
         performance.mark(MARK_STATE);
@@ -91,11 +149,13 @@ export class Explorer {
     this.renderHeader();
     const run = this.ctx.run;
     this.showTab(
-      run && run.cases.some(c => !c.ok) ? 'check' : run && run.userWarnings.length ? 'warnings' : 'inspector'
+      run && run.cases.some(c => !c.ok) ? 'check' : run && run.verdict.level === 'warning' ? 'warnings' : 'inspector'
     );
   }
 
   dispose(): void {
+    this.fullScreen.leave();
+    this.resizeObserver.disconnect();
     this.unsubscribe();
     (this.ctx.host as { dispose?: () => void }).dispose?.();
     this.graph.dispose();
@@ -116,22 +176,55 @@ export class Explorer {
     }
   }
 
+  /** Whether the side panel is under the graph (a narrow output). */
+  get stacked(): boolean {
+    return this.element.classList.contains('jp-mod-stacked');
+  }
+
+  private updateStacking(): void {
+    const width = this.element.clientWidth;
+    if (width === 0) {
+      return; // not on screen (a hidden tab): keep the layout it had
+    }
+    const stacked = width < STACK_BELOW_PX;
+    if (stacked !== this.stacked) {
+      this.element.classList.toggle('jp-mod-stacked', stacked);
+      this.splitter.setStacked(stacked);
+    }
+  }
+
   private renderHeader(): void {
     clear(this.header);
     const run = this.ctx.run;
+    const tools = h('span', { class: 'jp-TraceExplorer-headerTools' }, this.fullScreenButton);
     if (!run) {
-      append(this.header, h('span', { class: 'jp-TraceExplorer-summary' }, this.ctx.error ?? 'no trace yet'));
+      append(this.header, h('span', { class: 'jp-TraceExplorer-summary' }, this.ctx.error ?? 'no trace yet'), tools);
       return;
     }
+    const verdict = run.verdict;
     const error = run.error;
+    const why = verdict.reasons.join('\n');
     append(
       this.header,
       h(
         'span',
-        { class: run.ok ? 'jp-TraceExplorer-badge jp-mod-ok' : 'jp-TraceExplorer-badge jp-mod-error' },
-        run.ok ? 'ok' : error ? 'failed' : 'problems'
+        {
+          class: `jp-TraceExplorer-badge jp-mod-${verdict.level}`,
+          'data-level': verdict.level,
+          // focusable, so keyboard users reach the reasons too (the title is the tooltip)
+          tabindex: 0,
+          title: why,
+          'aria-label': `verdict: ${verdict.label}${why ? `. ${verdict.reasons.join('. ')}` : ''}`
+        },
+        verdict.label
       ),
-      h('span', { class: 'jp-TraceExplorer-summary' }, run.summary),
+      h(
+        'span',
+        { class: 'jp-TraceExplorer-summary', title: run.summary },
+        h('span', { class: 'jp-TraceExplorer-target' }, run.target.name),
+        ...facts(run).map(f => h('span', { class: 'jp-TraceExplorer-fact' }, f))
+      ),
+      tools,
       error
         ? h(
             'div',
@@ -139,7 +232,7 @@ export class Explorer {
             h('strong', {}, `${error.type}: `),
             error.message.split('\n')[0],
             error.file
-              ? h('span', { class: 'jp-TraceExplorer-muted' }, ` (${error.file.split(/[\\/]/).pop()}:${error.line})`)
+              ? h('span', { class: 'jp-TraceExplorer-muted' }, ` (${run.locationLabel(error.file, error.line)})`)
               : null,
             error.hint ? h('p', { class: 'jp-TraceExplorer-hint' }, `Hint: ${error.hint}`) : null
           )
@@ -147,12 +240,13 @@ export class Explorer {
     );
     const warnTab = this.tabs.get('warnings')?.tab;
     if (warnTab) {
-      warnTab.textContent = this.warnings.count ? `Warnings (${this.warnings.count})` : 'Warnings';
+      const n = verdict.warnings + verdict.findings + verdict.probe;
+      warnTab.textContent = n ? `Warnings (${n})` : 'Warnings';
     }
     const checkTab = this.tabs.get('check')?.tab;
     if (checkTab) {
-      const n = this.ctx.divergences.filter(d => d.kind === 'root').length;
-      checkTab.textContent = run.raw.check && !run.raw.check.ok ? `Check (${n} root${n === 1 ? '' : 's'})` : 'Check';
+      const n = verdict.roots;
+      checkTab.textContent = run.raw.check && !run.raw.check.ok ? `Check (${plural(n, 'root')})` : 'Check';
     }
   }
 }

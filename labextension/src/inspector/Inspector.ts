@@ -194,7 +194,7 @@ export class Inspector {
                   ? 'jp-TraceExplorer-user'
                   : ''
             },
-            location(f.file, f.line),
+            location(f.file, f.line, this.ctx.run),
             ` in ${f.func}`,
             f.code ? h('code', {}, f.code) : null
           )
@@ -205,7 +205,7 @@ export class Inspector {
       'div',
       { class: 'jp-TraceExplorer-section' },
       h('h4', {}, 'Source'),
-      h('p', {}, location(frame.file, frame.line), ` in ${frame.func}`),
+      h('p', {}, location(frame.file, frame.line, this.ctx.run), ` in ${frame.func}`),
       h('pre', { class: 'jp-TraceExplorer-code jp-TraceExplorer-sourceLine' }, frame.code || '(source not available)'),
       others.length
         ? h(

@@ -7,7 +7,8 @@
  * counterpart are `t<id>` (trace only) or `c<id>` (check only).
  */
 
-import { basename, NodeInfo, TraceGraph, userFrame } from './graph';
+import { NodeInfo, TraceGraph, userFrame } from './graph';
+import { FileNames, locationLabel } from './location';
 import { cssToken, labelLines, nodeTooltip, tooltipLines } from './dot';
 import { Divergence, GraphDiff } from './run';
 
@@ -79,7 +80,8 @@ function sideDot(
   ids: Set<number>,
   nameOf: (id: number) => string,
   classesOf: (id: number) => string[],
-  title: string
+  title: string,
+  fileNames: FileNames
 ): { dot: string; names: Map<string, number> } {
   const names = new Map<string, number>();
   const sorted = [...ids].sort((a, b) => a - b);
@@ -100,7 +102,7 @@ function sideDot(
       label.push(v.shape ? `${v.dtype ?? ''}(${v.shape.map(d => (d === null ? '?' : d)).join(', ')})` : v.type);
     }
     if (f) {
-      label.push(`${basename(f.file)}:${f.line}`);
+      label.push(locationLabel(f.file, f.line, fileNames));
     }
     const cls = ['node', `kind-${cssToken(n.kind)}`, ...classesOf(id)].join(' ');
     lines.push(
@@ -124,6 +126,7 @@ export function sideBySide(
   check: TraceGraph,
   diff: GraphDiff,
   divergence: Divergence,
+  fileNames: FileNames = {},
   radius = 2
 ): SideBySide {
   const traceIds = neighbourhood(trace, divergence.traceNode, radius);
@@ -177,14 +180,16 @@ export function sideBySide(
     traceIds,
     traceName,
     id => classes(id, divergence.traceNode, divergentTrace, diff.checkPartner(id) !== null),
-    'trace'
+    'trace',
+    fileNames
   );
   const c = sideDot(
     check,
     checkIds,
     checkName,
     id => classes(id, divergence.checkNode, divergentCheck, diff.tracePartner(id) !== null),
-    'check trace'
+    'check trace',
+    fileNames
   );
   return {
     traceDot: t.dot,

@@ -114,6 +114,9 @@ export type ExplorerRequest =
       type: 'retrace';
     }
   | {
+      type: 'cancel';
+    }
+  | {
       type: 'show_run';
       run_id: string;
     }
@@ -129,9 +132,13 @@ export type ExplorerRequest =
  */
 export interface ExplorerState {
   /**
-   * TraceRun.to_json() of the run on screen; {} when there is none
+   * TraceRun.to_json() of the run on screen (TraceExplorer.run in Python); {} when there is none
    */
-  run: TraceRun | Empty;
+  run_json: TraceRun | Empty;
+  /**
+   * TraceRun.to_html() of the run on screen: the front end puts it into the output's text/html, so the notebook's saved fallback (nbconvert, GitHub) shows the run on screen; "" when there is none
+   */
+  html: string;
   /**
    * the history, oldest first
    */
@@ -143,7 +150,7 @@ export interface ExplorerState {
   /**
    * the options of the next trace; a partial dict is merged onto the current ones; {} before the explorer is set up
    */
-  options: ExplorerOptions | Empty;
+  options: ExplorerOptions1 | Empty;
   /**
    * one label per check input set of the request, in the order of options.check_inputs_enabled
    */
@@ -195,6 +202,7 @@ export interface TraceRun {
    */
   ok: boolean;
   summary: string;
+  verdict?: Verdict;
   target: Target;
   options: RecordedOptions;
   /**
@@ -230,6 +238,45 @@ export interface TraceRun {
    */
   created: string;
   run_id: string;
+  /**
+   * file -> display name for files with a better name than their path ("cell [9]" for a notebook cell's file): the explorer shows a location in them as "cell [9], line 7"; absent in runs saved before it existed (read as {})
+   */
+  file_names?: {
+    [k: string]: string;
+  };
+}
+/**
+ * what the explorer's badge says (TraceRun.verdict): error (red) when tracing or torch's check failed; warning (amber) when a tracer warning, a finding of severity warning or error, or the probe says the trace may be wrong for other inputs; ok (green) otherwise; absent in runs saved before it existed
+ *
+ * This interface was referenced by `ExplorerState`'s JSON-Schema
+ * via the `definition` "Verdict".
+ */
+export interface Verdict {
+  level: 'ok' | 'warning' | 'error';
+  /**
+   * the badge's text
+   */
+  label: 'ok' | 'warnings' | 'check failed' | 'failed';
+  /**
+   * why, the most serious first (the badge's tooltip)
+   */
+  reasons: string[];
+  /**
+   * distinct tracer warnings, the deprecation notice excluded
+   */
+  warnings: number;
+  /**
+   * findings of severity warning or error
+   */
+  findings: number;
+  /**
+   * probe cases that disagree with eager or fail in the trace
+   */
+  probe: number;
+  /**
+   * root divergences over every check case
+   */
+  roots: number;
 }
 /**
  * This interface was referenced by `ExplorerState`'s JSON-Schema
@@ -485,8 +532,46 @@ export interface HistoryEntry {
   run_id: string;
   summary: string;
   ok: boolean;
+  /**
+   * the badge's text
+   */
+  verdict: 'ok' | 'warnings' | 'check failed' | 'failed';
   created: string;
   options: RecordedOptions;
+  explorer_options: ExplorerOptions;
+}
+/**
+ * the options bar's values this run was traced with: picking the run from the history puts them back
+ */
+export interface ExplorerOptions {
+  /**
+   * strict mode: reject mutable containers (list/dict) at the output
+   */
+  strict: boolean;
+  /**
+   * check the trace by re-tracing and comparing outputs
+   */
+  check_trace: boolean;
+  /**
+   * relative tolerance of the check's output comparison (default 1e-5)
+   */
+  check_tolerance: number;
+  /**
+   * which check input sets of the request are on, one per set (check_input_labels names them); none on: the example inputs
+   */
+  check_inputs_enabled: boolean[];
+  /**
+   * torch's private _force_outplace: record in-place ops as their out-of-place versions
+   */
+  force_outplace: boolean;
+  /**
+   * call .train() or .eval() on the module for this trace only (restored after), or leave it as is
+   */
+  module_mode: 'as_is' | 'train' | 'eval';
+  /**
+   * trace under torch.no_grad()
+   */
+  no_grad: boolean;
 }
 /**
  * the options bar: the live trace options (core/options.py LIVE, SPECS), with check_inputs_enabled in place of check_inputs
@@ -494,7 +579,7 @@ export interface HistoryEntry {
  * This interface was referenced by `ExplorerState`'s JSON-Schema
  * via the `definition` "ExplorerOptions".
  */
-export interface ExplorerOptions {
+export interface ExplorerOptions1 {
   /**
    * strict mode: reject mutable containers (list/dict) at the output
    */
@@ -538,6 +623,22 @@ export interface Comparison {
   graph_a: Graph;
   graph_b: Graph;
   diff: GraphDiff;
+}
+/**
+ * the placeholder %trace shows while the kernel traces (MIME application/vnd.jupyter.tracejit.progress+json); replaced by the explorer when the trace ends
+ *
+ * This interface was referenced by `ExplorerState`'s JSON-Schema
+ * via the `definition` "TraceProgress".
+ */
+export interface TraceProgress {
+  /**
+   * what is traced, e.g. BertModel or f
+   */
+  target: string;
+  /**
+   * seconds since the epoch when tracing started
+   */
+  started: number;
 }
 
 /** `kind` of a run (run.schema.json). */
@@ -589,7 +690,8 @@ export const OPTION_SPECS = [
 ] as const;
 /** Each widget trait's default (explorer.schema.json). */
 export const TRAIT_DEFAULTS: ExplorerState = {
-  run: {},
+  run_json: {},
+  html: '',
   runs: [],
   history_limit: 10,
   options: {},

@@ -40,7 +40,9 @@ export type {
   NonFinite,
   RecordedOptions,
   StackRow,
-  ValueRow
+  TraceProgress,
+  ValueRow,
+  Verdict
 } from './protocol.generated';
 export { GRAPH_SCHEMA_VERSION, OPTION_SPECS, RUN_KIND, SCHEMA_VERSION, TRAIT_DEFAULTS } from './protocol.generated';
 

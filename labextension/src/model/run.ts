@@ -3,6 +3,7 @@
  */
 
 import { decodeGraph, TraceGraph } from './graph';
+import { FileNames, locationLabel } from './location';
 import {
   CheckCaseJSON,
   ConstantDiffJSON,
@@ -14,7 +15,8 @@ import {
   TargetJSON,
   TraceErrorJSON,
   TraceRunJSON,
-  TraceWarningJSON
+  TraceWarningJSON,
+  Verdict
 } from './protocol';
 
 export interface Divergence {
@@ -121,6 +123,38 @@ export class TraceRunModel {
   }
   get runId(): string {
     return this.raw.run_id;
+  }
+
+  /** file -> display name (`cell [9]`); empty for runs saved before the table existed. */
+  get fileNames(): FileNames {
+    return this.raw.file_names ?? {};
+  }
+
+  /** Where a location reads in every view: `cell [9], line 7` for notebook code, else `model.py:7`. */
+  locationLabel(file: string, line: number): string {
+    return locationLabel(file, line, this.fileNames);
+  }
+
+  /**
+   * The badge: ok / warnings / check failed / failed, with its reasons and counts (TraceRun.verdict, written by
+   * the kernel). A run saved before the verdict existed gets the part its `ok` and `error` tell.
+   */
+  get verdict(): Verdict {
+    const given = this.raw.verdict;
+    if (given) {
+      return given;
+    }
+    const roots = this.cases.reduce((n, c) => n + (c.diff?.roots.length ?? 0), 0);
+    const counts = { warnings: this.userWarnings.length, findings: 0, probe: 0, roots };
+    if (this.raw.ok) {
+      return { level: 'ok', label: 'ok', reasons: [], ...counts };
+    }
+    return {
+      level: 'error',
+      label: this.raw.error ? 'failed' : 'check failed',
+      reasons: [this.raw.summary],
+      ...counts
+    };
   }
 
   /** `forward`, else the first traced method, else null. */

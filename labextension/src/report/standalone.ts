@@ -34,12 +34,23 @@ function readRun(): TraceRunJSON {
   return run;
 }
 
+/** Mark the theme on <body> as JupyterLab does: the explorer's stylesheet has rules for the dark theme. */
+function followColorScheme(): void {
+  const dark = window.matchMedia('(prefers-color-scheme: dark)');
+  const apply = (): void => {
+    document.body.dataset.jpThemeLight = String(!dark.matches);
+  };
+  apply();
+  dark.addEventListener('change', apply);
+}
+
 function start(): void {
   const root = document.getElementById(ROOT_ELEMENT_ID);
   if (root === null) {
     console.error(`tracejit report: no element #${ROOT_ELEMENT_ID} on this page`);
     return;
   }
+  followColorScheme();
   try {
     mountStatic(root, readRun());
     document.getElementById(FALLBACK_ELEMENT_ID)?.setAttribute('hidden', '');

@@ -3,6 +3,9 @@
  * ever reaches the page as a text node (`textContent`), never as markup.
  */
 
+import { locationLabel } from '../model/location';
+import type { TraceRunModel } from '../model/run';
+
 export type Child = Node | string | null | undefined | false;
 
 export function h<K extends keyof HTMLElementTagNameMap>(
@@ -54,14 +57,13 @@ export function button(
   return b;
 }
 
-/** `file.py:12` from a path (the full path goes into the title tooltip). */
-export function location(file: string, line: number): HTMLElement {
-  const parts = file.split(/[\\/]/);
-  return h(
-    'span',
-    { class: 'jp-TraceExplorer-loc', title: `${file}:${line}` },
-    `${parts[parts.length - 1] || file}:${line}`
-  );
+/**
+ * A place in the source as every view shows it: `cell [9], line 7` in notebook code, `model.py:12` elsewhere
+ * (`run.locationLabel`); the full path goes into the title tooltip.
+ */
+export function location(file: string, line: number, run: TraceRunModel | null): HTMLElement {
+  const label = run ? run.locationLabel(file, line) : locationLabel(file, line, {});
+  return h('span', { class: 'jp-TraceExplorer-loc', title: `${file}:${line}` }, label);
 }
 
 export function formatNumber(x: number | null): string {

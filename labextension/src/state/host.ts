@@ -16,6 +16,8 @@ import {
 
 export interface HostState {
   run: TraceRunJSON | null;
+  /** `to_html()` of the run on screen, for the notebook's saved text/html ("" when the host has none). */
+  html: string;
   /** True when changing options re-traces in the kernel. */
   live: boolean;
   options: ExplorerOptions | null;
@@ -53,15 +55,15 @@ function defaultState(run: TraceRunJSON | null): HostState {
   const d = TRAIT_DEFAULTS;
   return {
     run,
+    html: d.html,
     live: d.live,
     options: null,
     checkInputLabels: d.check_input_labels,
     status: d.status,
     statusSince: d.status_since,
     statusMessage: d.status_message,
-    history: run
-      ? [{ run_id: run.run_id, summary: run.summary, ok: run.ok, created: run.created, options: run.options }]
-      : d.runs,
+    // a saved run has no history: its own entry only (the options bar shows its recorded options instead)
+    history: d.runs,
     // the widget picks forward, else the first traced method (explorer.py _default_method)
     selectedMethod:
       run && 'forward' in run.graphs ? 'forward' : (Object.keys(run?.graphs ?? {})[0] ?? d.selected_method),
@@ -113,7 +115,8 @@ export class StaticHost implements ExplorerHost {
 
 /** Trait names of `jupyter_tracejit.widgets.TraceExplorer`, per host key. */
 const TRAIT_OF: Record<HostKey, string> = {
-  run: 'run',
+  run: 'run_json',
+  html: 'html',
   live: 'live',
   options: 'options',
   checkInputLabels: 'check_input_labels',

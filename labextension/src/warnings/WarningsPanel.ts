@@ -98,7 +98,7 @@ export class WarningsPanel {
           h(
             'div',
             { class: 'jp-TraceExplorer-warningHead' },
-            location(w.file, w.line),
+            location(w.file, w.line, this.ctx.run),
             w.count > 1 ? h('span', { class: 'jp-TraceExplorer-count' }, `×${w.count}`) : null,
             w.node_ids.length
               ? h(

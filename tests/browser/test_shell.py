@@ -1,0 +1,490 @@
+"""The explorer's shell in a real JupyterLab: the verdict badge, splitter, full screen, the stacked layout of a
+narrow output, immediate feedback and cancel of live options, %trace's placeholder, Python and the saved notebook
+following the run on screen, the JSON download loading back, and text contrast in the light and dark themes."""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+
+import pytest
+
+import jupyter_tracejit as tj
+from jupyter_tracejit._dev.browser import ARTIFACTS
+
+from .test_explorer import ROOT, SETUP
+
+pytestmark = pytest.mark.browser
+
+#: WCAG 2 AA for normal text
+MIN_CONTRAST = 4.5
+
+MODELS = """\
+import time
+
+class BNNet(nn.Module):
+    # BatchNorm in train mode: right for these inputs, a finding says the trace is wrong for inference
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 8)
+        self.bn = nn.BatchNorm1d(8)
+
+    def forward(self, x):
+        return self.bn(self.fc(x))
+
+class Slow(nn.Module):
+    # each call sleeps: a trace with the check off takes about `delay` seconds
+    def __init__(self, delay=4.0):
+        super().__init__()
+        self.fc = nn.Linear(8, 8)
+        self.delay = delay
+
+    def forward(self, x):
+        time.sleep(self.delay)
+        return torch.relu(self.fc(x))
+"""
+
+#: one explorer per verdict: ok, warnings (amber), check failed, failed (red)
+VERDICT_CELLS = [
+    "ok = tj.explore(nn.Sequential(nn.Linear(8, 8), nn.ReLU()).eval(), (torch.ones(2, 8),))\nok",
+    "amber = tj.explore(BNNet().train(), (torch.randn(4, 8),))\namber",
+    "red = tj.explore(loop_in_traced_fn, (torch.rand(3, 4),), check_inputs=[(torch.rand(4, 4),)])\nred",
+    "failed = tj.explore(DictNet().eval(), (torch.ones(2, 8),))\nfailed",
+]
+
+
+def explorer_in(lab, cell: int, graph: bool = True):
+    root = lab.outputs(cell).locator(ROOT).first
+    root.wait_for()
+    if graph:
+        root.locator(".jp-TraceExplorer-canvas svg").wait_for()
+    return root
+
+
+def css_colour(page, variable: str) -> str:
+    """What ``var(<variable>)`` computes to on this page (as getComputedStyle writes colours)."""
+    return page.evaluate(
+        """(v) => { const el = document.createElement('div'); el.style.background = `var(${v})`;
+            document.body.appendChild(el); const c = getComputedStyle(el).backgroundColor; el.remove(); return c; }""",
+        variable,
+    )
+
+
+def test_the_badge_says_the_verdict_in_its_colour_and_the_counts_agree_with_the_tabs(lab):
+    lab.write_notebook("verdicts.ipynb", [SETUP + MODELS, *VERDICT_CELLS])
+    lab.open_notebook("verdicts.ipynb")
+    lab.run_all(timeout=90_000)
+    expected = [
+        ("ok", "ok", "--jp-success-color0"),
+        ("warnings", "warning", "--jp-warn-color2"),
+        ("check failed", "error", "--jp-error-color0"),
+        ("failed", "error", "--jp-error-color0"),
+    ]
+    for cell, (label, level, colour) in enumerate(expected, start=1):
+        explorer = explorer_in(lab, cell, graph=label != "failed")
+        badge = explorer.locator(".jp-TraceExplorer-header .jp-TraceExplorer-badge")
+        assert badge.inner_text() == label
+        assert badge.get_attribute("data-level") == level
+        assert badge.evaluate("el => getComputedStyle(el).backgroundColor") == css_colour(lab.page, colour)
+        reasons = badge.get_attribute("title")
+        assert reasons, label
+        # what the header counts is what the tabs count
+        header = explorer.locator(".jp-TraceExplorer-summary").inner_text()
+        warnings_tab = explorer.locator('.jp-TraceExplorer-tab[data-tab="warnings"]').inner_text()
+        counted = re.search(r"(\d+) warnings?", header)
+        assert (f"Warnings ({counted.group(1)})" if counted else "Warnings") == warnings_tab, (header, warnings_tab)
+        check_tab = explorer.locator('.jp-TraceExplorer-tab[data-tab="check"]').inner_text()
+        roots = re.search(r"check failed: (\d+) root", header)
+        assert (f"Check ({roots.group(1)} root" if roots else "Check") in check_tab, (header, check_tab)
+        if label == "warnings":
+            assert "BatchNorm traced in training mode" in reasons
+        if label == "check failed":
+            assert "torch's check failed" in reasons
+        if label == "ok":
+            assert "nothing says the trace is wrong" in reasons
+    amber = explorer_in(lab, 2)
+    lab.screenshot_themes("shell-badge-warnings", amber.locator(".jp-TraceExplorer-header"))
+    assert not lab.extension_errors()
+
+
+def test_splitter_full_screen_and_the_stacked_layout(lab):
+    lab.write_notebook("layout.ipynb", [SETUP, "e = tj.explore(Net().eval(), (torch.ones(2, 8),))\ne"])
+    lab.open_notebook("layout.ipynb")
+    lab.run_all()
+    explorer = explorer_in(lab, 1)
+    page = lab.page
+    graph = explorer.locator(".jp-TraceExplorer-main > .jp-TraceExplorer-graph")
+    side = explorer.locator(".jp-TraceExplorer-sidebar")
+    bar = explorer.locator(".jp-TraceExplorer-splitter")
+    assert bar.get_attribute("role") == "separator" and bar.get_attribute("aria-orientation") == "vertical"
+    assert bar.get_attribute("aria-valuenow") == "60"
+
+    # drag the bar to the left: the graph narrows, the side panel widens
+    before = graph.bounding_box()["width"], side.bounding_box()["width"]
+    bar.scroll_into_view_if_needed()
+    box = bar.bounding_box()
+    y = box["y"] + min(40, box["height"] / 2)  # a point of the bar inside the window
+    page.mouse.move(box["x"] + box["width"] / 2, y)
+    page.mouse.down()
+    page.mouse.move(box["x"] - 150, y, steps=5)
+    page.mouse.up()
+    after = graph.bounding_box()["width"], side.bounding_box()["width"]
+    assert after[0] < before[0] - 100 and after[1] > before[1] + 100, (before, after)
+    dragged = int(bar.get_attribute("aria-valuenow"))
+    assert dragged < 60
+
+    # and with the keyboard
+    bar.focus()
+    page.keyboard.press("ArrowRight")
+    assert int(bar.get_attribute("aria-valuenow")) == dragged + 5
+    page.keyboard.press("End")
+    assert bar.get_attribute("aria-valuenow") == "85"
+    page.keyboard.press("Home")
+    assert bar.get_attribute("aria-valuenow") == "20"
+    page.keyboard.press("Enter")
+    assert bar.get_attribute("aria-valuenow") == "60"
+
+    # full screen fills the window; Esc gives the explorer back to its output
+    button = explorer.locator(".jp-TraceExplorer-fullScreen")
+    button.click()
+    full = page.locator(f"body > {ROOT}.jp-mod-fullscreen")
+    full.wait_for()
+    viewport = page.viewport_size
+    rect = full.bounding_box()
+    assert (rect["x"], rect["y"], rect["width"], rect["height"]) == (0, 0, viewport["width"], viewport["height"])
+    assert full.locator(".jp-TraceExplorer-fullScreen").get_attribute("aria-pressed") == "true"
+    assert lab.outputs(1).locator(".jp-TraceExplorer-placeholder").count() == 1
+    full.locator(".jp-TraceExplorer-canvas svg").wait_for()
+    lab.screenshot("shell-full-screen")
+    page.keyboard.press("Escape")
+    full.wait_for(state="detached")
+    back = explorer_in(lab, 1)
+    assert "jp-mod-fullscreen" not in back.get_attribute("class")
+    assert back.locator(".jp-TraceExplorer-fullScreen").get_attribute("aria-pressed") == "false"
+    assert lab.outputs(1).locator(".jp-TraceExplorer-placeholder").count() == 0
+
+    # a 1024 px window with the file browser open: the side panel goes under the graph
+    page.set_viewport_size({"width": 1024, "height": 768})
+    lab.command("filebrowser:activate")
+    page.locator(".jp-FileBrowser:visible").first.wait_for()
+    stacked = explorer_in(lab, 1)
+    page.wait_for_function(
+        "(sel) => document.querySelector(sel)?.classList.contains('jp-mod-stacked')",
+        arg=f".jp-NotebookPanel:not(.lm-mod-hidden) .jp-OutputArea-output {ROOT}",
+    )
+    assert stacked.locator(".jp-TraceExplorer-splitter").get_attribute("aria-orientation") == "horizontal"
+    g, s = graph.bounding_box(), side.bounding_box()
+    assert s["y"] >= g["y"] + g["height"] and abs(s["x"] - g["x"]) < 2 and s["width"] > 300, (g, s)
+    side.scroll_into_view_if_needed()
+    lab.screenshot_themes("shell-stacked-1024")  # the whole window: the file browser beside the notebook
+    # wide again: side by side
+    page.set_viewport_size({"width": 1600, "height": 900})
+    page.wait_for_function(
+        "(sel) => !document.querySelector(sel)?.classList.contains('jp-mod-stacked')",
+        arg=f".jp-NotebookPanel:not(.lm-mod-hidden) .jp-OutputArea-output {ROOT}",
+    )
+    assert not lab.extension_errors()
+
+
+def test_option_clicks_show_at_once_and_cancel_drops_the_result(lab):
+    lab.write_notebook(
+        "cancel.ipynb",
+        [SETUP + MODELS, "slow = tj.explore(Slow(delay=3.0), (torch.ones(2, 8),), check_trace=False)\nslow"],
+    )
+    lab.open_notebook("cancel.ipynb")
+    lab.run_all(timeout=60_000)
+    explorer = explorer_in(lab, 1)
+    status = explorer.locator(".jp-TraceExplorer-status")
+    first_run = explorer.locator(".jp-TraceExplorer-summary").get_attribute("title")
+
+    # the click shows at once: the control is pending and the status counts, before the kernel says anything
+    no_grad = explorer.locator('input[data-option="no_grad"]')
+    started = time.monotonic()
+    no_grad.check()
+    label = explorer.locator("label.jp-mod-pending", has=lab.page.locator('input[data-option="no_grad"]'))
+    label.wait_for(timeout=1_000)
+    status.get_by_text(re.compile(r"^(re-trace asked|tracing)… \d")).wait_for(timeout=1_000)
+    assert time.monotonic() - started < 1.5
+    assert status.get_by_role("button", name="cancel").is_visible()
+    # the kernel starts tracing (about 3 s, during which it cannot read anything)
+    status.get_by_text(re.compile(r"^tracing… \d")).wait_for(timeout=10_000)
+    lab.screenshot("shell-tracing", explorer.locator(".jp-TraceExplorer-optionsBar"))
+    status.get_by_role("button", name="cancel").click()
+    status.get_by_text(re.compile("^cancelled")).wait_for(timeout=1_000)
+    # the kernel reads the cancel when the trace ends, drops the result and puts the options back
+    explorer.locator("label.jp-mod-pending").wait_for(state="detached", timeout=20_000)
+    assert not no_grad.is_checked()
+    lab.page.wait_for_timeout(1_000)
+    assert explorer.locator(".jp-TraceExplorer-summary").get_attribute("title") == first_run
+    assert explorer.locator(".jp-TraceExplorer-history select").count() == 0  # still one run: nothing was added
+
+    # without cancel the run comes, and nothing is pending any more
+    no_grad.check()
+    explorer.locator(".jp-TraceExplorer-history select").wait_for(timeout=30_000)
+    explorer.locator("label.jp-mod-pending").wait_for(state="detached", timeout=5_000)
+    assert no_grad.is_checked()
+    # picking the first run puts its options back in the bar
+    history = explorer.locator(".jp-TraceExplorer-history select")
+    history.select_option(index=0)
+    lab.page.wait_for_function(
+        "(sel) => !document.querySelector(sel).checked", arg=f'{ROOT} input[data-option="no_grad"]', timeout=10_000
+    )
+    assert explorer.locator("label.jp-mod-pending").count() == 0
+    assert not lab.extension_errors()
+
+
+def test_trace_magic_placeholder_python_and_the_saved_notebook_follow_the_run_on_screen(lab):
+    lab.write_notebook(
+        "magic.ipynb",
+        [
+            SETUP + MODELS + "%load_ext jupyter_tracejit\nm = Slow(delay=1.5)\nx = torch.ones(2, 8)",
+            "%trace --no-check -o run m(x)",
+            "print(run.run_id == _trace_explorer.run.run_id, len(_trace_explorer.history), run.options['no_grad'])",
+        ],
+    )
+    lab.open_notebook("magic.ipynb")
+    lab.run_cell(0, timeout=60_000)
+    # while the kernel traces, the output says what and for how long
+    cell = lab.notebook.locator(".jp-Cell").nth(1)
+    cell.locator(".jp-InputArea-editor").click()
+    lab.page.keyboard.press("Shift+Enter")
+    progress = cell.locator(".jp-OutputArea-output.jp-TraceExplorer-progress")
+    progress.get_by_text(re.compile(r"^tracing Slow… \d+ s \(started \d\d:\d\d:\d\d\)$")).wait_for(timeout=10_000)
+    lab.screenshot("shell-trace-placeholder", lab.outputs(1).first)
+    explorer = explorer_in(lab, 1)  # the explorer takes the placeholder's place
+    assert lab.outputs(1).count() == 1 and progress.count() == 0
+    lab.wait_for_idle()
+
+    # a live re-trace: Python's variables follow it
+    explorer.locator('input[data-option="no_grad"]').check()
+    explorer.locator(".jp-TraceExplorer-history select").wait_for(timeout=30_000)
+    lab.run_cell(2)
+    assert lab.outputs(2).first.inner_text().strip() == "True 2 True"
+
+    # the saved notebook holds the run on screen: its JSON, and the HTML that nbconvert and GitHub show
+    lab.save()
+    saved = lab.read_notebook("magic.ipynb")
+    (output,) = saved.cells[1].outputs
+    data = output["data"]
+    shown = data["application/vnd.jupyter.tracejit+json"]
+    assert shown["options"]["no_grad"] is True
+    assert shown["summary"] in data["text/html"] and shown["summary"] == data["text/plain"]
+    assert 'class="tracejit-ok">ok</strong>' in data["text/html"]
+    assert "application/vnd.jupyter.tracejit.progress+json" not in data
+    assert not lab.extension_errors()
+
+
+def test_locations_in_notebook_code_read_cell_and_line(lab):
+    lab.write_notebook(
+        "cells.ipynb",
+        [
+            SETUP,
+            "def branchy(x):\n    if x.sum() > 0:\n        return x * 2\n    return x - 1",
+            "e = tj.explore(branchy, (torch.ones(3),))\ne",
+        ],
+    )
+    lab.open_notebook("cells.ipynb")
+    lab.run_all()
+    explorer = explorer_in(lab, 2)
+    explorer.locator('.jp-TraceExplorer-tab[data-tab="warnings"]').click()
+    warning = explorer.locator('.jp-TraceExplorer-warning[data-category="to_bool"]')
+    assert warning.locator(".jp-TraceExplorer-loc").inner_text() == "cell [2], line 2"
+    warning.click()
+    explorer.locator('.jp-TraceExplorer-tab[data-tab="inspector"]').click()
+    assert "cell [2], line 3" in explorer.locator(".jp-TraceExplorer-inspector").inner_text()
+    # no hash file names where the explorer names a place (the IR text keeps torch's own comments)
+    for place in explorer.locator(".jp-TraceExplorer-loc").all_inner_texts():
+        assert not re.search(r"\d{6,}\.py", place), place
+    assert not lab.extension_errors()
+
+
+def test_the_json_download_loads_back_into_python(lab, tmp_path):
+    lab.write_notebook("json.ipynb", [SETUP, "e = tj.explore(Net().eval(), (torch.ones(2, 8),))\ne"])
+    lab.open_notebook("json.ipynb")
+    lab.run_all()
+    explorer = explorer_in(lab, 1)
+    with lab.page.expect_download() as download:
+        explorer.get_by_role("button", name="JSON").click()
+    path = tmp_path / download.value.suggested_filename
+    download.value.save_as(path)
+    run = tj.TraceRun.load(path)
+    assert run.target.name == "Net" and run.graphs["forward"] and run.verdict.label == "warnings"
+    assert tj.TraceRun.from_json(json.loads(path.read_text())).to_json() == run.to_json()
+
+
+# -- contrast ------------------------------------------------------------------------------------------
+
+#: every visible text of every explorer on the page, with its colour and its effective background:
+#: HTML text over the composited backgrounds of its ancestors (opacity included), inputs by their value, and the
+#: graph's SVG text over the fill of the shape it labels
+CONTRAST = """
+(rootSelector) => {
+  const parse = c => {
+    const m = /rgba?\\(([^)]+)\\)/.exec(c || '');
+    if (!m) return null;
+    const p = m[1].split(/[\\s,\\/]+/).filter(Boolean).map(Number);
+    return [p[0], p[1], p[2], p.length > 3 ? p[3] : 1];
+  };
+  const over = (top, bottom) => {
+    const a = top[3];
+    return [0, 1, 2].map(i => top[i] * a + bottom[i] * (1 - a)).concat([1]);
+  };
+  const lum = c => {
+    const f = v => { v /= 255; return v <= 0.03928 ? v / 12.92 : Math.pow((v + 0.055) / 1.055, 2.4); };
+    return 0.2126 * f(c[0]) + 0.7152 * f(c[1]) + 0.0722 * f(c[2]);
+  };
+  const ratio = (a, b) => { const [x, y] = [lum(a), lum(b)].sort((p, q) => q - p); return (x + 0.05) / (y + 0.05); };
+  const chain = el => { const out = []; for (let e = el; e; e = e.parentElement) out.push(e); return out.reverse(); };
+  const background = el => {
+    let bg = [255, 255, 255, 1];
+    for (const e of chain(el)) {
+      const c = parse(getComputedStyle(e).backgroundColor);
+      if (c && c[3] > 0) bg = over(c, bg);
+    }
+    return bg;
+  };
+  const opacity = el => chain(el).reduce((o, e) => o * Number(getComputedStyle(e).opacity || 1), 1);
+  const visible = el => {
+    if (!el.getClientRects().length) return false;
+    const s = getComputedStyle(el);
+    return s.visibility !== 'hidden' && s.display !== 'none';
+  };
+  const describe = el => {
+    const cls = (el.getAttribute('class') || '').split(/\\s+/).filter(c => c).slice(0, 3).join('.');
+    return `${el.tagName.toLowerCase()}${cls ? '.' + cls : ''}`;
+  };
+  const results = [];
+  const add = (el, text, fg, bg) => {
+    results.push({ where: describe(el), parent: describe(el.parentElement), text: text.slice(0, 40),
+                   ratio: Math.round(ratio(over(fg, bg), bg) * 100) / 100 });
+  };
+  for (const root of document.querySelectorAll(rootSelector)) {
+    for (const el of root.querySelectorAll('*')) {
+      if (!visible(el) || el.closest('svg')) continue;
+      if (el.matches('[disabled], [disabled] *')) continue;  // WCAG exempts inactive controls
+      const own = [...el.childNodes].filter(n => n.nodeType === 3).map(n => n.textContent).join('').trim();
+      const value = el.matches('input[type=number], input[type=search], input[type=text], select')
+        ? (el.value || '') : '';
+      const text = own || value;
+      if (!text) continue;
+      const fg = parse(getComputedStyle(el).color);
+      fg[3] *= opacity(el);
+      add(el, text, fg, background(el));
+    }
+    for (const t of root.querySelectorAll('svg text')) {
+      if (!visible(t) || !t.textContent.trim()) continue;
+      const fg = parse(getComputedStyle(t).fill);
+      if (!fg) continue;
+      const holder = t.closest('g.node, g.cluster');
+      const shape = holder && holder.querySelector('path, polygon, ellipse');
+      let bg = background(t.closest('svg').parentElement);
+      const fill = shape && parse(getComputedStyle(shape).fill);
+      if (fill && fill[3] > 0) bg = over(fill, bg);
+      add(t, t.textContent.trim(), fg, bg);
+    }
+  }
+  return results;
+}
+"""
+
+CONTRAST_CELLS = [
+    "branchy = tj.explore(Net().eval(), (torch.ones(2, 8),))\nbranchy",
+    "amber = tj.explore(BNNet().train(), (torch.randn(4, 8),), probe=True)\namber",
+    "red = tj.explore(loop_in_traced_fn, (torch.rand(3, 4),), check_inputs=[(torch.rand(4, 4),)])\nred",
+    "failed = tj.explore(DictNet().eval(), (torch.ones(2, 8),))\nfailed",
+    "ok = tj.explore(nn.Sequential(nn.Linear(8, 8), nn.ReLU()).eval(), (torch.ones(2, 8),))\nok",
+]
+
+
+def test_text_contrast_of_the_whole_explorer_in_light_and_dark(lab):
+    lab.write_notebook("contrast.ipynb", [SETUP + MODELS, *CONTRAST_CELLS])
+    lab.open_notebook("contrast.ipynb")
+    lab.run_all(timeout=90_000)
+    branchy = explorer_in(lab, 1)
+    amber = explorer_in(lab, 2)
+    red = explorer_in(lab, 3)
+    explorer_in(lab, 4, graph=False)
+    ok = explorer_in(lab, 5)
+    # everything a person looks at: an active warning card, a selected node in the inspector, the check tab with
+    # a current divergence, a pending option
+    branchy.locator('.jp-TraceExplorer-tab[data-tab="warnings"]').click()
+    branchy.locator(".jp-TraceExplorer-warning.jp-mod-clickable").first.click()
+    branchy.locator(".jp-TraceExplorer-warning.jp-mod-active").first.wait_for()
+    amber.locator(".jp-TraceExplorer-canvas g.node.kind-aten-batch_norm").first.click()
+    amber.locator(".jp-TraceExplorer-inspector .jp-TraceExplorer-nodeKind").wait_for()
+    red.locator('.jp-TraceExplorer-tab[data-tab="check"]').click()
+    red.get_by_role("button", name="next divergence").click()
+    red.locator(".jp-TraceExplorer-side g.node.current").first.wait_for()
+    ok.locator('input[data-option="strict"]').uncheck()  # pending until its re-trace comes
+    explorers = ((1, branchy), (2, amber), (3, red), (5, ok))
+    failures: dict[str, list[str]] = {}
+    for theme in ("JupyterLab Light", "JupyterLab Dark"):
+        lab.set_theme(theme)
+        lab.page.wait_for_timeout(500)
+        measured = lab.page.evaluate(CONTRAST, f".jp-NotebookPanel:not(.lm-mod-hidden) {ROOT}")
+        assert len(measured) > 200, len(measured)  # every explorer's texts, not a handful
+        low = sorted((m for m in measured if m["ratio"] < MIN_CONTRAST), key=lambda m: m["ratio"])
+        failures[theme] = sorted({f"{m['ratio']:.2f} {m['where']} in {m['parent']}: {m['text']!r}" for m in low})
+        name = theme.split()[-1].lower()
+        for cell, explorer in explorers:
+            lab.screenshot(f"shell-contrast-{name}-{cell}", explorer)
+    lab.set_theme("JupyterLab Light")
+    (ARTIFACTS / "contrast-failures.json").write_text(json.dumps(failures, indent=1, ensure_ascii=False))
+    assert failures == {"JupyterLab Light": [], "JupyterLab Dark": []}
+
+
+def test_the_shell_in_notebook_7(lab):
+    """Notebook 7 serves the same extension: placeholder, badge, splitter, full screen, stacking, live feedback."""
+    pytest.importorskip("notebook", minversion="7", reason="Notebook 7 is not installed (pip install 'notebook>=7')")
+    lab.write_notebook(
+        "nb7-shell.ipynb",
+        [
+            SETUP + MODELS + "%load_ext jupyter_tracejit\nm = Slow(delay=2.0)\nx = torch.ones(2, 8)",
+            "%trace --no-check m(x)",
+        ],
+    )
+    page = lab.page
+    page.goto(f"{lab.server.url}/notebooks/nb7-shell.ipynb")
+    page.locator(".jp-NotebookPanel .jp-Cell").first.wait_for()
+    # Run All before the kernel is connected runs nothing: wait for the toolbar's kernel indicator to say idle
+    page.locator('.jp-Notebook-ExecutionIndicator[data-status="idle"]').first.wait_for(timeout=60_000)
+    page.locator(".lm-MenuBar-itemLabel", has_text=re.compile(r"^Run$")).click()
+    page.locator(".lm-Menu-itemLabel", has_text=re.compile(r"^Run All Cells$")).click()
+    cell = page.locator(".jp-NotebookPanel .jp-Cell").nth(1)
+    cell.locator(".jp-TraceExplorer-progress").get_by_text(re.compile(r"^tracing Slow… \d+ s")).wait_for(timeout=90_000)
+    explorer = cell.locator(f".jp-OutputArea-output {ROOT}").first
+    explorer.locator(".jp-TraceExplorer-canvas svg").wait_for(timeout=30_000)
+    assert explorer.locator(".jp-TraceExplorer-badge").inner_text() == "ok"
+    assert explorer.locator(".jp-TraceExplorer-badge").get_attribute("data-level") == "ok"
+
+    bar = explorer.locator(".jp-TraceExplorer-splitter")
+    bar.focus()
+    page.keyboard.press("ArrowLeft")
+    assert bar.get_attribute("aria-valuenow") == "55"
+
+    explorer.locator(".jp-TraceExplorer-fullScreen").click()
+    full = page.locator(f"body > {ROOT}.jp-mod-fullscreen")
+    full.wait_for()
+    viewport = page.viewport_size
+    assert full.bounding_box() == {"x": 0, "y": 0, "width": viewport["width"], "height": viewport["height"]}
+    lab.screenshot("shell-notebook7-full-screen")
+    page.keyboard.press("Escape")
+    full.wait_for(state="detached")
+    explorer.wait_for()
+
+    page.set_viewport_size({"width": 700, "height": 800})
+    page.wait_for_function(
+        "(sel) => document.querySelector(sel)?.classList.contains('jp-mod-stacked')",
+        arg=f".jp-OutputArea-output {ROOT}",
+    )
+    page.set_viewport_size({"width": 1280, "height": 860})
+
+    explorer.locator('input[data-option="no_grad"]').check()
+    status = explorer.locator(".jp-TraceExplorer-status")
+    status.get_by_role("button", name="cancel").wait_for(timeout=1_000)
+    explorer.locator("label.jp-mod-pending").wait_for(timeout=1_000)
+    explorer.locator(".jp-TraceExplorer-history select").wait_for(timeout=30_000)
+    assert explorer.locator("label.jp-mod-pending").count() == 0
+    lab.screenshot("shell-notebook7", explorer)
+    assert not lab.extension_errors()
