@@ -72,6 +72,12 @@ def compare_tensors(
             rtol=rtol,
             atol=atol,
         )
+    if a.is_meta and e.is_meta:  # no values: torch's check compares their metadata only, and the shapes agree
+        return TensorComparison(True, 0.0, 0.0, 0, a.numel(), rtol=rtol, atol=atol)
+    if a.is_meta != e.is_meta:
+        return _structural(a, e, "device", f"device {e.device} expected, {a.device} found", rtol, atol)
+    if not promote and a.dtype != e.dtype:  # torch compares tensor constants in their own dtypes
+        return _structural(a, e, "dtype", f"dtype {e.dtype} expected, {a.dtype} found", rtol, atol)
     if promote:
         wide = torch.cdouble if a.is_complex() or e.is_complex() else torch.double
         a64, e64 = a.to("cpu", wide), e.to("cpu", wide)
@@ -110,6 +116,18 @@ def compare_tensors(
         rtol=rtol,
         atol=atol,
     )
+
+
+def _structural(
+    a: torch.Tensor, e: torch.Tensor, attribute: str, says: str, rtol: float, atol: float
+) -> TensorComparison:
+    """A mismatch of metadata (nothing element-wise compared), in torch's words where it has them."""
+    try:
+        torch.testing.assert_close(a, e, rtol=rtol, atol=atol, equal_nan=True)
+        torch_message = f"The values for attribute '{attribute}' do not match."
+    except AssertionError as err:
+        torch_message = str(err)
+    return TensorComparison(False, structural=says, torch_message=torch_message, rtol=rtol, atol=atol)
 
 
 def summary(c: TensorComparison, *, expected: str = "expected", actual: str = "actual") -> str:

@@ -234,8 +234,11 @@ def _tainted_unmatched(graph: Graph, matched: set[int]) -> tuple[list[int], list
     return roots, downstream, foldable, origin
 
 
-def _describe_constant(graph: Graph, value_id: int, depth: int = 0) -> str | None:
-    """A constant input as text (``3``, ``[0, 1]``), looking through list/tuple plumbing; None otherwise."""
+def _describe_constant(graph: Graph, value_id: int, depth: int = 0, *, detailed: bool = False) -> str | None:
+    """A constant input as text (``3``, ``[0, 1]``), looking through list/tuple plumbing; None otherwise.
+
+    ``detailed``: tensor constants also name their dtype, shape and content digest, for two constants whose
+    previews read the same."""
     from .graph import format_attribute, python_number
 
     producer = graph.producer(value_id)
@@ -245,10 +248,15 @@ def _describe_constant(graph: Graph, value_id: int, depth: int = 0) -> str | Non
         if not producer.attributes:
             return "None"
         if isinstance(producer.attributes.get("value"), dict) and "tensor" in producer.attributes["value"]:
-            return "tensor constant " + _preview(graph, producer.id)
+            text = "tensor constant " + _preview(graph, producer.id)
+            if detailed:
+                t = producer.attributes["value"]["tensor"]
+                shape = ", ".join(str(d) for d in t.get("shape", []))
+                text += f" ({t.get('dtype', '?')}[{shape}], digest {t.get('digest', '?')})"
+            return text
         return format_attribute(producer.attributes.get("value"), python_number)
     if producer.kind in ("prim::ListConstruct", "prim::TupleConstruct"):
-        items = [_describe_constant(graph, v, depth + 1) for v in producer.inputs]
+        items = [_describe_constant(graph, v, depth + 1, detailed=detailed) for v in producer.inputs]
         if all(i is not None for i in items):
             inner = ", ".join(i for i in items if i is not None)
             return f"[{inner}]" if producer.kind == "prim::ListConstruct" else f"({inner})"
@@ -290,9 +298,14 @@ def _reason(a: Graph, b: Graph, an: Node | None, bn: Node | None, matched_values
         if matched_values.get(va) == vb:
             continue
         ca, cb = _describe_constant(a, va), _describe_constant(b, vb)
+        if ca is not None and ca == cb:  # same text: say what differs beneath it (dtype, digest)
+            ca, cb = _describe_constant(a, va, detailed=True), _describe_constant(b, vb, detailed=True)
         if (ca is not None or cb is not None) and ca != cb:
             return f"input {i} of {an.kind} differs: {ca or '%' + a.values[va].name} vs {cb or '%' + b.values[vb].name}"
-        return f"input {i} of {an.kind} comes from another computation: {_origin(a, va)} vs {_origin(b, vb)}"
+        oa, ob = _origin(a, va), _origin(b, vb)
+        if oa == ob:  # never name two identical texts as different
+            return f"input {i} of {an.kind} comes from another computation: {oa}, whose own inputs differ"
+        return f"input {i} of {an.kind} comes from another computation: {oa} vs {ob}"
     if an.attributes != bn.attributes:
         return f"attributes of {an.kind} differ"
     if len(an.outputs) != len(bn.outputs):

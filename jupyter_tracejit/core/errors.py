@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .from_torchscript import is_torch_file, source_line
+from .inputs import with_article
 from .jsonio import JsonRecord
 
 # (pattern on "ExceptionType: message", tag, hint). The first match wins.
@@ -80,7 +81,7 @@ _HINTS: tuple[tuple[re.Pattern[str], str, str], ...] = (
         "parameter names of the traced function as keys.",
     ),
     (
-        re.compile(r"already a ScriptModule|ScriptModule|RecursiveScriptModule"),
+        re.compile(r"already a ScriptModule"),
         "already_script",
         "The object is already TorchScript (torch.jit.script or a previous trace): there is nothing to trace. "
         "Trace the original nn.Module, or inspect the scripted module's .graph directly.",
@@ -139,14 +140,11 @@ def describe_returned(value: Any) -> str:
         name = type(v).__name__
         return "tensor" if name in ("Tensor", "Parameter") else name
 
-    def article(word: str) -> str:
-        return word if word == "None" else ("an " if word[0].lower() in "aeiou" else "a ") + word
-
     if isinstance(value, (list, tuple)) and value:
         kinds = list(dict.fromkeys(noun(v) for v in value))
         items = " and ".join(k if k == "None" else f"{k}s" for k in kinds)
-        return f"{article(type(value).__name__)} of {items}"
-    return article(noun(value))
+        return f"{with_article(type(value).__name__)} of {items}"
+    return with_article(noun(value))
 
 
 def hint_for(type_name: str, message: str) -> tuple[str, str]:

@@ -10,31 +10,27 @@ from typing import Any
 
 import torch
 
-_DTYPE_NAMES: dict[torch.dtype, str] = {
-    torch.float32: "Float",
-    torch.float64: "Double",
-    torch.float16: "Half",
-    torch.bfloat16: "BFloat16",
-    torch.int64: "Long",
-    torch.int32: "Int",
-    torch.int16: "Short",
-    torch.int8: "Char",
-    torch.uint8: "Byte",
-    torch.bool: "Bool",
-    torch.complex64: "ComplexFloat",
-    torch.complex128: "ComplexDouble",
-}
+#: dtype -> TorchScript's name for it (``Float``, ``UInt16``, ``QUInt8``), asked of torch once per dtype so every
+#: dtype torch knows is spelled as a traced graph spells it
+_DTYPE_NAMES: dict[torch.dtype, str] = {}
 #: scalars longer than this are described by their type
 _MAX_SCALAR_CHARS = 40
 
 
 def tensor_type_str(t: torch.Tensor) -> str:
     """``Float(4, 8)`` in TorchScript's spelling; the device is named when it is not the CPU."""
-    name = _DTYPE_NAMES.get(t.dtype, str(t.dtype).removeprefix("torch."))
+    name = _DTYPE_NAMES.get(t.dtype)
+    if name is None:
+        name = _DTYPE_NAMES[t.dtype] = torch._C.TensorType.create_from_tensor(t).scalarType() or str(t.dtype)
     parts = [str(s) for s in t.shape]
     if t.device.type != "cpu":
         parts.append(f"device={t.device}")
     return f"{name}({', '.join(parts)})"
+
+
+def with_article(noun: str) -> str:
+    """``an int``, ``a list``; ``None`` stays as it is."""
+    return noun if noun == "None" else ("an " if noun[:1].lower() in "aeiou" else "a ") + noun
 
 
 def describe_value(obj: Any) -> str:

@@ -16,6 +16,13 @@ import torch
 _Entry = tuple[torch.nn.Module, str, torch.Tensor, torch.Tensor]
 
 
+def _same(t: torch.Tensor, snapshot: torch.Tensor) -> bool:
+    """``t`` still equals its snapshot. A meta tensor has no values to change: only its shape can."""
+    if t.shape != snapshot.shape:
+        return False
+    return t.is_meta or torch.equal(t.detach(), snapshot)
+
+
 class ModuleState:
     """``training`` flags, buffers and (with ``parameters=True``) parameters of ``roots`` and their submodules."""
 
@@ -47,11 +54,7 @@ class ModuleState:
 
     def changed_buffers(self) -> list[str]:
         """Dotted names of the buffers whose value (or shape) differs from the snapshot."""
-        return [
-            self._buffer_names[id(t)]
-            for _, _, t, snap in self.buffers
-            if t.shape != snap.shape or not torch.equal(t.detach(), snap)
-        ]
+        return [self._buffer_names[id(t)] for _, _, t, snap in self.buffers if not _same(t, snap)]
 
     @staticmethod
     def _restore_tensors(entries: list[_Entry], kind: str) -> None:
@@ -61,7 +64,7 @@ class ModuleState:
                     store = owner._parameters if kind == "param" else owner._buffers
                     if store.get(name) is not t:
                         store[name] = t  # type: ignore[assignment]  # the user's code rebound the attribute
-                if t.shape == snap.shape and torch.equal(t.detach(), snap):
+                if _same(t, snap):
                     continue
                 with torch.no_grad():
                     if t.shape == snap.shape:

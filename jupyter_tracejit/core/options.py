@@ -24,7 +24,7 @@ from typing import Any
 
 import torch
 
-from .inputs import describe_inputs
+from .inputs import describe_inputs, with_article
 from .jsonio import float_to_json
 
 #: torch.jit.trace's default ``check_tolerance``
@@ -51,7 +51,7 @@ class OptionProblem:
 
 def _shown(value: Any) -> str:
     text = repr(value)
-    return text if len(text) <= 80 else f"a {type(value).__name__}"
+    return text if len(text) <= 80 else with_article(type(value).__name__)
 
 
 @dataclass(frozen=True)

@@ -196,6 +196,16 @@ def plan_trace_module(mod: Any, inputs: Any, example_inputs_is_kwarg: Any, optio
                 f"{type(mod).__name__} has no method {name!r}",
                 "The keys of inputs must be method names of the module, e.g. {'forward': (x,)}.",
             )
+        attribute = getattr(mod, name)
+        if isinstance(attribute, torch.nn.Module) and options.check_trace:
+            # torch records the submodule's forward as a method of mod, then its check re-traces the submodule
+            # itself with the same method name and raises AttributeError
+            raise ArgumentProblem(
+                f"{name!r} is a submodule of {type(mod).__name__} ({type(attribute).__name__}), not a method: "
+                "torch.jit.trace_module's check fails on it (AttributeError)",
+                f"Trace the submodule itself: tj.trace_module(model.{name}, {{'forward': inputs}}), "
+                f"or tj.trace(model.{name}, inputs).",
+            )
     if not isinstance(example_inputs_is_kwarg, bool):
         raise ArgumentProblem(
             f"example_inputs_is_kwarg must be True or False, got {example_inputs_is_kwarg!r}",

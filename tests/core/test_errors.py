@@ -1,32 +1,70 @@
-"""core/errors.py: failures as data, tagged with what they mean and how to fix them, located in the user's code."""
+"""Failures as data: each hint pattern recognises the text torch really raises (triggered here with
+torch.jit.trace), outputs are named in words, the location is the user's line (never torch's or this package's),
+torch's C++ trailer is cut, and misuse of the API is an ArgumentError."""
 
 from __future__ import annotations
 
+import dataclasses
+import json
+import os
+import subprocess
+import sys
 import warnings
+from typing import Any
 
 import pytest
 import torch
 import torch.nn as nn
+import torch.nn.functional as F
 
 from jupyter_tracejit.core.errors import (
+    _HINTS,
     TraceError,
     argument_error,
     describe_returned,
     error_from_exception,
-    has_mixed_container,
     hint_for,
     user_location,
 )
+from jupyter_tracejit.core.inputs import make_tuple
+
+from .oracle import line_of
+
+HERE = __file__
 
 
-def torch_error(fn, *args, **kwargs) -> Exception:
+def torch_raises(fn: Any, *args: Any, **kwargs: Any) -> BaseException:
+    """The exception plain torch.jit.trace raises for this call."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
             torch.jit.trace(fn, *args, **kwargs)
         except Exception as e:
             return e
-    raise AssertionError("torch traced it")
+    raise AssertionError("torch.jit.trace did not raise")
+
+
+def torch_warning_raised(fn: Any, *args: Any, text: str) -> BaseException:
+    """The warning plain torch.jit.trace emits for this call, raised as an exception (as under ``-W error``)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        warnings.filterwarnings("error", message=text)
+        try:
+            torch.jit.trace(fn, *args)
+        except Warning as w:
+            return w
+    raise AssertionError(f"torch.jit.trace did not warn {text!r}")
+
+
+def scripted_linear() -> torch.jit.ScriptModule:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # torch.jit.script is deprecated in torch 2.13, and still works
+        return torch.jit.script(nn.Linear(3, 3))
+
+
+@dataclasses.dataclass
+class ModelOutput:
+    logits: torch.Tensor
 
 
 class TwoMethods(nn.Module):
@@ -37,65 +75,284 @@ class TwoMethods(nn.Module):
         return x * 2
 
 
-GRAD_CONSTANT = torch.rand(2, requires_grad=True)
+def kw(x, mask):
+    return x * mask
+
+
+CONSTANT = torch.ones(3, requires_grad=True)
+x3 = torch.rand(3)
+
+
+def hooked_linear() -> nn.Module:
+    m = nn.Linear(3, 3)
+    m.register_full_backward_hook(lambda *_: None)
+    return m
+
+
+TRIGGERS = [
+    pytest.param(lambda: torch_raises(lambda x: {"y": x}, (x3,)), "dict_output", id="dict-output"),
+    pytest.param(lambda: torch_raises(lambda x: ModelOutput(x), (x3,)), "output_type", id="dataclass-output"),
+    pytest.param(lambda: torch_raises(lambda x: 3, (x3,)), "output_type", id="int-output"),
+    pytest.param(lambda: torch_raises(lambda x: [{"a": x}], (x3,)), "output_type", id="list-of-dicts-output"),
+    pytest.param(lambda: torch_raises(lambda x: None, (x3,)), "output_type", id="none-output"),
+    pytest.param(lambda: torch_raises(lambda x, s: x, (x3, "s")), "input_type", id="str-input"),
+    pytest.param(lambda: torch_raises(lambda x, n: x, (x3, 2)), "input_type", id="int-input"),
+    pytest.param(lambda: torch_raises(lambda x: x * CONSTANT, (x3,)), "grad_constant", id="grad-constant"),
+    pytest.param(lambda: torch_raises(TwoMethods().encode, (x3,)), "bound_method", id="bound-method"),
+    pytest.param(
+        lambda: torch_raises(kw, example_kwarg_inputs={"ids": x3, "mask": x3}), "kwarg_names", id="unexpected-kwarg"
+    ),
+    pytest.param(lambda: torch_raises(kw, example_kwarg_inputs={"x": x3}), "kwarg_names", id="missing-kwarg"),
+    pytest.param(
+        lambda: torch_raises(nn.Linear(3, 3), example_kwarg_inputs={"inp": x3}), "kwarg_names", id="module-kwarg"
+    ),
+    pytest.param(lambda: torch_raises(nn.Linear(4, 2), (x3,)), "shape_mismatch", id="mat1-mat2"),
+    pytest.param(lambda: torch_raises(lambda x: x.view(2, 2), (x3,)), "shape_mismatch", id="view"),
+    pytest.param(lambda: torch_raises(lambda x: x + torch.rand(4), (x3,)), "shape_mismatch", id="broadcast"),
+    # needs two real devices: torch's text from c10 (TORCH_CHECK in TensorIterator / checkSameDevice)
+    pytest.param(
+        lambda: RuntimeError(
+            "Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu! "
+            "(when checking argument for argument mat1 in method wrapper_CUDA_addmm)"
+        ),
+        "device_mismatch",
+        id="device",
+    ),
+    pytest.param(
+        lambda: RuntimeError("size mismatch for fc.weight: copying a param with shape torch.Size([2, 3])"),
+        "shape_mismatch",
+        id="size-mismatch",
+    ),
+    pytest.param(lambda: torch_raises(hooked_linear(), (x3,)), "backward_hooks", id="backward-hooks"),
+    # torch warns (does not raise) when given a ScriptModule; its text raised as under -W error
+    pytest.param(
+        lambda: torch_warning_raised(scripted_linear(), (x3,), text="The input to trace is already a ScriptModule"),
+        "already_script",
+        id="script",
+    ),
+]
+
+
+@pytest.mark.parametrize(("trigger", "tag"), TRIGGERS)
+def test_hint_for_recognises_torchs_own_text(trigger, tag: str) -> None:
+    e = trigger()
+    found, hint = hint_for(type(e).__name__, str(e))
+    assert found == tag
+    assert hint in {h for _, t, h in _HINTS if t == tag}
+
+
+def test_every_hint_pattern_is_exercised_above() -> None:
+    assert {tag for _, tag, _ in _HINTS} == {p.values[1] for p in TRIGGERS}
+
+
+def test_the_first_matching_pattern_wins() -> None:
+    # torch's text for a dataclass output also says "Only tensors and (possibly nested) tuples ... inputs or outputs":
+    # the specific output hint is given, not the input one
+    e = torch_raises(lambda x: ModelOutput(x), (x3,))
+    tag, hint = hint_for("RuntimeError", str(e))
+    assert tag == "output_type" and hint.startswith("The traced code returns an object the tracer cannot represent")
+
+
+def test_an_unknown_failure_has_no_tag_or_hint() -> None:
+    assert hint_for("ValueError", "boom in user code") == ("", "")
+
+
+def calls_a_missing_method(x):
+    return SCRIPTED.missing(x)
+
+
+def hooks_a_scripted_module(x):
+    SCRIPTED.register_forward_hook(lambda *args: None)
+    return x
+
+
+SCRIPTED = scripted_linear()
 
 
 @pytest.mark.parametrize(
-    ("make", "tag"),
+    ("fn", "text"),
     [
-        (lambda: torch_error(lambda x: {"y": x}, (torch.rand(2),)), "dict_output"),
-        (lambda: torch_error(lambda x: None, (torch.rand(2),)), "output_type"),
-        (lambda: torch_error(lambda x: 3, (torch.rand(2),)), "output_type"),
-        (lambda: torch_error(lambda x: x, ("s",)), "input_type"),
-        (lambda: torch_error(lambda x: x * GRAD_CONSTANT, (torch.rand(2),)), "grad_constant"),
-        (lambda: torch_error(TwoMethods().encode, (torch.rand(2),)), "bound_method"),
-        (lambda: torch_error(nn.Linear(2, 2), (torch.rand(3),)), "shape_mismatch"),
-        (lambda: torch_error(lambda xs: xs[0], ([torch.rand(2), 3],)), "input_type"),
+        (calls_a_missing_method, "'RecursiveScriptModule' object has no attribute 'missing'"),
+        (hooks_a_scripted_module, "register_forward_hook is not supported on ScriptModules"),
+    ],
+    ids=["missing-attribute", "unsupported-method"],
+)
+def test_errors_about_a_scripted_submodule_are_not_already_script(fn: Any, text: str) -> None:
+    e = torch_raises(fn, (x3,))
+    assert str(e) == text
+    assert hint_for(type(e).__name__, str(e))[0] != "already_script"
+
+
+@pytest.mark.parametrize(
+    ("value", "words"),
+    [
+        (None, "None"),
+        (3, "an int"),
+        (2.5, "a float"),
+        ("s", "a str"),
+        (torch.ones(1), "a tensor"),
+        (nn.Parameter(torch.ones(1)), "a tensor"),
+        ({"a": 1}, "a dict"),
+        ([], "a list"),
+        ((), "a tuple"),
+        ([{"boxes": 1}, {"boxes": 2}], "a list of dicts"),
+        ((torch.ones(1), None), "a tuple of tensors and None"),
+        ([1, 2.0, 3], "a list of ints and floats"),
+        ([[1], (2,)], "a list of lists and tuples"),
+        (ModelOutput(torch.ones(1)), "a ModelOutput"),
+        (TwoMethods(), "a TwoMethods"),
+        (object(), "an object"),
     ],
 )
-def test_torchs_real_errors_get_their_tag_and_a_hint(make, tag):
-    exc = make()
-    assert hint_for(type(exc).__name__, str(exc))[0] == tag
-    err = error_from_exception(exc)
-    assert err.tag == tag and err.hint and "Exception raised from" not in err.message
+def test_describe_returned(value: Any, words: str) -> None:
+    assert describe_returned(value) == words
 
 
-def test_unknown_errors_in_the_users_code_get_the_generic_hint_of_their_phase():
-    err = error_from_exception(ValueError("bad"), phase="trace")
-    assert err.tag == "" and "fix the error at the line shown" in err.hint
-    assert error_from_exception(ValueError("bad"), phase="internal").hint == ""
+# -- where: the user's line ------------------------------------------------------------------------------------
 
 
-def test_mixed_containers_and_what_was_returned():
-    assert has_mixed_container([torch.zeros(1), 3]) and has_mixed_container(({"a": [1, "b"]},))
-    assert not has_mixed_container((torch.zeros(1), [torch.zeros(1)])) and not has_mixed_container(3)
-    assert describe_returned(None) == "None" and describe_returned(3) == "an int"
-    assert describe_returned([{"a": 1}]) == "a list of dicts"
-    assert describe_returned((torch.zeros(1), 2)) == "a tuple of tensors and ints"
-    exc = torch_error(lambda x: (x, [1, {"a": "b"}]), (torch.rand(2),))
-    as_output = error_from_exception(exc, inputs=[(torch.rand(2),)])
-    assert as_output.tag == "output_type" and as_output.message.endswith("(in what the traced code returns)")
-    as_input = error_from_exception(exc)
-    assert as_input.message.endswith("(in the example inputs)")
+def raises_here(x):
+    raise ValueError("boom in user code")  # raises here
 
 
-def raise_here():
-    raise RuntimeError("here")  # the user's line
+def interpolates(x):
+    return F.interpolate(x, scale_factor=2)  # torch raises inside
 
 
-def test_the_users_line_is_found_past_torch_and_package_frames():
+def packs(x):
+    return make_tuple(x)  # the package raises inside
+
+
+def test_user_location_is_the_raising_line_of_traced_code() -> None:
+    e = torch_raises(raises_here, (x3,))
+    line = line_of(raises_here, "# raises here")
+    assert user_location(e) == (HERE, line, 'raise ValueError("boom in user code")  # raises here')
+
+
+def test_user_location_skips_torchs_frames() -> None:
+    e = torch_raises(interpolates, (x3,))
+    frames = []
+    tb = e.__traceback__
+    while tb is not None:
+        frames.append(tb.tb_frame.f_code.co_filename)
+        tb = tb.tb_next
+    assert frames[-1].endswith("torch/nn/functional.py")  # torch raised it
+    assert user_location(e)[:2] == (HERE, line_of(interpolates, "# torch raises inside"))
+
+
+def test_user_location_skips_this_packages_frames() -> None:
     try:
-        raise_here()
-    except RuntimeError as e:
-        file, line, code = user_location(e)
-    assert file == __file__ and code == 'raise RuntimeError("here")  # the user\'s line'
-    assert line == raise_here.__code__.co_firstlineno + 1
+        packs(3)
+    except TypeError as e:
+        assert e.__traceback__ is not None
+        assert user_location(e)[:2] == (HERE, line_of(packs, "# the package raises inside"))
+    else:
+        raise AssertionError("make_tuple(3) did not raise")
 
 
-def test_a_torch_message_loses_its_cpp_trailer_and_the_record_round_trips():
-    err = error_from_exception(RuntimeError("head\nException raised from foo at bar.cpp:12 (most recent call)"))
-    assert err.message == "head" and err.traceback.startswith("RuntimeError: head")  # the details are kept
+def test_an_exception_never_raised_has_no_location() -> None:
+    assert user_location(ValueError("never raised")) == ("", 0, "")
+
+
+# -- the error of an exception ----------------------------------------------------------------------------------
+
+#: what torch raises with TORCH_SHOW_CPP_STACKTRACES=1 (copied from torch 2.13, shortened)
+WITH_CPP_TRAILER = (
+    "shape '[2, 2]' is invalid for input of size 3\n"
+    "Exception raised from infer_size_impl at /__w/pytorch/pytorch/aten/src/ATen/InferSize.h:99 "
+    "(most recent call first):\n"
+    "C++ CapturedTraceback:\n"
+    "#4 std::_Function_handler<...>::_M_invoke(std::_Any_data const&) from Logging.cpp:0\n"
+    "#5 c10::Error::Error(c10::SourceLocation, std::string) from ??:0\n"
+)
+
+
+def test_error_from_exception_cuts_torchs_cpp_trailer() -> None:
+    err = error_from_exception(RuntimeError(WITH_CPP_TRAILER))
+    assert err.message == "shape '[2, 2]' is invalid for input of size 3"
+    assert err.tag == "shape_mismatch"
+    assert "c10::Error" in err.traceback  # the full text stays in the traceback
+
+
+#: run with torch's C++ stack traces switched on (read once, at import: so in a fresh interpreter)
+REAL_TRAILER = """
+import json, warnings
+import torch
+from jupyter_tracejit.core.errors import error_from_exception
+warnings.simplefilter("ignore")
+try:
+    torch.jit.trace(lambda x: x.view(2, 2), (torch.rand(3),))
+except RuntimeError as e:
+    err = error_from_exception(e)
+    print(json.dumps({"raw": str(e), "message": err.message, "tag": err.tag, "traceback": err.traceback}))
+"""
+
+
+def test_error_from_exception_cuts_the_trailer_torch_really_appends() -> None:
+    env = {**os.environ, "TORCH_SHOW_CPP_STACKTRACES": "1", "TORCH_DISABLE_ADDR2LINE": "1"}
+    done = subprocess.run([sys.executable, "-c", REAL_TRAILER], env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)
+    assert "\nException raised from " in out["raw"] and "C++ CapturedTraceback" in out["raw"]
+    assert out["message"] == "shape '[2, 2]' is invalid for input of size 3"
+    assert out["tag"] == "shape_mismatch"
+    assert "C++ CapturedTraceback" in out["traceback"]
+
+
+def test_error_from_exception_of_a_real_failure() -> None:
+    e = torch_raises(raises_here, (x3,))
+    err = error_from_exception(e, phase="check")
+    assert (err.type, err.message, err.phase, err.tag, err.hint) == (
+        "ValueError",
+        "boom in user code",
+        "check",
+        "",
+        "",
+    )
+    assert (err.file, err.line) == (HERE, line_of(raises_here, "# raises here"))
+    assert err.code.startswith('raise ValueError("boom in user code")')
+    assert err.traceback.startswith("Traceback (most recent call last):") and "raises_here" in err.traceback
+    assert str(err) == f"ValueError: boom in user code ({HERE}:{err.line})"
+
+
+def test_an_empty_message_is_the_type_name() -> None:
+    assert error_from_exception(KeyboardInterrupt()).message == "KeyboardInterrupt"
+    assert error_from_exception(RuntimeError("   \n")).message == "RuntimeError"
+
+
+@pytest.mark.parametrize(
+    ("returned", "opening"),
+    [
+        (None, "The traced code returns None. "),
+        ([{"a": 1}], "The traced code returns a list of dicts. "),
+        (ModelOutput(torch.ones(1)), "The traced code returns a ModelOutput. "),
+    ],
+)
+def test_what_was_returned_opens_an_output_hint(returned: Any, opening: str) -> None:
+    e = torch_raises(lambda x: ModelOutput(x), (x3,))
+    plain = error_from_exception(e)
+    named = error_from_exception(e, returned=returned)
+    assert named.hint == opening + plain.hint
+
+
+def test_what_was_returned_is_not_named_for_other_failures() -> None:
+    e = torch_raises(lambda x: {"y": x}, (x3,))
+    assert error_from_exception(e, returned={"y": 1}).hint == error_from_exception(e).hint
+
+
+def test_argument_error() -> None:
+    err = argument_error("tj.trace needs a function", "Pass the model.")
+    assert err == TraceError(
+        type="ArgumentError",
+        message="tj.trace needs a function",
+        phase="arguments",
+        tag="bad_argument",
+        hint="Pass the model.",
+    )
+    assert argument_error("m", "h", tag="already_script").tag == "already_script"
+    assert str(err) == "ArgumentError: tj.trace needs a function\nHint: Pass the model."
+
+
+def test_trace_error_json_round_trip() -> None:
+    err = error_from_exception(torch_raises(lambda x: {"y": x}, (x3,)))
     assert TraceError.from_json(err.to_json()) == err
-    arg = argument_error("x must be y", "Pass y.")
-    assert (arg.type, arg.phase, arg.tag) == ("ArgumentError", "arguments", "bad_argument")
-    assert str(arg) == "ArgumentError: x must be y\nHint: Pass y."

@@ -1,7 +1,12 @@
-"""core/plan.py: a call of tj.trace / tj.trace_module validated into a plan (what to trace, with which inputs,
-checked how) or refused with a message and a fix; nothing here runs user code."""
+"""From a tj.trace / tj.trace_module call to a validated plan, running no user code: every misuse is an
+ArgumentProblem with its message, hint and tag; check sets and their labels; a bound forward is its module; and
+target_of describes any object without raising."""
 
 from __future__ import annotations
+
+import inspect
+import warnings
+from typing import Any
 
 import pytest
 import torch
@@ -9,95 +14,341 @@ import torch.nn as nn
 
 from jupyter_tracejit.core.options import TraceOptions
 from jupyter_tracejit.core.plan import ArgumentProblem, plan_trace, plan_trace_module, target_of
+from jupyter_tracejit.core.run import Target
+
+HERE = __file__
 
 
-class Two(nn.Module):
+def double(x):
+    return x * 2
+
+
+class Encoder(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = nn.Linear(2, 2)
+
     def forward(self, x):
-        return x
+        return self.fc(x)
 
     def encode(self, x):
-        return x
+        return self.fc(x) * 2
 
 
-def f(x):
-    return x
+def scripted() -> torch.jit.ScriptModule:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return torch.jit.script(Encoder())
 
 
-X = torch.zeros(2)
+def problem(call: Any, *args: Any, **kwargs: Any) -> ArgumentProblem:
+    with pytest.raises(ArgumentProblem) as raised:
+        call(*args, **kwargs)
+    return raised.value
 
 
-def test_a_function_is_checked_with_its_example_inputs_by_default():
-    plan = plan_trace(f, X, None, TraceOptions())
-    assert plan.func is f and plan.module is None and plan.inputs == {"forward": (X,)}
-    assert plan.check_sets == [(X,)] and plan.check_labels == ["example inputs"]
-    plan = plan_trace(f, (X,), None, TraceOptions(check_inputs=[(X,), (X,)]))
+x = torch.rand(2)
+DEFAULT = TraceOptions()
+
+# -- misuse ------------------------------------------------------------------------------------------------------
+
+TRACE_PROBLEMS = [
+    pytest.param(
+        (double, (x,), None, TraceOptions(check_tolerance=-1)),
+        "check_tolerance must be a finite number >= 0, got -1",
+        "bad_argument",
+        id="bad-option",
+    ),
+    pytest.param(
+        (42, (x,), None, TraceOptions(module_mode="inference")),
+        "module_mode must be one of 'as_is', 'train', 'eval', got 'inference'",
+        "bad_argument",
+        id="options-first",
+    ),
+    pytest.param(
+        (42, (x,), None, DEFAULT),
+        "tj.trace needs a function or nn.Module to trace, got int",
+        "bad_argument",
+        id="not-callable",
+    ),
+    pytest.param(
+        (Encoder()(x), (x,), None, DEFAULT),
+        "tj.trace needs a function or nn.Module to trace, got Tensor",
+        "bad_argument",
+        id="called-model",
+    ),
+    pytest.param(
+        (double, None, [x], DEFAULT),
+        "example_kwarg_inputs must be a dict of keyword inputs, got list",
+        "bad_argument",
+        id="kwargs-not-dict",
+    ),
+    pytest.param(
+        (double, None, None, DEFAULT),
+        "no example inputs: torch.jit.trace runs the function once on example inputs",
+        "bad_argument",
+        id="no-inputs",
+    ),
+    pytest.param(
+        (double, None, {"x": x}, TraceOptions(check_inputs=[{"x": x}, (x,)])),
+        "check_inputs[1] is a tuple, but keyword example inputs need dict check inputs",
+        "bad_argument",
+        id="kwargs-check-inputs",
+    ),
+    pytest.param(
+        (double, 3, None, DEFAULT),
+        "example inputs must be a tensor or a tuple of inputs, got int",
+        "bad_argument",
+        id="inputs-not-iterable",
+    ),
+    pytest.param(
+        (Encoder(), 3, None, DEFAULT),
+        "example inputs must be a tensor or a tuple of inputs, got int",
+        "bad_argument",
+        id="module-inputs-not-iterable",
+    ),
+]
+
+
+@pytest.mark.parametrize(("args", "message", "tag"), TRACE_PROBLEMS)
+def test_plan_trace_problems(args: tuple[Any, ...], message: str, tag: str) -> None:
+    p = problem(plan_trace, *args)
+    assert str(p) == message
+    assert (p.error.type, p.error.phase, p.error.message, p.error.tag) == ("ArgumentError", "arguments", message, tag)
+    assert p.error.hint
+
+
+def test_an_option_problem_carries_its_specs_hint() -> None:
+    p = problem(plan_trace, double, (x,), None, TraceOptions(probe_dims=[0]))
+    assert p.error.hint == "probe_dims maps an argument index (or keyword name) to dimensions of that input, " + (
+        "e.g. probe_dims={0: [1]}."
+    )
+
+
+TRACE_MODULE_PROBLEMS = [
+    pytest.param(
+        (Encoder(), {"forward": (x,)}, False, TraceOptions(strict="no")),
+        "strict must be True or False, got 'no'",
+        "bad_argument",
+        id="bad-option",
+    ),
+    pytest.param(
+        (double, {"forward": (x,)}, False, DEFAULT),
+        "trace_module expects an nn.Module, got function",
+        "bad_argument",
+        id="function",
+    ),
+    pytest.param(
+        (scripted(), {"forward": (x,)}, False, DEFAULT),
+        "RecursiveScriptModule is already TorchScript; there is nothing to trace",
+        "already_script",
+        id="scripted",
+    ),
+    pytest.param(
+        (Encoder(), (x,), False, DEFAULT),
+        "trace_module expects a non-empty dict of {method_name: example_inputs}",
+        "bad_argument",
+        id="not-a-dict",
+    ),
+    pytest.param(
+        (Encoder(), {}, False, DEFAULT),
+        "trace_module expects a non-empty dict of {method_name: example_inputs}",
+        "bad_argument",
+        id="empty",
+    ),
+    pytest.param(
+        (Encoder(), {"decode": (x,)}, False, DEFAULT),
+        "Encoder has no method 'decode'",
+        "bad_argument",
+        id="no-method",
+    ),
+    pytest.param(
+        (Encoder(), {0: (x,)}, False, DEFAULT),
+        "Encoder has no method 0",
+        "bad_argument",
+        id="key-not-str",
+    ),
+    pytest.param(
+        (Encoder(), {"forward": (x,)}, 1, DEFAULT),
+        "example_inputs_is_kwarg must be True or False, got 1",
+        "bad_argument",
+        id="kwarg-flag-not-bool",
+    ),
+    pytest.param(
+        (Encoder(), {"forward": (x,)}, True, DEFAULT),
+        "example_inputs_is_kwarg=True but the inputs of 'forward' are a tuple",
+        "bad_argument",
+        id="kwarg-inputs-not-dicts",
+    ),
+    pytest.param(
+        (Encoder(), {"forward": (x,)}, False, TraceOptions(check_inputs=[(x,)])),
+        "check_inputs[0] is a tuple; trace_module needs dicts like its inputs",
+        "bad_argument",
+        id="check-inputs-not-dicts",
+    ),
+    pytest.param(
+        (Encoder(), {"forward": 3}, False, DEFAULT),
+        "example inputs must be a tensor or a tuple of inputs, got int",
+        "bad_argument",
+        id="inputs-not-iterable",
+    ),
+]
+
+
+@pytest.mark.parametrize(("args", "message", "tag"), TRACE_MODULE_PROBLEMS)
+def test_plan_trace_module_problems(args: tuple[Any, ...], message: str, tag: str) -> None:
+    p = problem(plan_trace_module, *args)
+    assert str(p) == message
+    assert (p.error.phase, p.error.message, p.error.tag) == ("arguments", message, tag)
+    assert p.error.hint
+
+
+def test_planning_runs_no_user_code() -> None:
+    calls = []
+
+    class Watched(Encoder):
+        def forward(self, x):
+            calls.append("forward")
+            return super().forward(x)
+
+    plan_trace(Watched(), (x,), None, DEFAULT)
+    plan_trace_module(Watched(), {"forward": (x,), "encode": (x,)}, False, DEFAULT)
+    assert calls == []
+
+
+# -- plans -------------------------------------------------------------------------------------------------------
+
+
+def test_a_function_plan() -> None:
+    plan = plan_trace(double, x, None, DEFAULT)
+    assert plan.func is double and plan.module is None and not plan.is_kwarg
+    assert plan.inputs == {"forward": (x,)}
+    assert plan.check_sets == [(x,)] and plan.check_labels == ["example inputs"]
+    assert plan.target == Target(
+        name="double", kind="function", file=HERE, line=double.__code__.co_firstlineno, type=""
+    )
+
+
+def test_given_check_inputs_are_labelled_by_index() -> None:
+    a, b = (torch.rand(3),), (torch.rand(4),)
+    plan = plan_trace(double, (x,), None, TraceOptions(check_inputs=[a, b]))
+    assert plan.check_sets == [a, b]
     assert plan.check_labels == ["check_inputs[0]", "check_inputs[1]"]
-    assert plan_trace(f, (X,), None, TraceOptions(check_trace=False)).check_sets == []
 
 
-def test_a_module_and_its_bound_forward_are_trace_module_of_forward():
-    model = Two()
-    for target in (model, model.forward):
-        plan = plan_trace(target, (X,), None, TraceOptions(check_inputs=[(X,)]))
-        assert plan.module is model and plan.inputs == {"forward": (X,)} and plan.check_sets == [{"forward": (X,)}]
-    kw = plan_trace(model, None, {"x": X}, TraceOptions())
-    assert kw.is_kwarg and kw.inputs == {"forward": {"x": X}}
+def test_no_check_sets_without_the_check() -> None:
+    plan = plan_trace(double, (x,), None, TraceOptions(check_trace=False, check_inputs=[(x,)]))
+    assert plan.check_sets == [] and plan.check_labels == []
 
 
-def test_trace_module_plans_every_method():
-    plan = plan_trace_module(Two(), {"forward": X, "encode": (X,)}, False, TraceOptions())
-    assert plan.inputs == {"forward": (X,), "encode": (X,)} and plan.check_labels == ["example inputs"]
+def test_a_module_plan_is_trace_module_of_forward() -> None:
+    model = Encoder()
+    plan = plan_trace(model, x, None, DEFAULT)
+    assert plan.module is model and plan.func is None
+    assert plan.inputs == {"forward": (x,)}
+    assert plan.check_sets == [{"forward": x}] and plan.check_labels == ["example inputs"]
+    checked = plan_trace(model, (x,), None, TraceOptions(check_inputs=[(torch.rand(3, 2),)]))
+    assert len(checked.check_sets) == 1 and set(checked.check_sets[0]) == {"forward"}
+    assert checked.check_labels == ["check_inputs[0]"]
 
 
-@pytest.mark.parametrize(
-    ("call", "message"),
-    [
-        (lambda: plan_trace(3, (X,), None, TraceOptions()), "tj.trace needs a function or nn.Module to trace, got int"),
-        (lambda: plan_trace(f, None, None, TraceOptions()), "no example inputs"),
-        (lambda: plan_trace(f, 3, None, TraceOptions()), "example inputs must be a tensor or a tuple"),
-        (lambda: plan_trace(f, None, [X], TraceOptions()), "example_kwarg_inputs must be a dict"),
-        (lambda: plan_trace(f, None, {"x": X}, TraceOptions(check_inputs=[(X,)])), "need dict check inputs"),
-        (lambda: plan_trace(f, (X,), None, TraceOptions(strict="no")), "strict must be True or False, got 'no'"),
-        (lambda: plan_trace_module(f, {"forward": (X,)}, False, TraceOptions()), "expects an nn.Module"),
-        (lambda: plan_trace_module(Two(), {}, False, TraceOptions()), "non-empty dict"),
-        (lambda: plan_trace_module(Two(), {"decode": (X,)}, False, TraceOptions()), "Two has no method 'decode'"),
-        (lambda: plan_trace_module(Two(), {"forward": (X,)}, 1, TraceOptions()), "example_inputs_is_kwarg must be"),
-        (lambda: plan_trace_module(Two(), {"forward": (X,)}, True, TraceOptions()), "example_inputs_is_kwarg=True"),
-        (
-            lambda: plan_trace_module(Two(), {"forward": (X,)}, False, TraceOptions(check_inputs=[(X,)])),
-            "trace_module needs dicts",
-        ),
-    ],
-)
-def test_misuse_is_refused_with_a_message_and_a_fix(call, message):
-    with pytest.raises(ArgumentProblem) as problem:
-        call()
-    assert message in problem.value.error.message and problem.value.error.hint
-    assert problem.value.error.type == "ArgumentError" and problem.value.error.phase == "arguments"
+def test_a_bound_forward_becomes_its_module() -> None:
+    model = Encoder()
+    plan = plan_trace(model.forward, (x,), None, DEFAULT)
+    assert plan.module is model and plan.func is None
+    assert plan.inputs == {"forward": (x,)}
+    bound_other = plan_trace(model.encode, (x,), None, DEFAULT)  # torch refuses it; the plan leaves that to torch
+    assert bound_other.module is None and bound_other.func == model.encode
 
 
-def test_an_already_scripted_module_is_planned_as_is_for_trace_and_refused_for_trace_module():
-    scripted = torch.jit.script(Two())
-    assert plan_trace(scripted, (X,), None, TraceOptions()).func is scripted
-    with pytest.raises(ArgumentProblem) as problem:
-        plan_trace_module(scripted, {"forward": (X,)}, False, TraceOptions())
-    assert problem.value.error.tag == "already_script"
+def test_keyword_inputs() -> None:
+    plan = plan_trace(double, None, {"x": x}, TraceOptions(check_inputs=[{"x": torch.rand(3)}]))
+    assert plan.is_kwarg and plan.inputs == {"forward": {"x": x}}
+    assert plan.check_labels == ["check_inputs[0]"]
+    module_plan = plan_trace(Encoder(), None, {"x": x}, DEFAULT)
+    assert module_plan.is_kwarg and module_plan.inputs == {"forward": {"x": x}}
+    assert module_plan.check_sets == [{"forward": {"x": x}}]
+
+
+def test_positional_inputs_win_over_keyword_inputs_for_a_module() -> None:
+    plan = plan_trace(Encoder(), (x,), {"x": torch.rand(5)}, DEFAULT)
+    assert plan.inputs == {"forward": (x,)}
+
+
+def test_a_scripted_module_is_planned_to_be_returned_unchanged() -> None:
+    module = scripted()
+    plan = plan_trace(module, (x,), None, DEFAULT)
+    assert plan.func is module and plan.module is None
+    assert plan.inputs == {} and plan.check_sets == []
+    assert plan.target.kind == "script"
+
+
+def test_a_trace_module_plan() -> None:
+    model = Encoder()
+    inputs = {"forward": x, "encode": (x,)}
+    plan = plan_trace_module(model, inputs, False, DEFAULT)
+    assert plan.module is model and plan.inputs == {"forward": (x,), "encode": (x,)}
+    assert plan.check_sets == [inputs] and plan.check_labels == ["example inputs"]
+    given = [{"forward": torch.rand(3, 2), "encode": (torch.rand(3, 2),)}]
+    checked = plan_trace_module(model, inputs, False, TraceOptions(check_inputs=given))
+    assert checked.check_sets == given and checked.check_labels == ["check_inputs[0]"]
+    kw = plan_trace_module(model, {"forward": {"x": x}}, True, DEFAULT)
+    assert kw.is_kwarg and kw.inputs == {"forward": {"x": x}}
+
+
+# -- target_of -----------------------------------------------------------------------------------------------------
 
 
 class Hostile:
-    def __getattr__(self, name):
-        raise RuntimeError("no")
+    """Callable, but every attribute lookup beyond the class raises."""
+
+    def __call__(self, x):
+        return x
+
+    def __getattr__(self, name: str) -> Any:
+        raise RuntimeError(f"no {name} here")
 
 
-def test_targets_name_what_is_traced_and_never_raise():
-    t = target_of(f)
-    assert (t.name, t.kind, t.file) == ("f", "function", __file__) and t.line == f.__code__.co_firstlineno
-    m = target_of(Two())
-    assert (m.name, m.kind, m.type) == ("Two", "module", "Two") and m.file == __file__
-    assert target_of(torch.jit.script(Two())).kind == "script"
-    assert target_of(3).kind == "invalid"
-    assert target_of(Hostile()).kind == "invalid"
-    assert (
-        ArgumentProblem.raised(RuntimeError("boom")).error.message
-        == "inspecting what to trace raised RuntimeError: boom"
-    )
+class HostileModule(nn.Module):
+    def forward(self, x):
+        return x
+
+    def __getattr__(self, name: str) -> Any:
+        raise RuntimeError("hostile")
+
+
+def test_target_of_functions_lambdas_and_builtins() -> None:
+    assert target_of(double) == Target("double", "function", "", HERE, double.__code__.co_firstlineno)
+    lam = lambda v: v  # noqa: E731
+    assert target_of(lam).name == "test_target_of_functions_lambdas_and_builtins.<locals>.<lambda>"
+    assert target_of(lam).line == inspect.getsourcelines(lam)[1]
+    assert target_of(Encoder().encode).name == "Encoder.encode"
+    builtin = target_of(torch.relu)
+    assert builtin.name.endswith("relu") and (builtin.kind, builtin.file, builtin.line) == ("function", "", 0)
+
+
+def test_target_of_modules_points_at_forward() -> None:
+    t = target_of(Encoder())
+    assert (t.name, t.kind, t.type, t.file) == ("Encoder", "module", "Encoder", HERE)
+    assert t.line == Encoder.forward.__code__.co_firstlineno
+    seq = target_of(nn.Sequential(nn.Linear(2, 2)))
+    assert (seq.name, seq.kind, seq.type) == ("Sequential", "module", "Sequential")
+    assert seq.file.endswith("torch/nn/modules/container.py")
+
+
+def test_target_of_scripted_modules() -> None:
+    t = target_of(scripted())
+    assert (t.name, t.kind, t.type) == ("Encoder", "script", "RecursiveScriptModule")
+
+
+@pytest.mark.parametrize(
+    ("obj", "name"), [(42, "42"), (torch.ones(1), repr(torch.ones(1))), ("x" * 200, repr("x" * 200)[:80])]
+)
+def test_target_of_non_callables(obj: Any, name: str) -> None:
+    assert target_of(obj) == Target(name=name, kind="invalid")
+
+
+def test_target_of_never_raises() -> None:
+    assert target_of(Hostile()) == Target(name="Hostile", kind="invalid")
+    module = target_of(HostileModule())
+    assert (module.name, module.kind) == ("HostileModule", "module")

@@ -1,72 +1,229 @@
-"""core/session.py: one plan traced, checked and probed; the user's code runs as often as under torch, timings
-are recorded, and grad mode and module flags come back on every exit path."""
+"""A TraceSession runs one plan end to end as a guest in the user's process: its timings, how often the user's
+code ran (1 + 2 x check sets per method, as under torch.jit.trace), grad mode and train/eval flags put back after
+success and failure, the stamp of a finished run, and agreement with torch where the session itself decides."""
 
 from __future__ import annotations
 
+import datetime
+import re
+import time
+import warnings
+from typing import Any
+
+import pytest
 import torch
 import torch.nn as nn
 
 import jupyter_tracejit as tj
-from jupyter_tracejit.core.session import CODE_MAX_SUBMODULES, attribute_to_caller, method_code, stamp
+from jupyter_tracejit.core.graph import Frame
+from jupyter_tracejit.core.options import TraceOptions
+from jupyter_tracejit.core.plan import plan_trace, plan_trace_module
+from jupyter_tracejit.core.run import Target, TraceRun
+from jupyter_tracejit.core.session import TraceSession, stamp
+
+from .oracle import torch_verdict
+
+HERE = __file__
 
 
-class Counting(nn.Module):
+def session_run(plan: Any, caller: Frame | None = None) -> TraceRun:
+    return TraceSession(plan, plan.options.to_json(), caller).run(time.perf_counter())
+
+
+class Counted(nn.Module):
+    """Records, for each call of a method, the module's train flag and the grad mode."""
+
     def __init__(self) -> None:
         super().__init__()
-        self.calls = 0
-        self.fc = nn.Linear(2, 2)
+        self.fc = nn.Linear(3, 3)
+        self.drop = nn.Dropout(0.0)
+        self.calls: list[tuple[str, bool, bool]] = []
 
     def forward(self, x):
-        self.calls += 1
-        return self.fc(x)
+        self.calls.append(("forward", self.training, torch.is_grad_enabled()))
+        return self.drop(self.fc(x))
+
+    def encode(self, x):
+        self.calls.append(("encode", self.training, torch.is_grad_enabled()))
+        return self.fc(x) * 2
 
 
-def test_the_python_code_runs_as_often_as_under_torch():
-    for check_sets, expected in ((None, 3), ([], 1), ([(torch.rand(2),)] * 2, 5)):
-        model = Counting()
-        options = {"check_inputs": check_sets} if check_sets is not None else {}
-        if check_sets == []:
-            options = {"check_trace": False}
-        run = tj.trace(model, (torch.rand(2),), **options)
-        assert model.calls == run.python_runs == expected
+def counted_fn(x, calls: list[int] = []):  # noqa: B006 (the shared list counts the calls)
+    calls.append(1)
+    return x * 2
 
 
-def test_timings_of_each_phase():
-    run = tj.trace(Counting(), (torch.rand(2),), probe=True)
-    assert {"trace", "extract", "check", "probe", "total"} <= set(run.timings)
-    assert all(v >= 0 for v in run.timings.values()) and run.timings["total"] >= run.timings["trace"]
+def torch_runs(fn: Any, *args: Any, **kwargs: Any) -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.jit.trace(fn, *args, **kwargs)
 
 
-class Fails(nn.Module):
-    def forward(self, x):
-        assert self.training
-        raise ValueError("no")
+# -- timings -------------------------------------------------------------------------------------------------------
 
 
-def test_grad_mode_and_train_flags_come_back_after_success_and_failure():
-    for model, mode in ((Counting().eval(), "train"), (Fails().eval(), "train"), (Counting().train(), "eval")):
-        was_training = model.training
-        with torch.no_grad():
-            run = tj.trace(model, (torch.rand(2),), module_mode=mode, no_grad=False)
-            assert not torch.is_grad_enabled()
-        assert model.training == was_training
-        assert run.options["module_mode"] == mode
+def test_timings_of_each_phase() -> None:
+    x = torch.rand(2, 3)
+    checked = session_run(plan_trace(counted_fn, (x,), None, TraceOptions()))
+    assert set(checked.timings) == {"trace", "extract", "check", "total"}
+    assert all(t >= 0 for t in checked.timings.values())
+    assert checked.timings["trace"] + checked.timings["extract"] + checked.timings["check"] <= checked.timings["total"]
+    unchecked = session_run(plan_trace(counted_fn, (x,), None, TraceOptions(check_trace=False)))
+    assert set(unchecked.timings) == {"trace", "extract", "total"}
+    probed = session_run(plan_trace(counted_fn, (x,), None, TraceOptions(check_trace=False, probe=True)))
+    assert set(probed.timings) == {"trace", "extract", "probe", "total"}
+    failed = session_run(plan_trace(lambda v: {"y": v}, (x,), None, TraceOptions()))
+    assert failed.error is not None and set(failed.timings) == {"trace", "total"}
+
+
+# -- how often the user's code ran -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("options", "runs"),
+    [
+        (TraceOptions(check_trace=False), 1),
+        (TraceOptions(), 3),
+        (TraceOptions(check_inputs=[(torch.rand(4, 3),), (torch.rand(5, 3),)]), 5),
+    ],
+    ids=["unchecked", "example-inputs", "two-check-sets"],
+)
+def test_python_runs_of_a_function_is_what_torch_runs(options: TraceOptions, runs: int) -> None:
+    calls = counted_fn.__defaults__[0]
+    calls.clear()
+    run = session_run(plan_trace(counted_fn, (torch.rand(2, 3),), None, options))
+    assert run.ok and run.python_runs == len(calls) == runs
+    calls.clear()
+    torch_runs(counted_fn, (torch.rand(2, 3),), check_trace=options.check_trace, check_inputs=options.check_inputs)
+    assert len(calls) == runs
+
+
+def test_python_runs_of_every_traced_method() -> None:
+    model = Counted()
+    x = torch.rand(2, 3)
+    run = session_run(plan_trace_module(model, {"forward": (x,), "encode": (x,)}, False, TraceOptions()))
+    assert run.ok
+    assert run.python_runs == len(model.calls) == 2 * (1 + 2 * 1)
+    assert sorted(name for name, _, _ in model.calls) == ["encode"] * 3 + ["forward"] * 3
+    finding = next(f for f in run.findings if f.kind == "python_runs")
+    assert finding.title == "the Python code ran 6 times"
+
+
+# -- a guest in the user's process ---------------------------------------------------------------------------------
+
+
+def test_module_mode_and_no_grad_hold_for_the_trace_only() -> None:
+    model = Counted().train()
+    model.drop.eval()  # mixed flags: each submodule's own flag comes back
+    run = session_run(plan_trace(model, (torch.rand(2, 3),), None, TraceOptions(module_mode="eval", no_grad=True)))
+    assert run.ok
+    # the trace, then the check's re-trace and the eager run: eval mode throughout, grad off throughout
+    assert model.calls == [("forward", False, False)] * 3
+    assert model.training and not model.drop.training and model.fc.training
     assert torch.is_grad_enabled()
 
 
-def test_stamp_method_code_and_caller_attribution():
-    run = stamp(tj.TraceRun(target=tj.core.Target(name="f", kind="function"), options={}), 0.0)
-    assert run.run_id and run.created.endswith("+00:00") and run.timings["total"] > 0
-    traced = tj.trace(Counting(), (torch.rand(2),)).traced
-    assert "fc" in method_code(traced, Counting())
-    big = nn.Sequential(*[nn.Identity() for _ in range(CODE_MAX_SUBMODULES + 1)])
-    assert method_code(traced, big).startswith("# .code not captured")
-    from jupyter_tracejit.core.from_torchscript import canonical_inlined, extract_graph
+def test_the_check_runs_without_grad_like_torchs() -> None:
+    model = Counted().eval()
+    run = session_run(plan_trace(model, (torch.rand(2, 3),), None, TraceOptions(module_mode="train")))
+    assert run.ok
+    assert model.calls == [("forward", True, True), ("forward", True, False), ("forward", True, False)]
+    assert not model.training and not model.fc.training
 
-    relu = torch.jit.trace(nn.Sequential(nn.ReLU()), (torch.rand(2),), check_trace=False)
-    graph = extract_graph(canonical_inlined(relu.graph)).graph
-    located = [n for n in graph.nodes if n.source]
-    assert located and all(n.source.user_frame.internal for n in located)  # torch's own frames only
-    caller = tj.core.Frame(file="cell.py", line=4, func="<module>")
-    attribute_to_caller(graph, caller)
-    assert all(n.source.user_frame == caller and n.source.stack[0].internal for n in located)
+
+class FailsInTheCheck(Counted):
+    def forward(self, x):
+        super().forward(x)
+        if not torch.is_grad_enabled():
+            raise ValueError("needs grad")  # the check runs under no_grad
+        return self.fc(x)
+
+
+def test_flags_and_grad_mode_come_back_after_a_failure() -> None:
+    model = FailsInTheCheck().eval()
+    model.fc.train()
+    run = session_run(plan_trace(model, (torch.rand(2, 3),), None, TraceOptions(module_mode="train", no_grad=False)))
+    assert run.error is not None and run.error.phase == "check" and run.error.type == "ValueError"
+    assert not model.training and model.fc.training and not model.drop.training
+    assert torch.is_grad_enabled()
+    with torch.no_grad():  # the user's own grad mode is kept too, here with a failure in the trace itself
+        run = session_run(plan_trace(model, (torch.rand(2, 3),), None, TraceOptions(module_mode="train")))
+        assert run.error is not None and run.error.phase == "trace"
+        assert not torch.is_grad_enabled()
+    assert not model.training and model.fc.training
+
+
+class Hostile(nn.Module):
+    def forward(self, x):
+        return x
+
+    def named_modules(self, *args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("no modules for you")
+
+
+def test_a_failure_of_our_own_is_recorded_not_raised() -> None:
+    run = session_run(plan_trace(Hostile(), (torch.rand(2),), None, TraceOptions()))
+    assert run.error is not None and run.error.phase == "internal" and run.error.message == "no modules for you"
+    assert run.torch_version and run.run_id  # still a finished run
+    assert torch.is_grad_enabled()
+
+
+def test_nodes_inside_torch_are_located_at_the_callers_line() -> None:
+    caller = Frame(file="cell.py", line=7, func="<module>", code="run = tj.trace(seq, x)")
+    run = session_run(plan_trace(nn.Sequential(nn.Linear(2, 2)), (torch.rand(2),), None, TraceOptions()), caller)
+    located = [n.source for n in run.graph.nodes if n.source is not None]
+    assert located and all((s.file, s.line) == ("cell.py", 7) for s in located)
+
+
+# -- stamp -----------------------------------------------------------------------------------------------------------
+
+
+def test_stamp() -> None:
+    started = time.perf_counter() - 1.0
+    run = stamp(TraceRun(target=Target(name="f", kind="function"), options={}), started)
+    assert run.torch_version == torch.__version__
+    created = datetime.datetime.fromisoformat(run.created)
+    assert created.utcoffset() == datetime.timedelta(0)
+    assert abs((datetime.datetime.now(datetime.UTC) - created).total_seconds()) < 60
+    assert re.fullmatch(r"[0-9a-f]{12}", run.run_id)
+    assert run.timings["total"] >= 1.0
+    again = stamp(TraceRun(target=Target(name="f", kind="function"), options={}), started)
+    assert again.run_id != run.run_id
+
+
+# -- agreement with torch --------------------------------------------------------------------------------------------
+
+
+def test_a_meta_device_module_traces_as_torch_traces_it() -> None:
+    model, x = nn.BatchNorm1d(2, device="meta").eval(), torch.empty(3, 2, device="meta")
+    torch_runs(model, (x,))  # torch traces and checks it without complaint
+    run = tj.trace(model, (x,))
+    assert run.error is None and run.ok
+
+
+def doubled(x):
+    return x * 2
+
+
+def test_a_function_on_meta_inputs_is_checked_as_torch_checks_it() -> None:
+    x = torch.empty(3, device="meta")
+    assert torch_verdict(doubled, (x,)).outcome == "ok"
+    run = tj.trace(doubled, (x,))
+    assert run.error is None and run.ok
+
+
+class Wrapper(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = nn.Linear(2, 2)
+
+    def forward(self, x):
+        return self.fc(x)
+
+
+@pytest.mark.filterwarnings("ignore:`torch.jit.trace_method` is deprecated")
+def test_a_submodule_traced_as_a_method_fails_as_torch_fails() -> None:
+    with pytest.raises(AttributeError, match="'Linear' object has no attribute 'fc'"):
+        torch.jit.trace_module(Wrapper(), {"fc": (torch.rand(2),)})
+    run = tj.trace_module(Wrapper(), {"fc": (torch.rand(2),)})
+    assert not run.ok

@@ -1,129 +1,283 @@
-"""core/tracer_warnings.py: warnings captured, classified with torch's real texts, deduplicated across the
-trace and the check, moved to the user's line when torch raises them on the user's behalf, and mapped to nodes."""
+"""Warnings as data: every category is recognised in torch's own words (triggered here by real traces), the
+recorder merges repeats across phases, hides what torch hides, moves warnings torch raises on the user's behalf to
+the user's line, and each warning finds the nodes of its line."""
 
 from __future__ import annotations
 
 import warnings
+from typing import Any
 
 import numpy as np
 import pytest
 import torch
+import torch.nn as nn
 
-import jupyter_tracejit as tj
-from jupyter_tracejit.core.tracer_warnings import CATEGORIES, WarningRecorder, classify, nodes_for_line
+from jupyter_tracejit.core.from_torchscript import canonical_inlined, extract_graph
+from jupyter_tracejit.core.graph import Graph
+from jupyter_tracejit.core.tracer_warnings import ADVICE, CATEGORIES, WarningRecorder, classify, nodes_for_line
 
+from .oracle import line_of
 
-def to_bool(x):
-    if x.sum() > 0:  # to_bool line
-        return x * 2
-    return x
-
-
-def to_int(x):
-    return x * int(x.sum())
+HERE = __file__
 
 
-def to_float(x):
-    return x * float(x.sum())
+def torch_warnings(fn: Any, *args: Any, **kwargs: Any) -> list[tuple[str, str]]:
+    """(message, warning class) of every warning plain torch.jit.trace emits for this call."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            torch.jit.trace(fn, *args, **kwargs)
+        except torch.jit.TracingCheckError:
+            pass  # torch warns before it raises
+    return [(str(w.message), w.category.__name__) for w in caught]
 
 
-def to_number(x):
-    return x * x.sum().item()
+def graph_of(fn: Any, *inputs: Any) -> Graph:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        traced = torch.jit.trace(fn, inputs, check_trace=False)
+    return extract_graph(canonical_inlined(traced.graph)).graph
 
 
-def to_list(x):
-    return x * x.tolist()[0]
+class Calls:
+    n = 0
 
 
-def tensor_const(x):
-    return x + torch.tensor([x.shape[0]])
+def retrace_differs(x):
+    Calls.n += 1
+    return x + Calls.n % 2
 
 
-def from_numpy_const(x):
-    return x + torch.from_numpy(np.ones(2, dtype=np.float32))
+def in_place_on_a_view(x):
+    y = x.clone()
+    v = y[0]
+    y.add_(1)
+    return y + v
 
 
-def to_numpy(x):
-    return x + np.asarray(x).sum()  # to_numpy line
+def user_warns(x):
+    warnings.warn("careful with this", stacklevel=1)
+    return x * 2
 
 
-def iterate(x):
-    return sum(row for row in x)
+x3 = torch.rand(3)
 
-
-def length(x):
-    return x * len(x)
-
-
-REAL = {
-    "to_bool": to_bool,
-    "to_int": to_int,
-    "to_float": to_float,
-    "to_number": to_number,
-    "to_list": to_list,
-    "tensor_const": tensor_const,
-    "from_numpy_const": from_numpy_const,
-    "to_numpy": to_numpy,
-    "iterate": iterate,
-    "len": length,
+#: category -> a real trace whose warnings include that category's text
+TRIGGERS: dict[str, Any] = {
+    "to_bool": lambda: torch_warnings(lambda x: x * 2 if x.sum() > 0 else x, (x3,), check_trace=False),
+    "to_int": lambda: torch_warnings(lambda x: x * int(x.sum()), (x3,), check_trace=False),
+    "to_float": lambda: torch_warnings(lambda x: x * float(x.sum()), (x3,), check_trace=False),
+    "to_complex": lambda: torch_warnings(lambda x: x * complex(x.sum()).real, (x3,), check_trace=False),
+    "to_number": lambda: torch_warnings(lambda x: x * x.sum().item(), (x3,), check_trace=False),
+    "to_list": lambda: torch_warnings(lambda x: x * x.tolist()[0], (x3,), check_trace=False),
+    "to_numpy": lambda: torch_warnings(lambda x: x * float(x.numpy()[0]), (x3,), check_trace=False),
+    "tensor_const": lambda: torch_warnings(lambda x: x * torch.tensor([1.0, 2.0, 3.0]), (x3,), check_trace=False),
+    "from_numpy_const": lambda: torch_warnings(
+        lambda x: x * torch.from_numpy(np.ones(3, dtype=np.float32)), (x3,), check_trace=False
+    ),
+    "iterate": lambda: torch_warnings(lambda x: sum(r for r in x), (x3,), check_trace=False),
+    "len": lambda: torch_warnings(lambda x: x * len(x), (x3,), check_trace=False),
+    "live_refs": lambda: torch_warnings(in_place_on_a_view, (x3,), check_trace=False, _force_outplace=True),
+    "nondeterministic": lambda: torch_warnings(lambda x: torch.dropout(x, 0.5, True), (torch.rand(100),)),
+    "output_mismatch_python": lambda: torch_warnings(lambda x: torch.dropout(x, 0.5, True), (torch.rand(100),)),
+    "output_mismatch_retrace": lambda: torch_warnings(retrace_differs, (torch.zeros(2),)),
+    "list_output": lambda: torch_warnings(lambda x: [x, x], (x3,), check_trace=False),
+    "already_script": lambda: torch_warnings(torch.jit.script(nn.Linear(3, 3)), (x3,)),
+    "deprecated": lambda: torch_warnings(lambda x: x, (x3,), check_trace=False),
+    "other": lambda: torch_warnings(user_warns, (x3,), check_trace=False),
 }
 
 
-@pytest.mark.parametrize("category", list(REAL))
-def test_torchs_real_warnings_are_classified(category):
-    run = tj.trace(REAL[category], (torch.rand(2, 2),), check_trace=False)
-    assert category in [w.category for w in run.user_warnings], [w.message for w in run.warnings]
+def test_every_category_has_a_trigger() -> None:
+    assert list(TRIGGERS) == list(CATEGORIES)
+    assert set(ADVICE) == set(CATEGORIES)
 
 
-def test_every_category_has_a_pattern_or_a_rule():
-    texts = {
-        "to_complex": "Converting a tensor to a Python complex might cause the trace to be incorrect.",
-        "live_refs": "There are 2 live references to the data region being modified when tracing in-place operator",
-        "nondeterministic": "Trace had nondeterministic nodes. Did you forget call .eval() on your model?",
-        "output_mismatch_python": "Output nr 1. ... the corresponding output of the Python function. Detailed error",
-        "output_mismatch_retrace": "Output nr 1. ... the corresponding output of the repeated trace. Detailed error",
-        "list_output": "Encountering a list at the output of the tracer might cause the trace to be incorrect",
-        "already_script": "The input to trace is already a ScriptModule, tracing it is a no-op.",
-    }
-    for category, text in texts.items():
-        assert classify(text, "TracerWarning") == category
-    assert classify("`torch.jit.trace` is deprecated.", "DeprecationWarning") == "deprecated"
-    assert classify("something else", "UserWarning") == "other"
-    assert set(texts) | set(REAL) | {"deprecated", "other", "to_number"} == set(CATEGORIES)
+@pytest.mark.filterwarnings("ignore:`torch.jit.script` is deprecated")
+@pytest.mark.parametrize("category", CATEGORIES)
+def test_classify_recognises_torchs_own_text(category: str) -> None:
+    found = {classify(message, cls) for message, cls in TRIGGERS[category]()}
+    assert category in found
 
 
-def test_a_warning_repeated_by_the_check_is_one_record_with_its_count_and_phases():
-    run = tj.trace(to_bool, (torch.ones(3),), check_inputs=[(torch.ones(3),), (torch.ones(3),)])
-    (w,) = run.warnings_of("to_bool")
-    assert w.count == 3 and w.phases == ["trace", "check 1", "check 2"]
-    assert w.file == __file__ and w.code == "if x.sum() > 0:  # to_bool line"
-    # the `if` recorded nothing at its own line: the nodes of the branch it froze
-    assert w.node_match == "next_line" and [run.graph.nodes[i].kind for i in w.node_ids] == ["aten::mul"]
+def test_classify_deprecations_only_of_torch_jit() -> None:
+    assert classify("`torch.jit.script` is deprecated. Please switch to `torch.compile`", "DeprecationWarning") == (
+        "deprecated"
+    )
+    assert classify("torch.jit.trace will be removed", "FutureWarning") == "deprecated"
+    assert classify("numpy.foo is deprecated", "DeprecationWarning") == "other"
+    assert classify("torch.jit.trace will be removed", "UserWarning") == "other"
 
 
-def test_np_asarray_is_moved_from_torch_to_the_users_line():
-    run = tj.trace(to_numpy, (torch.rand(2),), check_trace=False)
-    (w,) = run.warnings_of("to_numpy")
-    assert w.file == __file__ and w.code.endswith("# to_numpy line")
-    assert w.torch_location.replace("\\", "/").split(":")[0].endswith("torch/_tensor.py")
+def test_classify_takes_the_first_pattern() -> None:
+    # torch.from_numpy's text also contains the torch.tensor phrase: the more specific category wins
+    assert classify("torch.from_numpy results are registered as constants in the trace.", "TracerWarning") == (
+        "from_numpy_const"
+    )
 
 
-def test_torchs_own_library_warnings_stay_hidden_and_filters_are_restored():
-    layer = torch.nn.TransformerEncoderLayer(8, 2, 16)
-    before = list(warnings.filters)
-    run = tj.trace(layer.train(), (torch.rand(3, 1, 8),), check_trace=False)
-    assert run.user_warnings == [] and warnings.filters == before
+# -- the recorder ------------------------------------------------------------------------------------------------
+
+
+def warn_here(text: str = "careful") -> None:
+    warnings.warn(text, stacklevel=1)  # the warning's line
+
+
+def test_the_recorder_merges_repeats_and_counts_them_across_phases() -> None:
     recorder = WarningRecorder()
     with recorder.capture():
-        warnings.warn("mine", UserWarning, stacklevel=1)
-    assert [r.message for r in recorder.raw] == ["mine"] and warnings.filters == before
+        for phase in ("trace", "trace", "check 1", "check 2"):
+            recorder.phase = phase
+            warn_here()
+        warn_here("something else")
+    found = recorder.collect({})
+    assert len(found) == 2
+    w = found[0]
+    assert (w.category, w.message, w.file, w.line) == ("other", "careful", HERE, line_of(warn_here, "# the warning"))
+    assert w.count == 4 and w.phases == ["trace", "check 1", "check 2"]
+    assert (w.func, w.warning_class, w.torch_location) == ("warn_here", "UserWarning", "")
+    assert w.code == "warnings.warn(text, stacklevel=1)  # the warning's line"
+    assert (found[1].message, found[1].count, found[1].phases) == ("something else", 1, ["check 2"])
 
 
-def test_nodes_for_a_line_by_line_by_stack_and_none():
-    run = tj.trace(to_int, (torch.rand(2),), check_trace=False)
-    graph = run.graph
-    line = to_int.__code__.co_firstlineno + 1
-    ids, how = nodes_for_line(graph, __file__, line)
-    assert how == "line" and ids and all(not graph.nodes[i].foldable for i in ids)
-    assert nodes_for_line(graph, __file__, 1) == ([], "")
-    assert nodes_for_line(graph, "elsewhere.py", line) == ([], "")
+def test_deprecations_merge_into_one_whatever_their_text() -> None:
+    recorder = WarningRecorder()
+    with recorder.capture():
+        warnings.warn("`torch.jit.trace` is deprecated.", DeprecationWarning, stacklevel=1)
+        warnings.warn("`torch.jit.script` is deprecated.", DeprecationWarning, stacklevel=1)
+    (w,) = recorder.collect({})
+    assert w.category == "deprecated" and w.count == 2 and not w.is_user_problem
+
+
+def test_capture_leaves_the_users_warning_machinery_as_it_was() -> None:
+    filters, show = list(warnings.filters), warnings.showwarning
+    recorder = WarningRecorder()
+    with pytest.raises(ValueError), recorder.capture():
+        warn_here()
+        raise ValueError("the traced code failed")
+    assert warnings.filters == filters and warnings.showwarning is show
+    assert len(recorder.raw) == 1
+
+
+class Attention(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.attn = nn.MultiheadAttention(4, 2)
+
+    def forward(self, q):
+        return self.attn(q, q, q)[0]
+
+
+def test_tracer_warnings_raised_inside_torchs_own_code_are_hidden() -> None:
+    model, q = Attention().eval(), torch.rand(3, 1, 4)
+    by_torch = torch_warnings(model, (q,), check_trace=False)
+    assert any(cls == "TracerWarning" and "Python boolean" in m for m, cls in by_torch)  # in torch/nn/functional.py
+    recorder = WarningRecorder()
+    with recorder.capture():
+        torch.jit.trace(model, (q,), check_trace=False)
+    assert [(w.category, w.file) for w in recorder.collect({})] == [("deprecated", HERE)]
+
+
+def to_numpy_and_back(x):
+    return x + torch.from_numpy(np.asarray(x) * 2)  # asarray line
+
+
+def test_a_warning_torch_raises_on_the_users_behalf_moves_to_the_users_line() -> None:
+    recorder = WarningRecorder()
+    with recorder.capture():
+        torch.jit.trace(to_numpy_and_back, (torch.rand(2),), check_trace=False)
+    to_numpy = next(w for w in recorder.collect({}) if w.category == "to_numpy")
+    assert (to_numpy.file, to_numpy.line) == (HERE, line_of(to_numpy_and_back, "# asarray line"))
+    assert to_numpy.func == "to_numpy_and_back"
+    file, _, line = to_numpy.torch_location.rpartition(":")
+    assert file.endswith("torch/_tensor.py") and int(line) > 0
+
+
+def test_synthetic_warnings_are_collected_like_emitted_ones() -> None:
+    recorder = WarningRecorder()
+    recorder.add_synthetic("Output nr 1. of the traced function does not match", "TracerWarning", HERE, 7, "check 1")
+    recorder.add_synthetic("Output nr 1. of the traced function does not match", "TracerWarning", HERE, 7, "check 2")
+    (w,) = recorder.collect({})
+    assert (w.category, w.line, w.count, w.phases) == ("other", 7, 2, ["check 1", "check 2"])
+
+
+def two_ops(x):
+    y = x * 2  # mul line
+    return y.relu()  # relu line
+
+
+def warns_then_subtracts(x):
+    warnings.warn("about the next line", stacklevel=1)  # warn line
+    return x - 1  # sub line
+
+
+def test_collect_finds_nodes_in_the_graph_of_the_phases_method() -> None:
+    graphs = {"forward": graph_of(two_ops, x3), "encode": graph_of(warns_then_subtracts, x3)}
+    by_phase = {}
+    for phase in ("trace", "check 1"):
+        recorder = WarningRecorder()
+        with recorder.capture():
+            recorder.phase = phase
+            warns_then_subtracts(x3)
+        (by_phase[phase],) = recorder.collect(graphs, {"check 1": "encode"})
+    in_check = by_phase["check 1"]
+    assert in_check.method == "encode" and in_check.line == line_of(warns_then_subtracts, "# warn line")
+    assert in_check.node_match == "next_line"
+    assert [graphs["encode"].nodes[i].kind for i in in_check.node_ids] == ["aten::sub"]
+    in_trace = by_phase["trace"]  # forward's graph: two_ops records nothing of this function
+    assert in_trace.method == "forward" and (in_trace.node_ids, in_trace.node_match) == ([], "")
+
+
+# -- nodes_for_line -------------------------------------------------------------------------------------------
+
+
+def branchy(x):
+    if x.sum() > 0:  # if line
+        x = x * 2  # taken line
+    return x  # return line
+
+
+class Inner(nn.Module):
+    def forward(self, x):
+        return torch.tanh(x) + 1  # inner line
+
+
+class Outer(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.inner = Inner()
+
+    def forward(self, x):
+        return self.inner(x)  # call line
+
+
+def test_nodes_recorded_at_the_line_ops_before_constants() -> None:
+    g = graph_of(two_ops, x3)
+    at_line = g.nodes_at(HERE, line_of(two_ops, "# mul line"))
+    assert sorted(g.nodes[i].kind for i in at_line) == ["aten::mul", "prim::Constant"]
+    ids, how = nodes_for_line(g, HERE, line_of(two_ops, "# mul line"))
+    assert how == "line" and [g.nodes[i].kind for i in ids] == ["aten::mul"]
+
+
+def test_nodes_of_a_call_are_found_on_their_stack() -> None:
+    g = graph_of(Outer(), x3)
+    ids, how = nodes_for_line(g, HERE, line_of(Outer.forward, "# call line"))
+    assert how == "stack"
+    assert sorted(g.nodes[i].kind for i in ids) == ["aten::add", "aten::tanh"]
+    assert all(g.nodes[i].source.line == line_of(Inner.forward, "# inner line") for i in ids)
+
+
+def test_a_folded_condition_points_at_the_next_line_of_its_function() -> None:
+    g = graph_of(branchy, torch.ones(3))
+    if_line = line_of(branchy, "# if line")
+    assert g.nodes_at(HERE, if_line) == []  # the tracer removed the condition's nodes
+    ids, how = nodes_for_line(g, HERE, if_line, "branchy")
+    assert how == "next_line" and [g.nodes[i].kind for i in ids] == ["aten::mul"]
+    assert nodes_for_line(g, HERE, if_line) == ([], "")  # without the function, no guess
+    assert nodes_for_line(g, HERE, if_line, "another_function") == ([], "")
+
+
+def test_a_line_after_every_node_has_none() -> None:
+    g = graph_of(branchy, torch.ones(3))
+    assert nodes_for_line(g, HERE, line_of(branchy, "# return line"), "branchy") == ([], "")
+    assert nodes_for_line(g, "elsewhere.py", line_of(branchy, "# taken line"), "branchy") == ([], "")
