@@ -440,7 +440,7 @@ def test_the_shell_in_notebook_7(lab):
     lab.write_notebook(
         "nb7-shell.ipynb",
         [
-            SETUP + MODELS + "%load_ext jupyter_tracejit\nm = Slow(delay=2.0)\nx = torch.ones(2, 8)",
+            SETUP + MODELS + "%load_ext jupyter_tracejit\nm = Slow(delay=5.0)\nx = torch.ones(2, 8)",
             "%trace --no-check m(x)",
         ],
     )
