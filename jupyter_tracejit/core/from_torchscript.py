@@ -95,7 +95,11 @@ def scope_path(scope_name: str) -> str:
     """``__module.layer1/__module.layer1.0`` -> ``layer1.0``; ``__module`` -> ``""``."""
     if not scope_name:
         return ""
-    last = scope_name.rsplit("/", 1)[-1]
+    # levels are joined by "/", and a module name may hold "/" itself (add_module("a/b", ...)): split where the
+    # next level starts
+    last = scope_name.rsplit("/__module.", 1)[-1]
+    if "/__module." in scope_name:
+        last = "__module." + last
     if last == "__module":
         return ""
     if last.startswith("__module."):

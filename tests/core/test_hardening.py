@@ -116,3 +116,37 @@ def test_a_25000_op_chain_is_checked_without_crashing_the_process():
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.split() == ["True", "75000"]
+
+
+class OddlyNamed(nn.Module):
+    """Module names torch accepts that hold the characters its scope strings use as separators."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.add_module("a/b", nn.Sequential(nn.Linear(2, 2)))
+        self.add_module("c(d)", nn.ReLU())
+        self.add_module("e)(", nn.Sequential(nn.Tanh()))
+
+    def forward(self, x):
+        x = getattr(self, "a/b")(x)
+        return getattr(self, "e)(")(getattr(self, "c(d)")(x))
+
+
+def test_module_names_with_slashes_and_parentheses_keep_their_nodes_and_types():
+    run = tj.trace(OddlyNamed(), (torch.rand(2),))
+    graph = run.graphs["forward"]
+    assert [(n.kind, n.scope) for n in graph.nodes if n.kind.startswith("aten::")] == [
+        ("aten::linear", "a/b.0"),
+        ("aten::relu", "c(d)"),
+        ("aten::tanh", "e)(.0"),
+    ]
+    assert {p: s.type for p, s in graph.scopes.items()} == {
+        "": "OddlyNamed",
+        "a/b": "Sequential",
+        "a/b.0": "Linear",
+        "c(d)": "ReLU",
+        "e)(": "Sequential",
+        "e)(.0": "Tanh",
+    }
+    graph.lint()
+    assert tj.TraceRun.from_json(run.to_json()).graphs["forward"].scopes.keys() == graph.scopes.keys()
