@@ -39,7 +39,6 @@ from __future__ import annotations
 import ast
 import inspect
 import keyword
-import sys
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -61,6 +60,9 @@ from .widgets import PROGRESS_MIME, RUN_MIME, TraceExplorer, explore
 DEFAULT_OUTPUT = "_trace"
 #: where the explorer of the last ``%trace`` goes (``_trace_explorer.run`` is the run on screen)
 EXPLORER_OUTPUT = "_trace_explorer"
+#: live explorers %trace keeps (each holds its model, inputs and up to history_limit ScriptModules); older ones
+#: are closed and stay on the page read-only
+MAX_LIVE_EXPLORERS = 10
 
 #: the magic's own options (the trace options come from :data:`jupyter_tracejit.core.options.COMMAND_LINE`)
 _OWN_VALUE_OPTIONS = ("-o", "--method")
@@ -544,7 +546,9 @@ class TraceMagics(Magics):
             else:
                 self._trace_cell(line, cell)
         except MagicError as e:
-            print(e.line(magic), file=sys.stderr)
+            # the cell fails (IPython prints a UsageError as one line), so Run All and papermill stop here instead
+            # of going on with a stale _trace
+            raise UsageError(e.line(magic)) from None
         return None
 
     def _options(self, line: str) -> tuple[Options, str]:
@@ -644,7 +648,34 @@ class TraceMagics(Magics):
         explorer = explore(run)
         ns[EXPLORER_OUTPUT] = explorer
         follow_runs(explorer, ns, opts.output)
+        self._keep_live(explorer)
         _display(explorer, display_id=display_id, update=True)
+
+    def _keep_live(self, explorer: TraceExplorer) -> None:
+        """Bound what shown explorers keep alive (each holds its model, inputs and ScriptModules): re-running a
+        cell closes the explorer its previous run showed, and beyond :data:`MAX_LIVE_EXPLORERS` the oldest is
+        closed. A closed explorer stays on the page, read-only, from the run saved in its output."""
+        live: dict[str, TraceExplorer] = self.__dict__.setdefault("_live_explorers", {})
+        key = _cell_id(self.shell) or uuid.uuid4().hex
+        previous = live.pop(key, None)
+        if previous is not None and previous is not explorer:
+            previous.close()
+        live[key] = explorer
+        while len(live) > MAX_LIVE_EXPLORERS:
+            oldest = next(iter(live))
+            live.pop(oldest).close()
+
+
+def _cell_id(shell: Any) -> str | None:
+    """The id JupyterLab and Notebook 7 send with each cell's execute request; None elsewhere."""
+    kernel = getattr(shell, "kernel", None)
+    get_parent = getattr(kernel, "get_parent", None)
+    try:
+        parent = get_parent("shell") if callable(get_parent) else None
+    except Exception:  # an older or foreign kernel: no cell ids, only the overall bound applies
+        return None
+    cell_id = parent.get("metadata", {}).get("cellId") if isinstance(parent, dict) else None
+    return cell_id if isinstance(cell_id, str) and cell_id else None
 
 
 # argparse would accept --no for --no-check or --no-grad; prefixes are confusing on a notebook line
@@ -659,6 +690,7 @@ def register_magics(ipython: Any) -> None:
 __all__ = [
     "DEFAULT_OUTPUT",
     "EXPLORER_OUTPUT",
+    "MAX_LIVE_EXPLORERS",
     "MagicError",
     "TraceMagics",
     "follow_runs",

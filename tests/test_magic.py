@@ -11,8 +11,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import ipywidgets
 import pytest
 import torch
+from IPython.core.error import UsageError
 from IPython.core.interactiveshell import InteractiveShell
 from IPython.utils.capture import capture_output
 from torch import nn
@@ -136,6 +138,8 @@ class Shown:
     objects: list[Any] = field(default_factory=list)
     #: ``(display_id, update)`` of each object handed to magic._display
     displays: list[tuple[str | None, bool]] = field(default_factory=list)
+    #: the UsageError the magic raised (IPython prints it as one line and fails the cell); "" when none
+    usage_error: str = ""
 
     @property
     def final(self) -> list[Any]:
@@ -160,9 +164,13 @@ def run_magic(
         real_display(obj, raw=raw, display_id=display_id, update=update)
 
     monkeypatch.setattr(magic, "_display", recording_display)
+    usage_error = ""
     with capture_output() as cap:
-        result = ip.run_line_magic("trace", line) if cell is None else ip.run_cell_magic("trace", line, cell)
-    return result, Shown(cap.stdout, cap.stderr, [o.data for o in cap.outputs], objects, displays)
+        try:
+            result = ip.run_line_magic("trace", line) if cell is None else ip.run_cell_magic("trace", line, cell)
+        except UsageError as e:
+            result, usage_error = None, str(e)
+    return result, Shown(cap.stdout, cap.stderr, [o.data for o in cap.outputs], objects, displays, usage_error)
 
 
 def traced(ip: InteractiveShell, monkeypatch: pytest.MonkeyPatch, line: str, name: str = "_trace") -> tj.TraceRun:
@@ -538,11 +546,11 @@ def test_a_magic_error_is_one_line_and_changes_nothing(
     training = ip.user_ns["net"].training
     result, shown = run_magic(ip, monkeypatch, line)
     assert result is None
-    message = shown.stderr
-    assert message.endswith("\n") and message.count("\n") == 1, message
+    message = shown.usage_error
+    assert "\n" not in message, message
     assert message.startswith("%trace: ") and problem in message and f"Example: {example}" in message, message
     assert "Traceback" not in message
-    assert shown.stdout == "" and shown.bundles == [] and shown.objects == []
+    assert shown.stdout == shown.stderr == "" and shown.bundles == [] and shown.objects == []
     assert ip.user_ns["_trace"] is previous
     assert ip.user_ns == before
     assert ip.user_ns["net"].training == training
@@ -567,10 +575,10 @@ def test_a_cell_magic_error_is_one_line_and_changes_nothing(
 ) -> None:
     previous = traced(ip, monkeypatch, "relu_fn(x)")
     _, shown = run_magic(ip, monkeypatch, line, body)
-    message = shown.stderr
-    assert message.count("\n") == 1 and message.startswith("%%trace: "), message
+    message = shown.usage_error
+    assert "\n" not in message and message.startswith("%%trace: "), message
     assert problem in message and f"Example: {example}" in message, message
-    assert shown.stdout == "" and shown.bundles == []
+    assert shown.stdout == shown.stderr == "" and shown.bundles == []
     assert ip.user_ns["_trace"] is previous
     if "nope" not in body:  # a bad call found before running anything: the cell's definitions did not run
         assert "h" not in ip.user_ns
@@ -623,6 +631,35 @@ def test_load_ext_registers_line_and_cell_magics(ip: InteractiveShell) -> None:
     assert ip.find_cell_magic("trace") is not None
 
 
+# -- what shown explorers keep alive --------------------------------------------------------------------
+
+
+def test_rerunning_a_cell_closes_the_explorer_its_previous_run_showed(
+    ip: InteractiveShell, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(magic, "_cell_id", lambda shell: "cell-a")
+    traced(ip, monkeypatch, "relu_fn(x)")
+    first = ip.user_ns["_trace_explorer"]
+    traced(ip, monkeypatch, "relu_fn(x)")
+    second = ip.user_ns["_trace_explorer"]
+    assert first.comm is None and first not in ipywidgets.Widget.widgets.values()
+    assert second.comm is not None
+    monkeypatch.setattr(magic, "_cell_id", lambda shell: "cell-b")  # another cell leaves it open
+    traced(ip, monkeypatch, "relu_fn(x)")
+    assert second.comm is not None
+
+
+def test_beyond_the_bound_the_oldest_explorer_is_closed(ip: InteractiveShell, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(magic, "MAX_LIVE_EXPLORERS", 3)
+    monkeypatch.setattr(magic, "_cell_id", lambda shell: None)  # no cell ids (a console): only the bound applies
+    shown = []
+    for _ in range(5):
+        traced(ip, monkeypatch, "relu_fn(x)")
+        shown.append(ip.user_ns["_trace_explorer"])
+    assert [e.comm is not None for e in shown] == [False, False, True, True, True]
+    assert shown[0].run is not None  # a closed explorer's run stays readable
+
+
 # -- a real kernel -------------------------------------------------------------------------------------
 
 
@@ -651,6 +688,7 @@ def test_notebook_with_load_ext_and_trace(tmp_path: Path) -> None:
         "print(_trace.ok, static_run.ok, type(_trace).__name__)",
     ]
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
+    nb.cells[3].metadata["tags"] = ["raises-exception"]  # a magic error fails its cell; Run All would stop there
     path = tmp_path / "magic.ipynb"
     nbformat.write(nb, path)
     client = NotebookClient(
@@ -673,6 +711,7 @@ def test_notebook_with_load_ext_and_trace(tmp_path: Path) -> None:
         assert "text/html" in static["data"]
     (error,) = outputs(3)
     assert error["output_type"] == "stream" and error["name"] == "stderr"
-    assert error["text"].startswith("%trace: --tol needs a finite number") and error["text"].count("\n") == 1
+    assert error["text"].startswith("UsageError: %trace: --tol needs a finite number")
+    assert error["text"].count("\n") == 1
     (printed,) = outputs(4)
     assert printed["text"] == "True True TraceRun\n"

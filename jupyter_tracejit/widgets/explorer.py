@@ -9,6 +9,8 @@ is the one on screen) and sends their JSON; it re-traces through ``run.request``
 
 from __future__ import annotations
 
+import asyncio
+import threading
 import time
 from collections import OrderedDict
 from typing import Any
@@ -21,7 +23,8 @@ from ..core.diff import structural_diff
 from ..core.inputs import describe_inputs
 from ..core.options import LIVE, SPECS
 from ..core.run import TraceRun
-from .retrace import Retracer, Scheduler
+from .kernel_activity import as_kernel_work
+from .retrace import Retracer, Scheduler, loop_scheduler
 
 #: the static representation of a run, for renderers without a kernel (and for nbconvert)
 RUN_MIME = "application/vnd.jupyter.tracejit+json"
@@ -127,6 +130,16 @@ def _default_method(run: TraceRun | None) -> str:
     return "forward" if "forward" in run.graphs else next(iter(run.graphs))
 
 
+def _main_loop_scheduler() -> Scheduler | None:
+    """Re-traces on the loop of the thread that made the explorer (a cell: the kernel's main thread), even when
+    the front end's messages arrive on a subshell's thread (see :func:`.retrace.loop_scheduler`)."""
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:
+        return None  # no loop (a script): the Retracer's default runs the work at once
+    return loop_scheduler(loop) if threading.current_thread() is threading.main_thread() else None
+
+
 class TraceExplorer(ipywidgets.DOMWidget):
     """Explore a :class:`TraceRun` in a notebook: graph, warnings, check divergences, options, history.
 
@@ -209,7 +222,7 @@ class TraceExplorer(ipywidgets.DOMWidget):
             on_error=self._on_trace_error,
             debounce=debounce,
             settle=settle,
-            scheduler=scheduler,
+            scheduler=scheduler if scheduler is not None else _main_loop_scheduler(),
         )
         if run is not None:
             self._history[run.run_id] = run
@@ -241,7 +254,7 @@ class TraceExplorer(ipywidgets.DOMWidget):
 
     def retrace(self) -> None:
         """Trace again now with the current :attr:`options` (no debounce)."""
-        if not self.live:
+        if not self.live or self._request is None:
             raise RuntimeError(self._not_live_message())
         self._retracer.request(dict(self.options), debounce=0.0)
 
@@ -314,6 +327,13 @@ class TraceExplorer(ipywidgets.DOMWidget):
         retracer = getattr(self, "_retracer", None)
         if retracer is not None:
             retracer.cancel()
+        # release the model, its inputs and the history's ScriptModules; the run on screen stays readable
+        if hasattr(self, "_history"):
+            current = self._current
+            self._history.clear()
+            if current is not None:
+                self._history[current.run_id] = current
+            self._request = None
         super().close()
 
     # -- validation at the boundary -----------------------------------------------------------------
@@ -402,7 +422,7 @@ class TraceExplorer(ipywidgets.DOMWidget):
         self._applied_options = change["new"]
         if not self._ready or self._restoring_options:
             return
-        if not self.live:
+        if not self.live or self._request is None:
             self._fail(self._not_live_message())
             return
         self._retracer.request(dict(change["new"]))
@@ -447,7 +467,8 @@ class TraceExplorer(ipywidgets.DOMWidget):
         chosen = [c for c, on in zip(self._check_sets, options[CHECK_INPUTS_ENABLED], strict=True) if on]
         # none chosen: None, which checks with the example inputs as torch does by default
         kwargs["check_inputs"] = chosen or None
-        result: TraceRun = self._request.run(**kwargs)
+        with as_kernel_work():  # the kernel's Interrupt stops it, and the status bar says busy
+            result: TraceRun = self._request.run(**kwargs)
         self._traced_with[result.run_id] = dict(options)
         return result
 
@@ -470,11 +491,22 @@ class TraceExplorer(ipywidgets.DOMWidget):
             self.status = "idle" if run.error is None else "error"
 
     def _on_trace_error(self, exc: BaseException) -> None:
+        if isinstance(exc, KeyboardInterrupt):
+            self._fail("re-trace interrupted: the run on screen is the one before it")
+            return
+        if isinstance(exc, SystemExit):
+            self._fail(f"re-trace stopped: the traced code called exit ({exc.code!r}); the kernel keeps running")
+            return
         self.log.warning("trace explorer: re-trace failed", exc_info=exc)
         self._fail(f"re-trace failed: {type(exc).__name__}: {exc}")
 
     # -- helpers ------------------------------------------------------------------------------------------
     def _not_live_message(self) -> str:
+        if self.live:  # it was live: closed since (a newer %trace of its cell, or close())
+            return (
+                "this explorer was closed and no longer holds its model; run the trace again (or "
+                "jupyter_tracejit.explore(model, example_inputs)) to explore with re-tracing"
+            )
         return (
             "this explorer cannot re-trace: its run has no live model (e.g. it was loaded from JSON); "
             "call jupyter_tracejit.explore(model, example_inputs) to explore with re-tracing"

@@ -10,7 +10,8 @@ Kept free of torch and ipywidgets so the timing rules can be tested with a fake 
   to drop the result (:meth:`Retracer.cancel`);
 * ``on_start`` runs in its own callback, one scheduler turn before the work, so a front end receives
   "tracing" before the kernel blocks in the trace;
-* nothing escapes to the event loop (or the kernel): a failure in the work or in our callbacks goes to
+* nothing escapes to the event loop (or the kernel): a failure in the work (``KeyboardInterrupt`` and
+  ``SystemExit`` included: an escape from a loop callback would end the kernel) or in our callbacks goes to
   ``on_error``, and a failure there is logged.
 """
 
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import threading
 from collections.abc import Callable
 from typing import Generic, Protocol, TypeVar
 
@@ -53,6 +55,52 @@ def default_scheduler(delay: float, fn: Callable[[], None]) -> Handle:
         fn()
         return _Done()
     return loop.call_later(delay, fn)
+
+
+class _Forwarded:
+    """Handle of a callback scheduled on another thread's loop: the timer exists only once that loop has run the
+    scheduling, so a cancel before then is remembered, and a cancel after it is passed to that loop."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._loop = loop
+        self._lock = threading.Lock()
+        self._timer: asyncio.TimerHandle | None = None
+        self._cancelled = False
+
+    def arm(self, delay: float, fn: Callable[[], None]) -> None:
+        with self._lock:
+            if not self._cancelled:
+                self._timer = self._loop.call_later(delay, fn)
+
+    def cancel(self) -> None:
+        with self._lock:
+            self._cancelled = True
+            timer, self._timer = self._timer, None
+        if timer is not None:
+            self._loop.call_soon_threadsafe(timer.cancel)
+
+
+def loop_scheduler(loop: asyncio.AbstractEventLoop) -> Scheduler:
+    """Schedule on ``loop`` from any thread.
+
+    JupyterLab sends widget messages over kernel subshells: their handlers (an option click) run on a subshell's
+    thread, while the user's cells run on the main one. The re-trace must run on the main thread anyway: there
+    the kernel's Interrupt reaches it (Python raises KeyboardInterrupt only on the main thread), and it never runs
+    beside a cell that uses the same model.
+    """
+
+    def schedule(delay: float, fn: Callable[[], None]) -> Handle:
+        try:
+            here = asyncio.get_running_loop()
+        except RuntimeError:
+            here = None
+        if here is loop:
+            return loop.call_later(delay, fn)
+        handle = _Forwarded(loop)
+        loop.call_soon_threadsafe(handle.arm, delay, fn)
+        return handle
+
+    return schedule
 
 
 class Retracer(Generic[P, R]):
@@ -141,7 +189,7 @@ class Retracer(Generic[P, R]):
             return
         try:
             result = self._work(payload)
-        except Exception as exc:
+        except BaseException as exc:  # KeyboardInterrupt (an interrupt), SystemExit from user code: a result too
             self._deliver(generation, error=exc)
             return
         self._deliver(generation, result=result)
@@ -175,4 +223,4 @@ class Retracer(Generic[P, R]):
                 log.exception("re-trace error handler failed")
 
 
-__all__ = ["Handle", "Retracer", "Scheduler", "default_scheduler"]
+__all__ = ["Handle", "Retracer", "Scheduler", "default_scheduler", "loop_scheduler"]

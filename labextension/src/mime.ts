@@ -16,7 +16,7 @@ import type { IRenderMime } from '@jupyterlab/rendermime-interfaces';
 import { Widget } from '@lumino/widgets';
 
 import { Explorer } from './explorer/Explorer';
-import { liveModel, mountLive, mountStatic } from './explorer/mount';
+import { liveModel, mountLive, mountStatic, onLiveModelClosed } from './explorer/mount';
 import { TraceProgress, TraceRunJSON } from './model/protocol';
 import { MIME_TYPE, PROGRESS_MIME_TYPE } from './version';
 
@@ -62,8 +62,14 @@ export class TraceRunRenderer extends Widget implements IRenderMime.IRenderer {
     if (live) {
       this.liveId = view!.model_id!;
       this.explorer = mountLive(this.node, live);
+      // the kernel closed the model (it let go of the model and its ScriptModules): keep showing the last run,
+      // read-only, from the output's data that follows the run on screen
+      const stopWatchingClose = onLiveModelClosed(this.liveId, () => {
+        this.unmount();
+        this.explorer = mountStatic(this.node, (model.data[this._mimeType] ?? null) as TraceRunJSON | null);
+      });
       // keep the saved copy of the run current, so the notebook reopens on what was last shown
-      this.unsubscribe = this.explorer.ctx.onChange(keys => {
+      const stopFollowing = this.explorer.ctx.onChange(keys => {
         const host = this.explorer?.ctx.host;
         const run = host?.get('run');
         if ((keys.has('run') || keys.has('html')) && host && run) {
@@ -75,6 +81,10 @@ export class TraceRunRenderer extends Widget implements IRenderMime.IRenderer {
           model.setData({ data: data as IRenderMime.IMimeModel['data'] });
         }
       });
+      this.unsubscribe = () => {
+        stopWatchingClose();
+        stopFollowing();
+      };
     } else {
       this.explorer = mountStatic(this.node, (model.data[this._mimeType] ?? null) as TraceRunJSON | null);
     }

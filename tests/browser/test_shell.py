@@ -488,3 +488,79 @@ def test_the_shell_in_notebook_7(lab):
     assert explorer.locator("label.jp-mod-pending").count() == 0
     lab.screenshot("shell-notebook7", explorer)
     assert not lab.extension_errors()
+
+
+def test_cancel_and_the_kernels_interrupt_stop_a_long_retrace_and_the_kernel_lives_on(lab):
+    # a re-trace runs outside any kernel request: without care SIGINT is ignored there and the kernel looks idle
+    lab.write_notebook(
+        "interrupt.ipynb",
+        [
+            SETUP + MODELS,
+            "slow_model = Slow(delay=0.2)\nslow = tj.explore(slow_model, (torch.ones(2, 8),), check_trace=False)\nslow",
+            "slow_model.delay = 120",
+            "print('alive', len(slow.history), slow.status)",
+        ],
+    )
+    lab.open_notebook("interrupt.ipynb")
+    for cell in range(3):
+        lab.run_cell(cell, timeout=60_000)
+    explorer = explorer_in(lab, 1)
+    status = explorer.locator(".jp-TraceExplorer-status")
+    first_run = explorer.locator(".jp-TraceExplorer-summary").get_attribute("title")
+    no_grad = explorer.locator('input[data-option="no_grad"]')
+
+    # cancel while the kernel traces (120 s): it interrupts the kernel, so the trace stops now
+    no_grad.check()
+    status.get_by_text(re.compile(r"^tracing… \d")).wait_for(timeout=10_000)
+    lab.page.locator("#jp-main-statusbar").get_by_text(re.compile(r"\|\s*Busy")).wait_for(timeout=5_000)
+    started = time.monotonic()
+    status.get_by_role("button", name="cancel").click()
+    explorer.locator("label.jp-mod-pending").wait_for(state="detached", timeout=20_000)
+    assert time.monotonic() - started < 20
+    lab.wait_for_idle(20_000)
+    assert not no_grad.is_checked()
+    assert explorer.locator(".jp-TraceExplorer-summary").get_attribute("title") == first_run
+
+    # the kernel's own Interrupt stops a re-trace too, and says so
+    no_grad.check()
+    status.get_by_text(re.compile(r"^tracing… \d")).wait_for(timeout=10_000)
+    started = time.monotonic()
+    # (the kernel also says busy while it reads the click's message, before its debounce: wait for the trace)
+    status.get_by_text(re.compile(r"^tracing… ([2-9]|\d\d)")).wait_for(timeout=10_000)
+    lab.command("notebook:interrupt-kernel")
+    status.get_by_text("re-trace interrupted: the run on screen is the one before it").wait_for(timeout=20_000)
+    assert time.monotonic() - started < 20
+    assert explorer.locator(".jp-TraceExplorer-summary").get_attribute("title") == first_run
+
+    # and the kernel lives on, with its history intact
+    lab.run_cell(3, timeout=30_000)
+    lab.outputs(3).get_by_text("alive 1 error").wait_for(timeout=10_000)
+    assert not lab.extension_errors()
+
+
+def test_an_explorer_the_kernel_closes_stays_on_the_page_read_only(lab):
+    lab.write_notebook(
+        "closed.ipynb",
+        [
+            SETUP + "%load_ext jupyter_tracejit\nimport jupyter_tracejit.magic\n"
+            "jupyter_tracejit.magic.MAX_LIVE_EXPLORERS = 1\nx = torch.ones(2, 8)\nm = nn.Linear(8, 8)",
+            "%trace m(x)",
+            "%trace m(x)",
+        ],
+    )
+    lab.open_notebook("closed.ipynb")
+    lab.run_cell(0, timeout=60_000)
+    lab.run_cell(1, timeout=60_000)
+    first = explorer_in(lab, 1)
+    assert "jp-mod-readOnly" not in (first.get_attribute("class") or "")
+    assert first.locator(".jp-TraceExplorer-optionsBar input").count() > 0
+    lab.run_cell(2, timeout=60_000)
+    explorer_in(lab, 2)
+    # the first explorer's model was closed (one live explorer at most): it is read-only now, still showing its run
+    lab.page.wait_for_function(
+        "(el) => el.classList.contains('jp-mod-readOnly')",
+        arg=lab.outputs(1).locator(ROOT).first.element_handle(),
+        timeout=10_000,
+    )
+    explorer_in(lab, 1)
+    assert not lab.extension_errors()

@@ -523,3 +523,88 @@ def test_the_history_says_each_runs_verdict(clock: FakeClock) -> None:
     assert ex.runs[-1]["verdict"] == "check failed"
     ex.add_run(tj.trace(DictOut(), (X,)))
     assert ex.runs[-1]["verdict"] == "failed"
+
+
+class Interrupted(nn.Module):
+    """Raises what the kernel's Interrupt (or a call to exit()) raises in the traced code, once armed."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.escape: type[BaseException] | None = None
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if self.escape is not None:
+            raise self.escape()
+        return x + 1
+
+
+@pytest.mark.parametrize(
+    ("escape", "message"),
+    [
+        (KeyboardInterrupt, "re-trace interrupted: the run on screen is the one before it"),
+        (SystemExit, "re-trace stopped: the traced code called exit (None); the kernel keeps running"),
+    ],
+)
+def test_an_interrupt_or_exit_during_a_retrace_keeps_the_run_and_the_kernel(
+    clock: FakeClock, escape: type[BaseException], message: str
+) -> None:
+    model = Interrupted()
+    ex = explore(model, (X,), check_trace=False, scheduler=clock)
+    good = ex.run
+    model.escape = escape
+    ex.options = {"no_grad": True}
+    clock.advance(0.3 + SETTLE)  # must not raise
+    assert ex.status == "error" and ex.status_message == message
+    assert ex.run is good and [r.run_id for r in ex.history] == [good.run_id]
+    model.escape = None
+    ex.options = {"no_grad": False}
+    clock.advance(0.3 + SETTLE)
+    assert ex.status == "idle" and ex.run is not good
+
+
+def test_a_retrace_runs_with_the_interrupt_handler_installed(clock: FakeClock) -> None:
+    # outside a request ipykernel ignores SIGINT; the re-trace installs Python's handler, as a request does
+    import signal
+
+    seen: list[object] = []
+
+    class Probe(nn.Module):
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            seen.append(signal.getsignal(signal.SIGINT))
+            return x + 1
+
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        ex = explore(Probe(), (X,), check_trace=False, scheduler=clock)
+        ex.options = {"no_grad": True}
+        clock.advance(0.3 + SETTLE)
+        assert seen == [signal.SIG_IGN, signal.default_int_handler]  # the first trace was the user's call
+        assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def test_a_closed_explorer_lets_go_of_its_model_and_history(clock: FakeClock) -> None:
+    import gc
+    import weakref
+
+    model = Small()
+    ex = explore(model, (X,), check_trace=False, scheduler=clock)
+    ex.options = {"no_grad": True}
+    clock.advance(0.3 + SETTLE)
+    assert len(ex.history) == 2
+    first = weakref.ref(ex.history[0].traced)
+    shown = ex.run
+    model_ref = weakref.ref(model)
+    del model
+    ex.close()
+    gc.collect()
+    assert first() is None  # the history's other ScriptModules are released at once
+    assert ex.run is shown and ex.history == [shown]  # what it showed stays readable
+    with pytest.raises(RuntimeError, match="this explorer was closed"):
+        ex.retrace()
+    # and nothing of ipywidgets' keeps the closed explorer, so its model goes with it
+    assert shown.request is not None and shown.request.target is model_ref()
+    del ex, shown
+    gc.collect()
+    assert model_ref() is None

@@ -197,3 +197,19 @@ def test_default_scheduler_uses_the_running_loop() -> None:
         return [e[0] for e in log.events] + [log.events[-1][1]]
 
     assert asyncio.run(main()) == ["start", "work", "result", "result of b"]
+
+
+@pytest.mark.parametrize("escape", [KeyboardInterrupt, SystemExit], ids=lambda e: e.__name__)
+def test_an_interrupt_or_exit_in_the_work_is_an_error_not_an_escape(clock: FakeClock, escape: type) -> None:
+    # from a loop callback, either would end the kernel (ipykernel's loop does not catch them)
+    log = Log()
+    r = log.retracer(clock)
+
+    def leave() -> None:
+        raise escape()
+
+    log.side_effect = leave
+    r.request("a")
+    clock.advance(0.3)
+    assert log.events[-1] == ("error", f"{escape.__name__}: ")
+    assert not r.pending

@@ -127,8 +127,14 @@ export class OptionsBar {
   }
 
   private cancel(): void {
+    const host = this.ctx.host;
     this.waiting = { kind: 'cancelled' };
-    this.ctx.host.send({ type: 'cancel' });
+    host.send({ type: 'cancel' });
+    if (host.get('status') === 'tracing') {
+      // the kernel is blocked in this trace and reads the cancel only after it: interrupt it (the explorer
+      // makes its re-trace interruptible), so a minute-long trace stops now; the cancel then drops it
+      host.interruptKernel?.();
+    }
     this.renderStatus();
   }
 
@@ -295,7 +301,7 @@ export class OptionsBar {
     if (waiting.kind === 'cancelled') {
       // the kernel may still be busy with the trace (it reads the cancel when it is done, and drops the result)
       this.statusEl.className = 'jp-TraceExplorer-status jp-mod-cancelled';
-      append(this.statusEl, state === 'tracing' ? 'cancelled: the result will be dropped' : 'cancelled');
+      append(this.statusEl, state === 'tracing' ? 'cancelled: stopping the trace…' : 'cancelled');
       return;
     }
     let text: ((elapsed: number) => string) | null = null;
@@ -331,7 +337,7 @@ export class OptionsBar {
           ? null
           : button('cancel', () => this.cancel(), {
               class: 'jp-TraceExplorer-button jp-TraceExplorer-cancel',
-              title: 'stop waiting for this re-trace: its result is dropped, the options go back to the run shown'
+              title: 'stop this re-trace (interrupts the kernel while it traces); the options go back to the run shown'
             })
       );
     } else if (state === 'error') {

@@ -14,11 +14,15 @@ import { TraceRunJSON } from '../model/protocol';
 
 const liveModels = new Map<string, SyncedModel>();
 const waiting = new Map<string, ((model: SyncedModel) => void)[]>();
+const closing = new Map<string, Set<() => void>>();
 
 /** Called by the widget model when the kernel creates it (and with null when it is closed). */
 export function registerLiveModel(modelId: string, model: SyncedModel | null): void {
   if (model === null) {
     liveModels.delete(modelId);
+    const listeners = closing.get(modelId);
+    closing.delete(modelId);
+    listeners?.forEach(cb => cb());
     return;
   }
   liveModels.set(modelId, model);
@@ -48,6 +52,21 @@ export function liveModel(modelId: string, timeoutMs: number): Promise<SyncedMod
     };
     waiting.set(modelId, [...(waiting.get(modelId) ?? []), done]);
   });
+}
+
+/**
+ * Call `callback` once when the kernel closes the widget model `modelId` (a newer `%trace` of the same cell, or
+ * `close()`: the kernel let go of the model and its ScriptModules); returns the unsubscribe function.
+ */
+export function onLiveModelClosed(modelId: string, callback: () => void): () => void {
+  let listeners = closing.get(modelId);
+  if (!listeners) {
+    closing.set(modelId, (listeners = new Set()));
+  }
+  listeners.add(callback);
+  return () => {
+    listeners.delete(callback);
+  };
 }
 
 export function mountLive(container: HTMLElement, model: SyncedModel): Explorer {

@@ -48,6 +48,8 @@ export interface ExplorerHost {
   send(request: ExplorerRequest): void;
   /** Call `listener` with the changed keys after every change; returns the unsubscribe function. */
   onChange(listener: (keys: Set<HostKey>) => void): () => void;
+  /** Interrupt the kernel (what its Interrupt button does); absent where there is no kernel. */
+  interruptKernel?(): void;
 }
 
 /** A saved run's state: the widget traits' defaults (from the schema), with the run and its default method. */
@@ -196,6 +198,14 @@ export class WidgetHost implements ExplorerHost {
 
   send(request: ExplorerRequest): void {
     this.model.send(request);
+  }
+
+  interruptKernel(): void {
+    // ipywidgets' manager holds the kernel connection in JupyterLab and Notebook 7 (its interface does not say so)
+    const manager = (this.model as unknown as { widget_manager?: { kernel?: { interrupt(): Promise<void> } | null } })
+      .widget_manager;
+    const kernel = manager?.kernel;
+    kernel?.interrupt().catch(err => console.warn('jupyter-tracejit: could not interrupt the kernel', err));
   }
 
   onChange(listener: (keys: Set<HostKey>) => void): () => void {
