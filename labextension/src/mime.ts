@@ -43,10 +43,9 @@ export class TraceRunRenderer extends Widget implements IRenderMime.IRenderer {
       // a bug of ours or data we cannot read: say so in the output, keep the details in the console
       console.error('jupyter-tracejit: could not show this trace', err);
       this.unmount();
-      const message = document.createElement('p');
-      message.className = 'jp-TraceExplorer-error jp-TraceExplorer-renderError';
-      message.textContent = `jupyter-tracejit could not show this trace: ${err instanceof Error ? err.message : String(err)}`;
-      this.node.appendChild(message);
+      this.showMessage(
+        `jupyter-tracejit could not show this trace: ${err instanceof Error ? err.message : String(err)}`
+      );
     }
   }
 
@@ -87,7 +86,20 @@ export class TraceRunRenderer extends Widget implements IRenderMime.IRenderer {
       };
     } else {
       this.explorer = mountStatic(this.node, (model.data[this._mimeType] ?? null) as TraceRunJSON | null);
+      // a saved run we cannot read (edited, cut short, another version): its reason alone, not an empty explorer
+      const problem = this.explorer.ctx.error;
+      if (problem) {
+        this.unmount();
+        this.showMessage(`jupyter-tracejit cannot show this saved trace: ${problem}`);
+      }
     }
+  }
+
+  private showMessage(text: string): void {
+    const message = document.createElement('p');
+    message.className = 'jp-TraceExplorer-error jp-TraceExplorer-renderError';
+    message.textContent = text;
+    this.node.appendChild(message);
   }
 
   private unmount(): void {

@@ -18,6 +18,7 @@ import {
   TraceWarningJSON,
   Verdict
 } from './protocol';
+import { savedRunProblem } from './validate';
 
 export interface Divergence {
   traceNode: number | null;
@@ -202,9 +203,12 @@ function decodeCase(c: CheckCaseJSON): CheckCase {
   };
 }
 
-/** Decode a run, or throw an Error whose message says what is wrong with the data. */
-export function decodeRun(data: unknown): TraceRunModel {
-  const problem = runProblem(data);
+/**
+ * Decode a run, or throw an Error whose message says what is wrong with the data. `validate`: check it against
+ * the run schema first (a saved run, which may have been edited; see model/validate.ts).
+ */
+export function decodeRun(data: unknown, { validate = false }: { validate?: boolean } = {}): TraceRunModel {
+  const problem = validate ? savedRunProblem(data) : runProblem(data);
   if (problem) {
     throw new Error(problem);
   }

@@ -28,7 +28,8 @@ export class ExplorerContext {
       this.decodeError = null;
       if (raw) {
         try {
-          this.decoded = decodeRun(raw);
+          // a read-only host shows a saved run (notebook, report): check it before anything reads it
+          this.decoded = decodeRun(raw, { validate: this.host.readOnly });
         } catch (err) {
           this.decodeError = err instanceof Error ? err.message : String(err);
         }

@@ -53,6 +53,18 @@ export interface ExplorerHost {
 }
 
 /** A saved run's state: the widget traits' defaults (from the schema), with the run and its default method. */
+/**
+ * The widget picks forward, else the first traced method (explorer.py _default_method). `run` may be anything a
+ * saved output holds: it is validated later, when decoded (model/validate.ts).
+ */
+function defaultMethod(run: TraceRunJSON | null): string {
+  const graphs: unknown = run && typeof run === 'object' ? run.graphs : null;
+  if (!graphs || typeof graphs !== 'object') {
+    return TRAIT_DEFAULTS.selected_method;
+  }
+  return 'forward' in graphs ? 'forward' : (Object.keys(graphs)[0] ?? TRAIT_DEFAULTS.selected_method);
+}
+
 function defaultState(run: TraceRunJSON | null): HostState {
   const d = TRAIT_DEFAULTS;
   return {
@@ -66,9 +78,7 @@ function defaultState(run: TraceRunJSON | null): HostState {
     statusMessage: d.status_message,
     // a saved run has no history: its own entry only (the options bar shows its recorded options instead)
     history: d.runs,
-    // the widget picks forward, else the first traced method (explorer.py _default_method)
-    selectedMethod:
-      run && 'forward' in run.graphs ? 'forward' : (Object.keys(run?.graphs ?? {})[0] ?? d.selected_method),
+    selectedMethod: defaultMethod(run),
     selectedNode: d.selected_node,
     currentDivergence: d.current_divergence,
     comparison: null
