@@ -18,6 +18,7 @@ import { Widget } from '@lumino/widgets';
 import { Explorer } from './explorer/Explorer';
 import { liveModel, mountLive, mountStatic, onLiveModelClosed } from './explorer/mount';
 import { TraceProgress, TraceRunJSON } from './model/protocol';
+import { savedRunProblem } from './model/validate';
 import { MIME_TYPE, PROGRESS_MIME_TYPE } from './version';
 
 const WIDGET_VIEW = 'application/vnd.jupyter.widget-view+json';
@@ -85,7 +86,11 @@ export class TraceRunRenderer extends Widget implements IRenderMime.IRenderer {
         stopFollowing();
       };
     } else {
-      this.explorer = mountStatic(this.node, (model.data[this._mimeType] ?? null) as TraceRunJSON | null);
+      this.explorer = mountStatic(
+        this.node,
+        (model.data[this._mimeType] ?? null) as TraceRunJSON | null,
+        savedRunProblem
+      );
       // a saved run we cannot read (edited, cut short, another version): its reason alone, not an empty explorer
       const problem = this.explorer.ctx.error;
       if (problem) {

@@ -18,7 +18,6 @@ import {
   TraceWarningJSON,
   Verdict
 } from './protocol';
-import { savedRunProblem } from './validate';
 
 export interface Divergence {
   traceNode: number | null;
@@ -204,11 +203,11 @@ function decodeCase(c: CheckCaseJSON): CheckCase {
 }
 
 /**
- * Decode a run, or throw an Error whose message says what is wrong with the data. `validate`: check it against
- * the run schema first (a saved run, which may have been edited; see model/validate.ts).
+ * Decode a run, or throw an Error whose message says what is wrong with the data. `check`: a fuller check to make
+ * first (a saved run, which may have been edited: model/validate.ts `savedRunProblem`).
  */
-export function decodeRun(data: unknown, { validate = false }: { validate?: boolean } = {}): TraceRunModel {
-  const problem = validate ? savedRunProblem(data) : runProblem(data);
+export function decodeRun(data: unknown, check: (data: unknown) => string | null = runProblem): TraceRunModel {
+  const problem = check(data);
   if (problem) {
     throw new Error(problem);
   }

@@ -50,6 +50,12 @@ export interface ExplorerHost {
   onChange(listener: (keys: Set<HostKey>) => void): () => void;
   /** Interrupt the kernel (what its Interrupt button does); absent where there is no kernel. */
   interruptKernel?(): void;
+  /**
+   * Why the run cannot be shown, checked before it is decoded (null: fine); absent where the run is our own
+   * kernel's. The MIME renderer passes the schema check of model/validate.ts for saved outputs; the standalone
+   * report, whose run we wrote, leaves it out (and Ajv out of its bundle).
+   */
+  readonly checkRun?: (data: unknown) => string | null;
 }
 
 /** A saved run's state: the widget traits' defaults (from the schema), with the run and its default method. */
@@ -91,7 +97,10 @@ export class StaticHost implements ExplorerHost {
   private state: HostState;
   private listeners = new Set<(keys: Set<HostKey>) => void>();
 
-  constructor(run: TraceRunJSON | null) {
+  constructor(
+    run: TraceRunJSON | null,
+    readonly checkRun?: (data: unknown) => string | null
+  ) {
     this.state = defaultState(run);
   }
 
