@@ -144,7 +144,10 @@ def _run_digest(run: dict[str, Any]) -> dict[str, Any]:
     """What a saved explorer says, without its timings, ids and paths."""
     return {
         "summary": _normalized(run.get("summary", "")),
-        "verdict": [run.get("verdict", {}).get("label"), [_normalized(r) for r in run.get("verdict", {}).get("reasons", [])]],
+        "verdict": [
+            run.get("verdict", {}).get("label"),
+            [_normalized(r) for r in run.get("verdict", {}).get("reasons", [])],
+        ],
         "graphs": {name: len(g.get("nodes", [])) for name, g in run.get("graphs", {}).items()},
         "warnings": sorted((w.get("category"), w.get("line"), w.get("count")) for w in run.get("warnings", [])),
     }
@@ -167,13 +170,29 @@ def _output_digest(output: dict[str, Any]) -> Any:
     return [kind, digest]
 
 
+def _coalesced(outputs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Outputs with consecutive writes to one stream joined: the kernel splits a print into chunks as it likes."""
+    joined: list[dict[str, Any]] = []
+    for output in outputs:
+        last = joined[-1] if joined else None
+        if (
+            last
+            and output.get("output_type") == "stream" == last.get("output_type")
+            and output.get("name") == last.get("name")
+        ):
+            joined[-1] = {**last, "text": "".join(last["text"]) + "".join(output["text"])}
+        else:
+            joined.append(output)
+    return joined
+
+
 def digest(nb: nbformat.NotebookNode) -> list[Any]:
     """A notebook's content with volatile bits set aside: cell kinds, sources and what each output says."""
     cells = []
     for cell in nb.cells:
         entry: list[Any] = [cell.cell_type, cell.source]
         if cell.cell_type == "code":
-            entry.append([_output_digest(o) for o in cell.get("outputs", [])])
+            entry.append([_output_digest(o) for o in _coalesced(cell.get("outputs", []))])
         cells.append(entry)
     return cells
 
@@ -188,7 +207,9 @@ def differences(saved: nbformat.NotebookNode, fresh: nbformat.NotebookNode) -> l
         if old[:2] != new[:2]:
             problems.append(f"cell {i}: its source changed")
         elif old != new:
-            problems.append(f"cell {i}: its outputs changed: saved {json.dumps(old[2])[:300]} / now {json.dumps(new[2])[:300]}")
+            problems.append(
+                f"cell {i}: its outputs changed: saved {json.dumps(old[2])[:300]} / now {json.dumps(new[2])[:300]}"
+            )
     return problems
 
 
