@@ -1,0 +1,63 @@
+"""A tutorial as a learner opens it: the saved explorers render before anything runs (from the notebook's
+`application/vnd.jupyter.tracejit+json` outputs, no kernel involved), and live ones replace them after Run All."""
+
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+
+import nbformat
+import pytest
+
+pytestmark = pytest.mark.browser
+
+ROOT = ".jp-TraceExplorer-root"
+BADGE = ".jp-TraceExplorer-header .jp-TraceExplorer-badge"
+TUTORIAL = Path(__file__).resolve().parents[2] / "notebooks" / "02-control-flow-and-shapes.ipynb"
+
+
+def _cell_index(nb, source_start: str) -> int:
+    return next(i for i, c in enumerate(nb.cells) if c.source.startswith(source_start))
+
+
+def _check_tab(explorer) -> str:
+    explorer.locator('.jp-TraceExplorer-tab[data-tab="check"]').click()
+    return explorer.locator(".jp-TraceExplorer-check").inner_text()
+
+
+def test_tutorial_explorers_render_saved_and_after_running(lab):
+    shutil.copy(TUTORIAL, lab.server.root / TUTORIAL.name)
+    nb = nbformat.read(TUTORIAL, as_version=4)
+    branch = _cell_index(nb, "def branchy(x):")
+    checked = _cell_index(nb, "%trace --check-inputs [(negative,)]")
+
+    # opened, nothing run: the saved outputs render as read-only explorers with their graphs
+    lab.open_notebook(TUTORIAL.name, wait_for_kernel=False)
+    saved = lab.outputs(branch).locator(ROOT).first
+    saved.wait_for(timeout=30_000)
+    saved.locator(".jp-TraceExplorer-canvas svg").wait_for()
+    assert "read-only" in saved.locator(".jp-TraceExplorer-options").inner_text()
+    saved.locator(BADGE, has_text=re.compile("^warnings$")).wait_for(timeout=30_000)
+    saved_check = lab.outputs(checked).locator(ROOT).first
+    saved_check.scroll_into_view_if_needed()
+    saved_check.locator(".jp-TraceExplorer-canvas svg").wait_for()
+    saved_check.locator(BADGE, has_text=re.compile("^check failed$")).wait_for(timeout=30_000)
+    assert "aten::sub" in _check_tab(saved_check)  # the divergence the tutorial's text talks about
+    lab.screenshot_themes("tutorial-02-saved", saved_check)
+
+    # Run All: the kernel traces again and live explorers (with their option controls) replace the saved ones
+    lab.wait_for_idle(120_000)
+    lab.run_all(timeout=180_000)
+    live = lab.outputs(branch).locator(ROOT).first
+    live.scroll_into_view_if_needed()  # Run All left the page at the end; off-screen cells are not painted
+    live.locator("input[data-option]").first.wait_for(timeout=30_000)
+    live.locator(".jp-TraceExplorer-canvas svg").wait_for()
+    live.locator(BADGE, has_text=re.compile("^warnings$")).wait_for(timeout=30_000)
+    live_check = lab.outputs(checked).locator(ROOT).first
+    live_check.scroll_into_view_if_needed()
+    live_check.locator("input[data-option]").first.wait_for(timeout=30_000)
+    live_check.locator(BADGE, has_text=re.compile("^check failed$")).wait_for(timeout=30_000)
+    assert "aten::sub" in _check_tab(live_check)
+    lab.screenshot_themes("tutorial-02-live", live_check)
+    assert not lab.extension_errors()
