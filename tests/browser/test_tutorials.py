@@ -31,6 +31,7 @@ def test_tutorial_explorers_render_saved_and_after_running(lab):
     nb = nbformat.read(TUTORIAL, as_version=4)
     branch = _cell_index(nb, "def branchy(x):")
     checked = _cell_index(nb, "%trace --check-inputs [(negative,)]")
+    loop = _cell_index(nb, "loop_run = tj.trace(")
 
     # opened, nothing run: the saved outputs render as read-only explorers with their graphs
     lab.open_notebook(TUTORIAL.name, wait_for_kernel=False)
@@ -45,6 +46,22 @@ def test_tutorial_explorers_render_saved_and_after_running(lab):
     saved_check.locator(BADGE, has_text=re.compile("^check failed$")).wait_for(timeout=30_000)
     assert "aten::sub" in _check_tab(saved_check)  # the divergence the tutorial's text talks about
     lab.screenshot_themes("tutorial-02-saved", saved_check)
+
+    # the docs' loop, still without a kernel: the stepper goes to the real change (an extra aten::select), shown
+    # in the trace and the check trace side by side, as the tutorial's text says
+    saved_loop = lab.outputs(loop).locator(ROOT).first
+    saved_loop.scroll_into_view_if_needed()
+    saved_loop.locator(".jp-TraceExplorer-canvas svg").wait_for()
+    _check_tab(saved_loop)
+    check = saved_loop.locator(".jp-TraceExplorer-check")
+    check.get_by_role("button", name="next divergence").click()
+    check.locator(".jp-TraceExplorer-stepLabel").filter(has_text=re.compile(r"^1 of \d+$")).wait_for()
+    sides = check.locator(".jp-TraceExplorer-side")
+    sides.nth(1).locator("g.node.current").wait_for()
+    assert "kind-aten-select" in sides.nth(1).locator("g.node.current").get_attribute("class")
+    assert "only in the check trace: aten::select" in check.locator(".jp-TraceExplorer-reason").inner_text()
+    sides.nth(0).locator("svg").wait_for()
+    lab.screenshot_themes("tutorial-02-saved-stepper", saved_loop)
 
     # Run All: the kernel traces again and live explorers (with their option controls) replace the saved ones
     lab.wait_for_idle(120_000)
