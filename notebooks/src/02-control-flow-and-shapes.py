@@ -81,7 +81,7 @@ except torch.jit.TracingCheckError as e:
 
 # %% [markdown]
 # torch's "first diverging operator" is a **false lead**: it compares the printed graphs line by line, and the
-# first pair of lines that differs here differs only by a value's debug name (`%result` vs `%result.3`). The
+# first pair of lines that differs here differs only by a value's debug name (`%result` vs `%result.5`). The
 # explorer matches the two graphs by structure instead and names what really changed: an extra `aten::select`
 # (and its multiplication) for the fourth row. Step through the divergences in the **Check** tab with its ‹ ›
 # buttons; each one highlights the node in both graphs.
@@ -159,8 +159,8 @@ print(mixed_run.summary())
 sorted({n.kind for n in mixed_run.graph if n.kind.startswith("prim::") and n.blocks})
 
 # %% [markdown]
-# The same composition works the other way (a scripted function calling a traced module), which PyTorch's docs
-# call *mixing tracing and scripting*: trace the large feed-forward parts, script the small parts with control
+# PyTorch's documentation calls this *mixing tracing and scripting*, and shows the other direction too (a scripted
+# function calling a traced module): trace the large feed-forward parts, script the small parts with control
 # flow.
 #
 # ## Exercise

@@ -87,7 +87,7 @@ print(sorted({w.category for w in norm_run.user_warnings}))
 print(root.reason)
 
 # %% [markdown]
-# The fix: never leave tensor-land. `x / x.abs().max()` is recorded as two operators.
+# The fix: never leave tensor-land. `x / x.abs().max()` is recorded as tensor operators, whatever the values.
 #
 # ## 3. Iterating over a tensor (`iterate`)
 #

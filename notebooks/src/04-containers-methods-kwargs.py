@@ -79,8 +79,8 @@ print(tj.trace(attend, ({"query": x, "key": x},)).traced.code)
 # ## Several methods: `trace_module`
 #
 # `torch.jit.trace(module, …)` traces `forward`. Passing a bound method instead fails in torch 2.13 with
-# "trace doesn't support compiling individual module's functions" (older versions raised the "Cannot insert a
-# Tensor that requires grad as a constant" error of PyTorch's FAQ):
+# "trace doesn't support compiling individual module's functions" (PyTorch's FAQ, written for older versions,
+# describes a "Cannot insert a Tensor that requires grad as a constant" error for the same mistake):
 
 # %%
 class Codec(nn.Module):
@@ -107,7 +107,8 @@ except AttributeError as e:
 
 # %% [markdown]
 # `torch.jit.trace_module(module, {"method": example_inputs, ...})` traces each named method into one
-# `ScriptModule`. `tj.trace_module` does the same; the explorer gets a method picker above the graph. `%trace
+# `ScriptModule`. `tj.trace_module` does the same; the explorer gets a *traced method* selector in the graph's
+# toolbar. `%trace
 # codec.encode(x)` also works: the magic sees a module's method and calls `trace_module` for you.
 
 # %%

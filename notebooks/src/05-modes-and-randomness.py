@@ -62,12 +62,15 @@ print("after %trace,          num_batches_tracked =", model.body[2].num_batches_
 
 # %% [markdown]
 # The fix for inference is to trace in eval mode: `model.eval()` before tracing, or the explorer's mode control
-# (`--eval` in `%trace`), which switches mode for this trace only and restores it afterwards. The check passes and
-# the dropout node is gone.
+# (`--eval` in `%trace`), which switches mode for this trace only and restores it afterwards. The check passes, and
+# the graph changed: dropout is now recorded with `train=False` (it passes values through) and the batch norm's
+# `num_batches_tracked += 1` (an `aten::add_`) is gone.
 
 # %%
 %trace --eval -o eval_run model(x)
 print(eval_run.summary(), "| model still in train mode:", model.training)
+print(train_run.graph.kinds())
+print(eval_run.graph.kinds())
 
 # %% [markdown]
 # ## Nondeterministic nodes and `check_tolerance`

@@ -42,6 +42,19 @@ sorted({w.category for w in _trace.warnings})
 # %% [markdown]
 # ## What it means for you today
 #
+# A trace still saves and loads:
+
+# %%
+import tempfile
+from pathlib import Path
+
+with tempfile.TemporaryDirectory() as scratch:
+    path = str(Path(scratch) / "branchy.pt")
+    torch.jit.save(_trace.traced, path)
+    loaded = torch.jit.load(path)
+print(type(loaded).__name__, loaded(torch.ones(3)))
+
+# %% [markdown]
 # - Traced and scripted models keep working in torch 2.13, and `torch.jit.load` still loads saved ones. Existing
 #   deployments (LibTorch C++, mobile, older serving stacks) are not broken by the warning.
 # - New features land in `torch.export` (whole-graph capture for deployment, AOTInductor, ExecuTorch) and
