@@ -128,6 +128,8 @@ _VOLATILE = [
     (re.compile(r"[^\s'\"]*/site-packages/"), "…/site-packages/"),
     (re.compile(r"\b\d+(\.\d+)?\s?(s|ms|µs)\b"), "… s"),
     (re.compile(r"___torch_mangle_\d+"), "___torch_mangle_…"),
+    # long decimals (differences, random values) may differ in the last digits on another CPU's vector units
+    (re.compile(r"\d+\.\d{5,}(e[-+]?\d+)?"), "…"),
 ]
 
 
@@ -170,20 +172,18 @@ def _output_digest(output: dict[str, Any]) -> Any:
     return [kind, digest]
 
 
-def _coalesced(outputs: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Outputs with consecutive writes to one stream joined: the kernel splits a print into chunks as it likes."""
-    joined: list[dict[str, Any]] = []
+def _outputs_digest(outputs: list[dict[str, Any]]) -> list[Any]:
+    """A cell's outputs: rich outputs in order, then everything written to each stream joined. The kernel splits
+    prints into chunks as it likes, and stdout and stderr interleave differently from run to run."""
+    streams: dict[str, str] = {}
+    rich = []
     for output in outputs:
-        last = joined[-1] if joined else None
-        if (
-            last
-            and output.get("output_type") == "stream" == last.get("output_type")
-            and output.get("name") == last.get("name")
-        ):
-            joined[-1] = {**last, "text": "".join(last["text"]) + "".join(output["text"])}
+        if output.get("output_type") == "stream":
+            text = output.get("text", "")
+            streams[output.get("name", "")] = streams.get(output.get("name", ""), "") + "".join(text)
         else:
-            joined.append(output)
-    return joined
+            rich.append(_output_digest(output))
+    return rich + [["stream", name, _normalized(text)] for name, text in sorted(streams.items())]
 
 
 def digest(nb: nbformat.NotebookNode) -> list[Any]:
@@ -192,7 +192,7 @@ def digest(nb: nbformat.NotebookNode) -> list[Any]:
     for cell in nb.cells:
         entry: list[Any] = [cell.cell_type, cell.source]
         if cell.cell_type == "code":
-            entry.append([_output_digest(o) for o in _coalesced(cell.get("outputs", []))])
+            entry.append(_outputs_digest(cell.get("outputs", [])))
         cells.append(entry)
     return cells
 

@@ -4,7 +4,8 @@
 # An honest last chapter. **TorchScript — `torch.jit.trace` and `torch.jit.script` — is deprecated upstream.** In
 # torch 2.13 every call to `torch.jit.trace` emits a `DeprecationWarning` ("Please switch to `torch.compile` or
 # `torch.export`"); you rarely see it, because Python hides deprecation warnings raised inside libraries. The
-# explorer lists it in the Warnings tab (as `deprecated`, not counted against the trace).
+# explorer lists it in its Warnings tab, in a collapsed "deprecation notice" group that does not count against the
+# trace.
 
 # %%
 import logging
@@ -107,9 +108,10 @@ except Exception as e:
     print(type(e).__name__, "—", "\n".join(str(e).splitlines()[:3]))
 
 # %% [markdown]
-# A data-dependent branch is an error too (`GuardOnDataDependentSymNode`), not a `TracerWarning` in a log. Its fix
-# is the export counterpart of `script_if_tracing`: `torch.cond`, a branch recorded as a graph operator with both
-# sides as subgraphs.
+# A data-dependent branch is an error too (`GuardOnDataDependentSymNode`), not a `TracerWarning` in a log. On the
+# way out, torch prints the partial graph it had captured when it stopped: it ends in `aten.item`, the point where
+# the tensor `x.sum() > 0` had to become a Python `bool`. The fix is the export counterpart of
+# `script_if_tracing`: `torch.cond`, a branch recorded as a graph operator with both sides as subgraphs.
 
 # %%
 class Branchy(torch.nn.Module):

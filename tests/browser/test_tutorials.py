@@ -14,7 +14,9 @@ pytestmark = pytest.mark.browser
 
 ROOT = ".jp-TraceExplorer-root"
 BADGE = ".jp-TraceExplorer-header .jp-TraceExplorer-badge"
-TUTORIAL = Path(__file__).resolve().parents[2] / "notebooks" / "02-control-flow-and-shapes.ipynb"
+NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
+TUTORIAL = NOTEBOOKS / "02-control-flow-and-shapes.ipynb"
+REAL_MODEL = NOTEBOOKS / "06-real-model-bert-gpt2.ipynb"
 
 
 def _cell_index(nb, source_start: str) -> int:
@@ -77,4 +79,28 @@ def test_tutorial_explorers_render_saved_and_after_running(lab):
     live_check.locator(BADGE, has_text=re.compile("^check failed$")).wait_for(timeout=30_000)
     assert "aten::sub" in _check_tab(live_check)
     lab.screenshot_themes("tutorial-02-live", live_check)
+    assert not lab.extension_errors()
+
+
+def test_real_model_tutorial_renders_its_saved_explorers(lab):
+    """Notebook 6 as GitHub readers get it, in JupyterLab: BERT's and GPT-2's saved explorers (a few hundred nodes
+    each) render from the notebook alone; the GPT-2 one that the text discusses opens on its divergence."""
+    shutil.copy(REAL_MODEL, lab.server.root / REAL_MODEL.name)
+    nb = nbformat.read(REAL_MODEL, as_version=4)
+    bert = _cell_index(nb, "bert = BertModel(BertConfig(return_dict=False")
+    one_token = _cell_index(nb, "one_token = ")
+    lab.open_notebook(REAL_MODEL.name, wait_for_kernel=False)
+    saved_bert = lab.outputs(bert).locator(ROOT).first
+    saved_bert.scroll_into_view_if_needed()
+    saved_bert.locator(".jp-TraceExplorer-canvas svg").wait_for(timeout=60_000)
+    saved_bert.locator(BADGE, has_text=re.compile("^warnings$")).wait_for(timeout=30_000)
+    saved_bert.locator('.jp-TraceExplorer-tab[data-tab="warnings"]').click()
+    assert "sdpa_attention.py" in saved_bert.locator(".jp-TraceExplorer-warnings").inner_text()
+    lab.screenshot_themes("tutorial-06-bert-saved", saved_bert)
+    saved_gpt2 = lab.outputs(one_token).locator(ROOT).first
+    saved_gpt2.scroll_into_view_if_needed()
+    saved_gpt2.locator(".jp-TraceExplorer-canvas svg").wait_for(timeout=60_000)
+    saved_gpt2.locator(BADGE, has_text=re.compile("^check failed$")).wait_for(timeout=30_000)
+    assert "scaled_dot_product_attention" in _check_tab(saved_gpt2)
+    lab.screenshot_themes("tutorial-06-gpt2-saved", saved_gpt2)
     assert not lab.extension_errors()
