@@ -34,15 +34,15 @@ bert = BertModel(BertConfig(return_dict=False, num_hidden_layers=2, hidden_size=
 ids = torch.randint(0, 1000, (1, 8))
 encoder = nn.TransformerEncoder(nn.TransformerEncoderLayer(32, 2, 64, batch_first=True), 2).eval()
 
-class LoopBlock(nn.Module):
-    # a loop over the batch: the check with 4 rows diverges inside this module
+class Branch(nn.Module):
+    # a data-dependent branch: the check with negative inputs takes the other side, inside this module
     def forward(self, x):
-        result = x[0]
-        for i in range(x.size(0)):
-            result = result * x[i]
-        return result
+        if x.sum() > 0:
+            return torch.relu(x) * 2
+        return torch.sigmoid(x) - 1
 
-loopy = nn.Sequential(nn.Linear(4, 4), LoopBlock()).eval()
+branchy = nn.Sequential(Branch(), nn.Linear(4, 4)).eval()
+x4, negative = torch.ones(3, 4), -5 * torch.ones(3, 4)
 """
 
 #: the DOT names Graphviz would show as tooltips if nothing replaced them
@@ -54,6 +54,18 @@ ITEMS = """(root) => [...root.querySelectorAll('.jp-TraceExplorer-canvas g.node'
     return {dot: g.dataset.dot, id: g.id, cls: g.getAttribute('class'),
             title: g.querySelector(':scope > title')?.textContent ?? '', x: r.x + r.width / 2, y: r.y + r.height / 2};
 })"""
+
+
+def new_picture(lab, explorer, action) -> None:
+    """Do ``action`` and wait until the graph shows the picture it asked for (the layout runs in a worker)."""
+    old = explorer.locator(".jp-TraceExplorer-canvas svg").element_handle()
+    action()
+    lab.page.wait_for_function(
+        "([root, old]) => { const svg = root.querySelector('.jp-TraceExplorer-canvas svg');"
+        " const status = root.querySelector('.jp-TraceExplorer-graphStatus').textContent;"
+        " return svg && svg !== old && /items shown/.test(status); }",
+        arg=[explorer.element_handle(), old],
+    )
 
 
 def cursor(explorer):
@@ -203,10 +215,11 @@ def test_minimap_shows_the_whole_graph_and_moves_the_view(lab):
     lab.run_all(timeout=120_000)
     bert = explorer_in(lab, 1)
     minimap = bert.locator(".jp-TraceExplorer-minimap")
-    bert.get_by_role("button", name="expand all").click()
+    new_picture(lab, bert, bert.get_by_role("button", name="expand all").click)
     bert.get_by_role("button", name="fit").click()
     # the whole of BERT is taller than the view at a readable scale: the map shows it all, framing the view
     minimap.wait_for(state="visible")
+    bert.locator(".jp-TraceExplorer-graph").scroll_into_view_if_needed()
     frame = bert.locator(".jp-TraceExplorer-minimapFrame")
     map_box, frame_box = minimap.bounding_box(), frame.bounding_box()
     assert frame_box["height"] < map_box["height"] * 0.9, (map_box, frame_box)
@@ -227,6 +240,7 @@ def test_minimap_shows_the_whole_graph_and_moves_the_view(lab):
     lab.page.wait_for_function(
         "([el, y]) => el.getBoundingClientRect().y > y + 10", arg=[frame.element_handle(), frame_box["y"]]
     )
+    assert minimap.bounding_box() == map_box  # nothing scrolled: the frame moved on the map
     # a drag back up moves it continuously
     page = lab.page
     page.mouse.move(map_box["x"] + map_box["width"] / 2, map_box["y"] + map_box["height"] - 6)
@@ -239,7 +253,8 @@ def test_minimap_shows_the_whole_graph_and_moves_the_view(lab):
     lab.screenshot_themes("graph-tools-minimap", bert.locator(".jp-TraceExplorer-graph"))
 
     # fit shows everything when it can: "collapse all" leaves a small picture, and the map goes away
-    bert.get_by_role("button", name="collapse all").click()
+    new_picture(lab, bert, bert.get_by_role("button", name="collapse all").click)
+    bert.get_by_role("button", name="fit").click()
     minimap.wait_for(state="hidden")
     assert not lab.extension_errors()
 
@@ -247,7 +262,7 @@ def test_minimap_shows_the_whole_graph_and_moves_the_view(lab):
 def test_legend_paints_with_the_graphs_own_rules(lab):
     lab.write_notebook(
         "legend.ipynb",
-        [SETUP + MODELS, "red = tj.explore(loopy, (torch.rand(3, 4),), check_inputs=[(torch.rand(4, 4),)])\nred"],
+        [SETUP + MODELS, "red = tj.explore(branchy, (x4,), check_inputs=[(negative,)])\nred"],
     )
     lab.open_notebook("legend.ipynb")
     lab.run_all(timeout=120_000)
@@ -303,7 +318,7 @@ def test_export_pictures_of_the_view_and_the_whole_graph_with_their_colours(lab,
     lab.open_notebook("export.ipynb")
     lab.run_all(timeout=120_000)
     explorer = explorer_in(lab, 1)
-    explorer.get_by_role("button", name="expand all").click()
+    new_picture(lab, explorer, explorer.get_by_role("button", name="expand all").click)
     explorer.get_by_role("button", name="zoom in").click()
     drawn = explorer.locator(".jp-TraceExplorer-canvas g.node").count()
     canvas = explorer.locator(".jp-TraceExplorer-canvas svg")
@@ -325,7 +340,7 @@ def test_export_pictures_of_the_view_and_the_whole_graph_with_their_colours(lab,
         vb = [float(v) for v in root.get("viewBox").split()]
         assert abs(vb[2] - width) < 1 and abs(vb[3] - height) < 1 and height > width > 100, (vb, width, height)
         text_style = next(root.iter(f"{SVG_NS}text")).get("style")
-        assert "fill: rgb(" in text_style and "font-family:" in text_style
+        assert re.match(r"fill: rgba?\(", text_style) and "font-family:" in text_style
         colours[name] = (background.get("style"), text_style.split(";")[0])
         (ARTIFACTS / f"graph-tools-export-{name}.svg").write_text(text)
 
@@ -352,8 +367,8 @@ def test_highlight_states_keep_text_contrast_in_light_and_dark(lab):
         "states.ipynb",
         [
             SETUP + MODELS,
-            "red = tj.explore(loopy, (torch.rand(3, 4),), check_inputs=[(torch.rand(4, 4),)])\nred",
-            "folded = tj.explore(loopy, (torch.rand(3, 4),), check_inputs=[(torch.rand(4, 4),)])\nfolded",
+            "red = tj.explore(branchy, (x4,), check_inputs=[(negative,)])\nred",
+            "folded = tj.explore(branchy, (x4,), check_inputs=[(negative,)])\nfolded",
         ],
     )
     lab.open_notebook("states.ipynb")

@@ -85,6 +85,8 @@ function swatch(classes: string, shape: SwatchShape): SVGSVGElement {
 export class Legend {
   readonly button: HTMLButtonElement;
   readonly panel: HTMLElement;
+  /** Called before the panel opens (the graph view places it over the canvas). */
+  onOpen: (() => void) | null = null;
 
   constructor() {
     this.panel = h(
@@ -120,6 +122,9 @@ export class Legend {
   }
 
   toggle(open = this.panel.hidden): void {
+    if (open) {
+      this.onOpen?.();
+    }
     this.panel.hidden = !open;
     this.button.setAttribute('aria-expanded', String(open));
   }

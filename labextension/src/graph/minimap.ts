@@ -11,10 +11,14 @@
 import { Box, contains, ellipseBox, fitInto, pairsBox, translation, unionBox } from '../model/geometry';
 import { h } from '../state/dom';
 
-/** The largest the map gets (CSS px); a very tall or wide graph keeps at least MIN_SIDE_PX on its short side. */
+/**
+ * The largest the map gets (CSS px, and at most MAX_CANVAS_SHARE of the canvas's height); a very tall or wide
+ * graph keeps at least MIN_SIDE_PX on its short side, so it can still be clicked.
+ */
 const MAX_WIDTH_PX = 180;
-const MAX_HEIGHT_PX = 140;
-const MIN_SIDE_PX = 28;
+const MAX_HEIGHT_PX = 260;
+const MAX_CANVAS_SHARE = 0.6;
+const MIN_SIDE_PX = 40;
 /** Highlighted nodes stay visible on the map however small the scale. */
 const MIN_MARK_PX = 4;
 /** Classes that only say what a node is; any other class is a highlight the map shows. */
@@ -187,7 +191,8 @@ export class Minimap {
   }
 
   private draw(world: Box): void {
-    const scale0 = Math.min(MAX_WIDTH_PX / world.w, MAX_HEIGHT_PX / world.h);
+    const maxHeight = Math.max(MIN_SIDE_PX, Math.min(MAX_HEIGHT_PX, this.host.clientHeight * MAX_CANVAS_SHARE));
+    const scale0 = Math.min(MAX_WIDTH_PX / world.w, maxHeight / world.h);
     const mw = Math.max(MIN_SIDE_PX, Math.round(world.w * scale0));
     const mh = Math.max(MIN_SIDE_PX, Math.round(world.h * scale0));
     this.size = [mw, mh];

@@ -49,6 +49,8 @@ export class GraphTools {
     graphElement.classList.add('jp-TraceExplorer-hasTools');
     graphElement.append(this.minimap.element, this.legend.panel);
     const viewport = this.host.viewport;
+    // over the canvas's top left, below the toolbar however many rows it wraps to
+    this.legend.onOpen = () => (this.legend.panel.style.top = `${viewport.element.offsetTop + 6}px`);
     this.keyboard = new GraphKeyboard(this.ctx, {
       graphElement,
       canvas: viewport.element,
