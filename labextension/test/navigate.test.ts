@@ -1,27 +1,13 @@
 /**
- * The pure parts of the graph tools: where Graphviz drew a shape (model/geometry.ts) and where the keyboard
+ * The pure parts of the graph tools: boxes of a Graphviz picture (model/geometry.ts) and where the keyboard
  * cursor goes along the edges (model/navigate.ts).
  */
 import { describe, expect, it } from 'vitest';
 
-import { contains, ellipseBox, fitInto, pairsBox, translation, unionBox } from '../src/model/geometry';
+import { contains, fitInto, translation, unionBox } from '../src/model/geometry';
 import { GraphNavigator, parseEdgeTitle, PlacedItem } from '../src/model/navigate';
 
 describe('geometry', () => {
-  it('reads polygons, Graphviz paths and ellipses', () => {
-    expect(pairsBox('10,-20 30,-20 30,-5 10,-5 10,-20')).toEqual({ x: 10, y: -20, w: 20, h: 15 });
-    // a rounded box: M and C with absolute pairs; control points stay inside the shape's box here
-    expect(pairsBox('M64.5,-36C64.5,-36 12,-36 12,-36 6,-36 0,-30 0,-24 0,-24 0,-12 0,-12')).toEqual({
-      x: 0,
-      y: -36,
-      w: 64.5,
-      h: 24
-    });
-    expect(pairsBox('1e1,2 -3.5,.5')).toEqual({ x: -3.5, y: 0.5, w: 13.5, h: 1.5 });
-    expect(pairsBox('')).toBeNull();
-    expect(ellipseBox(10, -10, 5, 2)).toEqual({ x: 5, y: -12, w: 10, h: 4 });
-  });
-
   it('reads the translation of the graph group', () => {
     expect(translation('scale(1 1) rotate(0) translate(4 400)')).toEqual([4, 400]);
     expect(translation('translate(4.5,-2)')).toEqual([4.5, -2]);

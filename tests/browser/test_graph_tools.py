@@ -89,8 +89,9 @@ def test_tooltips_say_kind_shapes_and_the_cell_line(lab):
     lab.open_notebook("tooltips.ipynb")
     lab.run_all(timeout=120_000)
     net = explorer_in(lab, 1)
-    items = net.evaluate(ITEMS)
-    relu = next(i for i in items if "kind-aten-relu" in i["cls"])
+    # a title is written when the pointer first reaches its node (the browser shows it after a moment)
+    net.locator(".jp-TraceExplorer-canvas g.node.kind-aten-relu").first.hover()
+    relu = next(i for i in net.evaluate(ITEMS) if "kind-aten-relu" in i["cls"])
     lines = relu["title"].split("\n")
     assert lines[0] == "aten::relu", lines
     assert any(re.fullmatch(r"%\S+ : Float\(2, 8\)", line) for line in lines), lines

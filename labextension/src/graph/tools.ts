@@ -9,7 +9,7 @@ import { pictureMenu } from './export';
 import { GraphKeyboard } from './keyboard';
 import { Legend } from './legend';
 import { Minimap } from './minimap';
-import { nameNodesForPeople } from './tooltips';
+import { installTooltips } from './tooltips';
 import { Viewport } from './viewport';
 
 export interface GraphToolsHost {
@@ -34,14 +34,7 @@ export class GraphTools {
     const viewport = host.viewport;
     this.minimap = new Minimap(viewport.element, (x, y) => viewport.centerAt(x, y));
     this.toolbarItems = [pictureMenu(ctx, () => viewport.svg), this.legend.button];
-    // each new picture: tooltips from the run on screen (cell names included)
-    new MutationObserver(() => {
-      const svg = viewport.svg;
-      if (svg && !svg.hasAttribute('data-titled')) {
-        svg.setAttribute('data-titled', '');
-        nameNodesForPeople(svg, ctx);
-      }
-    }).observe(viewport.element, { childList: true });
+    installTooltips(viewport.element, ctx);
   }
 
   /** Put the overlays on the graph element (which holds the toolbar and the canvas) and listen for keys. */

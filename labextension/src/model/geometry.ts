@@ -1,8 +1,6 @@
 /**
- * Where Graphviz drew things, read from its SVG attributes without asking the browser for a layout: a node's
- * shape is a `<polygon points>`, a `<path d>` (rounded boxes) or an `<ellipse>`, in the coordinates of the
- * `g.graph` group, which Graphviz places with a `translate(...)`. The minimap and the keyboard use these
- * boxes; reading them from the attributes costs no reflow, even on a 10k-node picture.
+ * Boxes in a Graphviz picture: shapes sit in the coordinates of the `g.graph` group, which Graphviz places with a
+ * `translate(...)`; the minimap and the keyboard add that to each shape's box and fit the whole into a map.
  */
 
 /** An axis-aligned rectangle (x, y: top-left, in SVG user units, y down). */
@@ -11,32 +9,6 @@ export interface Box {
   y: number;
   w: number;
   h: number;
-}
-
-const NUMBER = /-?(?:\d+\.?\d*|\.\d+)(?:e[-+]?\d+)?/gi;
-
-/** The box around a list of x, y pairs (`points`, or a path's absolute coordinates); null when there are none. */
-export function pairsBox(text: string): Box | null {
-  const numbers = (text.match(NUMBER) ?? []).map(Number);
-  if (numbers.length < 2) {
-    return null;
-  }
-  let x0 = Infinity;
-  let y0 = Infinity;
-  let x1 = -Infinity;
-  let y1 = -Infinity;
-  for (let i = 0; i + 1 < numbers.length; i += 2) {
-    x0 = Math.min(x0, numbers[i]);
-    x1 = Math.max(x1, numbers[i]);
-    y0 = Math.min(y0, numbers[i + 1]);
-    y1 = Math.max(y1, numbers[i + 1]);
-  }
-  return { x: x0, y: y0, w: x1 - x0, h: y1 - y0 };
-}
-
-/** The box of an ellipse from its centre and radii. */
-export function ellipseBox(cx: number, cy: number, rx: number, ry: number): Box {
-  return { x: cx - rx, y: cy - ry, w: 2 * rx, h: 2 * ry };
 }
 
 /** The translation of a Graphviz `transform` (`scale(1 1) rotate(0) translate(4 400)`); [0, 0] without one. */
