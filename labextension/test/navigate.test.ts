@@ -1,8 +1,12 @@
 /**
  * The pure parts of the graph tools: boxes of a Graphviz picture (model/geometry.ts) and where the keyboard
- * cursor goes along the edges (model/navigate.ts).
+ * cursor goes along the edges (model/navigate.ts), and the legend's entries (graph/legend.ts).
  */
+import { readFileSync } from 'fs';
+import { join } from 'path';
 import { describe, expect, it } from 'vitest';
+
+import { LEGEND } from '../src/graph/legend';
 
 import { contains, fitInto, translation, unionBox } from '../src/model/geometry';
 import { GraphNavigator, parseEdgeTitle, PlacedItem } from '../src/model/navigate';
@@ -101,5 +105,26 @@ describe('keyboard navigation along edges', () => {
     expect(parseEdgeTitle('n3->n4')).toEqual(['n3', 'n4']);
     expect(parseEdgeTitle('g12:s->out0')).toEqual(['g12', 'out0']);
     expect(parseEdgeTitle('cluster_3')).toBeNull();
+  });
+});
+
+describe('the legend', () => {
+  it('explains classes the stylesheets paint', () => {
+    const css = ['graph.css', 'graph-tools.css']
+      .map(f => readFileSync(join(__dirname, '..', 'style', f), 'utf8'))
+      .join('\n');
+    const kinds = new Set<string>();
+    for (const [classes] of LEGEND) {
+      for (const c of classes.split(' ')) {
+        if (!['node', 'cluster', 'scope', 'op-op'].includes(c)) {
+          kinds.add(c);
+          expect(css, c).toMatch(new RegExp(`g\\.(node|cluster)\\.${c.replace(/-/g, '\\-')}\\b`));
+        }
+      }
+    }
+    // every highlight the graph view puts on a node has its line
+    for (const c of ['selected', 'root', 'downstream', 'current', 'warning', 'search-hit', 'unmatched', 'kbd-cursor']) {
+      expect(kinds.has(c), c).toBe(true);
+    }
   });
 });

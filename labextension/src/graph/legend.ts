@@ -4,7 +4,7 @@
  * rules paint it: the legend cannot drift from the picture, in any theme.
  */
 
-import { h } from '../state/dom';
+import { append, h } from '../state/dom';
 import { CURSOR_CLASS } from './keyboard';
 
 const SVG_NS = 'http://www.w3.org/2000/svg';
@@ -89,18 +89,14 @@ export class Legend {
   onOpen: (() => void) | null = null;
 
   constructor() {
-    this.panel = h(
-      'div',
-      { class: 'jp-TraceExplorer-legend', hidden: true, role: 'region', 'aria-label': 'graph legend' },
-      h('div', { class: 'jp-TraceExplorer-legendTitle' }, 'What the colours mean'),
-      h(
-        'ul',
-        {},
-        ...LEGEND.map(([classes, shape, text]) =>
-          h('li', { 'data-classes': classes }, swatch(classes, shape), h('span', {}, text))
-        )
-      )
-    );
+    // the entries are drawn when first opened: most explorers never show them, and the closed graph view holds
+    // no drawing but its picture
+    this.panel = h('div', {
+      class: 'jp-TraceExplorer-legend',
+      hidden: true,
+      role: 'region',
+      'aria-label': 'graph legend'
+    });
     this.button = h(
       'button',
       {
@@ -124,6 +120,19 @@ export class Legend {
   toggle(open = this.panel.hidden): void {
     if (open) {
       this.onOpen?.();
+      if (!this.panel.firstChild) {
+        append(
+          this.panel,
+          h('div', { class: 'jp-TraceExplorer-legendTitle' }, 'What the colours mean'),
+          h(
+            'ul',
+            {},
+            ...LEGEND.map(([classes, shape, text]) =>
+              h('li', { 'data-classes': classes }, swatch(classes, shape), h('span', {}, text))
+            )
+          )
+        );
+      }
     }
     this.panel.hidden = !open;
     this.button.setAttribute('aria-expanded', String(open));
