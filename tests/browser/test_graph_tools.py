@@ -147,6 +147,12 @@ def test_keyboard_walks_the_edges_enter_inspects_escape_clears(lab):
     assert "selected" in first["cls"].split()
     inspector = explorer.locator(".jp-TraceExplorer-inspector .jp-TraceExplorer-nodeKind")
     inspector.filter(has_text=kinds[first_kind]).wait_for()
+    # a screen reader hears what the cursor is on: the kind and its output
+    announced = explorer.locator(".jp-TraceExplorer-announcer")
+    assert announced.get_attribute("aria-live") == "polite"
+    assert re.fullmatch(kinds[first_kind] + r", %\S+ : Float\(2, 3\)", announced.text_content()), (
+        announced.text_content()
+    )
     # left / right: to the sibling on that side, and back
     other = "kind-aten-sigmoid" if first_kind == "kind-aten-relu" else "kind-aten-relu"
     page.keyboard.press("ArrowRight")

@@ -12,7 +12,9 @@ import { domId } from '../model/dot';
 import { translation } from '../model/geometry';
 import { Direction, GraphNavigator, parseEdgeTitle, PlacedItem } from '../model/navigate';
 import { ExplorerContext } from '../state/context';
+import { h } from '../state/dom';
 import { shapeBox } from './minimap';
+import { nameNodeForPeople } from './tooltips';
 
 /** The class of the item the keyboard cursor is on (a focus ring drawn in graph-tools.css). */
 export const CURSOR_CLASS = 'kbd-cursor';
@@ -42,6 +44,8 @@ export class GraphKeyboard {
   private navigatorOf: SVGSVGElement | null = null;
   private cursor: Element | null = null;
   private readonly unsubscribe: () => void;
+  /** says what the cursor landed on, for screen readers (the picture itself is not in the accessibility tree) */
+  private readonly announcer: HTMLElement;
 
   constructor(
     private readonly ctx: ExplorerContext,
@@ -53,6 +57,8 @@ export class GraphKeyboard {
         'Shift+arrows pan, + and - zoom, 0 fits'
     );
     targets.graphElement.addEventListener('keydown', e => this.onKey(e), { capture: true });
+    this.announcer = h('div', { class: 'jp-TraceExplorer-announcer', 'aria-live': 'polite' });
+    targets.graphElement.appendChild(this.announcer);
     // a selection made elsewhere (a click, a warning, the stepper) takes the cursor's place
     this.unsubscribe = ctx.onChange(keys => {
       if (keys.has('selectedNode') && this.cursor && this.selectionOf(this.cursor) !== ctx.host.get('selectedNode')) {
@@ -131,6 +137,7 @@ export class GraphKeyboard {
       this.activate(svg);
     } else if (e.key === 'Escape') {
       this.setCursor(null);
+      this.announcer.textContent = '';
       return; // the graph view clears the selection
     } else {
       return;
@@ -153,6 +160,10 @@ export class GraphKeyboard {
 
   private moveTo(el: SVGGraphicsElement): void {
     this.setCursor(el);
+    nameNodeForPeople(el, this.ctx);
+    // the tooltip's first lines: kind and outputs, or the module and what a key does to it
+    const title = el.querySelector(':scope > title')?.textContent ?? '';
+    this.announcer.textContent = title.split('\n').slice(0, 2).join(', ');
     // an op is selected (the graph view brings it into view); a group box, an input or an output has nothing
     // to inspect, so nothing stays selected
     const selection = this.selectionOf(el);
