@@ -270,9 +270,10 @@ export class GroupTree {
 
   /**
    * The groups to open so a graph starts readable: everything when small; otherwise the root, then
-   * breadth-first while the visible items (boxes + own ops) stay within `limit`.
+   * breadth-first while the visible items (boxes + own ops) stay within `limit`, leaving repeat groups
+   * folded unless `openRepeats`.
    */
-  autoExpanded(limit = AUTO_EXPAND_LIMIT): Set<string> {
+  autoExpanded(limit = AUTO_EXPAND_LIMIT, openRepeats = false): Set<string> {
     const root = this.group('');
     if (root.opCount <= limit) {
       return new Set(this.groups.keys());
@@ -283,7 +284,7 @@ export class GroupTree {
     while (queue.length) {
       const id = queue.shift()!;
       const g = this.group(id);
-      if (g.repeat) {
+      if (g.repeat && !openRepeats) {
         continue; // the point of a repeat group is to show the block once: the user opens it
       }
       const extra = this.visibleCount(g) - 1;
