@@ -311,7 +311,7 @@ export class Viewport {
     this.setViewBox({ x, y, w, h });
   }
 
-  /** Zoom so the element fills the view, at most 1.5x its natural size. */
+  /** Zoom so the element fills the view, at most 1.5x its natural size (a short animation). */
   zoomTo(el: SVGGraphicsElement): void {
     const rect = this.userRect(el);
     if (!rect) {
@@ -323,7 +323,7 @@ export class Viewport {
     const hgt = w * aspect;
     // a group taller than the view: show its top (its label), not its middle
     const y = rect.h * 1.1 > hgt ? rect.y - rect.h * 0.05 : rect.y + rect.h / 2 - hgt / 2;
-    this.setViewBox({ x: rect.x + rect.w / 2 - w / 2, y, w, h: hgt });
+    this.setView({ x: rect.x + rect.w / 2 - w / 2, y, w, h: hgt }, true);
   }
 
   /** An element's bounding box in the root svg's user (viewBox) units. */

@@ -255,8 +255,9 @@ export function visibleDot(graph: TraceGraph, groups: GroupTree, options: DotOpt
   const showShapes = options.showShapes ?? true;
   const highlights = options.highlights ?? new Map<number, Set<string>>();
   const expanded = options.expanded;
+  const collapsedAncestor = groups.collapsedAncestors(expanded);
   const boxOf = (nodeId: number): string | null => {
-    const g = groups.collapsedAncestor(nodeId, expanded);
+    const g = collapsedAncestor(nodeId);
     return g === null ? null : `g${groups.index(g)}`;
   };
 

@@ -353,6 +353,23 @@ export class GroupTree {
     return false;
   }
 
+  /**
+   * `collapsedAncestor` for many nodes of one view: the answer is worked out once per owning group, so a view of
+   * a 60k-node graph costs one lookup per node, not a walk up the tree.
+   */
+  collapsedAncestors(expanded: Set<string>): (nodeId: number) => string | null {
+    const memo = new Map<number, string | null>();
+    return (nodeId: number): string | null => {
+      const owner = this.ownerOf[nodeId];
+      let found = memo.get(owner);
+      if (found === undefined) {
+        found = this.collapsedAncestor(nodeId, expanded);
+        memo.set(owner, found);
+      }
+      return found;
+    };
+  }
+
   /** `expanded` plus every group needed to make these nodes visible (to reveal a selection). */
   revealing(nodeIds: Iterable<number>, expanded: Set<string>): Set<string> {
     const out = new Set(expanded);
