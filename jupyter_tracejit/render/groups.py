@@ -4,7 +4,9 @@
   of BERT, N decoder layers): drawn collapsed as one box labelled with the class and the count, it expands on
   click;
 - "bucket" groups when a module has many children (a 2,000-layer ``nn.Sequential`` would otherwise draw 2,000
-  boxes).
+  boxes);
+- "section" groups of a module's own ops, ``SECTION_SIZE`` at a time in graph order, when it has more (a
+  50,000-op loop in one function has no module structure to collapse).
 
 The same rules as ``labextension/src/model/groups.ts``, which the interactive view uses: group ids, labels and
 indices (creation order) must match so that the DOT of a view is the same text on both sides

@@ -3,7 +3,9 @@
  * - a "repeat" group around consecutive sibling modules of the same class and the same structure (12
  *   `BertLayer`s, N decoder layers): drawn collapsed as one box `BertLayer ×12`, it expands on click;
  * - "bucket" groups when a module has many children (a 2,000-layer nn.Sequential would otherwise draw
- *   2,000 boxes).
+ *   2,000 boxes);
+ * - "section" groups of a module's own ops, SECTION_SIZE at a time in graph order, when it has more (a
+ *   50,000-op loop in one function has no module structure to collapse).
  * jupyter_tracejit/render/groups.py follows the same rules (ids, labels, creation order), so both sides
  * write the same DOT for a view.
  *
