@@ -315,8 +315,10 @@ export class GraphView {
           this.marked = [];
           this.renderedKey = key;
           const total = graph.nodes.filter(n => n.role === 'op').length;
+          const count = (n: number, what: string): string => `${n.toLocaleString()} ${what}${n === 1 ? '' : 's'}`;
           this.status.textContent =
-            `${visible.items.length} items shown (${visible.boxes.length} collapsed groups) · ${total} ops · ${graph.size} nodes` +
+            `${count(visible.items.length, 'item')} shown (${count(visible.boxes.length, 'collapsed group')}) · ` +
+            `${count(total, 'op')} · ${count(graph.size, 'node')}` +
             (notice ? ` · ${notice}` : '');
           this.applyHighlights();
           if (focus !== null && keepView) {
