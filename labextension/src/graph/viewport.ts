@@ -305,8 +305,10 @@ export class Viewport {
     const w = px / MIN_READABLE_SCALE;
     const h = w * aspect;
     const cx = anchor ? anchor.x : full.x + full.w / 2;
-    // keep the view on the picture: no empty margin beside a wide graph's edge
-    const x = Math.min(Math.max(cx - w / 2, full.x), Math.max(full.x, full.x + full.w - w));
+    // keep the view on the picture: no empty margin beside a wide graph's edge; and when the anchor is near the
+    // left edge anyway, start there, where the module groups' labels are
+    const nearLeft = anchor !== null && centre && anchor.x - full.x <= w * 0.75;
+    const x = nearLeft ? full.x : Math.min(Math.max(cx - w / 2, full.x), Math.max(full.x, full.x + full.w - w));
     const y = anchor && centre ? anchor.y - h / 2 : full.y;
     this.setViewBox({ x, y, w, h });
   }
