@@ -10,8 +10,9 @@ import { sideBySide } from '../src/model/align';
 import { escapeText, labelLines, visibleDot } from '../src/model/dot';
 import { decodeGraph, NodeInfo, TraceGraph, ValueInfo } from '../src/model/graph';
 import { BUCKET_SIZE, GroupTree, REPEAT_MIN, SECTION_SIZE, structureIds } from '../src/model/groups';
+import { openingFocus } from '../src/model/opening';
 import { floatValue, runProblem, TraceRunJSON } from '../src/model/protocol';
-import { decodeRun, TraceRunModel } from '../src/model/run';
+import { CaseDivergence, decodeRun, TraceRunModel } from '../src/model/run';
 import { searchNodes, SearchCursor } from '../src/model/search';
 import { Stepper } from '../src/model/stepper';
 
@@ -388,6 +389,39 @@ describe('repeated blocks and long chains', () => {
     expect(view.boxes).toContain(sections[0].id);
     expect(view.items.length).toBeLessThanOrEqual(120);
     expect(view.representative.get(ops[0].id)).toBe(`g${groups.index(sections[0].id)}`);
+  });
+});
+
+describe('where the graph view opens', () => {
+  it('on the root divergence of a failed check, the divergence stepped to, the first warned node, else nothing', () => {
+    // the check passes on net, but its data-dependent branch is a warning about the trace: its first node
+    const net = load('net');
+    const toBool = net.facts.warnings.find(([category]) => category === 'to_bool')!;
+    expect(toBool[3].length).toBeGreaterThan(0);
+    expect(openingFocus(net.run, 'forward', null)).toBe(Math.min(...toBool[3]));
+    // a failed check: its first root divergence with a node in the trace comes before any warning
+    const root: CaseDivergence = {
+      caseIndex: 0,
+      method: 'forward',
+      traceNode: 30,
+      checkNode: 31,
+      kind: 'root',
+      reason: 'r'
+    };
+    const checkOnly: CaseDivergence = { ...root, traceNode: null }; // only in the check trace: nothing to show
+    const failed = Object.create(net.run, {
+      divergences: { get: () => [checkOnly, root, { ...root, traceNode: 12, kind: 'downstream' }] }
+    }) as TraceRunModel;
+    expect(openingFocus(failed, 'forward', null)).toBe(30);
+    // the divergence the stepper is on wins
+    expect(openingFocus(failed, 'forward', { ...root, traceNode: 12, kind: 'downstream' })).toBe(12);
+    // the loop fixture's roots are all check-only: its view opens on its first warned node, if any
+    const loop = load('loop');
+    const warned = loop.facts.warnings.find(([category, , , ids]) => category !== 'deprecated' && ids.length);
+    expect(openingFocus(loop.run, 'forward', null)).toBe(warned ? Math.min(...warned[3]) : null);
+    // nothing to point at: the view opens on the inputs
+    expect(openingFocus(load('mlp').run, 'forward', null)).toBeNull();
+    expect(openingFocus(net.run, 'no-such-method', null)).toBeNull();
   });
 });
 

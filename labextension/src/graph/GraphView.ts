@@ -20,6 +20,7 @@ import { button, clear, h } from '../state/dom';
 import { HostKey } from '../state/host';
 import { domId, visibleDot, VisibleGraph } from '../model/dot';
 import { GroupTree } from '../model/groups';
+import { openingFocus } from '../model/opening';
 import { SearchCursor, searchNodes } from '../model/search';
 import { layoutDot } from './layout';
 import { exportDot, exportJson, exportSvg } from './export';
@@ -156,27 +157,10 @@ export class GraphView {
     return Promise.resolve();
   }
 
-  /**
-   * The node the first picture of a method is centred on: the current (else the first) root divergence when
-   * the check failed, else the first node of the first warning about the trace; null: open on the inputs.
-   */
+  /** The node the first picture of the method on screen is centred on (model/opening.ts), or null. */
   openingFocus(): number | null {
     const run = this.ctx.run;
-    const method = this.ctx.method;
-    if (!run) {
-      return null;
-    }
-    const current = this.ctx.currentDivergence;
-    if (current && current.method === method && current.traceNode !== null) {
-      return current.traceNode;
-    }
-    const root = this.ctx.divergences.find(d => d.method === method && d.kind === 'root' && d.traceNode !== null);
-    if (root) {
-      return root.traceNode;
-    }
-    // a library's own warning ('other') says nothing about the trace: it is no reason to open deep inside
-    const warned = run.userWarnings.find(w => w.method === method && w.category !== 'other' && w.node_ids.length);
-    return warned ? warned.node_ids.reduce((a, b) => Math.min(a, b)) : null;
+    return run ? openingFocus(run, this.ctx.method, this.ctx.currentDivergence) : null;
   }
 
   private onHostChange(keys: Set<HostKey>): void {
