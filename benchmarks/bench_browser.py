@@ -6,11 +6,13 @@ each model a notebook is written into a temporary root dir and its cell is run; 
 cell's output. Figures come from the browser's own performance APIs and are *printed* with their target and
 PASS/MISS; nothing is asserted, so a slow or busy machine never fails a build.
 
-1. a 12-layer ``nn.TransformerEncoder`` (1,356 inlined nodes): widget state arrival -> interactive graph;
-2. a 2,000-layer MLP (12k nodes): first paint (modules collapsed), then expanding one collapsed group; the same
-   layers as 40 blocks of 50 get the same figures (a stand-in: a module with more than 1,024 children, as the flat
-   MLP has, currently makes the explorer throw, which is reported as ERROR);
-3. the longest main-thread task during each of these phases.
+1. real models: transformers BERT-base and GPT-2 (a wrapper returning ``.logits``), random weights from their
+   configs (offline), and a 12-layer ``nn.TransformerEncoder``: widget state arrival -> interactive graph;
+2. big graphs: a 2,000-layer MLP (12k nodes), a 50k-node chain (``x = x + 1`` in a loop: one scope, shown in
+   sections) and a 10,000-layer ``nn.Sequential`` of Linear + ReLU (60k nodes): first paint (collapsed), then
+   expanding one collapsed group;
+3. for every model, ``fit`` (a click on the button -> the whole graph on screen, the 250 ms pan included);
+4. the longest main-thread task during each of these phases, and the kernel's time (trace, serialize, comm).
 
 See ``benchmarks/README.md`` ("Browser benchmark") for what each figure means.
 """
@@ -45,13 +47,15 @@ from jupyter_tracejit._dev.browser import (  # noqa: E402
     stop_jupyter_lab,
 )
 
-TTI_TARGET_MS = 1000.0  # TransformerEncoder: state arrival -> interactive graph
-FIRST_PAINT_TARGET_MS = 2000.0  # 2,000-layer MLP: state arrival -> interactive graph (collapsed)
-EXPAND_TARGET_MS = 300.0  # 2,000-layer MLP: click on a collapsed group -> interactive graph
+TTI_TARGET_MS = 1000.0  # real models: state arrival -> interactive graph
+FIRST_PAINT_TARGET_MS = 2000.0  # big graphs: state arrival -> interactive graph (collapsed)
+BIG_FIRST_PAINT_TARGET_MS = 5000.0  # 50k / 60k nodes: "within a few seconds"
+EXPAND_TARGET_MS = 300.0  # big graphs: click on a collapsed group -> interactive graph
+FIT_TARGET_MS = 500.0  # click on fit -> the fitted view on screen (a 250 ms animation of it included)
 LONG_TASK_TARGET_MS = 100.0  # longest main-thread task during a phase
 LONG_TASK_THRESHOLD_MS = 50.0  # the Long Tasks API reports tasks of more than this only
 
-WAIT_MS = 180_000  # kernel start + `import torch` + tracing 2,000 layers fit well inside
+WAIT_MS = 420_000  # kernel start + `import torch` + tracing 10,000 layers on a busy 2-core machine
 VIEWPORT = {"width": 1280, "height": 860}
 #: notebook panels, for page scripts (they pick the visible one: JupyterLab keeps hidden panels in the DOM)
 PANELS = ".jp-NotebookPanel"
@@ -59,7 +63,8 @@ MARK_STATE = "tracejit:state"
 MARK_INTERACTIVE = "tracejit:interactive"
 
 SETUP_CELL = """\
-import json, time
+import json, os, time
+os.environ["HF_HUB_OFFLINE"] = "1"  # models are built from configs with random weights: nothing is downloaded
 import torch
 from torch import nn
 import jupyter_tracejit as tj
@@ -93,13 +98,33 @@ MLP = """\
 model = nn.Sequential(*[m for _ in range(2000) for m in (nn.Linear(16, 16), nn.ReLU())])
 x = torch.randn(8, 16)"""
 
-# The same 2,000 Linear + ReLU layers as 40 blocks of 50: about as many nodes, but no module has more than
-# BUCKET_SIZE**2 = 1,024 child modules (the flat Sequential has 4,000). Measured next to the flat MLP, so the
-# big-graph figures are there even while the flat one cannot be drawn (see the README).
-MLP_NESTED = """\
-block = lambda: nn.Sequential(*[m for _ in range(50) for m in (nn.Linear(16, 16), nn.ReLU())])
-model = nn.Sequential(*[block() for _ in range(40)])
-x = torch.randn(8, 16)"""
+BERT = """\
+from transformers import BertConfig, BertModel
+model = BertModel(BertConfig(return_dict=False)).eval()
+x = torch.randint(0, 1000, (1, 64))"""
+
+GPT2 = """\
+from transformers import GPT2Config, GPT2LMHeadModel
+class GPT2Logits(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lm = GPT2LMHeadModel(GPT2Config(use_cache=False))
+    def forward(self, input_ids):
+        return self.lm(input_ids).logits
+model = GPT2Logits().eval()
+x = torch.randint(0, 1000, (1, 64))"""
+
+# about 50,000 nodes (an add and its two constants per step), all in one scope: no module structure to collapse
+CHAIN_50K = """\
+def model(x):
+    for _ in range(16_700):
+        x = x + 1
+    return x
+x = torch.rand(2)"""
+
+SEQUENTIAL_10K = """\
+model = nn.Sequential(*[m for _ in range(10_000) for m in (nn.Linear(4, 4), nn.ReLU())])
+x = torch.randn(2, 4)"""
 
 
 @dataclass(frozen=True)
@@ -113,13 +138,16 @@ class Model:
 
 
 MODELS = (
+    Model("bert", "BERT-base", BERT, TTI_TARGET_MS, "state -> interactive", False),
+    Model("gpt2", "GPT-2 (logits)", GPT2, TTI_TARGET_MS, "state -> interactive", False),
     Model("transformer", "TransformerEncoder x12", TRANSFORMER, TTI_TARGET_MS, "state -> interactive", False),
     Model("mlp", "MLP 2,000 layers", MLP, FIRST_PAINT_TARGET_MS, "first paint (collapsed)", True),
+    Model("chain", "chain of 16,700 adds", CHAIN_50K, BIG_FIRST_PAINT_TARGET_MS, "first paint (collapsed)", True),
     Model(
-        "mlp_nested",
-        "MLP 2,000 layers as 40 x 50 (stand-in)",
-        MLP_NESTED,
-        FIRST_PAINT_TARGET_MS,
+        "sequential",
+        "Sequential 10,000 x (Linear, ReLU)",
+        SEQUENTIAL_10K,
+        BIG_FIRST_PAINT_TARGET_MS,
         "first paint (collapsed)",
         True,
     ),
@@ -242,6 +270,33 @@ CLICK_COLLAPSED = """(sel) => {
   return { t, handlerDone: performance.now(), id: el.id, label };
 }"""
 
+# a click on the explorer's fit button, timed until the view (the SVG's viewBox) has stopped changing for two
+# frames: the fit and its animation are on screen
+CLICK_FIT = """async (sel) => {
+  const panel = [...document.querySelectorAll(sel)].find(p => p.offsetParent !== null) || document;
+  const svg = panel.querySelector('.jp-TraceExplorer-canvas svg');
+  const fit = [...panel.querySelectorAll('.jp-TraceExplorer-toolbar button')].find(b => b.textContent === 'fit');
+  if (!svg || !fit) return null;
+  const frame = () => new Promise(r => requestAnimationFrame(() => r()));
+  const t = performance.now();
+  fit.click();
+  let last = svg.getAttribute('viewBox');
+  let still = 0;
+  let end = performance.now();
+  while (still < 2 && performance.now() - t < 5000) {
+    await frame();
+    const now = svg.getAttribute('viewBox');
+    if (now === last) {
+      still += 1;
+    } else {
+      still = 0;
+      last = now;
+      end = performance.now();
+    }
+  }
+  return { t, end, viewBox: last };
+}"""
+
 # Once per model, after the timed repetitions: time the explorer's own steps on its own objects (found through
 # JupyterLab's widget tree; `window.jupyterapp` is exposed by the server flag), one by one on the main thread.
 BREAKDOWN = """async (sel) => {
@@ -353,6 +408,7 @@ class ModelResult:
     error_state_ms: float | None = None  # Shift+Enter -> state mark, when it failed after the state arrived
     first: list[Phase] = field(default_factory=list)
     expand: list[Phase] = field(default_factory=list)
+    fit: list[Phase] = field(default_factory=list)
     kernel: list[dict[str, Any]] = field(default_factory=list)
     cell_to_state: list[float] = field(default_factory=list)
     message_to_state: list[float] = field(default_factory=list)
@@ -565,6 +621,11 @@ def measure_once(browser: Any, server: JupyterServer, notebook: str, result: Mod
             result.message_bytes.append(biggest["bytes"])
         result.status_first.append(" | ".join(data["status"]))
         result.svg_elements.append(data["svgElements"])
+        fit = page.evaluate(CLICK_FIT, PANELS)
+        if fit is None:
+            raise RuntimeError("no graph or no fit button to click")
+        page.wait_for_timeout(500)
+        result.fit.append(phase_of(page.evaluate(COLLECT, PANELS), fit["t"], fit["end"]))
         if result.model.expand:
             click = page.evaluate(CLICK_COLLAPSED, PANELS)
             if click is None:
@@ -625,6 +686,11 @@ def first_rows(res: ModelResult) -> list[Row]:
     row.details.append("per repetition: " + ", ".join(fmt_ms(p.ms) for p in res.first))
     rows.append(row)
     rows.append(task_row(res.first))
+    if res.fit:
+        fit = timing_row(f"{m.label}: fit", [p.ms for p in res.fit], FIT_TARGET_MS)
+        fit.details.append("click -> the view stops changing (the 250 ms pan is part of it)")
+        rows.append(fit)
+        rows.append(task_row(res.fit))
     if m.expand and res.expand:
         exp = timing_row(f"{m.label}: expand one group", [p.ms for p in res.expand], EXPAND_TARGET_MS)
         exp.details.append(split_line(res.expand))

@@ -75,6 +75,13 @@ class Hostile(nn.Module):
         return y.clamp(min=-1e-7, max=2**63 - 1), y.view(-1, 3).transpose(0, 1) + 0.5
 
 
+def long_chain(x):
+    # 300 ops in one scope and no module structure: the view splits them into sections (SECTION_SIZE ops each)
+    for _ in range(300):
+        x = x + 1
+    return x
+
+
 def make_runs() -> dict[str, tj.TraceRun]:
     torch.manual_seed(0)
     with warnings.catch_warnings():
@@ -89,6 +96,7 @@ def make_runs() -> dict[str, tj.TraceRun]:
                 check_trace=False,
             ),
             "hostile": tj.trace(Hostile(), (torch.rand(2, 3),), check_trace=False),
+            "chain": tj.trace(long_chain, (torch.rand(2),), check_trace=False),
         }
 
 
@@ -158,8 +166,12 @@ def facts(run: tj.TraceRun) -> dict[str, Any]:
 
 def dot_views(runs: dict[str, tj.TraceRun]) -> list[dict[str, Any]]:
     """Views of the fixture runs: every group open or some closed, folded or not, highlighted, titled."""
-    net, mlp, hostile, loop = (runs[n].graph for n in ("net", "mlp", "hostile", "loop"))
-    assert net is not None and mlp is not None and hostile is not None and loop is not None
+    net, mlp, hostile, loop, chain = (runs[n].graph for n in ("net", "mlp", "hostile", "loop", "chain"))
+    assert net is not None and mlp is not None and hostile is not None and loop is not None and chain is not None
+    net_groups = GroupTree(net)
+    repeat = next(gid for gid, g in net_groups.groups.items() if g.repeat)
+    chain_groups = GroupTree(chain)
+    sections = [gid for gid, g in chain_groups.groups.items() if g.section_of is not None]
     mlp_groups = GroupTree(mlp)
     first_bucket = mlp_groups.groups[""].children[0]
     view_op = next(n.id for n in net.nodes if n.kind == "aten::view")
@@ -180,6 +192,9 @@ def dot_views(runs: dict[str, tj.TraceRun]) -> list[dict[str, Any]]:
             "title": 'Net: "trace" \\ check',
         },
         {"name": "net-root-only", "run": "net", "expanded": [""]},
+        {"name": "net-repeat-folded", "run": "net", "expanded": [g for g in everything(net) if g != repeat]},
+        {"name": "chain-sections", "run": "chain", "expanded": ["", sections[1]]},
+        {"name": "chain-open", "run": "chain", "expanded": everything(chain), "showShapes": False},
         {"name": "mlp-one-bucket-open", "run": "mlp", "expanded": ["", first_bucket]},
         {"name": "mlp-open", "run": "mlp", "expanded": everything(mlp)},
         {

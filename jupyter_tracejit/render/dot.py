@@ -26,7 +26,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ..core.graph import Graph, Node, js_number
-from .groups import GroupTree
+from .groups import Group, GroupTree
 
 __all__ = ["RANKDIRS", "VisibleGraph", "escape_text", "to_dot", "visible_dot"]
 
@@ -215,6 +215,15 @@ def _group_title(label: str, type_: str) -> str:
     return f"{label} ({type_})" if type_ else label
 
 
+def _group_tip(g: Group, module: str, method: str) -> str:
+    """A group's tooltip: what a synthetic group holds, else ``module`` (its path, or the method for the root)."""
+    if g.repeat:
+        return f"{g.label}: {g.repeat} modules of the same structure"
+    if g.section_of is not None:
+        return f"{g.label}: the nodes of {g.section_of or method} in graph order"
+    return f"{g.label}: {len(g.children)} modules" if g.is_bucket else module
+
+
 def visible_dot(
     graph: Graph,
     groups: GroupTree,
@@ -342,8 +351,8 @@ def visible_dot(
         if name not in first_of_box:
             continue
         boxes.append(gid)
-        cls = ["scope-collapsed", *sorted(classes.get(name, set()))]
-        tip = f"{g.label}: {len(g.children)} modules" if g.is_bucket else (gid or graph.method)
+        cls = ["scope-collapsed", *(["scope-repeat"] if g.repeat else []), *sorted(classes.get(name, set()))]
+        tip = _group_tip(g, gid or graph.method, graph.method)
         label = label_lines([_group_title(g.label, g.type), f"{g.op_count} ops"])
         attrs = (
             f"id={_quoted('scope-' + dom_id(gid))} label={label} "
@@ -379,14 +388,12 @@ def visible_dot(
                 lines.append(indent + payload)
                 continue
             g = groups.groups[payload]
-            tip = (
-                f"{g.label}: {len(g.children)} modules" if g.is_bucket else payload + (f" ({g.type})" if g.type else "")
-            )
+            tip = _group_tip(g, payload + (f" ({g.type})" if g.type else ""), graph.method)
             lines.append(f"{indent}subgraph cluster_{groups.index(payload)} {{")
             lines.append(
                 f"{indent}  graph [id={_quoted('cluster-' + dom_id(payload))} "
                 f"label={label_lines([_group_title(g.label, g.type)])} tooltip={tooltip_lines([tip])} "
-                'class="scope" style="rounded" labeljust=l fontsize=9];'
+                f'class="scope{" scope-repeat" if g.repeat else ""}" style="rounded" labeljust=l fontsize=9];'
             )
             emit(payload, indent + "  ")
             lines.append(f"{indent}}}")

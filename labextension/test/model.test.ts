@@ -9,9 +9,10 @@ import { describe, expect, it } from 'vitest';
 import { sideBySide } from '../src/model/align';
 import { escapeText, labelLines, visibleDot } from '../src/model/dot';
 import { decodeGraph, NodeInfo, TraceGraph, ValueInfo } from '../src/model/graph';
-import { BUCKET_SIZE, GroupTree } from '../src/model/groups';
+import { BUCKET_SIZE, GroupTree, REPEAT_MIN, SECTION_SIZE, structureIds } from '../src/model/groups';
+import { openingFocus } from '../src/model/opening';
 import { floatValue, runProblem, TraceRunJSON } from '../src/model/protocol';
-import { decodeRun, TraceRunModel } from '../src/model/run';
+import { CaseDivergence, decodeRun, TraceRunModel } from '../src/model/run';
 import { searchNodes, SearchCursor } from '../src/model/search';
 import { Stepper } from '../src/model/stepper';
 
@@ -317,7 +318,110 @@ describe('groups and the visible graph', () => {
     expect(view.representative.get(relu.id)).toBe(`g${groups.index('blocks')}`);
     expect(view.dot).toMatch(/class="scope-collapsed has-root"/);
     const revealed = groups.revealing([relu.id], new Set(['']));
-    expect([...revealed].sort()).toEqual(['', 'blocks', 'blocks.1', 'blocks.1.act']);
+    // the three same-structured Blocks are folded into one repeat group: revealing opens it too
+    expect([...revealed].sort()).toEqual(['', 'blocks', 'blocks.1', 'blocks.1.act', 'blocks~0..2']);
+  });
+});
+
+describe('repeated blocks and long chains', () => {
+  it('consecutive numbered siblings of one class and structure fold into one repeat group', () => {
+    const { run } = load('net');
+    const g = run.graphs.get('forward')!;
+    const groups = new GroupTree(g);
+    const ids = structureIds(g);
+    expect(ids.get('blocks.0')).toBe(ids.get('blocks.2'));
+    expect(ids.get('blocks.0')).not.toBe(ids.get('head'));
+    // blocks (Sequential of 3 Blocks) -> one repeat group "Block ×3" -> the three blocks
+    const repeat = groups.group('blocks~0..2');
+    expect(REPEAT_MIN).toBeLessThanOrEqual(3);
+    expect(repeat.repeat).toBe(3);
+    expect(repeat.label).toBe('Block ×3');
+    expect(repeat.children).toEqual(['blocks.0', 'blocks.1', 'blocks.2']);
+    expect(groups.group('blocks').children).toEqual(['blocks~0..2']);
+    expect(repeat.opCount).toBe(['blocks.0', 'blocks.1', 'blocks.2'].reduce((n, b) => n + groups.group(b).opCount, 0));
+    // collapsed, it is one box that stands for every node of the three blocks
+    const all = new Set(groups.groups.keys());
+    all.delete(repeat.id);
+    const view = visibleDot(g, groups, { expanded: all });
+    const box = `g${groups.index(repeat.id)}`;
+    const inBlocks = g.nodes.filter(n => n.role === 'op' && n.scope.startsWith('blocks.'));
+    expect(inBlocks.length).toBeGreaterThan(3);
+    expect(inBlocks.every(n => view.representative.get(n.id) === box)).toBe(true);
+    expect(view.dot).toContain('label="Block ×3\\n' + repeat.opCount + ' ops"');
+    expect(view.dot).toMatch(/class="scope-collapsed scope-repeat"/);
+    // the leaf Linears inside a block are not numbered siblings: never folded
+    expect([...groups.groups.values()].filter(x => x.repeat).length).toBe(1);
+  });
+
+  it('automatic expansion leaves repeat groups folded; a click opens them, and containers open in a chain', () => {
+    const { run } = load('net');
+    const g = run.graphs.get('forward')!;
+    const groups = new GroupTree(g);
+    const auto = groups.autoExpanded(8); // a small limit: as if the graph were big
+    expect(auto.has('blocks')).toBe(true);
+    expect(auto.has('blocks~0..2')).toBe(false);
+    // opening `blocks` (nothing but the repeat group inside) opens the repeat group with it
+    const opened = groups.opened('blocks', new Set(['']));
+    expect([...opened].sort()).toEqual(['', 'blocks', 'blocks~0..2']);
+    // closing closes everything inside, the root stays open
+    const closed = groups.closed('blocks', new Set([...opened, 'blocks.1', 'head']));
+    expect([...closed].sort()).toEqual(['', 'head']);
+  });
+
+  it('a long chain in one scope is split into sections in graph order; sections are bucketed when many', () => {
+    const { run } = load('chain');
+    const g = run.graphs.get('forward')!;
+    const ops = g.nodes.filter(n => n.role === 'op');
+    expect(ops.length).toBeGreaterThan(SECTION_SIZE);
+    const groups = new GroupTree(g);
+    const root = groups.group('');
+    const sections = root.children.map(c => groups.group(c));
+    expect(sections.map(s => s.label)).toEqual(['part 1 of 2', 'part 2 of 2']);
+    expect(sections.every(s => s.sectionOf === '')).toBe(true);
+    expect(sections[0].opCount).toBe(SECTION_SIZE);
+    expect(sections[0].opCount + sections[1].opCount).toBe(ops.length);
+    // every op of the first section comes before every op of the second
+    const last0 = Math.max(...sections[0].nodeIds.filter(id => g.nodes[id].role === 'op'));
+    const first1 = Math.min(...sections[1].nodeIds.filter(id => g.nodes[id].role === 'op'));
+    expect(last0).toBeLessThan(first1);
+    // it opens without drawing the whole chain: the first section stays a box
+    const view = visibleDot(g, groups, { expanded: groups.autoExpanded() });
+    expect(view.boxes).toContain(sections[0].id);
+    expect(view.items.length).toBeLessThanOrEqual(120);
+    expect(view.representative.get(ops[0].id)).toBe(`g${groups.index(sections[0].id)}`);
+  });
+});
+
+describe('where the graph view opens', () => {
+  it('on the root divergence of a failed check, the divergence stepped to, the first warned node, else nothing', () => {
+    // the check passes on net, but its data-dependent branch is a warning about the trace: its first node
+    const net = load('net');
+    const toBool = net.facts.warnings.find(([category]) => category === 'to_bool')!;
+    expect(toBool[3].length).toBeGreaterThan(0);
+    expect(openingFocus(net.run, 'forward', null)).toBe(Math.min(...toBool[3]));
+    // a failed check: its first root divergence with a node in the trace comes before any warning
+    const root: CaseDivergence = {
+      caseIndex: 0,
+      method: 'forward',
+      traceNode: 30,
+      checkNode: 31,
+      kind: 'root',
+      reason: 'r'
+    };
+    const checkOnly: CaseDivergence = { ...root, traceNode: null }; // only in the check trace: nothing to show
+    const failed = Object.create(net.run, {
+      divergences: { get: () => [checkOnly, root, { ...root, traceNode: 12, kind: 'downstream' }] }
+    }) as TraceRunModel;
+    expect(openingFocus(failed, 'forward', null)).toBe(30);
+    // the divergence the stepper is on wins
+    expect(openingFocus(failed, 'forward', { ...root, traceNode: 12, kind: 'downstream' })).toBe(12);
+    // the loop fixture's roots are all check-only: its view opens on its first warned node, if any
+    const loop = load('loop');
+    const warned = loop.facts.warnings.find(([category, , , ids]) => category !== 'deprecated' && ids.length);
+    expect(openingFocus(loop.run, 'forward', null)).toBe(warned ? Math.min(...warned[3]) : null);
+    // nothing to point at: the view opens on the inputs
+    expect(openingFocus(load('mlp').run, 'forward', null)).toBeNull();
+    expect(openingFocus(net.run, 'no-such-method', null)).toBeNull();
   });
 });
 
@@ -392,8 +496,11 @@ interface DotCase {
 describe('one DOT writer: the same view gives the same text on both sides', () => {
   const cases: DotCase[] = JSON.parse(readFileSync(join(dir, 'dot.cases.json'), 'utf8'));
   it('covers folded and unfolded, open and collapsed, highlighted, titled and hostile views', () => {
-    expect(cases.length).toBeGreaterThanOrEqual(8);
-    expect(new Set(cases.map(c => c.run))).toEqual(new Set(['net', 'mlp', 'hostile', 'loop']));
+    expect(cases.length).toBeGreaterThanOrEqual(11);
+    expect(new Set(cases.map(c => c.run))).toEqual(new Set(['net', 'mlp', 'hostile', 'loop', 'chain']));
+    // a folded repeat group and sections of a long chain are among the views both sides write
+    expect(cases.some(c => /scope-repeat/.test(c.dot) && /Block ×3/.test(c.dot))).toBe(true);
+    expect(cases.some(c => /part 1 of 2/.test(c.dot))).toBe(true);
   });
   for (const c of cases) {
     it(c.name, () => {

@@ -3,9 +3,16 @@
  * click, folded constants (toggle), highlights, search with next / previous, and the toolbar. Pan,
  * zoom and fit are the viewport's (viewport.ts); the downloads are in export.ts.
  *
- * Only the visible part is laid out: a big graph opens with its modules collapsed and each expansion
- * lays out one more level. Selection and other highlights are applied to the drawn SVG directly, so
- * they never cost a re-layout.
+ * Only the visible part is laid out: a big graph opens with its modules collapsed (repeated blocks folded
+ * into one box) and each expansion lays out one more level. Selection and other highlights are applied to
+ * the drawn SVG directly, so they never cost a re-layout.
+ *
+ * The first picture of a run opens on what matters (`openingFocus`): the check's root divergence, else the
+ * first warned node, else the inputs and the top-level modules. Jumps to a node (search, inspector links,
+ * warnings, `revealNode`) open the groups hiding it and pan there in a short animation.
+ *
+ * Other graph features hook in from outside: `viewport` (its view and `onViewChange`), `onRendered` (each new
+ * picture) and `revealNode`.
  */
 
 import { ExplorerContext } from '../state/context';
@@ -13,12 +20,19 @@ import { button, clear, h } from '../state/dom';
 import { HostKey } from '../state/host';
 import { domId, visibleDot, VisibleGraph } from '../model/dot';
 import { GroupTree } from '../model/groups';
+import { openingFocus } from '../model/opening';
 import { SearchCursor, searchNodes } from '../model/search';
 import { layoutDot } from './layout';
 import { exportDot, exportJson } from './export';
-import { svgElement } from './svg';
+import { svgElement, textAnchor } from './svg';
 import { GraphTools } from './tools';
 import { Viewport } from './viewport';
+
+/**
+ * "expand all" opens groups breadth-first up to this many drawn items: Graphviz lays out and the page draws a
+ * few thousand boxes in a second or two; 70,000 would take minutes and exhaust Graphviz's stack.
+ */
+const MAX_LAYOUT_ITEMS = 2000;
 
 const HIGHLIGHT_CLASSES = [
   'selected',
@@ -50,7 +64,8 @@ export class GraphView {
   /** Settles when the latest requested picture is on screen (tests and benchmarks wait on it). */
   rendered: Promise<void> = Promise.resolve();
 
-  private readonly viewport = new Viewport();
+  /** Pan and zoom of the canvas (public so other views, a minimap, can follow and move it). */
+  readonly viewport = new Viewport();
   private readonly tools: GraphTools;
   private readonly status: HTMLElement;
   private readonly searchInput: HTMLInputElement;
@@ -67,6 +82,9 @@ export class GraphView {
   private marked: Element[] = [];
   private unsubscribe: () => void;
   private renderedKey = '';
+  /** A message for the next picture's status line (why "expand all" stopped short). */
+  private notice = '';
+  private readonly renderedListeners: ((svg: SVGSVGElement) => void)[] = [];
 
   constructor(private readonly ctx: ExplorerContext) {
     this.tools = new GraphTools(ctx, {
@@ -108,7 +126,7 @@ export class GraphView {
       h('label', { class: 'jp-TraceExplorer-toggle' }, this.foldBox, 'fold constants'),
       button('−', () => this.viewport.zoom(1.25), { title: 'zoom out (-)', 'aria-label': 'zoom out' }),
       button('+', () => this.viewport.zoom(0.8), { title: 'zoom in (+)', 'aria-label': 'zoom in' }),
-      button('fit', () => this.viewport.fit(), { title: 'fit the graph (0)' }),
+      button('fit', () => this.viewport.fit(true), { title: 'show the whole graph (0)' }),
       button('expand all', () => this.setAllExpanded(true)),
       button('collapse all', () => this.setAllExpanded(false)),
       ...this.tools.toolbarItems,
@@ -131,6 +149,27 @@ export class GraphView {
   dispose(): void {
     this.unsubscribe();
     this.tools.dispose();
+  }
+
+  /** Call `listener` each time a new picture is on screen (after its highlights and first placing). */
+  onRendered(listener: (svg: SVGSVGElement) => void): void {
+    this.renderedListeners.push(listener);
+  }
+
+  /** Open the groups hiding a node, and pan to it (or the box standing for it) in a short animation. */
+  revealNode(nodeId: number): Promise<void> {
+    if (this.reveal([nodeId])) {
+      this.refresh(nodeId);
+      return this.rendered;
+    }
+    this.centerOn(nodeId);
+    return Promise.resolve();
+  }
+
+  /** The node the first picture of the method on screen is centred on (model/opening.ts), or null. */
+  openingFocus(): number | null {
+    const run = this.ctx.run;
+    return run ? openingFocus(run, this.ctx.method, this.ctx.currentDivergence) : null;
   }
 
   private onHostChange(keys: Set<HostKey>): void {
@@ -188,19 +227,12 @@ export class GraphView {
   }
 
   toggleGroup(groupId: string): void {
-    const set = new Set(this.expandedSet());
-    if (set.has(groupId)) {
-      // collapse it and everything inside it
-      for (const g of [...set]) {
-        if (g === groupId || g.startsWith(groupId === '' ? '' : groupId + '.') || g.startsWith(groupId + '#')) {
-          if (g !== '') {
-            set.delete(g);
-          }
-        }
-      }
-    } else {
-      set.add(groupId);
+    const tree = this.tree();
+    if (!tree) {
+      return;
     }
+    const before = this.expandedSet();
+    const set = before.has(groupId) ? tree.closed(groupId, before) : tree.opened(groupId, before);
     this.expanded.set(this.ctx.method, set);
     // bring the group into view once it is drawn: its cluster when opened, its box when closed
     this.refresh(null, `${set.has(groupId) ? 'cluster' : 'scope'}-${domId(groupId)}`);
@@ -211,8 +243,15 @@ export class GraphView {
     if (!tree) {
       return;
     }
-    this.expanded.set(this.ctx.method, open ? new Set(tree.groups.keys()) : new Set(['']));
+    const set = open ? tree.autoExpanded(MAX_LAYOUT_ITEMS, true) : new Set(['']);
+    this.expanded.set(this.ctx.method, set);
+    this.notice =
+      set.size < tree.groups.size
+        ? `opened ${set.size.toLocaleString()} of ${tree.groups.size.toLocaleString()} groups: ` +
+          `${tree.group('').opCount.toLocaleString()} ops are more than one picture holds; click a box to open it`
+        : '';
     this.refresh();
+    this.notice = '';
   }
 
   /** Re-lay out the visible graph; a newer call supersedes an older one still in the worker. */
@@ -228,6 +267,16 @@ export class GraphView {
       return;
     }
     const seq = ++this.seq;
+    const key = `${run.runId}:${this.ctx.method}`;
+    const keepView = key === this.renderedKey;
+    if (!keepView && focus === null && focusElementId === null) {
+      // a new run or method: open on what matters, its groups opened
+      const opening = this.openingFocus();
+      if (opening !== null && opening >= 0 && opening < graph.size) {
+        this.reveal([opening]);
+        focus = opening;
+      }
+    }
     this.visible = visibleDot(graph, tree, { expanded: this.expandedSet(), fold: this.fold });
     const visible = this.visible;
     this.groupOfSvgId.clear();
@@ -235,8 +284,7 @@ export class GraphView {
       this.groupOfSvgId.set(`scope-${domId(id)}`, id);
       this.groupOfSvgId.set(`cluster-${domId(id)}`, id);
     }
-    const key = `${run.runId}:${this.ctx.method}`;
-    const keepView = key === this.renderedKey;
+    const notice = this.notice;
     this.status.textContent = `laying out ${visible.items.length} items…`;
     this.rendered = layoutDot(visible.dot)
       .then(svgText => {
@@ -252,29 +300,35 @@ export class GraphView {
           if (svg === null || seq !== this.seq) {
             return;
           }
-          this.viewport.show(svg, keepView);
+          const opening = focus;
+          this.viewport.show(svg, keepView, () => {
+            const at = opening !== null ? this.anchorOf(svg, opening) : null;
+            this.viewport.openAt(at ?? this.inputsAnchor(svg), at !== null);
+          });
           this.marked = [];
           this.renderedKey = key;
           const total = graph.nodes.filter(n => n.role === 'op').length;
-          this.status.textContent = `${visible.items.length} items shown (${visible.boxes.length} collapsed groups) · ${total} ops · ${graph.size} nodes`;
+          const count = (n: number, what: string): string => `${n.toLocaleString()} ${what}${n === 1 ? '' : 's'}`;
+          this.status.textContent =
+            `${count(visible.items.length, 'item')} shown (${count(visible.boxes.length, 'collapsed group')}) · ` +
+            `${count(total, 'op')} · ${count(graph.size, 'node')}` +
+            (notice ? ` · ${notice}` : '');
           this.applyHighlights();
-          performance.mark(MARK_INTERACTIVE);
-          if (focus !== null || focusElementId !== null) {
-            // measuring positions forces a layout: do it in the next frame, after the picture is up
+          if (focus !== null && keepView) {
+            this.centerOn(focus); // an expansion or a reveal: pan there (a first picture opened on it)
+          }
+          if (focusElementId !== null) {
+            // measuring a cluster's box forces a layout: do it in the next frame, after the picture is up
             requestAnimationFrame(() => {
-              if (seq !== this.seq) {
-                return;
-              }
-              if (focus !== null) {
-                this.centerOn(focus);
-              }
-              const el = focusElementId
-                ? svg.querySelector<SVGGraphicsElement>(`[id="${CSS.escape(focusElementId)}"]`)
-                : null;
-              if (el) {
+              const el = svg.querySelector<SVGGraphicsElement>(`[id="${CSS.escape(focusElementId)}"]`);
+              if (seq === this.seq && el) {
                 this.viewport.zoomTo(el);
               }
             });
+          }
+          performance.mark(MARK_INTERACTIVE);
+          for (const listener of this.renderedListeners) {
+            listener(svg);
           }
         },
         (err: Error) => {
@@ -377,11 +431,30 @@ export class GraphView {
     }
   }
 
+  /** Pan to the node (or the box or op standing for it), read from the SVG's own coordinates: no forced layout. */
   private centerOn(nodeId: number): void {
-    const el = this.elementFor(nodeId);
-    if (el) {
-      this.viewport.centerOn(el);
+    const svg = this.viewport.svg;
+    const at = svg ? this.anchorOf(svg, nodeId) : null;
+    if (at) {
+      this.viewport.centerAt(at, true);
     }
+  }
+
+  private anchorOf(svg: SVGSVGElement, nodeId: number): { x: number; y: number } | null {
+    const el = this.elementFor(nodeId);
+    return el ? textAnchor(svg, el) : null;
+  }
+
+  /** Where the graph's inputs are drawn (the middle of the first and last), in layout units. */
+  private inputsAnchor(svg: SVGSVGElement): { x: number; y: number } | null {
+    const points = Array.from(svg.querySelectorAll<SVGGraphicsElement>('g.node.input'))
+      .map(el => textAnchor(svg, el))
+      .filter((p): p is { x: number; y: number } => p !== null);
+    if (!points.length) {
+      return null;
+    }
+    const xs = points.map(p => p.x);
+    return { x: (Math.min(...xs) + Math.max(...xs)) / 2, y: Math.min(...points.map(p => p.y)) };
   }
 
   // -- search ------------------------------------------------------------------------------------

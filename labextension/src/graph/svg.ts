@@ -63,3 +63,23 @@ export function svgElement(svgText: string, doc: Document = document): SVGSVGEle
   sanitize(root);
   return doc.importNode(root, true) as unknown as SVGSVGElement;
 }
+
+/**
+ * Where a drawn node or box is, in the root svg's user (viewBox) units, read from Graphviz's own attributes
+ * (its first label line's position, under the graph group's translate): unlike `getBBox` it forces no layout
+ * of the page, so it is cheap on a big picture. Null when the element has no text.
+ */
+export function textAnchor(svg: SVGSVGElement, el: Element): { x: number; y: number } | null {
+  const text = el.querySelector('text');
+  if (!text) {
+    return null;
+  }
+  const x = Number(text.getAttribute('x'));
+  const y = Number(text.getAttribute('y'));
+  if (!Number.isFinite(x) || !Number.isFinite(y)) {
+    return null;
+  }
+  const graph = svg.querySelector('g.graph');
+  const m = /translate\(\s*([-\d.e]+)[\s,]+([-\d.e]+)\s*\)/.exec(graph?.getAttribute('transform') ?? '');
+  return { x: x + (m ? Number(m[1]) : 0), y: y + (m ? Number(m[2]) : 0) };
+}

@@ -32,7 +32,7 @@ export class GraphTools {
     private readonly host: GraphToolsHost
   ) {
     const viewport = host.viewport;
-    this.minimap = new Minimap(viewport.element, (x, y) => viewport.centerAt(x, y));
+    this.minimap = new Minimap(viewport.element, (x, y) => viewport.panTo(x, y));
     this.toolbarItems = [pictureMenu(ctx, () => viewport.svg), this.legend.button];
     installTooltips(viewport.element, ctx);
   }

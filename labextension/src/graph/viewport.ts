@@ -3,13 +3,14 @@
  *
  * Drag pans, the wheel zooms at the pointer, the arrow keys pan and `+` / `-` / `0` zoom and fit. The canvas
  * element stays for the view's lifetime; each layout puts a new SVG into it (`show`), keeping the view or
- * fitting the new picture.
+ * leaving the placing to the caller (`fit`, `openAt`). Jumps to a node (`centerOn`) are short animations, so
+ * the eye can follow where the view went. Other views (a minimap) follow the view through `onViewChange`.
  */
 
 import { clear, h } from '../state/dom';
 
 /** A rectangle in the SVG's user units (those of its viewBox). */
-interface ViewBox {
+export interface ViewBox {
   x: number;
   y: number;
   w: number;
@@ -17,7 +18,11 @@ interface ViewBox {
 }
 
 /** Screen pixels per layout unit below which labels are unreadable. */
-const MIN_READABLE_SCALE = 0.8;
+export const MIN_READABLE_SCALE = 0.8;
+/** `fit` never magnifies a small graph more than this. */
+const MAX_FIT_SCALE = 1.5;
+/** How long a jump to a node takes: long enough to follow, short enough not to wait for. */
+const PAN_MS = 250;
 /** How far the pointer moves before a press becomes a drag (and the click that ends it is no click). */
 const DRAG_THRESHOLD_PX = 4;
 
@@ -28,9 +33,11 @@ export class Viewport {
   private viewBox: ViewBox | null = null;
   /** The whole picture, as Graphviz laid it out. */
   private fullBox: ViewBox | null = null;
-  /** A fit was asked for while the canvas had no size: fit once it gets one. */
-  private needsFit = false;
+  /** How to place the picture once the canvas gets a size (it had none when the picture came). */
+  private pendingPlace: (() => void) | null = null;
   private wasDragged = false;
+  private animation = 0;
+  private readonly viewListeners: ((view: ViewBox) => void)[] = [];
 
   constructor() {
     this.element = h('div', {
@@ -40,9 +47,10 @@ export class Viewport {
     });
     this.installPointer();
     new ResizeObserver(() => {
-      if (this.needsFit && this.element.clientWidth > 0) {
-        this.needsFit = false;
-        this.fit();
+      const place = this.pendingPlace;
+      if (place && this.element.clientWidth > 0) {
+        this.pendingPlace = null;
+        place();
       }
     }).observe(this.element);
     this.element.addEventListener('keydown', e => this.onKey(e));
@@ -58,8 +66,31 @@ export class Viewport {
     return this.wasDragged;
   }
 
-  /** Put a freshly laid out picture on the canvas; keep the current view (same graph re-laid out) or fit it. */
-  show(svg: SVGSVGElement, keepView: boolean): void {
+  /** The part of the picture on screen, in layout units; null before the first picture. */
+  get view(): ViewBox | null {
+    return this.viewBox;
+  }
+
+  /** The whole picture, in layout units; null before the first picture. */
+  get bounds(): ViewBox | null {
+    return this.fullBox;
+  }
+
+  /** Screen pixels per layout unit of the view (1 = the size Graphviz laid it out at). */
+  get scale(): number {
+    return this.viewBox ? Math.max(1, this.element.clientWidth) / this.viewBox.w : 1;
+  }
+
+  /** Call `listener` with the new view each time it changes (pan, zoom, fit, a new picture). */
+  onViewChange(listener: (view: ViewBox) => void): void {
+    this.viewListeners.push(listener);
+  }
+
+  /**
+   * Put a freshly laid out picture on the canvas; keep the current view (same graph re-laid out), or fit it
+   * (`keepView` false and `place` unset); `place` lets the caller choose the first view instead.
+   */
+  show(svg: SVGSVGElement, keepView: boolean, place?: () => void): void {
     svg.classList.add('jp-TraceExplorer-svg');
     svg.removeAttribute('width');
     svg.removeAttribute('height');
@@ -68,10 +99,17 @@ export class Viewport {
     this.picture = svg;
     const vb = svg.viewBox.baseVal;
     this.fullBox = { x: vb.x, y: vb.y, w: vb.width, h: vb.height };
-    if (!keepView || !this.viewBox) {
-      this.fit();
-    } else {
+    this.pendingPlace = null;
+    if (keepView && this.viewBox) {
       this.setViewBox(this.viewBox);
+    } else if (this.element.clientWidth === 0) {
+      // not on screen yet (a hidden tab, an output not attached): show everything, place it once sized
+      this.setViewBox(this.padded()!);
+      this.pendingPlace = place ?? (() => this.fit());
+    } else if (place) {
+      place();
+    } else {
+      this.fit();
     }
   }
 
@@ -111,6 +149,7 @@ export class Viewport {
       if (!this.viewBox || e.button !== 0) {
         return;
       }
+      this.stopAnimation();
       start = { x: e.clientX, y: e.clientY, box: { ...this.viewBox } };
       this.wasDragged = false;
     });
@@ -144,6 +183,7 @@ export class Viewport {
           return;
         }
         e.preventDefault();
+        this.stopAnimation();
         const rect = canvas.getBoundingClientRect();
         const fx = (e.clientX - rect.left) / Math.max(1, rect.width);
         const fy = (e.clientY - rect.top) / Math.max(1, rect.height);
@@ -156,6 +196,43 @@ export class Viewport {
   private setViewBox(box: ViewBox): void {
     this.viewBox = box;
     this.picture?.setAttribute('viewBox', `${box.x} ${box.y} ${box.w} ${box.h}`);
+    for (const listener of this.viewListeners) {
+      listener(box);
+    }
+  }
+
+  private stopAnimation(): void {
+    cancelAnimationFrame(this.animation);
+    this.animation = 0;
+  }
+
+  /** Show `box` (layout units; its aspect is made the canvas's), at once or as a short eased animation. */
+  setView(box: ViewBox, animate = false): void {
+    this.stopAnimation();
+    const aspect = this.aspect();
+    const w = Math.max(box.w, box.h / aspect);
+    const target = { x: box.x + box.w / 2 - w / 2, y: box.y + box.h / 2 - (w * aspect) / 2, w, h: w * aspect };
+    const from = this.viewBox;
+    const reduced = window.matchMedia?.('(prefers-reduced-motion: reduce)').matches ?? false;
+    if (!animate || !from || reduced || this.element.clientWidth === 0) {
+      this.setViewBox(target);
+      return;
+    }
+    const start = performance.now();
+    const step = (now: number): void => {
+      // a frame's timestamp can be earlier than the performance.now() taken when the animation was asked for
+      const t = Math.min(1, Math.max(0, (now - start) / PAN_MS));
+      const k = 1 - (1 - t) ** 3; // ease out: quick start, gentle landing
+      const mix = (a: number, b: number): number => a + (b - a) * k;
+      this.setViewBox({
+        x: mix(from.x, target.x),
+        y: mix(from.y, target.y),
+        w: mix(from.w, target.w),
+        h: mix(from.h, target.h)
+      });
+      this.animation = t < 1 ? requestAnimationFrame(step) : 0;
+    };
+    this.animation = requestAnimationFrame(step);
   }
 
   /** Scale the view by `factor` (< 1 zooms in) around the point at fractions `fx`, `fy` of its width and height. */
@@ -163,6 +240,7 @@ export class Viewport {
     if (!this.viewBox) {
       return;
     }
+    this.stopAnimation();
     const b = this.viewBox;
     const w = Math.max(10, b.w * factor);
     const hgt = Math.max(10, b.h * factor);
@@ -176,41 +254,66 @@ export class Viewport {
     return w > 0 && hgt > 0 ? hgt / w : 1;
   }
 
-  /**
-   * Show the whole graph, unless that would shrink labels below readability (a deep chain is a tall
-   * column): then show its top at the smallest readable scale, and the user pans down.
-   */
-  fit(): void {
+  /** The whole picture with a small margin, in layout units. */
+  private padded(): ViewBox | null {
     if (!this.fullBox) {
-      return;
+      return null;
     }
     const pad = 8;
-    const full = {
-      x: this.fullBox.x - pad,
-      y: this.fullBox.y - pad,
-      w: this.fullBox.w + 2 * pad,
-      h: this.fullBox.h + 2 * pad
-    };
+    const b = this.fullBox;
+    return { x: b.x - pad, y: b.y - pad, w: b.w + 2 * pad, h: b.h + 2 * pad };
+  }
+
+  /** Show the whole graph, centred, at whatever scale that takes (never magnified past MAX_FIT_SCALE). */
+  fit(animate = false): void {
+    const full = this.padded();
+    if (!full) {
+      return;
+    }
     if (this.element.clientWidth === 0) {
-      // not on screen yet (a hidden tab, an output not attached): show everything, fit again once sized
-      this.needsFit = true;
       this.setViewBox(full);
+      this.pendingPlace = () => this.fit();
+      return;
+    }
+    const minW = this.element.clientWidth / MAX_FIT_SCALE;
+    const grow = Math.max(0, minW - full.w) / 2;
+    this.setView({ x: full.x - grow, y: full.y, w: full.w + 2 * grow, h: full.h }, animate);
+  }
+
+  /**
+   * The first view of a picture: the whole graph when it is readable that way; else, at the smallest readable
+   * scale, `anchor` (a point in layout units) in the middle when `centre`, else the top of the graph (where
+   * its inputs are) below `anchor` (by default the middle of the graph).
+   */
+  openAt(anchor: { x: number; y: number } | null = null, centre = false): void {
+    const full = this.padded();
+    if (!full) {
+      return;
+    }
+    const px = this.element.clientWidth;
+    if (px === 0) {
+      this.setViewBox(full);
+      this.pendingPlace = () => this.openAt(anchor, centre);
       return;
     }
     const aspect = this.aspect();
-    const px = Math.max(1, this.element.clientWidth);
-    let w = Math.max(full.w, full.h / aspect);
-    w = Math.min(w, px / MIN_READABLE_SCALE);
-    const hgt = w * aspect;
-    this.setViewBox({
-      x: full.x + full.w / 2 - w / 2,
-      y: full.h <= hgt ? full.y + full.h / 2 - hgt / 2 : full.y,
-      w,
-      h: hgt
-    });
+    const fitW = Math.max(full.w, full.h / aspect, px / MAX_FIT_SCALE);
+    if (px / fitW >= MIN_READABLE_SCALE * 0.75) {
+      this.fit();
+      return;
+    }
+    const w = px / MIN_READABLE_SCALE;
+    const h = w * aspect;
+    const cx = anchor ? anchor.x : full.x + full.w / 2;
+    // keep the view on the picture: no empty margin beside a wide graph's edge; and when the anchor is near the
+    // left edge anyway, start there, where the module groups' labels are
+    const nearLeft = anchor !== null && centre && anchor.x - full.x <= w * 0.75;
+    const x = nearLeft ? full.x : Math.min(Math.max(cx - w / 2, full.x), Math.max(full.x, full.x + full.w - w));
+    const y = anchor && centre ? anchor.y - h / 2 : full.y;
+    this.setViewBox({ x, y, w, h });
   }
 
-  /** Zoom so the element fills the view, at most 1.5x its natural size. */
+  /** Zoom so the element fills the view, at most 1.5x its natural size (a short animation). */
   zoomTo(el: SVGGraphicsElement): void {
     const rect = this.userRect(el);
     if (!rect) {
@@ -222,7 +325,7 @@ export class Viewport {
     const hgt = w * aspect;
     // a group taller than the view: show its top (its label), not its middle
     const y = rect.h * 1.1 > hgt ? rect.y - rect.h * 0.05 : rect.y + rect.h / 2 - hgt / 2;
-    this.setViewBox({ x: rect.x + rect.w / 2 - w / 2, y, w, h: hgt });
+    this.setView({ x: rect.x + rect.w / 2 - w / 2, y, w, h: hgt }, true);
   }
 
   /** An element's bounding box in the root svg's user (viewBox) units. */
@@ -240,28 +343,32 @@ export class Viewport {
   }
 
   /** Pan (at the same zoom) so the point (user units) is in the middle of the view (the minimap's clicks). */
-  centerAt(x: number, y: number): void {
+  panTo(x: number, y: number): void {
     if (this.viewBox) {
       this.setViewBox({ ...this.viewBox, x: x - this.viewBox.w / 2, y: y - this.viewBox.h / 2 });
     }
   }
 
-  /** Pan (at the same zoom) so the element is in the middle of the view. */
-  centerOn(el: SVGGraphicsElement): void {
-    if (!this.picture || !this.viewBox) {
-      return;
+  /**
+   * Pan so the element is in the middle of the view, as a short animation; zoom in first when the view is too
+   * small to read (after `fit` on a big graph), never out.
+   */
+  centerOn(el: SVGGraphicsElement, animate = true): void {
+    const rect = this.userRect(el);
+    if (rect) {
+      this.centerAt({ x: rect.x + rect.w / 2, y: rect.y + rect.h / 2 }, animate);
     }
-    const box = el.getBBox();
-    const m = el.getScreenCTM();
-    const root = this.picture.getScreenCTM();
-    if (!m || !root) {
-      return;
-    }
-    const p = new DOMPoint(box.x + box.width / 2, box.y + box.height / 2)
-      .matrixTransform(m)
-      .matrixTransform(root.inverse());
-    // the root's inverse screen matrix maps back to its user units, which are viewBox units
+  }
+
+  /** `centerOn` for a point in layout units. */
+  centerAt(point: { x: number; y: number }, animate = true): void {
     const vb = this.viewBox;
-    this.setViewBox({ ...vb, x: p.x - vb.w / 2, y: p.y - vb.h / 2 });
+    if (!vb) {
+      return;
+    }
+    const px = Math.max(1, this.element.clientWidth);
+    const w = Math.min(vb.w, px / MIN_READABLE_SCALE);
+    const hgt = w * (vb.h / vb.w);
+    this.setView({ x: point.x - w / 2, y: point.y - hgt / 2, w, h: hgt }, animate);
   }
 }

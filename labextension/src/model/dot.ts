@@ -17,7 +17,7 @@
  */
 
 import { basename, NodeInfo, shapeText, TraceGraph, userFrame } from './graph';
-import { GroupTree } from './groups';
+import { Group, GroupTree } from './groups';
 
 export const MAX_LABEL_CHARS = 48;
 export const MAX_TOOLTIP_CHARS = 160;
@@ -246,6 +246,17 @@ function groupTitle(label: string, type: string): string {
   return type ? `${label} (${type})` : label;
 }
 
+/** A group's tooltip: what a synthetic group holds, else `module` (its path, or the method for the root). */
+function groupTip(g: Group, module: string, method: string): string {
+  if (g.repeat) {
+    return `${g.label}: ${g.repeat} modules of the same structure`;
+  }
+  if (g.sectionOf !== null) {
+    return `${g.label}: the nodes of ${g.sectionOf || method} in graph order`;
+  }
+  return g.isBucket ? `${g.label}: ${g.children.length} modules` : module;
+}
+
 type Item = [number, 'line' | 'group', string];
 
 /** Build the DOT of what is visible under `options` (the rules of render/dot.py `visible_dot`). */
@@ -254,8 +265,9 @@ export function visibleDot(graph: TraceGraph, groups: GroupTree, options: DotOpt
   const showShapes = options.showShapes ?? true;
   const highlights = options.highlights ?? new Map<number, Set<string>>();
   const expanded = options.expanded;
+  const collapsedAncestor = groups.collapsedAncestors(expanded);
   const boxOf = (nodeId: number): string | null => {
-    const g = groups.collapsedAncestor(nodeId, expanded);
+    const g = collapsedAncestor(nodeId);
     return g === null ? null : `g${groups.index(g)}`;
   };
 
@@ -399,8 +411,8 @@ export function visibleDot(graph: TraceGraph, groups: GroupTree, options: DotOpt
       continue;
     }
     boxes.push(id);
-    const cls = ['scope-collapsed', ...[...(classes.get(name) ?? [])].sort()];
-    const tip = g.isBucket ? `${g.label}: ${g.children.length} modules` : id || graph.method;
+    const cls = ['scope-collapsed', ...(g.repeat ? ['scope-repeat'] : []), ...[...(classes.get(name) ?? [])].sort()];
+    const tip = groupTip(g, id || graph.method, graph.method);
     const attrs =
       `id=${quoted(`scope-${domId(id)}`)} label=${labelLines([groupTitle(g.label, g.type), `${g.opCount} ops`])} ` +
       `tooltip=${tooltipLines([tip, 'click to expand'])} class=${quoted(cls.join(' '))} peripheries=2`;
@@ -442,11 +454,11 @@ export function visibleDot(graph: TraceGraph, groups: GroupTree, options: DotOpt
         continue;
       }
       const g = groups.group(payload);
-      const tip = g.isBucket ? `${g.label}: ${g.children.length} modules` : payload + (g.type ? ` (${g.type})` : '');
+      const tip = groupTip(g, payload + (g.type ? ` (${g.type})` : ''), graph.method);
       lines.push(`${indent}subgraph cluster_${groups.index(payload)} {`);
       lines.push(
         `${indent}  graph [id=${quoted(`cluster-${domId(payload)}`)} label=${labelLines([groupTitle(g.label, g.type)])} ` +
-          `tooltip=${tooltipLines([tip])} class="scope" style="rounded" labeljust=l fontsize=9];`
+          `tooltip=${tooltipLines([tip])} class="scope${g.repeat ? ' scope-repeat' : ''}" style="rounded" labeljust=l fontsize=9];`
       );
       emit(payload, indent + '  ');
       lines.push(`${indent}}`);

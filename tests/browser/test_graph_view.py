@@ -1,0 +1,216 @@
+"""The graph view on the models people trace, in a real JupyterLab: transformers BERT-base and GPT-2 (random
+weights, built from configs, offline) and ``nn.Transformer`` open on what matters (the first warned node, the
+check's root divergence), plumbing folded away, repeated layers folded into one group that opens on click,
+``fit`` shows every node, a jump to a node pans there; a long chain opens collapsed into sections and "expand
+all" stops short of what one picture can hold, saying so. Screenshots of the opening views in light and dark."""
+
+from __future__ import annotations
+
+import pytest
+
+from .test_explorer import ROOT
+
+pytestmark = pytest.mark.browser
+
+SETUP = """\
+import os
+os.environ["HF_HUB_OFFLINE"] = "1"
+import torch, torch.nn as nn
+import jupyter_tracejit as tj
+torch.manual_seed(0)
+ids = torch.randint(0, 1000, (1, 16))
+"""
+
+BERT = """\
+from transformers import BertConfig, BertModel
+bert = tj.explore(BertModel(BertConfig(return_dict=False)).eval(), (ids,))
+bert"""
+
+GPT2 = """\
+from transformers import GPT2Config, GPT2LMHeadModel
+
+class GPT2Logits(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lm = GPT2LMHeadModel(GPT2Config(n_layer=4, use_cache=False))
+
+    def forward(self, input_ids):
+        return self.lm(input_ids).logits
+
+gpt2 = tj.explore(GPT2Logits().eval(), (ids,))
+gpt2"""
+
+TRANSFORMER = """\
+model = nn.Transformer(d_model=32, nhead=4, num_encoder_layers=3, num_decoder_layers=3, dim_feedforward=64,
+                       batch_first=True).eval()
+transformer = tj.explore(model, (torch.rand(2, 5, 32), torch.rand(2, 4, 32)))
+transformer"""
+
+#: a function with a 3,000-op loop: no module structure, so the view splits it into sections
+CHAIN = """\
+def chain(x):
+    for _ in range(3000):
+        x = x + 1
+    return x
+
+long_chain = tj.explore(chain, (torch.rand(2),), check_trace=False)
+long_chain"""
+
+#: 30 blocks of one structure (150 ops) under the root: big enough to open collapsed, the blocks as one box
+BLOCKS = """\
+class Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 8)
+
+    def forward(self, x):
+        return torch.relu(self.fc(x)) * 0.5 + x - 1
+
+blocks = tj.explore(nn.Sequential(*[Block() for _ in range(30)]).eval(), (torch.rand(2, 8),), check_trace=False)
+blocks"""
+
+#: 'in' when the element's box lies inside the canvas's (1 px slack), else where it is
+INSIDE = """([el, canvas]) => {
+  const a = el.getBoundingClientRect();
+  const c = canvas.getBoundingClientRect();
+  const inside = a.left >= c.left - 1 && a.right <= c.right + 1 && a.top >= c.top - 1 && a.bottom <= c.bottom + 1;
+  const box = r => [r.left, r.top, r.right, r.bottom].map(Math.round);
+  return inside ? 'in' : JSON.stringify({ el: box(a), canvas: box(c) });
+}"""
+
+#: how far (in fractions of the canvas size) the element's centre is from the canvas's centre
+OFF_CENTRE = """([el, canvas]) => {
+  const a = el.getBoundingClientRect();
+  const c = canvas.getBoundingClientRect();
+  return Math.max(
+    Math.abs(a.left + a.width / 2 - (c.left + c.width / 2)) / c.width,
+    Math.abs(a.top + a.height / 2 - (c.top + c.height / 2)) / c.height
+  );
+}"""
+
+#: the drawn height of a node's first label line, in screen pixels (is the text readable?)
+TEXT_PX = """(el) => el.querySelector('text').getBoundingClientRect().height"""
+
+
+def explorer_in(lab, cell: int):
+    root = lab.outputs(cell).locator(ROOT).first
+    root.wait_for()
+    root.locator(".jp-TraceExplorer-canvas svg g.node").first.wait_for()
+    return root
+
+
+def canvas_of(explorer):
+    return explorer.locator(".jp-TraceExplorer-canvas")
+
+
+def settle(lab) -> None:
+    """Let a view animation (a 250 ms pan) end."""
+    lab.page.wait_for_timeout(450)
+
+
+def inside_canvas(lab, explorer, locator) -> str:
+    return lab.page.evaluate(INSIDE, [locator.element_handle(), canvas_of(explorer).element_handle()])
+
+
+def assert_fit_shows_every_node(lab, explorer) -> None:
+    explorer.get_by_role("button", name="fit").click()
+    settle(lab)
+    nodes = explorer.locator(".jp-TraceExplorer-canvas svg g.node")
+    canvas = canvas_of(explorer).element_handle()
+    outside = [
+        r
+        for r in (lab.page.evaluate(INSIDE, [nodes.nth(i).element_handle(), canvas]) for i in range(nodes.count()))
+        if r != "in"
+    ]
+    assert not outside, f"{len(outside)} of {nodes.count()} nodes outside the view after fit: {outside[:3]}"
+
+
+def test_real_models_open_on_what_matters_fit_and_jump(lab):
+    lab.write_notebook("models.ipynb", [SETUP, BERT, GPT2, TRANSFORMER])
+    lab.open_notebook("models.ipynb")
+    lab.run_all(timeout=300_000)
+    canvas_sel = ".jp-TraceExplorer-canvas svg"
+    for cell, name, focus in ((1, "bert", "warning"), (2, "gpt2", "warning"), (3, "transformer", "root")):
+        explorer = explorer_in(lab, cell)
+        explorer.scroll_into_view_if_needed()
+        settle(lab)
+        # plumbing is folded: no attribute reads of `self`, no constants
+        assert explorer.locator(f"{canvas_sel} g.node.kind-prim-GetAttr").count() == 0, name
+        assert explorer.locator(f"{canvas_sel} g.node.kind-prim-Constant").count() == 0, name
+        # the opening view is on the first warned node (BERT, GPT-2) or the check's root divergence (Transformer),
+        # drawn large enough to read
+        target = explorer.locator(f"{canvas_sel} g.node.{focus}").first
+        target.wait_for()
+        assert inside_canvas(lab, explorer, target) == "in", name
+        assert target.evaluate(TEXT_PX) >= 7, name
+        lab.screenshot_themes(f"graph-{name}-open", explorer)
+        # every group label names a short class, never the qualified TorchScript type
+        labels = explorer.locator(f"{canvas_sel} g.cluster text").all_text_contents()
+        assert labels and not any("__torch__" in t for t in labels), name
+        assert_fit_shows_every_node(lab, explorer)
+        if name == "bert":
+            lab.screenshot("graph-bert-fit", explorer)
+
+    # BERT's 12 layers are one repeat group; the warning opened it (layer 0 open, the 11 others boxes)
+    bert = explorer_in(lab, 1)
+    repeat = bert.locator(f"{canvas_sel} g.cluster.scope-repeat")
+    assert "BertLayer ×12" in repeat.first.locator("text").first.text_content()
+    layer_boxes = bert.locator(f"{canvas_sel} g.node.scope-collapsed", has_text="(BertLayer)")
+    assert layer_boxes.count() == 11
+    # the Transformer's encoder and decoder layers are folded the same way
+    transformer = explorer_in(lab, 3)
+    transformer.get_by_role("button", name="collapse all").click()
+    decoder = transformer.locator(f'{canvas_sel} g.node.scope-collapsed[id="scope-decoder"]')
+    decoder.wait_for()
+    decoder.click()
+    layers = transformer.locator(f'{canvas_sel} g.node.scope-collapsed[id="scope-decoder.layers"]')
+    layers.wait_for()
+    layers.click()  # a ModuleList of nothing but its layers: it opens, and with it the repeat group of the layers
+    transformer.locator(f'{canvas_sel} g.cluster.scope-repeat[id="cluster-decoder.layers-u7e-0..2"]').wait_for()
+    assert (
+        transformer.locator(f"{canvas_sel} g.node.scope-collapsed", has_text="(TransformerDecoderLayer)").count() == 3
+    )
+
+    # jump to a node: a search hit far from the view is panned to the middle
+    gpt2 = explorer_in(lab, 2)
+    gpt2.get_by_role("button", name="fit").click()
+    search = gpt2.locator(".jp-TraceExplorer-search")
+    search.fill("linear")
+    search.press("Enter")
+    selected = gpt2.locator(f"{canvas_sel} g.node.selected")
+    selected.wait_for()
+    settle(lab)
+    off = lab.page.evaluate(OFF_CENTRE, [selected.element_handle(), canvas_of(gpt2).element_handle()])
+    assert off < 0.1, f"the selected node is {off:.0%} of the canvas away from its centre"
+    assert selected.evaluate(TEXT_PX) >= 7  # a jump from a fitted (small) view zooms in to readable
+    assert not lab.extension_errors()
+    assert not [e for e in lab.page.tracejit_errors if "viewBox" in e]
+
+
+def test_repeat_box_opens_on_click_and_a_long_chain_opens_in_sections(lab):
+    lab.write_notebook("big.ipynb", [SETUP, BLOCKS, CHAIN])
+    lab.open_notebook("big.ipynb")
+    lab.run_all(timeout=300_000)
+    canvas_sel = ".jp-TraceExplorer-canvas svg"
+
+    # 30 blocks of one structure open as one box labelled with the class and the count; a click opens it
+    blocks = explorer_in(lab, 1)
+    box = blocks.locator(f"{canvas_sel} g.node.scope-collapsed.scope-repeat")
+    assert box.count() == 1
+    assert "Block ×30" in box.text_content()
+    lab.screenshot("graph-repeat-folded", blocks)
+    box.click()
+    blocks.locator(f"{canvas_sel} g.cluster.scope-repeat").wait_for()
+    assert blocks.locator(f"{canvas_sel} g.node.scope-collapsed", has_text="(Block)").count() == 30
+
+    # 3,000 ops in one scope: 12 sections, drawn as boxes; "expand all" stops at what one picture holds
+    chain = explorer_in(lab, 2)
+    sections = chain.locator(f"{canvas_sel} g.node.scope-collapsed", has_text="part ")
+    assert sections.count() == 12
+    status = chain.locator(".jp-TraceExplorer-graphStatus")
+    chain.get_by_role("button", name="expand all").click()
+    status.filter(has_text="more than one picture holds").wait_for(timeout=120_000)
+    drawn = chain.locator(f"{canvas_sel} g.node.kind-aten-add").count()
+    assert 256 <= drawn <= 2000
+    lab.screenshot("graph-chain-expand-all", chain)
+    assert not lab.extension_errors()
