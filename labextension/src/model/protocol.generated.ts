@@ -395,6 +395,10 @@ export interface TraceWarning {
   warning_class: string;
   phases: string[];
   torch_location: string;
+  /**
+   * what to do about it (core/tracer_warnings.py ADVICE, the text the CLI and the HTML report print); absent in runs saved before it existed
+   */
+  advice?: string;
 }
 /**
  * This interface was referenced by `ExplorerState`'s JSON-Schema
@@ -493,6 +497,15 @@ export interface Finding {
   hint: string;
   node_ids: number[];
   method: string;
+  /**
+   * explorer options that apply the hint ({"no_grad": true}), offered as one click that re-traces; {} when the fix is in the user's code; absent in runs saved before it existed
+   */
+  fix?: {
+    no_grad?: boolean;
+    module_mode?: 'as_is' | 'eval' | 'train';
+    check_trace?: boolean;
+    strict?: boolean;
+  };
 }
 /**
  * This interface was referenced by `ExplorerState`'s JSON-Schema

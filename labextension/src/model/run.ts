@@ -19,6 +19,29 @@ import {
   Verdict
 } from './protocol';
 
+/** Warning categories in order, with their titles (mirrors jupyter_tracejit/core/tracer_warnings.py CATEGORIES). */
+export const WARNING_TITLES: Record<string, string> = {
+  to_bool: 'tensor → Python bool (frozen branch)',
+  to_int: 'tensor → Python int',
+  to_float: 'tensor → Python float',
+  to_complex: 'tensor → Python complex',
+  to_number: 'tensor → Python number (.item())',
+  to_list: 'tensor → Python list',
+  to_numpy: 'tensor → NumPy',
+  tensor_const: 'torch.tensor(...) frozen as a constant',
+  from_numpy_const: 'torch.from_numpy(...) frozen as a constant',
+  iterate: 'iterating over a tensor',
+  len: 'len(tensor)',
+  live_refs: 'in-place op on a viewed tensor',
+  nondeterministic: 'nondeterministic nodes',
+  output_mismatch_python: 'trace ≠ Python function',
+  output_mismatch_retrace: 'trace ≠ re-trace',
+  list_output: 'list output',
+  already_script: 'already TorchScript',
+  deprecated: 'deprecation notice',
+  other: 'other warnings'
+};
+
 export interface Divergence {
   traceNode: number | null;
   checkNode: number | null;

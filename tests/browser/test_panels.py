@@ -1,0 +1,146 @@
+"""The side panels in a real JupyterLab, on real models: each warning with its fix (the core's advice, as the CLI
+prints it) and torch's numbers for an output mismatch; divergences grouped by cause with their lines and the
+warnings that explain them, the stepper over the roots (starting on the first); a finding's fix as one click that
+re-traces; locations as links that find their nodes. Light and dark screenshots."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from jupyter_tracejit.core.tracer_warnings import ADVICE
+
+from .test_explorer import ROOT, SETUP
+
+pytestmark = pytest.mark.browser
+
+MODELS = """\
+class BranchLoop(nn.Module):
+    # a frozen branch, then a loop unrolled for this batch size
+    def forward(self, x):
+        if x.sum() > 0:  # the frozen if
+            x = x * 2  # the branch
+        out = x[0]
+        for i in range(x.size(0)):
+            out = out + x[i].relu()  # the loop
+        return out
+
+def encoder():
+    torch.manual_seed(0)
+    layer = nn.TransformerEncoderLayer(8, 2, 16, batch_first=True)
+    return nn.TransformerEncoder(layer, 2, enable_nested_tensor=False).eval()
+"""
+
+#: line numbers inside the first cell (SETUP first, then MODELS)
+CELL0 = SETUP + MODELS
+
+
+def line_in_cell(marker: str) -> int:
+    return next(i for i, text in enumerate(CELL0.splitlines(), start=1) if marker in text)
+
+
+def explorer_in(lab, cell: int):
+    root = lab.outputs(cell).locator(ROOT).first
+    root.wait_for()
+    root.locator(".jp-TraceExplorer-canvas svg").wait_for()
+    return root
+
+
+def tab(explorer, name: str):
+    return explorer.locator(f'.jp-TraceExplorer-tab[data-tab="{name}"]')
+
+
+def panel(explorer, name: str):
+    return explorer.locator(f'.jp-TraceExplorer-panel[data-panel="{name}"]')
+
+
+def search_of(explorer) -> tuple[str, str]:
+    box = explorer.locator(".jp-TraceExplorer-search")
+    return box.input_value(), explorer.locator(".jp-TraceExplorer-searchLabel").inner_text()
+
+
+def test_causes_stepper_advice_and_locations_on_a_frozen_branch_and_loop(lab):
+    lab.write_notebook(
+        "panels.ipynb",
+        [CELL0, "bl = tj.explore(BranchLoop(), (torch.ones(2, 3),), check_inputs=[(-torch.ones(4, 3),)])\nbl"],
+    )
+    lab.open_notebook("panels.ipynb")
+    lab.run_all(timeout=90_000)
+    explorer = explorer_in(lab, 1)
+    check = panel(explorer, "check")
+    # a failed check opens on its first root: "1 of N", as many as the tab and the header count
+    assert check.is_visible()
+    roots = int(re.search(r"Check \((\d+) roots?\)", tab(explorer, "check").inner_text()).group(1))
+    assert f"check failed: {roots} root" in explorer.locator(".jp-TraceExplorer-summary").inner_text()
+    step_label = check.locator(".jp-TraceExplorer-stepLabel")
+    assert step_label.inner_text() == f"root 1 of {roots}"
+    # grouped by cause, each with its line: the branch (explained by the frozen `if`) and the loop, not hidden
+    branch, loop = line_in_cell("# the branch"), line_in_cell("# the loop")
+    heads = check.locator(".jp-TraceExplorer-causeHead").all_inner_texts()
+    assert heads[0] == f"cell [1], line {branch}: 1 op only in the trace", heads
+    assert f"cell [1], line {loop}: 4 ops only in the check trace" in heads, heads
+    first = check.locator(".jp-TraceExplorer-cause").first
+    frozen_if = line_in_cell("# the frozen if")
+    assert f"tensor → Python bool (frozen branch) at cell [1], line {frozen_if}" in first.inner_text()
+    assert f"Fix: {ADVICE['to_bool']}" in first.inner_text()
+    assert first.evaluate("el => el.classList.contains('jp-mod-active')")
+    lab.screenshot_themes("panels-causes", explorer)
+    # the stepper walks the roots; downstream on request
+    check.get_by_role("button", name="next root").click()
+    assert step_label.inner_text() == f"root 2 of {roots}"
+    check.locator('input[data-action="downstream"]').check()
+    label = step_label.inner_text()
+    total = int(re.search(r"of (\d+)", label).group(1))
+    assert label.startswith("divergence ") and total > roots
+    check.locator('input[data-action="downstream"]').uncheck()
+    assert step_label.inner_text().startswith("root ")
+    # a cause's line is a link: it searches for that place and selects its nodes
+    check.locator(".jp-TraceExplorer-cause").nth(heads.index(next(h for h in heads if f"line {loop}:" in h))).locator(
+        "button.jp-TraceExplorer-loc"
+    ).click()
+    query, hits = search_of(explorer)
+    assert query == f"cell [1], line {loop}"
+    assert re.fullmatch(r"1 of \d+", hits), hits
+    # each warning shows its fix, and an output mismatch shows torch's numbers
+    tab(explorer, "warnings").click()
+    warnings = panel(explorer, "warnings")
+    frozen = warnings.locator('.jp-TraceExplorer-warning[data-category="to_bool"]')
+    assert f"Fix: {ADVICE['to_bool']}" in frozen.inner_text()
+    mismatch = warnings.locator('.jp-TraceExplorer-warning[data-category="output_mismatch_python"]')
+    assert "Greatest absolute difference" in mismatch.locator(".jp-TraceExplorer-detail").inner_text()
+    assert f"Fix: {ADVICE['output_mismatch_python']}" in mismatch.inner_text()
+    # the frozen `if` records nothing at its own line: its link finds the branch it froze
+    frozen.locator("button.jp-TraceExplorer-loc").click()
+    query, hits = search_of(explorer)
+    assert query == f"cell [1], line {frozen_if}" and hits == "1 of 1"
+    lab.screenshot_themes("panels-warnings", explorer)
+    assert not lab.extension_errors()
+
+
+def test_a_findings_fix_is_one_click_that_retraces(lab):
+    lab.write_notebook("fastpath.ipynb", [CELL0, "enc = tj.explore(encoder(), (torch.rand(2, 3, 8),))\nenc"])
+    lab.open_notebook("fastpath.ipynb")
+    lab.run_all(timeout=90_000)
+    explorer = explorer_in(lab, 1)
+    badge = explorer.locator(".jp-TraceExplorer-header .jp-TraceExplorer-badge")
+    assert badge.inner_text() == "check failed"
+    check = panel(explorer, "check")
+    fix = check.locator(".jp-TraceExplorer-fix").first
+    assert fix.inner_text() == "tick no_grad and re-trace"
+    assert "Transformer fast path" in check.locator(".jp-TraceExplorer-cause").first.inner_text()
+    lab.screenshot_themes("panels-fastpath-fix", explorer)
+    tab(explorer, "warnings").click()
+    assert panel(explorer, "warnings").locator(".jp-TraceExplorer-fix").inner_text() == "tick no_grad and re-trace"
+    panel(explorer, "warnings").locator(".jp-TraceExplorer-fix").click()
+    # the option is set at once, the kernel re-traces with it, and the check passes
+    assert explorer.locator('input[data-option="no_grad"]').is_checked()
+    lab.page.wait_for_function(
+        "(sel) => document.querySelector(sel)?.textContent !== 'check failed'",
+        arg=f"{ROOT} .jp-TraceExplorer-header .jp-TraceExplorer-badge",
+        timeout=90_000,
+    )
+    assert badge.inner_text() in ("ok", "warnings")
+    assert tab(explorer, "check").inner_text() == "Check"
+    assert explorer.locator(".jp-TraceExplorer-fix").count() == 0
+    assert not lab.extension_errors()
