@@ -9,7 +9,9 @@ import { describe, expect, it } from 'vitest';
 import { describeFix, pendingFix } from '../src/controls/fix';
 import { describeDivergences, groupByCause, stepOrder } from '../src/model/causes';
 import { ExplorerOptions, OPTION_SPECS } from '../src/model/protocol';
-import { decodeRun, TraceRunModel } from '../src/model/run';
+import { argumentsOf, decodeRun, TraceRunModel } from '../src/model/run';
+import { shapeText } from '../src/model/graph';
+import { Inspector } from '../src/inspector/Inspector';
 import { searchNodes } from '../src/model/search';
 
 const dir = process.env.TRACEJIT_FIXTURES ?? join(__dirname, 'fixtures');
@@ -103,5 +105,43 @@ describe("a finding's fix as options", () => {
     expect(pendingFix({ no_grad: true }, { ...options, no_grad: false })).toEqual({ no_grad: true });
     expect(pendingFix({ no_grad: true }, { ...options, no_grad: true })).toEqual({});
     expect(pendingFix(undefined, options)).toEqual({});
+  });
+});
+
+describe('the inspector reads arguments like Netron', () => {
+  it('names inputs from the op schema, with constants inline and parameters by path and shape', () => {
+    const run = load('net');
+    const g = run.graphs.get('forward')!;
+    const linear = g.nodes.find(n => n.kind === 'aten::linear')!;
+    const args = argumentsOf(run, g, linear);
+    expect(args.map(a => a.name)).toEqual(['input', 'weight', 'bias']);
+    expect(args[1].parameter).toBe('blocks.0.fc.weight');
+    expect(args[1].parameterType).toBe('Float(8, 8)');
+    expect(args[2].parameterType).toBe('Float(8)');
+    expect(args[0].constant).toBeNull();
+    const view = g.nodes.find(n => n.kind === 'aten::view')!;
+    const viewArgs = argumentsOf(run, g, view);
+    expect(viewArgs.map(a => a.name)).toEqual(['self', 'size']);
+    expect(viewArgs[1].constant).toBe('[-1]');
+    const text = Inspector.nodeInfo(run, g, linear, args);
+    expect(text.split('\n').slice(0, 4)).toEqual([
+      `aten::linear (node ${linear.id} of forward)`,
+      `  input = %${g.values[linear.inputs[0]].name}: ${shapeText(g.values[linear.inputs[0]])}`,
+      '  weight = blocks.0.fc.weight: Float(8, 8)',
+      '  bias = blocks.0.fc.bias: Float(8)'
+    ]);
+    expect(text).toContain('module: blocks.0.fc (Linear)');
+  });
+
+  it('writes constants as Python does', () => {
+    const run = load('causes');
+    const g = run.graphs.get('forward')!;
+    const select = g.nodes.find(n => n.kind === 'aten::select')!;
+    const args = argumentsOf(run, g, select);
+    expect(args.map(a => [a.name, a.constant])).toEqual([
+      ['self', null],
+      ['dim', '0'],
+      ['index', '0']
+    ]);
   });
 });

@@ -95,6 +95,44 @@ def test_causes_stepper_advice_and_locations_on_a_frozen_branch_and_loop(lab):
     assert label.startswith("divergence ") and total > roots
     check.locator('input[data-action="downstream"]').uncheck()
     assert step_label.inner_text().startswith("root ")
+    # compare at full size: both graphs over the whole graph area, labelled, moving together
+    check.locator(".jp-TraceExplorer-openCompare").click()
+    full = explorer.locator(".jp-TraceExplorer-compareFull")
+    full.wait_for()
+    panes = full.locator(".jp-TraceExplorer-comparePane")
+    assert panes.locator(".jp-TraceExplorer-paneLabel").all_inner_texts() == ["trace", "check"]
+    # root 2 is an op only in the check trace: the trace side shows what surrounds the place it would be
+    panes.nth(1).locator("svg g.node.current").wait_for()
+    panes.nth(0).locator("svg").wait_for()
+    # the divergent node sits in the middle of its pane
+    current = panes.nth(1).locator("svg g.node.current").bounding_box()
+    canvas = panes.nth(1).locator(".jp-TraceExplorer-compareCanvas").bounding_box()
+    assert abs(current["x"] + current["width"] / 2 - (canvas["x"] + canvas["width"] / 2)) < 3
+    assert abs(current["y"] + current["height"] / 2 - (canvas["y"] + canvas["height"] / 2)) < 3
+    graph_area = explorer.locator(".jp-TraceExplorer-main").bounding_box()
+    box = full.bounding_box()
+    assert box["width"] >= graph_area["width"] - 2 and box["height"] >= graph_area["height"] - 2
+    view_boxes = (
+        "(el) => [...el.querySelectorAll('.jp-TraceExplorer-compareCanvas > svg')].map(s => s.getAttribute('viewBox'))"
+    )
+    before = full.evaluate(view_boxes)
+    canvas = panes.nth(0).locator(".jp-TraceExplorer-compareCanvas").bounding_box()
+    lab.page.mouse.move(canvas["x"] + canvas["width"] / 2, canvas["y"] + canvas["height"] / 2)
+    lab.page.mouse.down()
+    lab.page.mouse.move(canvas["x"] + canvas["width"] / 2 + 60, canvas["y"] + canvas["height"] / 2 + 30, steps=5)
+    lab.page.mouse.up()
+    after = full.evaluate(view_boxes)
+    moved = [
+        [float(a) - float(b) for a, b in zip(x.split(), y.split(), strict=True)]
+        for x, y in zip(after, before, strict=True)
+    ]
+    assert moved[0] == pytest.approx(moved[1]) and moved[0][0] < 0 and moved[0][1] < 0, moved  # both panned alike
+    lab.screenshot_themes("panels-compare-full", explorer)
+    full.get_by_role("button", name="zoom in").click()
+    zoomed = full.evaluate(view_boxes)
+    assert all(float(z.split()[2]) < float(a.split()[2]) for z, a in zip(zoomed, after, strict=True))
+    lab.page.keyboard.press("Escape")
+    full.wait_for(state="detached")
     # a cause's line is a link: it searches for that place and selects its nodes
     check.locator(".jp-TraceExplorer-cause").nth(heads.index(next(h for h in heads if f"line {loop}:" in h))).locator(
         "button.jp-TraceExplorer-loc"
@@ -130,6 +168,30 @@ def test_a_findings_fix_is_one_click_that_retraces(lab):
     assert fix.inner_text() == "tick no_grad and re-trace"
     assert "Transformer fast path" in check.locator(".jp-TraceExplorer-cause").first.inner_text()
     lab.screenshot_themes("panels-fastpath-fix", explorer)
+    # the inspector names the arguments from the op's schema, constants inline, parameters with their shapes
+    explorer.locator(".jp-TraceExplorer-search").fill("kind:scaled_dot_product_attention")
+    explorer.locator(".jp-TraceExplorer-search").press("Enter")
+    tab(explorer, "inspector").click()
+    inspector = panel(explorer, "inspector")
+    assert inspector.locator(".jp-TraceExplorer-nodeKind").inner_text().startswith("aten::scaled_dot_product_attention")
+    arguments = inspector.locator(".jp-TraceExplorer-arguments")
+    assert arguments.locator('tr[data-argument="dropout_p"]').inner_text().split() == ["dropout_p", "0.0"]
+    assert arguments.locator('tr[data-argument="is_causal"]').inner_text().split() == ["is_causal", "False"]
+    assert arguments.locator('tr[data-argument="attn_mask"]').inner_text().split() == ["attn_mask", "None"]
+    lab.page.evaluate(
+        "() => { window.copied = []; navigator.clipboard.writeText = t => { window.copied.push(t); "
+        "return Promise.resolve(); }; }"
+    )
+    inspector.get_by_role("button", name="copy node info").click()
+    inspector.get_by_role("button", name="copied").wait_for()
+    (copied,) = lab.page.evaluate("() => window.copied")
+    assert copied.startswith("aten::scaled_dot_product_attention (node ")
+    assert "  dropout_p = 0.0\n  is_causal = False" in copied
+    lab.screenshot_themes("panels-inspector-sdpa", explorer)
+    explorer.locator(".jp-TraceExplorer-search").fill("kind:linear")
+    explorer.locator(".jp-TraceExplorer-search").press("Enter")
+    weight = arguments.locator('tr[data-argument="weight"]').inner_text()
+    assert weight.split(None, 2) == ["weight", "layers.0.self_attn.in_proj_weight", "Float(24, 8)"], weight
     tab(explorer, "warnings").click()
     assert panel(explorer, "warnings").locator(".jp-TraceExplorer-fix").inner_text() == "tick no_grad and re-trace"
     panel(explorer, "warnings").locator(".jp-TraceExplorer-fix").click()
@@ -143,4 +205,16 @@ def test_a_findings_fix_is_one_click_that_retraces(lab):
     assert badge.inner_text() in ("ok", "warnings")
     assert tab(explorer, "check").inner_text() == "Check"
     assert explorer.locator(".jp-TraceExplorer-fix").count() == 0
+    # two runs in the history: compared side by side, the sides named "run 1" and "run 2"
+    tab(explorer, "check").click()
+    check.get_by_role("button", name="compare", exact=True).click()
+    check.locator('.jp-TraceExplorer-compare .jp-TraceExplorer-side[data-side="run 1"] svg').wait_for(timeout=60_000)
+    check.locator('.jp-TraceExplorer-compare .jp-TraceExplorer-side[data-side="run 2"] svg').wait_for()
+    check.locator(".jp-TraceExplorer-compare .jp-TraceExplorer-openCompare").click()
+    full = explorer.locator(".jp-TraceExplorer-compareFull")
+    assert full.locator(".jp-TraceExplorer-paneLabel").all_inner_texts() == ["run 1", "run 2"]
+    full.locator(".jp-TraceExplorer-comparePane").nth(1).locator("svg").wait_for()
+    lab.screenshot_themes("panels-compare-runs", explorer)
+    full.get_by_role("button", name="close").click()
+    full.wait_for(state="detached")
     assert not lab.extension_errors()

@@ -15,6 +15,7 @@ import { Cause, Causes, groupByCause, stepOrder } from '../model/causes';
 import { CheckCase, Divergence, GraphDiff, TraceRunModel, WARNING_TITLES } from '../model/run';
 import { STEP_KEYS, StepCommand, Stepper } from '../model/stepper';
 import { fixButton } from '../controls/fix';
+import { ComparePanes, PaneSpec } from './ComparePanes';
 import { layoutDot } from '../graph/layout';
 import { svgElement } from '../graph/svg';
 
@@ -416,31 +417,76 @@ export class CheckPanel {
     );
   }
 
-  private sideBySideSection(trace: TraceGraph, check: TraceGraph, diff: GraphDiff, d: Divergence): HTMLElement {
-    const left = h('div', { class: 'jp-TraceExplorer-side', 'data-side': 'trace' });
-    const right = h('div', { class: 'jp-TraceExplorer-side', 'data-side': 'check' });
-    const sbs = sideBySide(trace, check, diff, d, this.ctx.run?.fileNames);
-    this.rendered = Promise.all([
-      drawInto(left, sbs.traceDot, name => {
-        const id = sbs.traceNames.get(name);
-        if (id !== undefined) {
-          this.ctx.host.set({ selectedNode: id });
-        }
-      }),
-      drawInto(right, sbs.checkDot)
-    ]).then(() => undefined);
+  private sideBySideSection(
+    trace: TraceGraph,
+    check: TraceGraph,
+    diff: GraphDiff,
+    d: Divergence,
+    labels: [string, string] = ['trace', 'check']
+  ): HTMLElement {
+    const left = h('div', { class: 'jp-TraceExplorer-side', 'data-side': labels[0] });
+    const right = h('div', { class: 'jp-TraceExplorer-side', 'data-side': labels[1] });
+    const fileNames = this.ctx.run?.fileNames;
+    const titles: [string, string] = [labels[0], labels[1] === 'check' ? 'check trace' : labels[1]];
+    const sbs = sideBySide(trace, check, diff, d, fileNames, 2, titles);
+    const selectTraceNode = (name: string): void => {
+      const id = sbs.traceNames.get(name);
+      if (id !== undefined && labels[0] === 'trace') {
+        this.ctx.host.set({ selectedNode: id });
+      }
+    };
+    this.rendered = Promise.all([drawInto(left, sbs.traceDot, selectTraceNode), drawInto(right, sbs.checkDot)]).then(
+      () => undefined
+    );
+    const full = button(
+      'compare at full size',
+      () => {
+        // the full-size panes show more around the divergence: 4 steps each way
+        const big = sideBySide(trace, check, diff, d, fileNames, 4, titles);
+        this.openFull(`${labels[0]} ↔ ${labels[1]}: ${d.reason || d.kind}`, [
+          { label: labels[0], dot: big.traceDot, onNode: selectTraceNode },
+          { label: labels[1], dot: big.checkDot }
+        ]);
+      },
+      {
+        class: 'jp-TraceExplorer-button jp-TraceExplorer-openCompare',
+        title: 'both graphs side by side over the whole graph area, moving together'
+      }
+    );
     return h(
       'div',
       { class: 'jp-TraceExplorer-sideBySide' },
-      h('p', { class: 'jp-TraceExplorer-reason' }, `${d.kind}: ${d.reason || 'reads a diverged value'}`),
+      h('p', { class: 'jp-TraceExplorer-reason' }, `${d.kind}: ${d.reason || 'reads a diverged value'}`, ' ', full),
       h('div', { class: 'jp-TraceExplorer-sides' }, left, right),
       h(
         'div',
         { class: 'jp-TraceExplorer-sides' },
-        sourceLine(this.ctx.run, trace, d.traceNode, 'trace'),
-        sourceLine(this.ctx.run, check, d.checkNode, 'check')
+        sourceLine(this.ctx.run, trace, d.traceNode, labels[0]),
+        sourceLine(this.ctx.run, check, d.checkNode, labels[1])
       )
     );
+  }
+
+  /** The open full-size comparison, if any. */
+  fullCompare: ComparePanes | null = null;
+
+  /** Two synced panes over the explorer's graph and side panel. */
+  private openFull(title: string, panes: [PaneSpec, PaneSpec]): void {
+    this.fullCompare?.close();
+    const main = this.element.closest('.jp-TraceExplorer-root')?.querySelector('.jp-TraceExplorer-main');
+    if (!main) {
+      return;
+    }
+    const opener = document.activeElement as HTMLElement | null;
+    const compare = new ComparePanes(title, panes, () => {
+      if (this.fullCompare === compare) {
+        this.fullCompare = null;
+      }
+      opener?.focus();
+    });
+    this.fullCompare = compare;
+    main.appendChild(compare.element);
+    compare.element.focus();
   }
 
   private compareSection(): HTMLElement {
@@ -491,6 +537,12 @@ export class CheckPanel {
     );
     const cmp = this.ctx.host.get('comparison');
     if (cmp && cmp.graph_a && cmp.graph_b) {
+      // sides named by what they are: "run 1", "run 2", numbered as the history lists them
+      const runLabel = (id: string): string => {
+        const i = history.findIndex(e => e.run_id === id);
+        return i >= 0 ? `run ${i + 1}` : 'other run';
+      };
+      const runLabels: [string, string] = [runLabel(cmp.a), runLabel(cmp.b)];
       const ga = decodeGraph(cmp.graph_a);
       const gb = decodeGraph(cmp.graph_b);
       const diff = new GraphDiff(cmp.diff);
@@ -517,7 +569,7 @@ export class CheckPanel {
                 r.reason,
                 () => {
                   clear(view);
-                  view.appendChild(this.sideBySideSection(ga, gb, diff, r));
+                  view.appendChild(this.sideBySideSection(ga, gb, diff, r, runLabels));
                 },
                 { class: 'jp-TraceExplorer-link' }
               )
@@ -525,7 +577,7 @@ export class CheckPanel {
           );
         });
         append(section, list, view);
-        view.appendChild(this.sideBySideSection(ga, gb, diff, roots[0]));
+        view.appendChild(this.sideBySideSection(ga, gb, diff, roots[0], runLabels));
       }
     }
     return section;

@@ -244,6 +244,18 @@ export interface TraceRun {
   file_names?: {
     [k: string]: string;
   };
+  /**
+   * argument names of the aten:: ops per signature, kind(input types) -> names ("aten::linear(Tensor,Tensor,Tensor)" -> ["input", "weight", "bias"], read from torch's op schemas): the inspector names each input with them; absent in runs saved before it existed (read as {})
+   */
+  argument_names?: {
+    [k: string]: string[];
+  };
+  /**
+   * path -> type ("blocks.0.fc.weight" -> "Float(8, 8)") of the traced module's parameters and buffers, which the graph's GetAttr values do not carry; absent in runs saved before it existed (read as {})
+   */
+  parameters?: {
+    [k: string]: string;
+  };
 }
 /**
  * what the explorer's badge says (TraceRun.verdict): error (red) when tracing or torch's check failed; warning (amber) when a tracer warning, a finding of severity warning or error, or the probe says the trace may be wrong for other inputs; ok (green) otherwise; absent in runs saved before it existed
