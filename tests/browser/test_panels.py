@@ -205,8 +205,19 @@ def test_a_findings_fix_is_one_click_that_retraces(lab):
     assert badge.inner_text() in ("ok", "warnings")
     assert tab(explorer, "check").inner_text() == "Check"
     assert explorer.locator(".jp-TraceExplorer-fix").count() == 0
-    # two runs in the history: compared side by side, the sides named "run 1" and "run 2"
+    # picking the first run of the history shows it and puts its options back in the options bar
+    history = explorer.locator(".jp-TraceExplorer-history select")
+    history.select_option(index=0)
+    lab.page.wait_for_function(
+        "(sel) => document.querySelector(sel)?.textContent === 'check failed'",
+        arg=f"{ROOT} .jp-TraceExplorer-header .jp-TraceExplorer-badge",
+        timeout=30_000,
+    )
+    assert not explorer.locator('input[data-option="no_grad"]').is_checked()
     tab(explorer, "check").click()
+    assert check.locator(".jp-TraceExplorer-stepLabel").inner_text() == "root 1 of 1"
+    assert check.locator(".jp-TraceExplorer-fix").first.is_visible()
+    # two runs in the history: compared side by side, the sides named "run 1" and "run 2"
     check.get_by_role("button", name="compare", exact=True).click()
     check.locator('.jp-TraceExplorer-compare .jp-TraceExplorer-side[data-side="run 1"] svg').wait_for(timeout=60_000)
     check.locator('.jp-TraceExplorer-compare .jp-TraceExplorer-side[data-side="run 2"] svg').wait_for()

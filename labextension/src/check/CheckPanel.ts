@@ -55,7 +55,13 @@ function drawInto(target: HTMLElement, dot: string, onNode?: (name: string) => v
   );
 }
 
-function sourceLine(run: TraceRunModel | null, graph: TraceGraph | null, id: number | null, side: string): HTMLElement {
+function sourceLine(
+  run: TraceRunModel | null,
+  graph: TraceGraph | null,
+  id: number | null,
+  side: string,
+  open?: (file: string, line: number) => void
+): HTMLElement {
   if (!graph || id === null) {
     return h('p', { class: 'jp-TraceExplorer-muted' }, `${side}: no counterpart`);
   }
@@ -66,7 +72,7 @@ function sourceLine(run: TraceRunModel | null, graph: TraceGraph | null, id: num
     { class: 'jp-TraceExplorer-side-source' },
     h('span', { class: 'jp-TraceExplorer-muted' }, `${side}: `),
     `${n.kind} `,
-    f ? location(f.file, f.line, run) : h('span', { class: 'jp-TraceExplorer-muted' }, '(no source)'),
+    f ? location(f.file, f.line, run, open) : h('span', { class: 'jp-TraceExplorer-muted' }, '(no source)'),
     f?.code ? h('pre', { class: 'jp-TraceExplorer-code' }, f.code) : null
   );
 }
@@ -100,8 +106,9 @@ export class CheckPanel {
       }
     });
     this.unsubscribe = ctx.onChange(keys => {
-      if (keys.has('run') && this.startOnFirstRoot()) {
-        return; // the selection it made renders the panel
+      if (keys.has('run')) {
+        // after this change is dispatched: a widget model does not report a change made inside its own
+        void Promise.resolve().then(() => this.startOnFirstRoot());
       }
       if (
         keys.has('run') ||
@@ -114,9 +121,8 @@ export class CheckPanel {
         this.render();
       }
     });
-    if (!this.startOnFirstRoot()) {
-      this.render();
-    }
+    this.render();
+    this.startOnFirstRoot();
   }
 
   /** The run's divergences grouped by cause (worked out once per run). */
@@ -427,6 +433,7 @@ export class CheckPanel {
     const left = h('div', { class: 'jp-TraceExplorer-side', 'data-side': labels[0] });
     const right = h('div', { class: 'jp-TraceExplorer-side', 'data-side': labels[1] });
     const fileNames = this.ctx.run?.fileNames;
+    const showPlace = (file: string, line: number): void => void this.ctx.showPlace(file, line);
     const titles: [string, string] = [labels[0], labels[1] === 'check' ? 'check trace' : labels[1]];
     const sbs = sideBySide(trace, check, diff, d, fileNames, 2, titles);
     const selectTraceNode = (name: string): void => {
@@ -461,8 +468,8 @@ export class CheckPanel {
       h(
         'div',
         { class: 'jp-TraceExplorer-sides' },
-        sourceLine(this.ctx.run, trace, d.traceNode, labels[0]),
-        sourceLine(this.ctx.run, check, d.checkNode, labels[1])
+        sourceLine(this.ctx.run, trace, d.traceNode, labels[0], showPlace),
+        sourceLine(this.ctx.run, check, d.checkNode, labels[1], showPlace)
       )
     );
   }

@@ -305,7 +305,12 @@ export class Inspector {
       'div',
       { class: 'jp-TraceExplorer-section' },
       h('h4', {}, 'Source'),
-      h('p', {}, location(frame.file, frame.line, this.ctx.run), ` in ${frame.func}`),
+      h(
+        'p',
+        {},
+        location(frame.file, frame.line, this.ctx.run, (f, l) => this.ctx.showPlace(f, l)),
+        ` in ${frame.func}`
+      ),
       h('pre', { class: 'jp-TraceExplorer-code jp-TraceExplorer-sourceLine' }, frame.code || '(source not available)'),
       others.length
         ? h(
