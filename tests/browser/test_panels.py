@@ -153,6 +153,10 @@ def test_causes_stepper_advice_and_locations_on_a_frozen_branch_and_loop(lab):
     query, hits = search_of(explorer)
     assert query == f"cell [1], line {frozen_if}" and hits == "1 of 1"
     lab.screenshot_themes("panels-warnings", explorer)
+    # the inspector of the node a warning maps to says the same, with the same fix
+    tab(explorer, "inspector").click()
+    on_node = panel(explorer, "inspector").locator(".jp-TraceExplorer-problems")
+    assert f"Fix: {ADVICE['to_bool']}" in on_node.inner_text()
     assert not lab.extension_errors()
 
 

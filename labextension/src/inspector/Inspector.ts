@@ -11,6 +11,7 @@ import { ExplorerContext } from '../state/context';
 import { append, button, clear, h, location } from '../state/dom';
 import { formatAttribute, NodeInfo, shapeText, TraceGraph, userFrame } from '../model/graph';
 import { ArgumentInfo, argumentsOf, TraceRunModel } from '../model/run';
+import { fixButton } from '../controls/fix';
 
 export class Inspector {
   readonly element: HTMLElement;
@@ -21,7 +22,13 @@ export class Inspector {
     this.body = h('div', { class: 'jp-TraceExplorer-inspectorBody' });
     this.element = h('section', { class: 'jp-TraceExplorer-inspector', 'aria-label': 'node inspector' }, this.body);
     this.unsubscribe = ctx.onChange(keys => {
-      if (keys.has('selectedNode') || keys.has('run') || keys.has('selectedMethod') || keys.has('currentDivergence')) {
+      if (
+        keys.has('selectedNode') ||
+        keys.has('run') ||
+        keys.has('selectedMethod') ||
+        keys.has('currentDivergence') ||
+        keys.has('options')
+      ) {
         this.render();
       }
     });
@@ -345,8 +352,24 @@ export class Inspector {
       h(
         'ul',
         { class: 'jp-TraceExplorer-problems' },
-        ...warnings.map(w => h('li', { class: 'jp-mod-warning' }, `[${w.category}] `, w.message.split('\n')[0])),
-        ...findings.map(f => h('li', { class: `jp-mod-${f.severity}` }, `[${f.kind}] ${f.title}`)),
+        ...warnings.map(w =>
+          h(
+            'li',
+            { class: 'jp-mod-warning' },
+            `[${w.category}] `,
+            w.message.split('\n')[0],
+            w.advice ? h('p', { class: 'jp-TraceExplorer-hint' }, h('strong', {}, 'Fix: '), w.advice) : null
+          )
+        ),
+        ...findings.map(f =>
+          h(
+            'li',
+            { class: `jp-mod-${f.severity}` },
+            `[${f.kind}] ${f.title}`,
+            f.hint ? h('p', { class: 'jp-TraceExplorer-hint' }, h('strong', {}, 'Fix: '), f.hint) : null,
+            fixButton(this.ctx, f.fix)
+          )
+        ),
         ...divergences.map(({ d, index }) =>
           h(
             'li',
