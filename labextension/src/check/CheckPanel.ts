@@ -346,8 +346,8 @@ export class CheckPanel {
         ? h(
             'p',
             { class: 'jp-TraceExplorer-muted' },
-            `${grouped.following.length} more downstream divergence${grouped.following.length === 1 ? '' : 's'} ` +
-              'follow from these roots (tick "downstream too" to walk them)'
+            `${grouped.following.length} downstream divergence${grouped.following.length === 1 ? '' : 's'} ` +
+              'at other lines follow from these roots (tick "downstream too" to walk them)'
           )
         : null
     );
@@ -377,7 +377,11 @@ export class CheckPanel {
         ? location(cause.file, cause.line, run, (file, line) => this.ctx.showPlace(file, line))
         : h('span', { class: 'jp-TraceExplorer-muted' }, '(no source line)'),
       `: ${cause.summary}`,
-      cause.roots.length ? null : h('span', { class: 'jp-TraceExplorer-muted' }, ' (downstream of another root)'),
+      cause.roots.length
+        ? cause.downstream.length
+          ? h('span', { class: 'jp-TraceExplorer-muted' }, ` · ${cause.downstream.length} downstream at this line`)
+          : null
+        : h('span', { class: 'jp-TraceExplorer-muted' }, ' (downstream of another root)'),
       several ? h('span', { class: 'jp-TraceExplorer-muted' }, ` · ${run.cases[cause.caseIndex]?.label ?? ''}`) : null
     );
     const why = [
