@@ -7,7 +7,7 @@ import { join } from 'path';
 import { describe, expect, it } from 'vitest';
 
 import { describeFix, pendingFix } from '../src/controls/fix';
-import { describeDivergences, groupByCause, stepOrder } from '../src/model/causes';
+import { describeDivergences, divergencePlace, groupByCause, stepOrder } from '../src/model/causes';
 import { ExplorerOptions, OPTION_SPECS } from '../src/model/protocol';
 import { argumentsOf, decodeRun, TraceRunModel } from '../src/model/run';
 import { shapeText } from '../src/model/graph';
@@ -42,6 +42,28 @@ describe('divergences by cause', () => {
     const placed = [...causes.flatMap(c => [...c.roots, ...c.downstream]), ...following].sort((a, b) => a - b);
     expect(placed).toEqual(run.divergences.map((_, i) => i));
     expect(causes[2].downstream.length).toBeGreaterThan(0); // the trace's own unbind at the loop line
+  });
+
+  it('a loop the diff calls downstream of a branch is still a cause of its own when its line has a warning', () => {
+    const raw = JSON.parse(readFileSync(join(dir, 'causes.run.json'), 'utf8'));
+    const iterate = raw.warnings.find((w: { category: string }) => w.category === 'iterate');
+    const original = decodeRun(raw);
+    // as if the diff had seen the loop's ops as reading the branch's diverged values: no root at the loop line
+    raw.check.cases[0].diff.divergences = raw.check.cases[0].diff.divergences.map(
+      (row: [number, number, number, string], i: number) => {
+        const place = divergencePlace(original, original.divergences[i]);
+        return place?.line === iterate.line ? [row[0], row[1], 1, 'follows from the divergence at the branch'] : row;
+      }
+    );
+    const run = decodeRun(raw);
+    const { causes } = groupByCause(run);
+    const loop = causes.find(c => c.line === iterate.line)!;
+    expect(loop.roots).toEqual([]);
+    expect(loop.downstream.length).toBeGreaterThan(0);
+    expect(loop.warnings.map(w => w.category)).toEqual(['iterate']);
+    // the stepper reaches it with downstream on; the roots it walks by default are still what the verdict counts
+    expect(stepOrder({ causes, following: [] }, true)).toContain(loop.downstream[0]);
+    expect(stepOrder({ causes, following: [] }, false).every(i => run.divergences[i].kind === 'root')).toBe(true);
   });
 
   it('the stepper walks the roots cause by cause, as many as the verdict counts; downstream on request', () => {
