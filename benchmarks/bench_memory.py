@@ -52,7 +52,7 @@ def bench_retraces(n: int) -> None:
     model, x = mid_size_model(), torch.randn(2, 16, 256)
     params = sum(p.numel() * p.element_size() for p in model.parameters()) / MB
 
-    def now(delay: float, fn):  # noqa: ANN001, ANN202  (the Scheduler signature)
+    def now(delay: float, fn):
         fn()
 
         class Done:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import collections
 import os
 import re
 import traceback
@@ -134,7 +135,8 @@ def describe_returned(value: Any) -> str:
         if v is None:
             return "None"
         if isinstance(v, dict):
-            return "dict"
+            # a dict subclass is named by its class: a Hugging Face ModelOutput is an OrderedDict, not "a dict"
+            return "dict" if type(v) in (dict, collections.OrderedDict) else type(v).__name__
         if isinstance(v, (list, tuple)):
             return type(v).__name__
         name = type(v).__name__

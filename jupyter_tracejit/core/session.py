@@ -33,7 +33,7 @@ from .module_state import ModuleState
 from .plan import TracePlan
 from .run import TraceRun, display_names
 from .schemas import argument_names, parameter_types
-from .torch_trace import TraceCall, trace_call
+from .torch_trace import TraceCall, own_compilation_unit, trace_call
 from .tracer_warnings import WarningRecorder
 
 #: torch's code printer is quadratic in the number of submodules (3 s for 4,000): skip `.code` beyond this
@@ -180,7 +180,8 @@ class TraceSession:
                 fn, args, kwargs = self._trace_call(plan.module, plan.inputs, methods=True)
             else:
                 fn, args, kwargs = self._trace_call(plan.func, plan.inputs["forward"], methods=False)
-            traced = fn(*args, **kwargs)  # called here: every frame between the user and torch costs per node
+            with own_compilation_unit():
+                traced = fn(*args, **kwargs)  # called here: every frame between the user and torch costs per node
         except Exception as e:
             self._timed("trace", t0)
             known = {"returned": returned[-1]} if returned else {}
@@ -321,6 +322,10 @@ class TraceSession:
                     run.error = check_error(failed)
                     run.traced = None
                     break
+                if any(c.graphs_differ for c in cases):
+                    # torch raises its TracingCheckError ("Graphs differed across invocations") at the first
+                    # input set whose graph differs: a later set, which may not even run, is never checked
+                    break
         self._timed("check", t0)
 
     def _check_function_set(self, index: int, label: str, inputs: Any) -> CheckCase:
@@ -332,7 +337,8 @@ class TraceSession:
         self.python_runs += 1
         try:
             fn, args, kwargs = self._trace_call(plan.func, clone_inputs(inputs), methods=False, for_check=True)
-            check_fn = fn(*args, **kwargs)
+            with own_compilation_unit():
+                check_fn = fn(*args, **kwargs)
         except Exception as e:
             case.exception = error_from_exception(e, phase="check")
             case.exception.message = f"re-tracing with {label} raised {case.exception.type}: {case.exception.message}"
@@ -365,7 +371,8 @@ class TraceSession:
                 methods=True,
                 for_check=True,
             )
-            check_mod = fn(*args, **kwargs)
+            with own_compilation_unit():
+                check_mod = fn(*args, **kwargs)
         except Exception as e:
             err = error_from_exception(e, phase="check")
             err.message = f"re-tracing with {label} raised {err.type}: {err.message}"

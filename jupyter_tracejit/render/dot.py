@@ -42,6 +42,8 @@ MAX_TITLE_CHARS = 120
 TOOLTIP_BACKSLASH = "\u29f5"
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]+")
+#: a Python string holds a surrogate only unpaired (a pair is one code point): no encoding can write it
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
 _CLASS_BAD = re.compile(r"[^A-Za-z0-9_-]+")
 _ID_BAD = re.compile(r"[^A-Za-z0-9_.-]")
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -64,7 +66,7 @@ def truncate(text: str, limit: int) -> str:
 
 def escape_text(text: str, limit: int = MAX_LABEL_CHARS, backslash: str = "\\\\") -> str:
     """One line of untrusted text as a literal fragment of a quoted DOT string."""
-    text = truncate(_CONTROL.sub(" ", text), limit)
+    text = truncate(_CONTROL.sub(" ", _SURROGATE.sub("\ufffd", text)), limit)
     return text.replace("&", "&amp;").replace("\\", backslash).replace('"', '\\"')
 
 

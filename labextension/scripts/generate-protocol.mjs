@@ -16,6 +16,9 @@ import prettier from 'prettier';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const OUT = join(root, 'labextension', 'src', 'model', 'protocol.generated.ts');
+// the run schema itself, for validating saved runs in the browser (model/validate.ts): a copy under src/, where
+// the TypeScript build may import it
+const SCHEMA_OUT = join(root, 'labextension', 'src', 'model', 'run.schema.generated.json');
 const read = path => JSON.parse(readFileSync(join(root, path), 'utf8'));
 
 const run = read('jupyter_tracejit/core/run.schema.json');
@@ -92,22 +95,26 @@ async function generate() {
   return prettier.format(text, { ...config, parser: 'typescript' });
 }
 
-const text = await generate();
-if (process.argv.includes('--check')) {
-  let current = '';
-  try {
-    current = readFileSync(OUT, 'utf8');
-  } catch {
-    // missing counts as stale
+const outputs = [
+  [OUT, await generate()],
+  [SCHEMA_OUT, `${JSON.stringify(run, null, 2)}\n`]
+];
+for (const [path, text] of outputs) {
+  const name = path.slice(root.length + 1);
+  if (process.argv.includes('--check')) {
+    let current = '';
+    try {
+      current = readFileSync(path, 'utf8');
+    } catch {
+      // missing counts as stale
+    }
+    if (current !== text) {
+      console.error(`${name} is stale: run \`npm run build:protocol\` and commit the result`);
+      process.exit(1);
+    }
+    console.log(`${name} is current`);
+  } else {
+    writeFileSync(path, text);
+    console.log(`wrote ${name}`);
   }
-  if (current !== text) {
-    console.error(
-      'labextension/src/model/protocol.generated.ts is stale: run `npm run build:protocol` and commit the result'
-    );
-    process.exit(1);
-  }
-  console.log('protocol.generated.ts is current');
-} else {
-  writeFileSync(OUT, text);
-  console.log('wrote labextension/src/model/protocol.generated.ts');
 }

@@ -18,6 +18,7 @@ import { Widget } from '@lumino/widgets';
 import { Explorer } from './explorer/Explorer';
 import { liveModel, mountLive, mountStatic, onLiveModelClosed } from './explorer/mount';
 import { TraceProgress, TraceRunJSON } from './model/protocol';
+import { savedRunProblem } from './model/validate';
 import { MIME_TYPE, PROGRESS_MIME_TYPE } from './version';
 
 const WIDGET_VIEW = 'application/vnd.jupyter.widget-view+json';
@@ -43,10 +44,9 @@ export class TraceRunRenderer extends Widget implements IRenderMime.IRenderer {
       // a bug of ours or data we cannot read: say so in the output, keep the details in the console
       console.error('jupyter-tracejit: could not show this trace', err);
       this.unmount();
-      const message = document.createElement('p');
-      message.className = 'jp-TraceExplorer-error jp-TraceExplorer-renderError';
-      message.textContent = `jupyter-tracejit could not show this trace: ${err instanceof Error ? err.message : String(err)}`;
-      this.node.appendChild(message);
+      this.showMessage(
+        `jupyter-tracejit could not show this trace: ${err instanceof Error ? err.message : String(err)}`
+      );
     }
   }
 
@@ -86,8 +86,25 @@ export class TraceRunRenderer extends Widget implements IRenderMime.IRenderer {
         stopFollowing();
       };
     } else {
-      this.explorer = mountStatic(this.node, (model.data[this._mimeType] ?? null) as TraceRunJSON | null);
+      this.explorer = mountStatic(
+        this.node,
+        (model.data[this._mimeType] ?? null) as TraceRunJSON | null,
+        savedRunProblem
+      );
+      // a saved run we cannot read (edited, cut short, another version): its reason alone, not an empty explorer
+      const problem = this.explorer.ctx.error;
+      if (problem) {
+        this.unmount();
+        this.showMessage(`jupyter-tracejit cannot show this saved trace: ${problem}`);
+      }
     }
+  }
+
+  private showMessage(text: string): void {
+    const message = document.createElement('p');
+    message.className = 'jp-TraceExplorer-error jp-TraceExplorer-renderError';
+    message.textContent = text;
+    this.node.appendChild(message);
   }
 
   private unmount(): void {

@@ -326,6 +326,9 @@ describe('escaping of untrusted text', () => {
     expect(escapeText('a"b')).toBe('a\\"b');
     expect(escapeText('x\\N\\G')).toBe('x\\\\N\\\\G');
     expect(escapeText('&lt;script&gt;')).toBe('&amp;lt;script&amp;gt;');
+    // unpaired surrogates as render/dot.py writes them; a pair (an emoji) is kept
+    expect(escapeText('a\uD800b\uDFFF')).toBe('a\uFFFDb\uFFFD');
+    expect(escapeText('a\uD83D\uDE42b')).toBe('a\uD83D\uDE42b');
     expect(escapeText('line1\nline2\r\u2028x')).toBe('line1 line2 x');
     expect(labelLines(['"];evil=1;["'])).toBe('"\\"];evil=1;[\\""');
   });

@@ -142,3 +142,52 @@ def test_mime_renderer_is_safe_on_an_untrusted_notebook(lab):
     assert lab.page.evaluate("() => window.__pwned") is None
     lab.screenshot("untrusted", explorer)
     assert json.dumps(lab.extension_errors()) == "[]"
+
+
+def test_mime_renderer_says_once_what_is_wrong_with_a_malformed_saved_run(lab):
+    """A saved output edited by hand, cut short or written by another version: one clear message per output,
+    nothing thrown then or on clicks, and a valid output beside them still shows its graph."""
+    import copy
+
+    import torch
+
+    import jupyter_tracejit as tj
+
+    good = tj.trace(torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.ReLU()), (torch.randn(2, 3),)).to_json()
+    bad_node = copy.deepcopy(good)
+    bad_node["graphs"]["forward"]["nodes"][1] = "oops"
+    missing = copy.deepcopy(good)
+    del missing["warnings"]
+    newer = {**copy.deepcopy(good), "schema_version": 99}
+    cases = [good, bad_node, missing, newer, "just a string", [1, 2]]
+    outputs = {
+        i: [{"output_type": "display_data", "metadata": {}, "data": {MIME: data, "text/plain": "a trace"}}]
+        for i, data in enumerate(cases)
+    }
+    lab.write_notebook("malformed.ipynb", [f"# output {i}" for i in range(len(cases))], outputs=outputs)
+
+    nb = lab.open_notebook("malformed.ipynb", wait_for_kernel=False)
+    explorers = nb.locator(f".jp-OutputArea-output{EXPLORER}")
+    explorers.nth(len(cases) - 1).wait_for()
+    assert explorers.count() == len(cases)
+    explorers.nth(0).locator(".jp-TraceExplorer-graph svg").wait_for()
+
+    def said(i: int) -> str:
+        # the notebook is windowed: an output out of view is not laid out, and has no inner text
+        explorers.nth(i).scroll_into_view_if_needed()
+        return explorers.nth(i).inner_text().strip()
+
+    prefix = "jupyter-tracejit cannot show this saved trace: "
+    assert said(1).startswith(f"{prefix}not a valid jupyter-tracejit run (at graphs › forward › nodes › 1")
+    assert "re-run the cell" in said(1)
+    assert 'missing field "warnings"' in said(2)
+    assert "schema_version 99" in said(3) and "update jupyter-tracejit" in said(3)
+    assert said(4) == f"{prefix}not a jupyter-tracejit run: expected an object"
+    assert said(5) == f"{prefix}not a jupyter-tracejit run: expected an object"
+    for i in range(1, len(cases)):
+        # one message and nothing else: no empty graph, no controls that could throw on a click
+        assert explorers.nth(i).locator(".jp-TraceExplorer-renderError").count() == 1
+        assert explorers.nth(i).locator("svg, button, [role=tab]").count() == 0
+    assert "Javascript Error" not in nb.inner_text()
+    lab.screenshot("malformed-saved-runs", nb)
+    assert lab.extension_errors() == []

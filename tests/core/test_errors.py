@@ -4,6 +4,7 @@ torch's C++ trailer is cut, and misuse of the API is an ArgumentError."""
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import json
 import os
@@ -200,6 +201,9 @@ def test_errors_about_a_scripted_submodule_are_not_already_script(fn: Any, text:
         ([1, 2.0, 3], "a list of ints and floats"),
         ([[1], (2,)], "a list of lists and tuples"),
         (ModelOutput(torch.ones(1)), "a ModelOutput"),
+        # Hugging Face's ModelOutput is an OrderedDict subclass: named by its class, not "a dict"
+        (type("CausalLMOutput", (collections.OrderedDict,), {})(logits=1), "a CausalLMOutput"),
+        (collections.OrderedDict(a=1), "a dict"),
         (TwoMethods(), "a TwoMethods"),
         (object(), "an object"),
     ],

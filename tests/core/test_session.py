@@ -227,3 +227,24 @@ def test_a_submodule_traced_as_a_method_fails_as_torch_fails() -> None:
         torch.jit.trace_module(Wrapper(), {"fc": (torch.rand(2),)})
     run = tj.trace_module(Wrapper(), {"fc": (torch.rand(2),)})
     assert not run.ok
+
+
+def test_the_check_stops_at_the_first_set_whose_graph_differs_as_torchs_does() -> None:
+    """The docs' loop example: torch raises "Graphs differed" on the first check input and never runs the second
+    (on which the trace would fail: it indexes row 2 of a 2-row input)."""
+
+    def loop_in_traced_fn(x):
+        result = x[0]
+        for i in range(x.size(0)):
+            result = result * x[i]
+        return result
+
+    inputs, checks = (torch.rand(3, 4, 5),), [(torch.rand(4, 5, 6),), (torch.rand(2, 3, 4),)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(torch.jit.TracingCheckError, match="Graphs differed"):
+            torch.jit.trace(loop_in_traced_fn, inputs, check_inputs=checks)
+        run = tj.trace(loop_in_traced_fn, inputs, check_inputs=checks)
+    assert not run.ok and run.error is None  # a failed check, not an exception
+    assert run.check is not None and [c.index for c in run.check.cases] == [0]
+    assert run.check.cases[0].graphs_differ

@@ -152,3 +152,49 @@ def test_a_re_trace_has_the_graph_torchs_check_compares() -> None:
     assert demangle(str(retrace.graph)) == demangle(str(by_torch.graph))
     fn = ours(scaled, (x, m), for_check=True)
     assert str(fn.graph) == str(torch.jit.trace(scaled, (x, m), check_trace=False, _store_inputs=False).graph)
+
+
+def _global_functions() -> int:
+    return len(torch.jit._state._python_cu.get_functions())
+
+
+def test_a_traces_types_live_in_its_own_compilation_unit_and_go_with_the_run() -> None:
+    import gc
+    import io
+    import weakref
+
+    import jupyter_tracejit as tj
+    from jupyter_tracejit.core.torch_trace import own_compilation_unit
+
+    model = nn.Sequential(Encoder(), nn.ReLU(), Encoder()).eval()
+    before = _global_functions()
+    with own_compilation_unit():
+        unit = torch.jit._state._python_cu
+        traced = torch.jit.trace(model, (x,))
+    assert torch.jit._state._python_cu is not unit  # put back
+    # the types, with their methods, went to the trace's own unit: torch's global one is as it was
+    assert _global_functions() == before and len(unit.get_functions()) > 0
+    # and the module is a full ScriptModule: it runs, prints, saves and loads
+    assert torch.allclose(traced(x), model(x))
+    assert "aten::linear" in str(traced.inlined_graph) and "def forward" in traced.code
+    buffer = io.BytesIO()
+    torch.jit.save(traced, buffer)
+    buffer.seek(0)
+    assert torch.allclose(torch.jit.load(buffer)(x), model(x))
+
+    # a run (trace and check) leaves nothing in the global unit, and its unit goes when the run goes
+    run = tj.trace(model, (x,), check_inputs=[(torch.rand(4, 3),)])
+    assert run.ok and _global_functions() == before
+    unit_ref = weakref.ref(run.traced)
+    del run, traced, unit
+    gc.collect()
+    assert unit_ref() is None and _global_functions() == before
+
+
+def test_the_unit_is_put_back_when_the_trace_raises() -> None:
+    from jupyter_tracejit.core.torch_trace import own_compilation_unit
+
+    saved = torch.jit._state._python_cu
+    with pytest.raises(RuntimeError), own_compilation_unit():
+        raise RuntimeError("the user's code failed")
+    assert torch.jit._state._python_cu is saved

@@ -738,3 +738,11 @@ def test_dead_plumbing_is_not_drawn() -> None:
     assert drawn == {"aten::linear", "aten::relu"}
     unfolded = parse_dot(to_dot(graph, fold=False))
     assert all(f"n{n.id}" in unfolded.nodes for n in dead)
+
+
+def test_an_unpaired_surrogate_is_written_as_the_replacement_character() -> None:
+    # a module name can hold one (Python allows it); no encoding can write it, and Graphviz would choke on it
+    from jupyter_tracejit.render.dot import escape_text
+
+    assert escape_text("a\ud800b\udfff") == "a\ufffdb\ufffd"
+    assert escape_text("a🙂b") == "a🙂b"

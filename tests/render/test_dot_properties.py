@@ -39,7 +39,9 @@ LINK_ATTRS = {"url", "href", "target", "labelhref", "labelurl", "tailurl", "head
 
 
 def plain(text: str, limit: int = MAX_LABEL_CHARS) -> str:
-    """What a label line should read back as: control characters become spaces, then the cut."""
+    """What a label line should read back as: unpaired surrogates become U+FFFD, control characters spaces,
+    then the cut."""
+    text = re.sub(r"[\ud800-\udfff]", "\ufffd", text)
     return truncate(re.sub(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]+", " ", text), limit)
 
 

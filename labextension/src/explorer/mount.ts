@@ -75,8 +75,13 @@ export function mountLive(container: HTMLElement, model: SyncedModel): Explorer 
   return explorer;
 }
 
-export function mountStatic(container: HTMLElement, run: TraceRunJSON | null): Explorer {
-  const explorer = new Explorer(new StaticHost(run));
+/** `checkRun`: why the saved data cannot be shown, if it cannot (see ExplorerHost.checkRun). */
+export function mountStatic(
+  container: HTMLElement,
+  run: TraceRunJSON | null,
+  checkRun?: (data: unknown) => string | null
+): Explorer {
+  const explorer = new Explorer(new StaticHost(run, checkRun));
   explorer.element.classList.add('jp-mod-readOnly');
   container.appendChild(explorer.element);
   return explorer;

@@ -31,6 +31,8 @@ export const TOOLTIP_BACKSLASH = '\u29f5';
 // eslint-disable-next-line no-control-regex -- matching control characters is the point: they are stripped from labels
 const CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]+/g;
 const CLASS_BAD = /[^A-Za-z0-9_-]+/g;
+/** an unpaired surrogate (render/dot.py `_SURROGATE`: in Python every surrogate is unpaired) */
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
 const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const INT64_BOUND = 2 ** 63;
 
@@ -48,7 +50,7 @@ export function truncate(text: string, limit: number): string {
 
 /** One line of untrusted text as a literal fragment of a quoted DOT string. */
 export function escapeText(text: string, limit = MAX_LABEL_CHARS, backslash = '\\\\'): string {
-  return truncate(text.replace(CONTROL, ' '), limit)
+  return truncate(text.replace(LONE_SURROGATE, '\uFFFD').replace(CONTROL, ' '), limit)
     .replace(/&/g, '&amp;')
     .replace(/\\/g, backslash)
     .replace(/"/g, '\\"');

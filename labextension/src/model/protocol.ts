@@ -80,7 +80,7 @@ export function floatValue(x: JsonFloat | null | undefined): number | null {
 
 /** Why a value is not a run this version can show, or null when it is one. */
 export function runProblem(data: unknown): string | null {
-  if (typeof data !== 'object' || data === null) {
+  if (typeof data !== 'object' || data === null || Array.isArray(data)) {
     return 'not a jupyter-tracejit run: expected an object';
   }
   const run = data as Partial<TraceRunJSON>;

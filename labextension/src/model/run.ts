@@ -225,9 +225,12 @@ function decodeCase(c: CheckCaseJSON): CheckCase {
   };
 }
 
-/** Decode a run, or throw an Error whose message says what is wrong with the data. */
-export function decodeRun(data: unknown): TraceRunModel {
-  const problem = runProblem(data);
+/**
+ * Decode a run, or throw an Error whose message says what is wrong with the data. `check`: a fuller check to make
+ * first (a saved run, which may have been edited: model/validate.ts `savedRunProblem`).
+ */
+export function decodeRun(data: unknown, check: (data: unknown) => string | null = runProblem): TraceRunModel {
+  const problem = check(data);
   if (problem) {
     throw new Error(problem);
   }

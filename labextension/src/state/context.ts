@@ -57,7 +57,8 @@ export class ExplorerContext {
       this.decodeError = null;
       if (raw) {
         try {
-          this.decoded = decodeRun(raw);
+          // a saved output may have been edited or cut short: its host checks it before anything reads it
+          this.decoded = decodeRun(raw, this.host.checkRun);
         } catch (err) {
           this.decodeError = err instanceof Error ? err.message : String(err);
         }

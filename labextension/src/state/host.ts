@@ -50,9 +50,27 @@ export interface ExplorerHost {
   onChange(listener: (keys: Set<HostKey>) => void): () => void;
   /** Interrupt the kernel (what its Interrupt button does); absent where there is no kernel. */
   interruptKernel?(): void;
+  /**
+   * Why the run cannot be shown, checked before it is decoded (null: fine); absent where the run is our own
+   * kernel's. The MIME renderer passes the schema check of model/validate.ts for saved outputs; the standalone
+   * report, whose run we wrote, leaves it out (and Ajv out of its bundle).
+   */
+  readonly checkRun?: (data: unknown) => string | null;
 }
 
 /** A saved run's state: the widget traits' defaults (from the schema), with the run and its default method. */
+/**
+ * The widget picks forward, else the first traced method (explorer.py _default_method). `run` may be anything a
+ * saved output holds: it is validated later, when decoded (model/validate.ts).
+ */
+function defaultMethod(run: TraceRunJSON | null): string {
+  const graphs: unknown = run && typeof run === 'object' ? run.graphs : null;
+  if (!graphs || typeof graphs !== 'object') {
+    return TRAIT_DEFAULTS.selected_method;
+  }
+  return 'forward' in graphs ? 'forward' : (Object.keys(graphs)[0] ?? TRAIT_DEFAULTS.selected_method);
+}
+
 function defaultState(run: TraceRunJSON | null): HostState {
   const d = TRAIT_DEFAULTS;
   return {
@@ -66,9 +84,7 @@ function defaultState(run: TraceRunJSON | null): HostState {
     statusMessage: d.status_message,
     // a saved run has no history: its own entry only (the options bar shows its recorded options instead)
     history: d.runs,
-    // the widget picks forward, else the first traced method (explorer.py _default_method)
-    selectedMethod:
-      run && 'forward' in run.graphs ? 'forward' : (Object.keys(run?.graphs ?? {})[0] ?? d.selected_method),
+    selectedMethod: defaultMethod(run),
     selectedNode: d.selected_node,
     currentDivergence: d.current_divergence,
     comparison: null
@@ -81,7 +97,10 @@ export class StaticHost implements ExplorerHost {
   private state: HostState;
   private listeners = new Set<(keys: Set<HostKey>) => void>();
 
-  constructor(run: TraceRunJSON | null) {
+  constructor(
+    run: TraceRunJSON | null,
+    readonly checkRun?: (data: unknown) => string | null
+  ) {
     this.state = defaultState(run);
   }
 

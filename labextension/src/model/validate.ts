@@ -1,0 +1,56 @@
+/**
+ * Is this saved run something we can show? A run read from a notebook or a report file may have been edited,
+ * truncated or written by another version; checked against the run's JSON Schema (the same file the Python tests
+ * validate real runs against), a malformed one gets one clear message instead of a renderer that throws later,
+ * on a click. Live runs come from our own kernel and are not checked (a 70k-node run would cost a frame).
+ */
+import Ajv, { ErrorObject, ValidateFunction } from 'ajv';
+
+import { runProblem } from './protocol';
+import runSchema from './run.schema.generated.json';
+
+let validator: ValidateFunction | null = null;
+
+function compiled(): ValidateFunction {
+  if (!validator) {
+    // strict off: the schema carries descriptions and draft-07 keywords Ajv's strict mode would question
+    validator = new Ajv({ allErrors: false, strict: false }).compile(runSchema);
+  }
+  return validator;
+}
+
+/** Where in the run and what is wrong, in words ("at graphs › forward › nodes › 3: must be array"). */
+function describe(error: ErrorObject): string {
+  const path = error.instancePath
+    .split('/')
+    .slice(1)
+    .map(part => part.replace(/~1/g, '/').replace(/~0/g, '~'))
+    .join(' › ');
+  const detail =
+    error.keyword === 'additionalProperties'
+      ? `unexpected field ${JSON.stringify((error.params as { additionalProperty: string }).additionalProperty)}`
+      : error.keyword === 'required'
+        ? `missing field ${JSON.stringify((error.params as { missingProperty: string }).missingProperty)}`
+        : (error.message ?? 'is invalid');
+  return path ? `at ${path}: ${detail}` : detail;
+}
+
+/**
+ * Null when `data` is a run this front end can show; else why not, and what to do about it. The kind and the
+ * schema version are checked first: "saved by another version" says more than the first field that differs.
+ */
+export function savedRunProblem(data: unknown): string | null {
+  const basic = runProblem(data);
+  if (basic) {
+    return basic;
+  }
+  const validate = compiled();
+  if (validate(data)) {
+    return null;
+  }
+  const first = validate.errors?.[0];
+  return (
+    `not a valid jupyter-tracejit run (${first ? describe(first) : 'it does not match the run schema'}). ` +
+    'The output was probably edited or cut short: re-run the cell to trace again.'
+  );
+}

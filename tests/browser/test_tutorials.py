@@ -1,0 +1,106 @@
+"""A tutorial as a learner opens it: the saved explorers render before anything runs (from the notebook's
+`application/vnd.jupyter.tracejit+json` outputs, no kernel involved), and live ones replace them after Run All."""
+
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+
+import nbformat
+import pytest
+
+pytestmark = pytest.mark.browser
+
+ROOT = ".jp-TraceExplorer-root"
+BADGE = ".jp-TraceExplorer-header .jp-TraceExplorer-badge"
+NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
+TUTORIAL = NOTEBOOKS / "02-control-flow-and-shapes.ipynb"
+REAL_MODEL = NOTEBOOKS / "06-real-model-bert-gpt2.ipynb"
+
+
+def _cell_index(nb, source_start: str) -> int:
+    return next(i for i, c in enumerate(nb.cells) if c.source.startswith(source_start))
+
+
+def _check_tab(explorer) -> str:
+    explorer.locator('.jp-TraceExplorer-tab[data-tab="check"]').click()
+    return explorer.locator(".jp-TraceExplorer-check").inner_text()
+
+
+def test_tutorial_explorers_render_saved_and_after_running(lab):
+    shutil.copy(TUTORIAL, lab.server.root / TUTORIAL.name)
+    nb = nbformat.read(TUTORIAL, as_version=4)
+    branch = _cell_index(nb, "def branchy(x):")
+    checked = _cell_index(nb, "%trace --check-inputs [(negative,)]")
+    loop = _cell_index(nb, "loop_run = tj.trace(")
+
+    # opened, nothing run: the saved outputs render as read-only explorers with their graphs
+    lab.open_notebook(TUTORIAL.name, wait_for_kernel=False)
+    saved = lab.outputs(branch).locator(ROOT).first
+    saved.wait_for(timeout=30_000)
+    saved.locator(".jp-TraceExplorer-canvas svg").wait_for()
+    assert "read-only" in saved.locator(".jp-TraceExplorer-options").inner_text()
+    saved.locator(BADGE, has_text=re.compile("^warnings$")).wait_for(timeout=30_000)
+    saved_check = lab.outputs(checked).locator(ROOT).first
+    saved_check.scroll_into_view_if_needed()
+    saved_check.locator(".jp-TraceExplorer-canvas svg").wait_for()
+    saved_check.locator(BADGE, has_text=re.compile("^check failed$")).wait_for(timeout=30_000)
+    assert "aten::sub" in _check_tab(saved_check)  # the divergence the tutorial's text talks about
+    lab.screenshot_themes("tutorial-02-saved", saved_check)
+
+    # the docs' loop, still without a kernel: the stepper goes to the real change (an extra aten::select), shown
+    # in the trace and the check trace side by side, as the tutorial's text says
+    saved_loop = lab.outputs(loop).locator(ROOT).first
+    saved_loop.scroll_into_view_if_needed()
+    saved_loop.locator(".jp-TraceExplorer-canvas svg").wait_for()
+    _check_tab(saved_loop)
+    check = saved_loop.locator(".jp-TraceExplorer-check")
+    check.get_by_role("button", name="next divergence").click()
+    check.locator(".jp-TraceExplorer-stepLabel").filter(has_text=re.compile(r"^1 of \d+$")).wait_for()
+    sides = check.locator(".jp-TraceExplorer-side")
+    sides.nth(1).locator("g.node.current").wait_for()
+    assert "kind-aten-select" in sides.nth(1).locator("g.node.current").get_attribute("class")
+    assert "only in the check trace: aten::select" in check.locator(".jp-TraceExplorer-reason").inner_text()
+    sides.nth(0).locator("svg").wait_for()
+    lab.screenshot_themes("tutorial-02-saved-stepper", saved_loop)
+
+    # Run All: the kernel traces again and live explorers (with their option controls) replace the saved ones
+    lab.wait_for_idle(120_000)
+    lab.run_all(timeout=180_000)
+    live = lab.outputs(branch).locator(ROOT).first
+    live.scroll_into_view_if_needed()  # Run All left the page at the end; off-screen cells are not painted
+    live.locator("input[data-option]").first.wait_for(timeout=30_000)
+    live.locator(".jp-TraceExplorer-canvas svg").wait_for()
+    live.locator(BADGE, has_text=re.compile("^warnings$")).wait_for(timeout=30_000)
+    live_check = lab.outputs(checked).locator(ROOT).first
+    live_check.scroll_into_view_if_needed()
+    live_check.locator("input[data-option]").first.wait_for(timeout=30_000)
+    live_check.locator(BADGE, has_text=re.compile("^check failed$")).wait_for(timeout=30_000)
+    assert "aten::sub" in _check_tab(live_check)
+    lab.screenshot_themes("tutorial-02-live", live_check)
+    assert not lab.extension_errors()
+
+
+def test_real_model_tutorial_renders_its_saved_explorers(lab):
+    """Notebook 6 as GitHub readers get it, in JupyterLab: BERT's and GPT-2's saved explorers (a few hundred nodes
+    each) render from the notebook alone; the GPT-2 one that the text discusses opens on its divergence."""
+    shutil.copy(REAL_MODEL, lab.server.root / REAL_MODEL.name)
+    nb = nbformat.read(REAL_MODEL, as_version=4)
+    bert = _cell_index(nb, "bert = BertModel(BertConfig(return_dict=False")
+    one_token = _cell_index(nb, "one_token = ")
+    lab.open_notebook(REAL_MODEL.name, wait_for_kernel=False)
+    saved_bert = lab.outputs(bert).locator(ROOT).first
+    saved_bert.scroll_into_view_if_needed()
+    saved_bert.locator(".jp-TraceExplorer-canvas svg").wait_for(timeout=60_000)
+    saved_bert.locator(BADGE, has_text=re.compile("^warnings$")).wait_for(timeout=30_000)
+    saved_bert.locator('.jp-TraceExplorer-tab[data-tab="warnings"]').click()
+    assert "sdpa_attention.py" in saved_bert.locator(".jp-TraceExplorer-warnings").inner_text()
+    lab.screenshot_themes("tutorial-06-bert-saved", saved_bert)
+    saved_gpt2 = lab.outputs(one_token).locator(ROOT).first
+    saved_gpt2.scroll_into_view_if_needed()
+    saved_gpt2.locator(".jp-TraceExplorer-canvas svg").wait_for(timeout=60_000)
+    saved_gpt2.locator(BADGE, has_text=re.compile("^check failed$")).wait_for(timeout=30_000)
+    assert "scaled_dot_product_attention" in _check_tab(saved_gpt2)
+    lab.screenshot_themes("tutorial-06-gpt2-saved", saved_gpt2)
+    assert not lab.extension_errors()
