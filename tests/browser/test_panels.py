@@ -12,6 +12,7 @@ import pytest
 from jupyter_tracejit.core.tracer_warnings import ADVICE
 
 from .test_explorer import ROOT, SETUP
+from .test_shell import CONTRAST, MIN_CONTRAST
 
 pytestmark = pytest.mark.browser
 
@@ -58,6 +59,22 @@ def panel(explorer, name: str):
 def search_of(explorer) -> tuple[str, str]:
     box = explorer.locator(".jp-TraceExplorer-search")
     return box.input_value(), explorer.locator(".jp-TraceExplorer-searchLabel").inner_text()
+
+
+def contrast_failures(lab) -> dict[str, list[str]]:
+    """Texts of the explorers on the page under 4.5:1 against their background, in the light and the dark theme."""
+    failures: dict[str, list[str]] = {}
+    for theme in ("JupyterLab Light", "JupyterLab Dark"):
+        lab.set_theme(theme)
+        measured = lab.page.evaluate(CONTRAST, f".jp-NotebookPanel:not(.lm-mod-hidden) {ROOT}")
+        assert len(measured) > 20, len(measured)
+        failures[theme] = sorted(
+            f"{m['ratio']:.2f} {m['where']} in {m['parent']}: {m['text']!r}"
+            for m in measured
+            if m["ratio"] < MIN_CONTRAST
+        )
+    lab.set_theme("JupyterLab Light")
+    return failures
 
 
 def test_causes_stepper_advice_and_locations_on_a_frozen_branch_and_loop(lab):
@@ -134,6 +151,7 @@ def test_causes_stepper_advice_and_locations_on_a_frozen_branch_and_loop(lab):
     ]
     assert moved[0] == pytest.approx(moved[1]) and moved[0][0] < 0 and moved[0][1] < 0, moved  # both panned alike
     lab.screenshot_themes("panels-compare-full", explorer)
+    assert contrast_failures(lab) == {"JupyterLab Light": [], "JupyterLab Dark": []}
     full.get_by_role("button", name="zoom in").click()
     zoomed = full.evaluate(view_boxes)
     assert all(float(z.split()[2]) < float(a.split()[2]) for z, a in zip(zoomed, after, strict=True))
@@ -159,6 +177,7 @@ def test_causes_stepper_advice_and_locations_on_a_frozen_branch_and_loop(lab):
     query, hits = search_of(explorer)
     assert query == f"cell [1], line {frozen_if}" and hits == "1 of 1"
     lab.screenshot_themes("panels-warnings", explorer)
+    assert contrast_failures(lab) == {"JupyterLab Light": [], "JupyterLab Dark": []}
     # the inspector of the node a warning maps to says the same, with the same fix
     tab(explorer, "inspector").click()
     on_node = panel(explorer, "inspector").locator(".jp-TraceExplorer-problems")
@@ -178,6 +197,7 @@ def test_a_findings_fix_is_one_click_that_retraces(lab):
     assert fix.inner_text() == "tick no_grad and re-trace"
     assert "Transformer fast path" in check.locator(".jp-TraceExplorer-cause").first.inner_text()
     lab.screenshot_themes("panels-fastpath-fix", explorer)
+    assert contrast_failures(lab) == {"JupyterLab Light": [], "JupyterLab Dark": []}
     # the inspector names the arguments from the op's schema, constants inline, parameters with their shapes
     explorer.locator(".jp-TraceExplorer-search").fill("kind:scaled_dot_product_attention")
     explorer.locator(".jp-TraceExplorer-search").press("Enter")
@@ -198,6 +218,7 @@ def test_a_findings_fix_is_one_click_that_retraces(lab):
     assert copied.startswith("aten::scaled_dot_product_attention (node ")
     assert "  dropout_p = 0.0\n  is_causal = False" in copied
     lab.screenshot_themes("panels-inspector-sdpa", explorer)
+    assert contrast_failures(lab) == {"JupyterLab Light": [], "JupyterLab Dark": []}
     explorer.locator(".jp-TraceExplorer-search").fill("kind:linear")
     explorer.locator(".jp-TraceExplorer-search").press("Enter")
     weight = arguments.locator('tr[data-argument="weight"]').inner_text()
