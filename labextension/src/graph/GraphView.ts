@@ -15,8 +15,9 @@ import { domId, visibleDot, VisibleGraph } from '../model/dot';
 import { GroupTree } from '../model/groups';
 import { SearchCursor, searchNodes } from '../model/search';
 import { layoutDot } from './layout';
-import { exportDot, exportJson, exportSvg } from './export';
+import { exportDot, exportJson } from './export';
 import { svgElement } from './svg';
+import { GraphTools } from './tools';
 import { Viewport } from './viewport';
 
 const HIGHLIGHT_CLASSES = [
@@ -50,6 +51,7 @@ export class GraphView {
   rendered: Promise<void> = Promise.resolve();
 
   private readonly viewport = new Viewport();
+  private readonly tools: GraphTools;
   private readonly status: HTMLElement;
   private readonly searchInput: HTMLInputElement;
   private readonly searchLabel: HTMLElement;
@@ -67,6 +69,11 @@ export class GraphView {
   private renderedKey = '';
 
   constructor(private readonly ctx: ExplorerContext) {
+    this.tools = new GraphTools(ctx, {
+      viewport: this.viewport,
+      toggleGroup: id => this.toggleGroup(id),
+      inspect: id => this.onNodeClicked?.(id)
+    });
     this.methodSelect = h('select', { class: 'jp-TraceExplorer-method', 'aria-label': 'traced method' });
     this.methodSelect.addEventListener('change', () =>
       ctx.host.set({ selectedMethod: this.methodSelect.value, selectedNode: -1 })
@@ -104,12 +111,13 @@ export class GraphView {
       button('fit', () => this.viewport.fit(), { title: 'fit the graph (0)' }),
       button('expand all', () => this.setAllExpanded(true)),
       button('collapse all', () => this.setAllExpanded(false)),
-      button('SVG', () => exportSvg(ctx, this.viewport.svg), { title: 'download the current view as SVG' }),
+      ...this.tools.toolbarItems,
       button('DOT', () => exportDot(ctx, this.fold), { title: 'download the whole graph as DOT' }),
       button('JSON', () => exportJson(ctx), { title: 'download the run as JSON' })
     );
     this.status = h('div', { class: 'jp-TraceExplorer-graphStatus', 'aria-live': 'polite' });
     this.element = h('div', { class: 'jp-TraceExplorer-graph' }, toolbar, this.viewport.element, this.status);
+    this.tools.attach(this.element);
     this.viewport.element.addEventListener('click', e => this.onClick(e));
     this.viewport.element.addEventListener('keydown', e => this.onKey(e));
     this.unsubscribe = ctx.onChange(keys => this.onHostChange(keys));
@@ -122,6 +130,7 @@ export class GraphView {
 
   dispose(): void {
     this.unsubscribe();
+    this.tools.dispose();
   }
 
   private onHostChange(keys: Set<HostKey>): void {

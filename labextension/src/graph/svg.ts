@@ -8,9 +8,28 @@
  */
 
 const SVG_NS = 'http://www.w3.org/2000/svg';
+const XLINK_NS = 'http://www.w3.org/1999/xlink';
 const DROP_ELEMENTS = new Set(['script', 'foreignobject', 'iframe', 'object', 'embed', 'use', 'image', 'style']);
 
+/**
+ * Graphviz titles each node, edge and cluster with its DOT name (`n4`, `n3->n4`, `cluster_52`) and puts the
+ * DOT `tooltip` on a link around the shapes, which `sanitize` unwraps. The browser shows `<title>` on hover:
+ * keep the DOT name as `data-dot` (the keyboard and minimap read it) and make the title the tooltip's text.
+ */
+function humanTitles(root: Element): void {
+  for (const title of Array.from(root.querySelectorAll('g.node > title, g.edge > title, g.cluster > title'))) {
+    const holder = title.parentElement!;
+    holder.setAttribute('data-dot', title.textContent ?? '');
+    const link = holder.querySelector('a');
+    const tip = link?.getAttributeNS(XLINK_NS, 'title') || link?.getAttribute('title');
+    if (tip) {
+      title.textContent = tip;
+    }
+  }
+}
+
 function sanitize(root: Element): void {
+  humanTitles(root);
   const all = [root, ...Array.from(root.querySelectorAll('*'))];
   for (const el of all) {
     const name = el.localName.toLowerCase();

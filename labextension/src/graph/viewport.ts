@@ -239,6 +239,13 @@ export class Viewport {
     return { x: Math.min(p1.x, p2.x), y: Math.min(p1.y, p2.y), w: Math.abs(p2.x - p1.x), h: Math.abs(p2.y - p1.y) };
   }
 
+  /** Pan (at the same zoom) so the point (user units) is in the middle of the view (the minimap's clicks). */
+  centerAt(x: number, y: number): void {
+    if (this.viewBox) {
+      this.setViewBox({ ...this.viewBox, x: x - this.viewBox.w / 2, y: y - this.viewBox.h / 2 });
+    }
+  }
+
   /** Pan (at the same zoom) so the element is in the middle of the view. */
   centerOn(el: SVGGraphicsElement): void {
     if (!this.picture || !this.viewBox) {

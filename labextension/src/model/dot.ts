@@ -208,7 +208,15 @@ export function nodeLabel(graph: TraceGraph, node: NodeInfo, fold: boolean, show
   return lines;
 }
 
-export function nodeTooltip(graph: TraceGraph, node: NodeInfo): string[] {
+/**
+ * The tooltip's lines: kind, outputs with shapes, folded arguments, scope, source line. `place` names the
+ * source line; the DOT (shared with render/dot.py) uses the file's base name, the explorer its cell label.
+ */
+export function nodeTooltip(
+  graph: TraceGraph,
+  node: NodeInfo,
+  place: (file: string, line: number) => string = (file, line) => `${basename(file)}:${line}`
+): string[] {
   const lines = [node.kind];
   for (const v of node.outputs.slice(0, MAX_TOOLTIP_OUTPUTS)) {
     lines.push(`%${graph.values[v].name} : ${shapeText(graph.values[v])}`);
@@ -226,7 +234,7 @@ export function nodeTooltip(graph: TraceGraph, node: NodeInfo): string[] {
   }
   const f = userFrame(node.source);
   if (f) {
-    lines.push(`${basename(f.file)}:${f.line}`);
+    lines.push(place(f.file, f.line));
     if (f.code) {
       lines.push(f.code);
     }

@@ -1,0 +1,381 @@
+/**
+ * The minimap: the whole laid-out graph in a corner, with the part on screen framed. Clicking or dragging on it
+ * centres the view there. It hides while the view shows the whole drawing (nothing to navigate).
+ *
+ * It watches the canvas rather than being told: a new picture (child list), a pan or zoom (the SVG's `viewBox`)
+ * and a change of highlights (`class`) each schedule one redraw per frame. Shapes are read from the SVG's
+ * attributes (model/geometry.ts, no reflow); colours are the drawn shapes' computed paint, so the map shows
+ * warnings, roots and the selection in the colours the graph uses, in any theme.
+ */
+
+import { Box, contains, fitInto, translation, unionBox } from '../model/geometry';
+import { h } from '../state/dom';
+
+/**
+ * The largest the map gets (CSS px, and at most MAX_CANVAS_SHARE of the canvas's height); a very tall or wide
+ * graph keeps at least MIN_SIDE_PX on its short side, so it can still be clicked.
+ */
+const MAX_WIDTH_PX = 180;
+const MAX_HEIGHT_PX = 260;
+const MAX_CANVAS_SHARE = 0.6;
+const MIN_SIDE_PX = 40;
+/** The performance measure of each redraw. */
+export const MEASURE_MINIMAP = 'tracejit:minimap';
+/** Highlighted nodes stay visible on the map however small the scale. */
+const MIN_MARK_PX = 4;
+/** Classes that only say what a node is; any other class is a highlight the map shows. */
+const PLAIN_CLASS = /^(node|op-\S+|kind-\S+|nondeterministic|input|output|scope-collapsed)$/;
+
+interface Shape {
+  el: Element;
+  box: Box;
+  cluster: boolean;
+}
+
+/**
+ * The bounding box of a node's or cluster's first drawn shape, in the graph group's coordinates. `getBBox` lays
+ * the picture out once, which its first paint does anyway: 8,000 shapes take ~25 ms, parsing their paths ~60.
+ */
+export function shapeBox(holder: Element): Box | null {
+  const shape = holder.querySelector<SVGGraphicsElement>('path, polygon, ellipse');
+  if (!shape) {
+    return null;
+  }
+  const b = shape.getBBox();
+  return { x: b.x, y: b.y, w: b.width, h: b.height };
+}
+
+const FIRST_PAIR = /^\s*M\s*(-?[\d.]+(?:e[-+]?\d+)?)[,\s]+(-?[\d.]+(?:e[-+]?\d+)?)/i;
+const LAST_PAIR = /(-?[\d.]+(?:e[-+]?\d+)?)[,\s]+(-?[\d.]+(?:e[-+]?\d+)?)\s*$/i;
+/** Any class that is not one of PLAIN_CLASS's: a highlight (one test of the class attribute, not one per class). */
+const MARK_CLASS = /(?:^|\s)(?!(?:node|op-\S+|kind-\S+|nondeterministic|input|output|scope-collapsed)(?:\s|$))\S/;
+
+export class Minimap {
+  readonly element: HTMLElement;
+  private readonly canvas: HTMLCanvasElement;
+  /** the picture's plain shapes and edges, drawn once per picture (and theme): marks are drawn over a copy */
+  private readonly base: HTMLCanvasElement = document.createElement('canvas');
+  private readonly frame: HTMLElement;
+  private picture: SVGSVGElement | null = null;
+  private shapes: Shape[] = [];
+  private shapeOf = new Map<Element, Shape>();
+  private marked = new Set<Shape>();
+  private edges: [number, number, number, number][] = [];
+  /** the whole drawing, in the SVG's user units */
+  private world: Box | null = null;
+  private map = { scale: 1, dx: 0, dy: 0 };
+  private size: [number, number] = [0, 0];
+  private pending = 0;
+  /** what the next frame redraws: the base layer (new picture, theme, size), the marks, or only the frame */
+  private dirtyBase = false;
+  private dirtyMarks = new Set<Element>();
+  private baseDrawn = false;
+  /** the marks changed while the map was hidden */
+  private marksStale = false;
+
+  /**
+   * @param host the canvas element the pictures are drawn in
+   * @param centerAt pan the view so this point (SVG user units) is in its middle
+   */
+  constructor(
+    private readonly host: HTMLElement,
+    private readonly centerAt: (x: number, y: number) => void
+  ) {
+    this.canvas = h('canvas', { class: 'jp-TraceExplorer-minimapCanvas' });
+    this.frame = h('div', { class: 'jp-TraceExplorer-minimapFrame' });
+    this.element = h(
+      'div',
+      {
+        class: 'jp-TraceExplorer-minimap',
+        hidden: true,
+        title: 'overview: click or drag to move the view',
+        'aria-hidden': 'true' // the keyboard moves the view through the graph itself
+      },
+      this.canvas,
+      this.frame
+    );
+    new MutationObserver(records => this.onMutations(records)).observe(host, {
+      childList: true,
+      subtree: true,
+      attributes: true,
+      attributeFilter: ['class', 'viewBox']
+    });
+    // a theme switch changes every colour the map copied
+    new MutationObserver(() => {
+      this.dirtyBase = true;
+      this.schedule();
+    }).observe(document.body, { attributes: true, attributeFilter: ['data-jp-theme-name', 'data-jp-theme-light'] });
+    this.installPointer();
+  }
+
+  private onMutations(records: MutationRecord[]): void {
+    for (const r of records) {
+      if (r.type === 'childList' && r.target === this.host) {
+        this.picture = this.host.querySelector('svg');
+        this.world = null; // read again when drawn
+        this.dirtyBase = true;
+      } else if (r.type === 'attributes' && r.attributeName === 'class') {
+        this.dirtyMarks.add(r.target as Element);
+      }
+    }
+    this.schedule();
+  }
+
+  /**
+   * One redraw per frame, of what changed. A new picture is read after the frame that paints it (a task of its
+   * own after the animation frame): the paint lays it out first, so the map's `getBBox` calls find it laid out.
+   */
+  private schedule(): void {
+    if (this.pending) {
+      return;
+    }
+    const run = (): void => {
+      this.pending = 0;
+      const start = performance.now();
+      this.update();
+      // what the map costs on the main thread (the browser benchmark reads it)
+      performance.measure(MEASURE_MINIMAP, { start, detail: { shapes: this.shapes.length } });
+    };
+    this.pending = requestAnimationFrame(() => (this.world ? run() : setTimeout(run, 0)));
+  }
+
+  private isMarked(el: Element): boolean {
+    return !el.classList.contains('cluster') && MARK_CLASS.test(el.getAttribute('class') ?? '');
+  }
+
+  private read(svg: SVGSVGElement): void {
+    const graph = svg.querySelector('g.graph');
+    const [tx, ty] = translation(graph?.getAttribute('transform') ?? null);
+    this.shapes = [];
+    this.shapeOf.clear();
+    this.marked.clear();
+    for (const el of Array.from(svg.querySelectorAll('g.node, g.cluster'))) {
+      const box = shapeBox(el);
+      if (box) {
+        const shape = { el, box: { ...box, x: box.x + tx, y: box.y + ty }, cluster: el.classList.contains('cluster') };
+        this.shapes.push(shape);
+        this.shapeOf.set(el, shape);
+        if (this.isMarked(el)) {
+          this.marked.add(shape);
+        }
+      }
+    }
+    // clusters first, so nodes are drawn over them
+    this.shapes.sort((a, b) => Number(b.cluster) - Number(a.cluster));
+    this.edges = [];
+    for (const path of Array.from(svg.querySelectorAll('g.edge path'))) {
+      const d = path.getAttribute('d') ?? '';
+      const a = FIRST_PAIR.exec(d);
+      const b = LAST_PAIR.exec(d);
+      if (a && b) {
+        this.edges.push([Number(a[1]) + tx, Number(a[2]) + ty, Number(b[1]) + tx, Number(b[2]) + ty]);
+      }
+    }
+    const world = unionBox(this.shapes.map(s => s.box));
+    // nothing laid out yet (a hidden tab): read again at the next change, once it is on screen
+    this.world = world && world.w > 0 && world.h > 0 ? world : null;
+    this.dirtyMarks.clear();
+  }
+
+  private update(): void {
+    const svg = this.picture;
+    if (!svg || !svg.isConnected) {
+      this.element.hidden = true;
+      return;
+    }
+    if (!this.world) {
+      this.read(svg);
+    }
+    for (const el of this.dirtyMarks) {
+      const shape = this.shapeOf.get(el);
+      if (shape) {
+        if (this.isMarked(el)) {
+          this.marked.add(shape);
+        } else {
+          this.marked.delete(shape);
+        }
+      }
+    }
+    this.marksStale = this.marksStale || this.dirtyMarks.size > 0;
+    this.dirtyMarks.clear();
+    const world = this.world;
+    if (!world) {
+      this.element.hidden = true;
+      return;
+    }
+    const vb = svg.viewBox.baseVal;
+    const view: Box = { x: vb.x, y: vb.y, w: vb.width, h: vb.height };
+    if (contains(view, world)) {
+      this.element.hidden = true;
+      return;
+    }
+    this.element.hidden = false;
+    if (this.dirtyBase || !this.baseDrawn) {
+      this.drawBase(world);
+      this.dirtyBase = false;
+      this.baseDrawn = true;
+      this.marksStale = true;
+    }
+    if (this.marksStale) {
+      this.drawMarks(world);
+      this.marksStale = false;
+    }
+    // the frame: the view's rectangle, clipped to the map
+    const { scale, dx, dy } = this.map;
+    const [mw, mh] = this.size;
+    const x0 = Math.max(0, (view.x - world.x) * scale + dx);
+    const y0 = Math.max(0, (view.y - world.y) * scale + dy);
+    const x1 = Math.min(mw, (view.x + view.w - world.x) * scale + dx);
+    const y1 = Math.min(mh, (view.y + view.h - world.y) * scale + dy);
+    Object.assign(this.frame.style, {
+      left: `${x0}px`,
+      top: `${y0}px`,
+      width: `${Math.max(2, x1 - x0)}px`,
+      height: `${Math.max(2, y1 - y0)}px`
+    });
+  }
+
+  /** The computed fill and stroke of an item's shape, cached per class list. */
+  private paintOf(el: Element, cache: Map<string, { fill: string; stroke: string }>): { fill: string; stroke: string } {
+    const key = el.getAttribute('class') ?? '';
+    let p = cache.get(key);
+    if (!p) {
+      const shape = el.querySelector('path, polygon, ellipse');
+      const style = shape ? getComputedStyle(shape) : null;
+      p = { fill: style?.fill ?? 'gray', stroke: style?.stroke ?? 'gray' };
+      cache.set(key, p);
+    }
+    return p;
+  }
+
+  private point(world: Box): [(x: number) => number, (y: number) => number] {
+    const { scale, dx, dy } = this.map;
+    return [x => (x - world.x) * scale + dx, y => (y - world.y) * scale + dy];
+  }
+
+  /** Size the map to the picture and draw its plain layer: clusters, nodes in their unmarked paint, edges. */
+  private drawBase(world: Box): void {
+    const maxHeight = Math.max(MIN_SIDE_PX, Math.min(MAX_HEIGHT_PX, this.host.clientHeight * MAX_CANVAS_SHARE));
+    const scale0 = Math.min(MAX_WIDTH_PX / world.w, maxHeight / world.h);
+    const mw = Math.max(MIN_SIDE_PX, Math.round(world.w * scale0));
+    const mh = Math.max(MIN_SIDE_PX, Math.round(world.h * scale0));
+    this.size = [mw, mh];
+    this.map = fitInto(world, mw, mh);
+    const ratio = window.devicePixelRatio || 1;
+    for (const c of [this.canvas, this.base]) {
+      c.width = Math.round(mw * ratio);
+      c.height = Math.round(mh * ratio);
+    }
+    this.canvas.style.width = `${mw}px`;
+    this.canvas.style.height = `${mh}px`;
+    const g = this.base.getContext('2d');
+    if (!g) {
+      return;
+    }
+    g.setTransform(ratio, 0, 0, ratio, 0, 0);
+    g.clearRect(0, 0, mw, mh);
+    const scale = this.map.scale;
+    const [px, py] = this.point(world);
+    // a marked node's plain paint is that of an unmarked node with its plain classes
+    const plain = new Map<string, Element>();
+    for (const s of this.shapes) {
+      if (!this.marked.has(s)) {
+        plain.set(s.el.getAttribute('class') ?? '', s.el);
+      }
+    }
+    const cache = new Map<string, { fill: string; stroke: string }>();
+    for (const s of this.shapes) {
+      let el = s.el;
+      if (this.marked.has(s)) {
+        const key = [...s.el.classList].filter(c => PLAIN_CLASS.test(c)).join(' ');
+        el = plain.get(key) ?? s.el;
+      }
+      const p = this.paintOf(el, cache);
+      const x = px(s.box.x);
+      const y = py(s.box.y);
+      const w = Math.max(1, s.box.w * scale);
+      const hh = Math.max(1, s.box.h * scale);
+      if (s.cluster) {
+        g.strokeStyle = p.stroke;
+        g.lineWidth = 1;
+        g.strokeRect(x, y, w, hh);
+      } else {
+        g.fillStyle = p.fill;
+        g.fillRect(x, y, w, hh);
+      }
+    }
+    g.strokeStyle = getComputedStyle(this.element).getPropertyValue('--jp-border-color1').trim() || 'gray';
+    g.globalAlpha = 0.5;
+    g.lineWidth = 0.5;
+    g.beginPath();
+    for (const [x0, y0, x1, y1] of this.edges) {
+      g.moveTo(px(x0), py(y0));
+      g.lineTo(px(x1), py(y1));
+    }
+    g.stroke();
+  }
+
+  /** The base layer, then the marked nodes (selection, warnings, roots...) at least MIN_MARK_PX, as the graph paints them. */
+  private drawMarks(world: Box): void {
+    const g = this.canvas.getContext('2d');
+    if (!g) {
+      return;
+    }
+    const [mw, mh] = this.size;
+    g.setTransform(1, 0, 0, 1, 0, 0);
+    g.clearRect(0, 0, this.canvas.width, this.canvas.height);
+    g.drawImage(this.base, 0, 0);
+    const ratio = window.devicePixelRatio || 1;
+    g.setTransform(ratio, 0, 0, ratio, 0, 0);
+    const scale = this.map.scale;
+    const [px, py] = this.point(world);
+    const cache = new Map<string, { fill: string; stroke: string }>();
+    for (const s of this.marked) {
+      const p = this.paintOf(s.el, cache);
+      const w = Math.max(MIN_MARK_PX, s.box.w * scale);
+      const hh = Math.max(MIN_MARK_PX, s.box.h * scale);
+      const x = Math.min(mw - w, Math.max(0, px(s.box.x + s.box.w / 2) - w / 2));
+      const y = Math.min(mh - hh, Math.max(0, py(s.box.y + s.box.h / 2) - hh / 2));
+      g.fillStyle = p.fill;
+      g.fillRect(x, y, w, hh);
+      g.strokeStyle = p.stroke;
+      g.lineWidth = 1.5;
+      g.strokeRect(x, y, w, hh);
+    }
+  }
+
+  private installPointer(): void {
+    const go = (e: PointerEvent): void => {
+      const world = this.world;
+      if (!world) {
+        return;
+      }
+      const rect = this.canvas.getBoundingClientRect();
+      const { scale, dx, dy } = this.map;
+      const x = (e.clientX - rect.left - dx) / scale + world.x;
+      const y = (e.clientY - rect.top - dy) / scale + world.y;
+      this.centerAt(x, y);
+    };
+    let dragging = false;
+    this.element.addEventListener('pointerdown', e => {
+      if (e.button !== 0) {
+        return;
+      }
+      e.preventDefault();
+      e.stopPropagation();
+      dragging = true;
+      this.element.setPointerCapture(e.pointerId);
+      go(e);
+    });
+    this.element.addEventListener('pointermove', e => {
+      if (dragging) {
+        go(e);
+      }
+    });
+    const end = (): void => {
+      dragging = false;
+    };
+    this.element.addEventListener('pointerup', end);
+    this.element.addEventListener('pointercancel', end);
+  }
+}

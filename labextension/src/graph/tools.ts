@@ -1,0 +1,60 @@
+/**
+ * The graph view's tools beside pan and zoom: the minimap, the keyboard cursor, the colour legend, tooltips that
+ * name what a node is, and the picture export menu. The graph view makes one and places its toolbar items; the
+ * rest watch the canvas for new pictures, so the view needs no other hook.
+ */
+
+import { ExplorerContext } from '../state/context';
+import { pictureMenu } from './export';
+import { GraphKeyboard } from './keyboard';
+import { Legend } from './legend';
+import { Minimap } from './minimap';
+import { installTooltips } from './tooltips';
+import { Viewport } from './viewport';
+
+export interface GraphToolsHost {
+  readonly viewport: Viewport;
+  /** open or fold a module group (what a click on its box does) */
+  toggleGroup(groupId: string): void;
+  /** what a click on an op does after selecting it (the explorer shows the inspector) */
+  inspect(nodeId: number): void;
+}
+
+export class GraphTools {
+  readonly legend = new Legend();
+  readonly minimap: Minimap;
+  /** for the toolbar: the legend toggle and the picture menu */
+  readonly toolbarItems: HTMLElement[];
+  private keyboard: GraphKeyboard | null = null;
+
+  constructor(
+    private readonly ctx: ExplorerContext,
+    private readonly host: GraphToolsHost
+  ) {
+    const viewport = host.viewport;
+    this.minimap = new Minimap(viewport.element, (x, y) => viewport.centerAt(x, y));
+    this.toolbarItems = [pictureMenu(ctx, () => viewport.svg), this.legend.button];
+    installTooltips(viewport.element, ctx);
+  }
+
+  /** Put the overlays on the graph element (which holds the toolbar and the canvas) and listen for keys. */
+  attach(graphElement: HTMLElement): void {
+    graphElement.classList.add('jp-TraceExplorer-hasTools');
+    graphElement.append(this.minimap.element, this.legend.panel);
+    const viewport = this.host.viewport;
+    // over the canvas's top left, below the toolbar however many rows it wraps to
+    this.legend.onOpen = () => (this.legend.panel.style.top = `${viewport.element.offsetTop + 6}px`);
+    this.keyboard = new GraphKeyboard(this.ctx, {
+      graphElement,
+      canvas: viewport.element,
+      picture: () => viewport.svg,
+      centerOn: el => viewport.centerOn(el),
+      inspect: id => this.host.inspect(id),
+      toggleGroup: id => this.host.toggleGroup(id)
+    });
+  }
+
+  dispose(): void {
+    this.keyboard?.dispose();
+  }
+}

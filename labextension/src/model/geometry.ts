@@ -1,0 +1,55 @@
+/**
+ * Boxes in a Graphviz picture: shapes sit in the coordinates of the `g.graph` group, which Graphviz places with a
+ * `translate(...)`; the minimap and the keyboard add that to each shape's box and fit the whole into a map.
+ */
+
+/** An axis-aligned rectangle (x, y: top-left, in SVG user units, y down). */
+export interface Box {
+  x: number;
+  y: number;
+  w: number;
+  h: number;
+}
+
+/** The translation of a Graphviz `transform` (`scale(1 1) rotate(0) translate(4 400)`); [0, 0] without one. */
+export function translation(transform: string | null): [number, number] {
+  const m = /translate\(\s*(-?[\d.e+-]+)[\s,]+(-?[\d.e+-]+)\s*\)/i.exec(transform ?? '');
+  return m ? [Number(m[1]), Number(m[2])] : [0, 0];
+}
+
+/** The smallest box holding all of them; null for none. */
+export function unionBox(boxes: Iterable<Box>): Box | null {
+  let out: Box | null = null;
+  for (const b of boxes) {
+    if (!out) {
+      out = { ...b };
+      continue;
+    }
+    const x1 = Math.max(out.x + out.w, b.x + b.w);
+    const y1 = Math.max(out.y + out.h, b.y + b.h);
+    out.x = Math.min(out.x, b.x);
+    out.y = Math.min(out.y, b.y);
+    out.w = x1 - out.x;
+    out.h = y1 - out.y;
+  }
+  return out;
+}
+
+/** True when `outer` holds `inner` entirely (within `slack` units). */
+export function contains(outer: Box, inner: Box, slack = 0.5): boolean {
+  return (
+    inner.x >= outer.x - slack &&
+    inner.y >= outer.y - slack &&
+    inner.x + inner.w <= outer.x + outer.w + slack &&
+    inner.y + inner.h <= outer.y + outer.h + slack
+  );
+}
+
+/**
+ * The scale and offset that draw `world` into a `width` x `height` area, centred, aspect kept:
+ * screen = (p - world.origin) * scale + offset.
+ */
+export function fitInto(world: Box, width: number, height: number): { scale: number; dx: number; dy: number } {
+  const scale = Math.min(width / Math.max(world.w, 1e-9), height / Math.max(world.h, 1e-9));
+  return { scale, dx: (width - world.w * scale) / 2, dy: (height - world.h * scale) / 2 };
+}

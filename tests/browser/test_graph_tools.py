@@ -1,0 +1,423 @@
+"""The graph view's tools in a real JupyterLab on real models (a small transformers BERT, nn.TransformerEncoder):
+tooltips that say what a node is, the keyboard moving along edges, the minimap, the colour legend, the picture
+export with its colours, and the contrast of the graph's highlight states in the light and dark themes."""
+
+from __future__ import annotations
+
+import json
+import re
+import struct
+import xml.etree.ElementTree as ET
+
+import pytest
+
+from jupyter_tracejit._dev.browser import ARTIFACTS
+
+from .test_explorer import ROOT, SETUP
+from .test_shell import CONTRAST, MIN_CONTRAST, css_colour, explorer_in
+
+pytestmark = pytest.mark.browser
+
+MODELS = """\
+import os
+os.environ["HF_HUB_OFFLINE"] = "1"
+from transformers import BertConfig, BertModel
+
+def fork(x):
+    a = torch.relu(x)
+    b = torch.sigmoid(x)
+    return a + b
+
+torch.manual_seed(0)
+bert = BertModel(BertConfig(return_dict=False, num_hidden_layers=2, hidden_size=64, num_attention_heads=2,
+                            intermediate_size=128)).eval()
+ids = torch.randint(0, 1000, (1, 8))
+encoder = nn.TransformerEncoder(nn.TransformerEncoderLayer(32, 2, 64, batch_first=True), 2).eval()
+
+class Branch(nn.Module):
+    # a data-dependent branch: the check with negative inputs takes the other side, inside this module
+    def forward(self, x):
+        if x.sum() > 0:
+            return torch.relu(x) * 2
+        return torch.sigmoid(x) - 1
+
+branchy = nn.Sequential(Branch(), nn.Linear(4, 4)).eval()
+x4, negative = torch.ones(3, 4), -5 * torch.ones(3, 4)
+"""
+
+#: the DOT names Graphviz would show as tooltips if nothing replaced them
+DOT_NAME = r"^(n|g|in|out)\d+$|^cluster_\d+$|->"
+
+#: the items of a picture: DOT name, classes, tooltip, centre on the page
+ITEMS = """(root) => [...root.querySelectorAll('.jp-TraceExplorer-canvas g.node')].map(g => {
+    const r = g.getBoundingClientRect();
+    return {dot: g.dataset.dot, id: g.id, cls: g.getAttribute('class'),
+            title: g.querySelector(':scope > title')?.textContent ?? '', x: r.x + r.width / 2, y: r.y + r.height / 2};
+})"""
+
+
+def new_picture(lab, explorer, action) -> None:
+    """Do ``action`` and wait until the graph shows the picture it asked for (the layout runs in a worker)."""
+    old = explorer.locator(".jp-TraceExplorer-canvas svg").element_handle()
+    action()
+    lab.page.wait_for_function(
+        "([root, old]) => { const svg = root.querySelector('.jp-TraceExplorer-canvas svg');"
+        " const status = root.querySelector('.jp-TraceExplorer-graphStatus').textContent;"
+        " return svg && svg !== old && /items shown/.test(status); }",
+        arg=[explorer.element_handle(), old],
+    )
+
+
+def cursor(explorer):
+    """The item the keyboard cursor is on: (DOT name, classes, centre), or None."""
+    found = explorer.evaluate(ITEMS)
+    on = [i for i in found if "kbd-cursor" in i["cls"].split()]
+    assert len(on) <= 1, on
+    return on[0] if on else None
+
+
+def in_view(explorer, item) -> bool:
+    box = explorer.locator(".jp-TraceExplorer-canvas").bounding_box()
+    return box["x"] <= item["x"] <= box["x"] + box["width"] and box["y"] <= item["y"] <= box["y"] + box["height"]
+
+
+def test_tooltips_say_kind_shapes_and_the_cell_line(lab):
+    lab.write_notebook(
+        "tooltips.ipynb",
+        [SETUP + MODELS, "net = tj.explore(Net().eval(), (torch.ones(2, 8),))\nnet", "b = tj.explore(bert, (ids,))\nb"],
+    )
+    lab.open_notebook("tooltips.ipynb")
+    lab.run_all(timeout=120_000)
+    net = explorer_in(lab, 1)
+    # a title is written when the pointer first reaches its node (the browser shows it after a moment)
+    net.locator(".jp-TraceExplorer-canvas g.node.kind-aten-relu").first.hover()
+    relu = next(i for i in net.evaluate(ITEMS) if "kind-aten-relu" in i["cls"])
+    lines = relu["title"].split("\n")
+    assert lines[0] == "aten::relu", lines
+    assert any(re.fullmatch(r"%\S+ : Float\(2, 8\)", line) for line in lines), lines
+    # Block.forward's return, named as the cell's own line
+    assert any(re.fullmatch(r"cell \[\d+\], line 10", line) for line in lines), lines
+    assert "return torch.relu(self.fc(x)) + x" in lines
+    # clusters and edges say which module / which value, never their DOT names
+    titles = net.evaluate(
+        "(root) => [...root.querySelectorAll('.jp-TraceExplorer-canvas g.node > title, "
+        ".jp-TraceExplorer-canvas g.cluster > title, .jp-TraceExplorer-canvas g.edge > title')].map(t => t.textContent)"
+    )
+    assert titles and not [t for t in titles if re.search(DOT_NAME, t)], titles[:20]
+    cluster = net.locator(".jp-TraceExplorer-canvas g.cluster > title").first.text_content()
+    assert "(Sequential)" in cluster or "(Block)" in cluster, cluster
+
+    bert = explorer_in(lab, 2)
+    items = bert.evaluate(ITEMS)
+    assert items and all(not re.search(DOT_NAME, i["title"]) for i in items), items[:5]
+    bert.get_by_role("button", name="collapse all").click()
+    bert.locator(".jp-TraceExplorer-canvas g.node.scope-collapsed").first.wait_for()
+    boxes = [i for i in bert.evaluate(ITEMS) if "scope-collapsed" in i["cls"]]
+    assert boxes and all(not re.search(DOT_NAME, b["title"]) for b in boxes), boxes
+    assert all("click to expand" in b["title"] for b in boxes)
+    assert not lab.extension_errors()
+
+
+def test_keyboard_walks_the_edges_enter_inspects_escape_clears(lab):
+    lab.write_notebook(
+        "keys.ipynb",
+        [SETUP + MODELS, "f = tj.explore(fork, (torch.ones(2, 3),))\nf", "b = tj.explore(bert, (ids,))\nb"],
+    )
+    lab.open_notebook("keys.ipynb")
+    lab.run_all(timeout=120_000)
+    explorer = explorer_in(lab, 1)
+    page = lab.page
+    canvas = explorer.locator(".jp-TraceExplorer-canvas")
+    canvas.focus()
+    assert canvas.evaluate("el => el.matches(':focus-visible')")
+    outline = canvas.evaluate("el => getComputedStyle(el).outlineStyle + ' ' + getComputedStyle(el).outlineWidth")
+    assert outline == "solid 2px", outline
+    assert "arrow keys" in canvas.get_attribute("aria-label")
+
+    # no selection: the first press lands on the top item, the input
+    page.keyboard.press("ArrowDown")
+    at = cursor(explorer)
+    assert at and at["dot"].startswith("in"), at
+    assert explorer.locator(".jp-TraceExplorer-canvas g.node.selected").count() == 0
+    # down: to a consumer (relu or sigmoid), selected as a click would, the inspector shows it
+    page.keyboard.press("ArrowDown")
+    first = cursor(explorer)
+    kinds = {"kind-aten-relu": "aten::relu", "kind-aten-sigmoid": "aten::sigmoid"}
+    first_kind = next(k for k in kinds if k in first["cls"])
+    assert "selected" in first["cls"].split()
+    inspector = explorer.locator(".jp-TraceExplorer-inspector .jp-TraceExplorer-nodeKind")
+    inspector.filter(has_text=kinds[first_kind]).wait_for()
+    # a screen reader hears what the cursor is on: the kind and its output
+    announced = explorer.locator(".jp-TraceExplorer-announcer")
+    assert announced.get_attribute("aria-live") == "polite"
+    assert re.fullmatch(kinds[first_kind] + r", %\S+ : Float\(2, 3\)", announced.text_content()), (
+        announced.text_content()
+    )
+    # left / right: to the sibling on that side, and back
+    other = "kind-aten-sigmoid" if first_kind == "kind-aten-relu" else "kind-aten-relu"
+    page.keyboard.press("ArrowRight")
+    moved = cursor(explorer)
+    if moved["dot"] == first["dot"]:  # the sibling is on the other side
+        page.keyboard.press("ArrowLeft")
+        moved = cursor(explorer)
+    assert other in moved["cls"], moved
+    inspector.filter(has_text=kinds[other]).wait_for()
+    # down: the add both feed; down again: the output; up: back to the add
+    page.keyboard.press("ArrowDown")
+    assert "kind-aten-add" in cursor(explorer)["cls"]
+    page.keyboard.press("ArrowDown")
+    assert cursor(explorer)["dot"].startswith("out")
+    assert explorer.locator(".jp-TraceExplorer-canvas g.node.selected").count() == 0
+    page.keyboard.press("ArrowUp")
+    add = cursor(explorer)
+    assert "kind-aten-add" in add["cls"] and "selected" in add["cls"].split()
+    # Escape clears the selection and the cursor
+    page.keyboard.press("Escape")
+    page.wait_for_function(
+        "(root) => !root.querySelector('.jp-TraceExplorer-canvas :is(g.node.selected, .kbd-cursor)')",
+        arg=explorer.element_handle(),
+    )
+    # Enter on an op opens the inspector tab even from another tab
+    explorer.locator('.jp-TraceExplorer-tab[data-tab="warnings"]').click()
+    canvas.focus()
+    page.keyboard.press("ArrowDown")
+    page.keyboard.press("ArrowDown")
+    page.keyboard.press("Enter")
+    explorer.locator('.jp-TraceExplorer-tab[data-tab="inspector"].jp-mod-active').wait_for()
+    lab.screenshot_themes("graph-tools-keyboard", explorer.locator(".jp-TraceExplorer-graph"))
+
+    # BERT: the walk follows the selection off screen, and Enter on a folded module opens it
+    bert = explorer_in(lab, 2)
+    bert_canvas = bert.locator(".jp-TraceExplorer-canvas")
+    bert.get_by_role("button", name="collapse all").click()
+    bert.locator(".jp-TraceExplorer-canvas g.node.scope-collapsed").first.wait_for()
+    # expand the top level: its modules are boxes inside it
+    bert.locator(".jp-TraceExplorer-canvas g.node.scope-collapsed").first.click()
+    bert.locator(".jp-TraceExplorer-canvas g.cluster").first.wait_for()
+    bert.get_by_role("button", name="zoom in").click()
+    bert.get_by_role("button", name="zoom in").click()
+    bert.get_by_role("button", name="zoom in").click()
+    bert_canvas.focus()
+    seen_box = None
+    for _ in range(40):
+        page.keyboard.press("ArrowDown")
+        at = cursor(bert)
+        assert at is not None and in_view(bert, at), at
+        if "scope-collapsed" in at["cls"]:
+            seen_box = at
+            break
+    assert seen_box, "a walk down BERT reaches a folded module"
+    page.keyboard.press("Enter")
+    opened = seen_box["id"].replace("scope-", "cluster-", 1)
+    bert.locator(f'.jp-TraceExplorer-canvas g.cluster[id="{opened}"]').wait_for()
+    assert not lab.extension_errors()
+
+
+VIEWBOX = "(root) => root.querySelector('.jp-TraceExplorer-canvas svg').viewBox.baseVal.y"
+
+
+def test_minimap_shows_the_whole_graph_and_moves_the_view(lab):
+    lab.write_notebook("minimap.ipynb", [SETUP + MODELS, "b = tj.explore(bert, (ids,))\nb"])
+    lab.open_notebook("minimap.ipynb")
+    lab.run_all(timeout=120_000)
+    bert = explorer_in(lab, 1)
+    minimap = bert.locator(".jp-TraceExplorer-minimap")
+    new_picture(lab, bert, bert.get_by_role("button", name="expand all").click)
+    bert.get_by_role("button", name="fit").click()
+    # the whole of BERT is taller than the view at a readable scale: the map shows it all, framing the view
+    minimap.wait_for(state="visible")
+    bert.locator(".jp-TraceExplorer-graph").scroll_into_view_if_needed()
+    frame = bert.locator(".jp-TraceExplorer-minimapFrame")
+    map_box, frame_box = minimap.bounding_box(), frame.bounding_box()
+    assert frame_box["height"] < map_box["height"] * 0.9, (map_box, frame_box)
+    assert (
+        map_box["x"] <= frame_box["x"] and frame_box["y"] + frame_box["height"] <= map_box["y"] + map_box["height"] + 1
+    )
+    painted = minimap.locator("canvas").evaluate(
+        "c => { const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;"
+        " let n = 0; for (let i = 3; i < d.length; i += 4) n += d[i] > 0; return n / (c.width * c.height); }"
+    )
+    assert painted > 0.05, painted  # the graph's shapes, not an empty box
+
+    # a click near the bottom of the map moves the view there; the frame follows
+    top = bert.evaluate(VIEWBOX)
+    minimap.click(position={"x": map_box["width"] / 2, "y": map_box["height"] - 6})
+    bottom = bert.evaluate(VIEWBOX)
+    assert bottom > top + 100, (top, bottom)
+    lab.page.wait_for_function(
+        "([el, y]) => el.getBoundingClientRect().y > y + 10", arg=[frame.element_handle(), frame_box["y"]]
+    )
+    assert minimap.bounding_box() == map_box  # nothing scrolled: the frame moved on the map
+    # a drag back up moves it continuously
+    page = lab.page
+    page.mouse.move(map_box["x"] + map_box["width"] / 2, map_box["y"] + map_box["height"] - 6)
+    page.mouse.down()
+    page.mouse.move(map_box["x"] + map_box["width"] / 2, map_box["y"] + map_box["height"] / 2, steps=4)
+    middle = bert.evaluate(VIEWBOX)
+    page.mouse.move(map_box["x"] + map_box["width"] / 2, map_box["y"] + 4, steps=4)
+    page.mouse.up()
+    assert bottom > middle > bert.evaluate(VIEWBOX), (bottom, middle)
+    lab.screenshot_themes("graph-tools-minimap", bert.locator(".jp-TraceExplorer-graph"))
+
+    # fit shows everything when it can: "collapse all" leaves a small picture, and the map goes away
+    new_picture(lab, bert, bert.get_by_role("button", name="collapse all").click)
+    bert.get_by_role("button", name="fit").click()
+    minimap.wait_for(state="hidden")
+    assert not lab.extension_errors()
+
+
+def test_legend_paints_with_the_graphs_own_rules(lab):
+    lab.write_notebook(
+        "legend.ipynb",
+        [SETUP + MODELS, "red = tj.explore(branchy, (x4,), check_inputs=[(negative,)])\nred"],
+    )
+    lab.open_notebook("legend.ipynb")
+    lab.run_all(timeout=120_000)
+    red = explorer_in(lab, 1)
+    legend = red.locator(".jp-TraceExplorer-legend")
+    button = red.get_by_role("button", name="legend")
+    assert button.get_attribute("aria-expanded") == "false" and legend.is_hidden()
+    button.click()
+    legend.wait_for(state="visible")
+    assert button.get_attribute("aria-expanded") == "true"
+    entries = legend.locator("li")
+    assert entries.count() == 14
+    text = legend.inner_text()
+    for meaning in ("divergence root", "downstream", "selected", "folded", "only in", "constant", "keyboard"):
+        assert meaning in text, meaning
+    # the swatches are painted by the rules that paint the graph: the same fill as a root node on the canvas
+    red.locator(".jp-TraceExplorer-canvas g.node.root").first.wait_for()
+
+    def fill(locator):
+        return locator.evaluate("el => getComputedStyle(el).fill")
+
+    for theme in ("JupyterLab Light", "JupyterLab Dark"):
+        lab.set_theme(theme)
+        root_node = red.locator(".jp-TraceExplorer-canvas g.node.root path").first
+        assert fill(legend.locator('li[data-classes="node root"] path')) == fill(root_node)
+        assert fill(root_node) == css_colour(lab.page, "--jp-error-color2")
+        lab.screenshot(f"graph-tools-legend-{theme.split()[-1].lower()}", red.locator(".jp-TraceExplorer-graph"))
+    lab.set_theme("JupyterLab Light")
+    button.click()
+    legend.wait_for(state="hidden")
+    assert not lab.extension_errors()
+
+
+def export(lab, explorer, choice: str, tmp_path):
+    with lab.page.expect_download() as download:
+        explorer.locator("select.jp-TraceExplorer-pictureMenu").select_option(label=choice)
+    path = tmp_path / download.value.suggested_filename
+    download.value.save_as(path)
+    return path
+
+
+def png_size(path) -> tuple[int, int]:
+    data = path.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    return struct.unpack(">II", data[16:24])
+
+
+SVG_NS = "{http://www.w3.org/2000/svg}"
+
+
+def test_export_pictures_of_the_view_and_the_whole_graph_with_their_colours(lab, tmp_path):
+    lab.write_notebook("export.ipynb", [SETUP + MODELS, "t = tj.explore(encoder, (torch.randn(2, 5, 32),))\nt"])
+    lab.open_notebook("export.ipynb")
+    lab.run_all(timeout=120_000)
+    explorer = explorer_in(lab, 1)
+    new_picture(lab, explorer, explorer.get_by_role("button", name="expand all").click)
+    explorer.get_by_role("button", name="zoom in").click()
+    drawn = explorer.locator(".jp-TraceExplorer-canvas g.node").count()
+    canvas = explorer.locator(".jp-TraceExplorer-canvas svg")
+    view_box = canvas.get_attribute("viewBox")
+    colours = {}
+    for theme in ("JupyterLab Light", "JupyterLab Dark"):
+        lab.set_theme(theme)
+        name = theme.split()[-1].lower()
+        whole = export(lab, explorer, "SVG of the whole graph", tmp_path / name)
+        text = whole.read_text()
+        assert "var(--" not in text
+        root = ET.fromstring(text)  # well-formed
+        assert root.tag == f"{SVG_NS}svg"
+        nodes = [g for g in root.iter(f"{SVG_NS}g") if "node" in (g.get("class") or "").split()]
+        assert len(nodes) == drawn
+        background = root.find(f"{SVG_NS}rect")
+        assert background is not None and background.get("style").startswith("fill: rgb(")
+        width, height = float(root.get("width")), float(root.get("height"))
+        vb = [float(v) for v in root.get("viewBox").split()]
+        assert abs(vb[2] - width) < 1 and abs(vb[3] - height) < 1 and height > width > 100, (vb, width, height)
+        text_style = next(root.iter(f"{SVG_NS}text")).get("style")
+        assert re.match(r"fill: rgba?\(", text_style) and "font-family:" in text_style
+        colours[name] = (background.get("style"), text_style.split(";")[0])
+        (ARTIFACTS / f"graph-tools-export-{name}.svg").write_text(text)
+
+        view = export(lab, explorer, "SVG of the view", tmp_path / name)
+        view_root = ET.fromstring(view.read_text())
+        assert [float(v) for v in view_root.get("viewBox").split()] == [float(v) for v in view_box.split()]
+        assert "var(--" not in view.read_text()
+        png = export(lab, explorer, "PNG of the view", tmp_path / name)
+        size = canvas.bounding_box()
+        assert png_size(png) == (round(round(size["width"]) * 2), round(round(size["height"]) * 2))
+        whole_png = export(lab, explorer, "PNG of the whole graph", tmp_path / name)
+        assert png_size(whole_png)[1] > png_size(whole_png)[0] > 100  # the encoder is a tall column
+        (ARTIFACTS / f"graph-tools-export-{name}.png").write_bytes(whole_png.read_bytes())
+    lab.set_theme("JupyterLab Light")
+    # the file keeps the theme it was exported from: dark background, light text in dark
+    assert colours["light"] != colours["dark"], colours
+    assert not lab.extension_errors()
+
+
+def test_highlight_states_keep_text_contrast_in_light_and_dark(lab):
+    """The graph's states (root, downstream, current, selected, search hits, a folded box hiding a root, the
+    keyboard cursor, the legend) in both themes: every text >= 4.5:1 on what it is drawn over."""
+    lab.write_notebook(
+        "states.ipynb",
+        [
+            SETUP + MODELS,
+            "red = tj.explore(branchy, (x4,), check_inputs=[(negative,)])\nred",
+            "folded = tj.explore(branchy, (x4,), check_inputs=[(negative,)])\nfolded",
+        ],
+    )
+    lab.open_notebook("states.ipynb")
+    lab.run_all(timeout=120_000)
+    red = explorer_in(lab, 1)
+    folded = explorer_in(lab, 2)
+    # red: the stepper's current divergence, a selected root, the keyboard cursor on another node, the legend
+    red.get_by_role("button", name="next divergence").click()
+    red.locator(".jp-TraceExplorer-canvas g.node.current").wait_for()
+    red.locator(".jp-TraceExplorer-canvas g.node.root").first.click()
+    red.locator(".jp-TraceExplorer-canvas g.node.root.selected").wait_for()
+    red.locator(".jp-TraceExplorer-canvas").focus()
+    lab.page.keyboard.press("ArrowUp")
+    red.locator(".jp-TraceExplorer-canvas g.node.kbd-cursor").wait_for()
+    red.get_by_role("button", name="legend").click()
+    # folded: the modules as boxes (the loop's box marked), search hits
+    folded.get_by_role("button", name="collapse all").click()
+    folded.locator(".jp-TraceExplorer-canvas g.node.scope-collapsed.has-root").wait_for()
+    folded.locator(".jp-TraceExplorer-search").fill("aten::linear")
+    folded.locator(".jp-TraceExplorer-search").press("Enter")
+    folded.locator(".jp-TraceExplorer-canvas :is(g.node.has-search-current, g.node.search-current)").first.wait_for()
+    classes = " ".join(
+        red.evaluate(
+            "r => [...r.querySelectorAll('.jp-TraceExplorer-canvas g.node')].map(g => g.getAttribute('class'))"
+        )
+        + folded.evaluate(
+            "r => [...r.querySelectorAll('.jp-TraceExplorer-canvas g.node')].map(g => g.getAttribute('class'))"
+        )
+    ).split()
+    for state in ("root", "downstream", "current", "selected", "kbd-cursor", "has-root"):
+        assert state in classes, state
+    failures: dict[str, list[str]] = {}
+    for theme in ("JupyterLab Light", "JupyterLab Dark"):
+        lab.set_theme(theme)
+        measured = lab.page.evaluate(CONTRAST, f".jp-NotebookPanel:not(.lm-mod-hidden) {ROOT}")
+        svg_texts = [m for m in measured if m["where"].startswith("text")]
+        assert len(svg_texts) > 30, len(svg_texts)
+        low = sorted((m for m in measured if m["ratio"] < MIN_CONTRAST), key=lambda m: m["ratio"])
+        failures[theme] = sorted({f"{m['ratio']:.2f} {m['where']} in {m['parent']}: {m['text']!r}" for m in low})
+        name = theme.split()[-1].lower()
+        lab.screenshot(f"graph-tools-states-{name}-red", red.locator(".jp-TraceExplorer-graph"))
+        lab.screenshot(f"graph-tools-states-{name}-folded", folded.locator(".jp-TraceExplorer-graph"))
+    lab.set_theme("JupyterLab Light")
+    (ARTIFACTS / "graph-tools-contrast-failures.json").write_text(json.dumps(failures, indent=1, ensure_ascii=False))
+    assert failures == {"JupyterLab Light": [], "JupyterLab Dark": []}
