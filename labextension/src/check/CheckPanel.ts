@@ -143,10 +143,12 @@ export class CheckPanel {
   /** A failed check opens on its first root (the stepper reads "1 of N", not "– of N"); true when it selected. */
   private startOnFirstRoot(): boolean {
     const first = stepOrder(this.causes, false)[0];
-    if (first === undefined || this.ctx.currentDivergence !== null) {
+    const d = first === undefined ? undefined : this.ctx.divergences[first];
+    if (!d || this.ctx.currentDivergence !== null) {
       return false;
     }
-    this.select(first);
+    // the divergence is current (the graph marks it, the stepper reads 1 of N); what is selected stays the user's
+    this.ctx.host.set({ currentDivergence: first, selectedMethod: d.method });
     return true;
   }
 
