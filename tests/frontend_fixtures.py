@@ -97,7 +97,18 @@ def make_runs() -> dict[str, tj.TraceRun]:
             ),
             "hostile": tj.trace(Hostile(), (torch.rand(2, 3),), check_trace=False),
             "chain": tj.trace(long_chain, (torch.rand(2),), check_trace=False),
+            # a frozen branch, then a loop over rows: causes on three lines, each with its warning
+            "causes": tj.trace(branch_then_rows, (torch.ones(2, 3),), check_inputs=[(-torch.ones(4, 3),)]),
         }
+
+
+def branch_then_rows(x):
+    if x.sum() > 0:
+        x = x * 2
+    out = x[0]
+    for row in x:
+        out = out + row.relu()
+    return out
 
 
 # -- machine-independent JSON ---------------------------------------------------------------------------------

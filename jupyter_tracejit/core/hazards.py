@@ -25,6 +25,9 @@ class Finding(JsonRecord):
     hint: str = ""
     node_ids: list[int] = field(default_factory=list)
     method: str = "forward"
+    #: the explorer options that apply ``hint`` (``{"no_grad": True}``), offered as one click that re-traces;
+    #: empty when the fix is in the user's code
+    fix: dict[str, Any] = field(default_factory=dict)
 
 
 def _where(graph: Graph, ids: list[int], limit: int = 4) -> str:
@@ -114,6 +117,7 @@ def nondeterministic_nodes(graph: Graph, torch_flags_top_level: bool) -> Finding
         hint="Call model.eval() before tracing so dropout is off, or pass check_trace=False if randomness is intended.",
         node_ids=ids,
         method=graph.method,
+        fix={"module_mode": "eval"},
     )
 
 
@@ -145,6 +149,7 @@ def transformer_fastpath(graph: Graph, check: CheckReport | None) -> Finding | N
             "mode, or set requires_grad_(False) on the parameters before tracing.",
             node_ids=node_ids,
             method=graph.method,
+            fix={"no_grad": True},
         )
     return None
 
@@ -195,6 +200,7 @@ def train_mode_batchnorm(graph: Graph, runs: int) -> Finding | None:
         hint="Call model.eval() before tracing for inference.",
         node_ids=ids,
         method=graph.method,
+        fix={"module_mode": "eval"},
     )
 
 

@@ -143,6 +143,12 @@ class TraceRun(JsonRecord):
     #: ``file -> display name`` for files with a better name than their path (``cell [9]`` for a notebook cell);
     #: filled when the run is made, by the namer the notebook layer registers (:func:`register_file_namer`)
     file_names: dict[str, str] = field(default_factory=dict)
+    #: argument names of the ``aten::`` ops, per signature (``aten::linear(Tensor,Tensor,Tensor)`` ->
+    #: ``["input", "weight", "bias"]``, :mod:`.schemas`): the inspector names each input with them
+    argument_names: dict[str, list[str]] = field(default_factory=dict)
+    #: ``path -> Float(8, 8)`` for the traced module's parameters and buffers (``blocks.0.fc.weight``): the graph's
+    #: ``prim::GetAttr`` values carry no shape, the inspector shows these
+    parameters: dict[str, str] = field(default_factory=dict)
     #: what torch returned (``ScriptModule`` / ``ScriptFunction``); ``None`` on failure or after ``from_json``
     traced: Any = field(default=None, repr=False, compare=False, metadata=NOT_IN_JSON)
     #: the :class:`~.request.TraceRequest` that produced this run (live objects; ``None`` after ``from_json``)

@@ -32,6 +32,7 @@ from .inputs import clone_inputs, describe_inputs
 from .module_state import ModuleState
 from .plan import TracePlan
 from .run import TraceRun, display_names
+from .schemas import argument_names, parameter_types
 from .torch_trace import TraceCall, own_compilation_unit, trace_call
 from .tracer_warnings import WarningRecorder
 
@@ -105,6 +106,9 @@ class TraceSession:
         self._attach_check_warning_nodes(run)
         run.python_runs = self.python_runs
         run.findings = self._findings(run, top_level_nondeterministic, mutated)
+        checked = [c.graph for c in run.check.cases if c.graph is not None] if run.check is not None else []
+        run.argument_names = argument_names([*run.graphs.values(), *checked])
+        run.parameters = parameter_types(plan.module)
         run.timings.update(self.timings)
         return stamp(run, started)
 

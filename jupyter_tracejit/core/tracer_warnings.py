@@ -15,7 +15,7 @@ import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from types import FrameType
-from typing import Any
+from typing import Any, ClassVar
 
 from torch.jit._trace import TracerWarning
 
@@ -138,6 +138,9 @@ class TraceWarning(JsonRecord):
     phases: list[str] = field(default_factory=list)
     #: where torch itself attributed the warning when that was inside torch (we moved it to the user's frame)
     torch_location: str = ""
+
+    #: the fix (:data:`ADVICE`) is written into the JSON so the explorer shows the text the CLI and HTML print
+    _json_derived: ClassVar[tuple[str, ...]] = ("advice",)
 
     @property
     def is_user_problem(self) -> bool:

@@ -50,6 +50,7 @@ _STYLE = """<style>
 .tracejit-html .tracejit-ok { color: var(--jp-success-color0, #1b5e20); }
 .tracejit-html .tracejit-warning { color: var(--jp-warn-color0, #8a4b00); }
 .tracejit-html .tracejit-bad, .tracejit-html .tracejit-error { color: var(--jp-error-color0, #b71c1c); }
+.tracejit-html .tracejit-detail { white-space: pre-wrap; font-family: monospace; margin: 2px 0; }
 </style>"""
 
 
@@ -110,10 +111,13 @@ def _warnings(run: TraceRun) -> list[str]:
         times = f" ×{w.count}" if w.count > 1 else ""
         code = f": {_code(w.code.strip())}" if w.code else ""
         advice = f"<br><em>{_e(w.advice)}</em>" if w.advice else ""
+        # torch's own detail under the first line (an output mismatch's numbers), as the explorer shows it
+        detail = "\n".join(w.message.splitlines()[1:]).strip()
+        shown = f'<div class="tracejit-detail">{_e(detail)}</div>' if detail else ""
         items.append(
             f"<li>{_code('[' + w.category + ']')}{_e(times)} {_code(location_label(w.file, w.line, run.file_names))}"
             f"{code}"
-            f"<br>{_e(_first_line(w.message))}{advice}</li>"
+            f"<br>{_e(_first_line(w.message))}{shown}{advice}</li>"
         )
     return ["<h4>Warnings</h4>", "<ul>", *items, "</ul>"]
 

@@ -141,10 +141,11 @@ def test_divergence_stepper_moves_the_highlight_in_both_graphs(lab):
     check.wait_for()  # a failed check opens on the check tab
     assert "Check failed" in check.locator(".jp-TraceExplorer-verdict").inner_text()
     label = check.locator(".jp-TraceExplorer-stepLabel")
-    total = int(re.search(r"of (\d+)", label.inner_text()).group(1))
+    # it opens on the first root; the stepper walks the roots, and every divergence with "downstream too"
+    assert label.inner_text() == "root 1 of 1"
+    check.locator('input[data-action="downstream"]').check()
+    total = int(re.search(r"divergence 1 of (\d+)", label.inner_text()).group(1))
     assert total >= 2
-    check.get_by_role("button", name="next divergence").click()
-    label.filter(has_text=f"1 of {total}").wait_for()
     sides = check.locator(".jp-TraceExplorer-side")
     sides.nth(1).locator("g.node.current").wait_for()
     current_check = sides.nth(1).locator("g.node.current")
@@ -169,6 +170,8 @@ def test_divergence_stepper_moves_the_highlight_in_both_graphs(lab):
     lab.screenshot_themes("explorer-stepper", explorer)
     check.get_by_role("button", name="previous divergence").click()
     label.filter(has_text=f"1 of {total}").wait_for()
+    check.locator('input[data-action="downstream"]').uncheck()
+    label.filter(has_text="root 1 of 1").wait_for()
     assert not lab.extension_errors()
 
 

@@ -114,15 +114,16 @@ def test_report_opens_offline_graph_inspector_and_stepper(offline, report_file):
     assert "result = result * x[i]" in inspector.locator(".jp-TraceExplorer-sourceLine").inner_text()
     assert explorer.locator(".jp-TraceExplorer-canvas g.node.selected").count() == 1
 
-    # the divergence stepper: nothing selected, then 1 of N, 2 of N, with both graphs side by side
+    # the divergence stepper: it opened on the first root; with downstream too, 1 of N, 2 of N, with both graphs
+    # side by side
     explorer.locator('.jp-TraceExplorer-tab[data-tab="check"]').click()
     check = explorer.locator(".jp-TraceExplorer-check")
     assert "Check failed" in check.locator(".jp-TraceExplorer-verdict").inner_text()
     label = check.locator(".jp-TraceExplorer-stepLabel")
-    total = int(re.search(r"of (\d+)", label.inner_text()).group(1))
+    assert label.inner_text() == "root 1 of 1"
+    check.locator('input[data-action="downstream"]').check()
+    total = int(re.search(r"divergence 1 of (\d+)", label.inner_text()).group(1))
     assert total >= 2
-    check.get_by_role("button", name="next divergence").click()
-    label.filter(has_text=f"1 of {total}").wait_for()
     sides = check.locator(".jp-TraceExplorer-side")
     sides.nth(1).locator("g.node.current").wait_for()
     assert "kind-aten-select" in sides.nth(1).locator("g.node.current").get_attribute("class")

@@ -154,6 +154,22 @@ def test_the_fused_kernel_in_the_retrace_is_found(encoder_graphs: tuple[Graph, G
     assert roots and finding.node_ids == roots
 
 
+def test_the_fast_path_finding_names_the_option_that_fixes_it() -> None:
+    """The explorer offers ``fix`` as one click that sets the options and re-traces: they must fix it."""
+    import jupyter_tracejit as tj
+
+    torch.manual_seed(0)
+    encoder = nn.TransformerEncoder(nn.TransformerEncoderLayer(8, 2, 16, batch_first=True), 2).eval()
+    x = torch.rand(2, 3, 8)
+    run = tj.trace(encoder, (x,))
+    (finding,) = [f for f in run.findings if f.kind == "transformer_fastpath"]
+    assert finding.fix == {"no_grad": True} and "no_grad=True" in finding.hint
+    assert not run.check.ok and run.verdict.label == "check failed"
+    fixed = tj.trace(encoder, (x,), **finding.fix)
+    assert fixed.check.ok and not [f for f in fixed.findings if f.kind == "transformer_fastpath"]
+    assert fixed.to_json()["findings"] == [f.to_json() for f in fixed.findings]
+
+
 def test_the_fused_kernel_in_the_trace_is_found(encoder_graphs: tuple[Graph, Graph]) -> None:
     slow, fast = encoder_graphs
     finding = hazards.transformer_fastpath(fast, check_with(fast, slow))
@@ -211,6 +227,20 @@ def test_batchnorm_in_train_mode_and_the_runs_that_updated_it() -> None:
     one = graph_of(nn.BatchNorm1d(4).train(), torch.rand(3, 4))
     assert hazards.train_mode_batchnorm(one, 1).title == "BatchNorm traced in training mode (1 layer)"
     assert hazards.train_mode_batchnorm(graph_of(model.eval(), torch.rand(3, 4)), runs=3) is None
+
+
+def test_the_train_mode_findings_name_the_option_that_fixes_them() -> None:
+    import jupyter_tracejit as tj
+
+    model = nn.Sequential(nn.BatchNorm1d(4), nn.Dropout(0.5), nn.Linear(4, 4)).train()
+    run = tj.trace(model, (torch.rand(3, 4),), check_trace=False)
+    fixes = {f.kind: f.fix for f in run.findings}
+    assert fixes["train_mode_batchnorm"] == fixes["nondeterministic"] == {"module_mode": "eval"}
+    fixed = tj.trace(model, (torch.rand(3, 4),), check_trace=False, **fixes["train_mode_batchnorm"])
+    assert not {"train_mode_batchnorm", "nondeterministic"} & {f.kind for f in fixed.findings}
+    assert model.training  # module_mode is for this trace only
+    # a fix that lives in the user's code names no option
+    assert hazards.device_constants(graph_of(lambda x: x + torch.ones(2, device="cpu"), torch.rand(2))).fix == {}
 
 
 # -- how often the Python code ran -------------------------------------------------------------------------------

@@ -281,3 +281,32 @@ def test_a_line_after_every_node_has_none() -> None:
     g = graph_of(branchy, torch.ones(3))
     assert nodes_for_line(g, HERE, line_of(branchy, "# return line"), "branchy") == ([], "")
     assert nodes_for_line(g, "elsewhere.py", line_of(branchy, "# taken line"), "branchy") == ([], "")
+
+
+def test_each_warning_carries_its_advice_into_the_json() -> None:
+    """The explorer shows the fix the CLI and the HTML report print: one definition (ADVICE), written as data."""
+    import html
+
+    import jupyter_tracejit as tj
+    from jupyter_tracejit.render.html import to_html
+    from jupyter_tracejit.render.text import format_run
+
+    def branch(x):
+        if x.sum() > 0:
+            return x * 2
+        return x
+
+    run = tj.trace(branch, (torch.ones(2),), check_inputs=[(-torch.ones(2),)])
+    data = run.to_json()
+    by_category = {w["category"]: w for w in data["warnings"]}
+    assert by_category["to_bool"]["advice"] == ADVICE["to_bool"]
+    assert by_category["output_mismatch_python"]["advice"] == ADVICE["output_mismatch_python"]
+    assert ADVICE["to_bool"] in format_run(run)
+    page = to_html(run, graph=False)
+    assert html.escape(ADVICE["to_bool"]) in page
+    # the HTML fallback shows torch's numbers for the mismatch too, not just "Detailed error:"
+    assert "Greatest absolute difference" in page
+    # torch's detailed numbers stay in the message (the explorer shows them under the first line)
+    assert "Greatest absolute difference" in by_category["output_mismatch_python"]["message"]
+    again = tj.TraceRun.from_json(data)
+    assert again.to_json() == data

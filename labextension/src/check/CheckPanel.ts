@@ -1,8 +1,9 @@
 /**
- * The check: output mismatches per check input (max error vs tolerance), the divergences (roots
- * first, downstream counted), a stepper (first / previous / next / last, "n of m", keys), and the
- * trace and check graphs side by side around the current divergence, with both source lines.
- * Any two runs of the history can be compared the same way.
+ * The check: output mismatches per check input (max error vs tolerance, and the numbers torch printed), the
+ * divergences grouped by cause (each root's source line with the warnings and findings that explain it, and a
+ * finding's option fix as one click), a stepper over the roots (downstream on request; it starts on the first
+ * root: "1 of N"), and the trace and check graphs side by side around the current divergence, with both source
+ * lines. Any two runs of the history can be compared the same way.
  */
 
 import { ExplorerContext } from '../state/context';
@@ -10,10 +11,16 @@ import { append, button, clear, formatNumber, h, location } from '../state/dom';
 import { sideBySide } from '../model/align';
 import { decodeGraph, TraceGraph, userFrame } from '../model/graph';
 import { floatValue } from '../model/protocol';
-import { CheckCase, Divergence, GraphDiff, TraceRunModel } from '../model/run';
+import { Cause, Causes, groupByCause, stepOrder } from '../model/causes';
+import { CheckCase, Divergence, GraphDiff, TraceRunModel, WARNING_TITLES } from '../model/run';
 import { STEP_KEYS, StepCommand, Stepper } from '../model/stepper';
+import { fixButton } from '../controls/fix';
+import { ComparePanes, PaneSpec } from './ComparePanes';
 import { layoutDot } from '../graph/layout';
 import { svgElement } from '../graph/svg';
+
+/** Roots listed per cause; the stepper reaches the rest. */
+const MAX_LISTED = 8;
 
 /** Lays out a small DOT into `target`; a newer call for the same target supersedes an older one. */
 const latest = new WeakMap<HTMLElement, number>();
@@ -48,7 +55,13 @@ function drawInto(target: HTMLElement, dot: string, onNode?: (name: string) => v
   );
 }
 
-function sourceLine(run: TraceRunModel | null, graph: TraceGraph | null, id: number | null, side: string): HTMLElement {
+function sourceLine(
+  run: TraceRunModel | null,
+  graph: TraceGraph | null,
+  id: number | null,
+  side: string,
+  open?: (file: string, line: number) => void
+): HTMLElement {
   if (!graph || id === null) {
     return h('p', { class: 'jp-TraceExplorer-muted' }, `${side}: no counterpart`);
   }
@@ -59,7 +72,7 @@ function sourceLine(run: TraceRunModel | null, graph: TraceGraph | null, id: num
     { class: 'jp-TraceExplorer-side-source' },
     h('span', { class: 'jp-TraceExplorer-muted' }, `${side}: `),
     `${n.kind} `,
-    f ? location(f.file, f.line, run) : h('span', { class: 'jp-TraceExplorer-muted' }, '(no source)'),
+    f ? location(f.file, f.line, run, open) : h('span', { class: 'jp-TraceExplorer-muted' }, '(no source)'),
     f?.code ? h('pre', { class: 'jp-TraceExplorer-code' }, f.code) : null
   );
 }
@@ -71,6 +84,9 @@ export class CheckPanel {
   private readonly unsubscribe: () => void;
   private compareA = '';
   private compareB = '';
+  /** the stepper walks downstream divergences too (off: the roots only) */
+  private withDownstream = false;
+  private grouped: { runId: string; causes: Causes } | null = null;
 
   constructor(private readonly ctx: ExplorerContext) {
     this.element = h('section', {
@@ -90,11 +106,57 @@ export class CheckPanel {
       }
     });
     this.unsubscribe = ctx.onChange(keys => {
-      if (keys.has('run') || keys.has('currentDivergence') || keys.has('comparison') || keys.has('history')) {
+      if (keys.has('run')) {
+        // after this change is dispatched: a widget model does not report a change made inside its own
+        void Promise.resolve().then(() => this.startOnFirstRoot());
+      }
+      if (
+        keys.has('run') ||
+        keys.has('currentDivergence') ||
+        keys.has('comparison') ||
+        keys.has('history') ||
+        keys.has('options') ||
+        keys.has('live')
+      ) {
         this.render();
       }
     });
     this.render();
+    this.startOnFirstRoot();
+  }
+
+  /** The run's divergences grouped by cause (worked out once per run). */
+  get causes(): Causes {
+    const run = this.ctx.run;
+    const id = run ? `${run.runId}:${run.raw.created}` : '';
+    if (!this.grouped || this.grouped.runId !== id) {
+      this.grouped = { runId: id, causes: run ? groupByCause(run) : { causes: [], following: [] } };
+    }
+    return this.grouped.causes;
+  }
+
+  /** The divergence indices the stepper walks, in order. */
+  get order(): number[] {
+    return stepOrder(this.causes, this.withDownstream);
+  }
+
+  /** A failed check opens on its first root (the stepper reads "1 of N", not "– of N"); true when it selected. */
+  private startOnFirstRoot(): boolean {
+    const first = stepOrder(this.causes, false)[0];
+    const d = first === undefined ? undefined : this.ctx.divergences[first];
+    if (!d || this.ctx.currentDivergence !== null) {
+      return false;
+    }
+    // the divergence is current (the graph marks it, the stepper reads 1 of N); what is selected stays the user's
+    this.ctx.host.set({ currentDivergence: first, selectedMethod: d.method });
+    return true;
+  }
+
+  private select(index: number): void {
+    const d = this.ctx.divergences[index];
+    if (d) {
+      this.ctx.host.set({ currentDivergence: index, selectedMethod: d.method, selectedNode: d.traceNode ?? -1 });
+    }
   }
 
   dispose(): void {
@@ -105,12 +167,21 @@ export class CheckPanel {
     return this.ctx.run?.cases.filter(c => !c.ok).length ?? 0;
   }
 
+  /** The stepper over `order`; a current divergence the roots do not hold (a downstream one) turns downstream on. */
+  private stepper(): { stepper: Stepper; order: number[] } {
+    const current = this.ctx.host.get('currentDivergence');
+    if (current >= 0 && !this.withDownstream && !this.order.includes(current)) {
+      this.withDownstream = true;
+    }
+    const order = this.order;
+    return { stepper: new Stepper(order.length, order.indexOf(current)), order };
+  }
+
   step(command: StepCommand): void {
-    const stepper = new Stepper(this.ctx.divergences.length, this.ctx.host.get('currentDivergence'));
-    const index = stepper.step(command);
-    if (index >= 0) {
-      const d = this.ctx.divergences[index];
-      this.ctx.host.set({ currentDivergence: index, selectedMethod: d.method, selectedNode: d.traceNode ?? -1 });
+    const { stepper, order } = this.stepper();
+    const at = stepper.step(command);
+    if (at >= 0) {
+      this.select(order[at]);
     }
   }
 
@@ -149,21 +220,31 @@ export class CheckPanel {
   }
 
   private caseSection(c: CheckCase): HTMLElement {
-    const outputs = c.outputs.map(o =>
-      h(
-        'tr',
-        { class: o.ok ? 'jp-mod-ok' : 'jp-mod-error' },
-        h('td', {}, `output ${o.index + 1} vs ${o.against === 'python' ? 'Python' : 're-trace'}`),
-        h('td', {}, o.ok ? 'ok' : 'MISMATCH'),
-        h('td', {}, `max abs ${formatNumber(floatValue(o.max_abs))}`),
-        h('td', {}, `max rel ${formatNumber(floatValue(o.max_rel))}`),
+    const outputs = c.outputs
+      .flatMap(o => [
         h(
-          'td',
-          { class: 'jp-TraceExplorer-muted' },
-          `rtol ${formatNumber(floatValue(o.rtol))}, atol ${formatNumber(floatValue(o.atol))}`
-        )
-      )
-    );
+          'tr',
+          { class: o.ok ? 'jp-mod-ok' : 'jp-mod-error' },
+          h('td', {}, `output ${o.index + 1} vs ${o.against === 'python' ? 'Python' : 're-trace'}`),
+          h('td', {}, o.ok ? 'ok' : 'MISMATCH'),
+          h('td', {}, `max abs ${formatNumber(floatValue(o.max_abs))}`),
+          h('td', {}, `max rel ${formatNumber(floatValue(o.max_rel))}`),
+          h(
+            'td',
+            { class: 'jp-TraceExplorer-muted' },
+            `rtol ${formatNumber(floatValue(o.rtol))}, atol ${formatNumber(floatValue(o.atol))}`
+          )
+        ),
+        // torch's own words for the mismatch (mismatched elements, greatest differences), not cut short
+        !o.ok && o.message
+          ? h(
+              'tr',
+              { class: 'jp-TraceExplorer-detailRow' },
+              h('td', { colspan: 5 }, h('pre', { class: 'jp-TraceExplorer-code jp-TraceExplorer-detail' }, o.message))
+            )
+          : null
+      ])
+      .filter((row): row is HTMLTableRowElement => row !== null);
     const diff = c.diff;
     const roots = diff?.roots.length ?? 0;
     const downstream = diff?.downstream.length ?? 0;
@@ -200,57 +281,77 @@ export class CheckPanel {
   private stepperSection(): HTMLElement {
     const all = this.ctx.divergences;
     const current = this.ctx.host.get('currentDivergence');
-    const stepper = new Stepper(all.length, current);
+    const { stepper } = this.stepper();
+    const noun = this.withDownstream ? 'divergence' : 'root';
+    const downstreamBox = h('input', {
+      type: 'checkbox',
+      checked: this.withDownstream,
+      'data-action': 'downstream',
+      disabled: !all.some(d => d.kind === 'downstream')
+    });
+    downstreamBox.addEventListener('change', () => {
+      this.withDownstream = downstreamBox.checked;
+      if (!this.withDownstream && current >= 0 && !this.order.includes(current)) {
+        const first = this.order[0];
+        if (first !== undefined) {
+          this.select(first); // back to the roots: the one walked from is downstream
+          return;
+        }
+      }
+      this.render();
+    });
     const controls = h(
       'div',
       { class: 'jp-TraceExplorer-stepper', role: 'toolbar', 'aria-label': 'divergence stepper' },
       button('«', () => this.step('first'), {
-        title: 'first (Home)',
-        'aria-label': 'first divergence',
+        title: `first ${noun} (Home)`,
+        'aria-label': `first ${noun}`,
         disabled: !stepper.canStep('first')
       }),
       button('‹', () => this.step('previous'), {
-        title: 'previous (← or k)',
-        'aria-label': 'previous divergence',
+        title: `previous ${noun} (← or k)`,
+        'aria-label': `previous ${noun}`,
         disabled: !stepper.canStep('previous')
       }),
-      h('span', { class: 'jp-TraceExplorer-stepLabel', 'aria-live': 'polite' }, stepper.label),
+      h(
+        'span',
+        { class: 'jp-TraceExplorer-stepLabel', 'aria-live': 'polite' },
+        stepper.size ? `${noun} ${stepper.label}` : stepper.label
+      ),
       button('›', () => this.step('next'), {
-        title: 'next (→ or j)',
-        'aria-label': 'next divergence',
+        title: `next ${noun} (→ or j)`,
+        'aria-label': `next ${noun}`,
         disabled: !stepper.canStep('next')
       }),
       button('»', () => this.step('last'), {
-        title: 'last (End)',
-        'aria-label': 'last divergence',
+        title: `last ${noun} (End)`,
+        'aria-label': `last ${noun}`,
         disabled: !stepper.canStep('last')
-      })
+      }),
+      h(
+        'label',
+        { class: 'jp-TraceExplorer-toggle', title: 'step through the divergences that follow from the roots too' },
+        downstreamBox,
+        'downstream too'
+      )
     );
-    const list = h(
-      'ol',
-      { class: 'jp-TraceExplorer-divergences' },
-      ...all
-        .map((d, i) => ({ d, i }))
-        .filter(({ d }) => d.kind === 'root')
-        .map(({ d, i }) =>
-          h(
-            'li',
-            { class: i === current ? 'jp-mod-active' : '' },
-            button(
-              d.reason || d.kind,
-              () =>
-                this.ctx.host.set({ currentDivergence: i, selectedMethod: d.method, selectedNode: d.traceNode ?? -1 }),
-              { class: 'jp-TraceExplorer-link' }
-            )
-          )
-        )
-    );
+    const grouped = this.causes;
     const section = h(
       'div',
       { class: 'jp-TraceExplorer-section' },
-      h('h4', {}, 'Divergences'),
+      h('h4', {}, 'Divergences by cause'),
       controls,
-      all.length ? list : null
+      grouped.causes.length
+        ? h('ol', { class: 'jp-TraceExplorer-causes' }, ...grouped.causes.map(c => this.causeItem(c, current)))
+        : null,
+      grouped.following.length
+        ? h(
+            'p',
+            { class: 'jp-TraceExplorer-muted' },
+            `${grouped.following.length} downstream divergence${grouped.following.length === 1 ? '' : 's'} ` +
+              'at other lines follow from these roots (tick "downstream too" to walk them)'
+          )
+        : null
     );
     const d = this.ctx.currentDivergence;
     const run = this.ctx.run;
@@ -265,31 +366,140 @@ export class CheckPanel {
     return section;
   }
 
-  private sideBySideSection(trace: TraceGraph, check: TraceGraph, diff: GraphDiff, d: Divergence): HTMLElement {
-    const left = h('div', { class: 'jp-TraceExplorer-side', 'data-side': 'trace' });
-    const right = h('div', { class: 'jp-TraceExplorer-side', 'data-side': 'check' });
-    const sbs = sideBySide(trace, check, diff, d, this.ctx.run?.fileNames);
-    this.rendered = Promise.all([
-      drawInto(left, sbs.traceDot, name => {
-        const id = sbs.traceNames.get(name);
-        if (id !== undefined) {
-          this.ctx.host.set({ selectedNode: id });
-        }
-      }),
-      drawInto(right, sbs.checkDot)
-    ]).then(() => undefined);
+  /** One cause: its line (a link to its nodes), what diverged there, why, the fix, and its roots to click. */
+  private causeItem(cause: Cause, current: number): HTMLElement {
+    const run = this.ctx.run!;
+    const all = this.ctx.divergences;
+    const several = run.cases.length > 1;
+    const mine = [...cause.roots, ...cause.downstream];
+    const head = h(
+      'div',
+      { class: 'jp-TraceExplorer-causeHead' },
+      cause.line
+        ? location(cause.file, cause.line, run, (file, line) => this.ctx.showPlace(file, line))
+        : h('span', { class: 'jp-TraceExplorer-muted' }, '(no source line)'),
+      `: ${cause.summary}`,
+      cause.roots.length
+        ? cause.downstream.length
+          ? h('span', { class: 'jp-TraceExplorer-muted' }, ` · ${cause.downstream.length} downstream at this line`)
+          : null
+        : h('span', { class: 'jp-TraceExplorer-muted' }, ' (downstream of another root)'),
+      several ? h('span', { class: 'jp-TraceExplorer-muted' }, ` · ${run.cases[cause.caseIndex]?.label ?? ''}`) : null
+    );
+    const why = [
+      ...cause.warnings.map(w =>
+        h(
+          'li',
+          { class: 'jp-TraceExplorer-because jp-mod-warning' },
+          h('strong', {}, WARNING_TITLES[w.category] ?? w.category),
+          ' at ',
+          location(w.file, w.line, run, (file, line) => this.ctx.showPlace(file, line)),
+          w.advice ? h('p', { class: 'jp-TraceExplorer-hint' }, h('strong', {}, 'Fix: '), w.advice) : null
+        )
+      ),
+      ...cause.findings.map(f =>
+        h(
+          'li',
+          { class: `jp-TraceExplorer-because jp-mod-${f.severity}` },
+          h('strong', {}, f.title),
+          f.hint ? h('p', { class: 'jp-TraceExplorer-hint' }, h('strong', {}, 'Fix: '), f.hint) : null,
+          fixButton(this.ctx, f.fix)
+        )
+      )
+    ];
+    const shown = (cause.roots.length ? cause.roots : cause.downstream.slice(0, 1)).slice(0, MAX_LISTED);
+    const more = (cause.roots.length || 1) - shown.length;
+    return h(
+      'li',
+      { class: `jp-TraceExplorer-cause${mine.includes(current) ? ' jp-mod-active' : ''}` },
+      head,
+      why.length ? h('ul', { class: 'jp-TraceExplorer-because-list' }, ...why) : null,
+      h(
+        'ol',
+        { class: 'jp-TraceExplorer-divergences' },
+        ...shown.map(i =>
+          h(
+            'li',
+            { class: i === current ? 'jp-mod-active' : '' },
+            button(all[i].reason || all[i].kind, () => this.select(i), { class: 'jp-TraceExplorer-link' })
+          )
+        ),
+        more > 0 ? h('li', { class: 'jp-TraceExplorer-muted' }, `… ${more} more (the stepper walks them)`) : null
+      )
+    );
+  }
+
+  private sideBySideSection(
+    trace: TraceGraph,
+    check: TraceGraph,
+    diff: GraphDiff,
+    d: Divergence,
+    labels: [string, string] = ['trace', 'check']
+  ): HTMLElement {
+    const left = h('div', { class: 'jp-TraceExplorer-side', 'data-side': labels[0] });
+    const right = h('div', { class: 'jp-TraceExplorer-side', 'data-side': labels[1] });
+    const fileNames = this.ctx.run?.fileNames;
+    const showPlace = (file: string, line: number): void => void this.ctx.showPlace(file, line);
+    const titles: [string, string] = [labels[0], labels[1] === 'check' ? 'check trace' : labels[1]];
+    const sbs = sideBySide(trace, check, diff, d, fileNames, 2, titles);
+    const selectTraceNode = (name: string): void => {
+      const id = sbs.traceNames.get(name);
+      if (id !== undefined && labels[0] === 'trace') {
+        this.ctx.host.set({ selectedNode: id });
+      }
+    };
+    this.rendered = Promise.all([drawInto(left, sbs.traceDot, selectTraceNode), drawInto(right, sbs.checkDot)]).then(
+      () => undefined
+    );
+    const full = button(
+      'compare at full size',
+      () => {
+        // the full-size panes show more around the divergence: 4 steps each way
+        const big = sideBySide(trace, check, diff, d, fileNames, 4, titles);
+        this.openFull(`${labels[0]} ↔ ${labels[1]}: ${d.reason || d.kind}`, [
+          { label: labels[0], dot: big.traceDot, onNode: selectTraceNode },
+          { label: labels[1], dot: big.checkDot }
+        ]);
+      },
+      {
+        class: 'jp-TraceExplorer-button jp-TraceExplorer-openCompare',
+        title: 'both graphs side by side over the whole graph area, moving together'
+      }
+    );
     return h(
       'div',
       { class: 'jp-TraceExplorer-sideBySide' },
-      h('p', { class: 'jp-TraceExplorer-reason' }, `${d.kind}: ${d.reason || 'reads a diverged value'}`),
+      h('p', { class: 'jp-TraceExplorer-reason' }, `${d.kind}: ${d.reason || 'reads a diverged value'}`, ' ', full),
       h('div', { class: 'jp-TraceExplorer-sides' }, left, right),
       h(
         'div',
         { class: 'jp-TraceExplorer-sides' },
-        sourceLine(this.ctx.run, trace, d.traceNode, 'trace'),
-        sourceLine(this.ctx.run, check, d.checkNode, 'check')
+        sourceLine(this.ctx.run, trace, d.traceNode, labels[0], showPlace),
+        sourceLine(this.ctx.run, check, d.checkNode, labels[1], showPlace)
       )
     );
+  }
+
+  /** The open full-size comparison, if any. */
+  fullCompare: ComparePanes | null = null;
+
+  /** Two synced panes over the explorer's graph and side panel. */
+  private openFull(title: string, panes: [PaneSpec, PaneSpec]): void {
+    this.fullCompare?.close();
+    const main = this.element.closest('.jp-TraceExplorer-root')?.querySelector('.jp-TraceExplorer-main');
+    if (!main) {
+      return;
+    }
+    const opener = document.activeElement as HTMLElement | null;
+    const compare = new ComparePanes(title, panes, () => {
+      if (this.fullCompare === compare) {
+        this.fullCompare = null;
+      }
+      opener?.focus();
+    });
+    this.fullCompare = compare;
+    main.appendChild(compare.element);
+    compare.element.focus();
   }
 
   private compareSection(): HTMLElement {
@@ -340,6 +550,12 @@ export class CheckPanel {
     );
     const cmp = this.ctx.host.get('comparison');
     if (cmp && cmp.graph_a && cmp.graph_b) {
+      // sides named by what they are: "run 1", "run 2", numbered as the history lists them
+      const runLabel = (id: string): string => {
+        const i = history.findIndex(e => e.run_id === id);
+        return i >= 0 ? `run ${i + 1}` : 'other run';
+      };
+      const runLabels: [string, string] = [runLabel(cmp.a), runLabel(cmp.b)];
       const ga = decodeGraph(cmp.graph_a);
       const gb = decodeGraph(cmp.graph_b);
       const diff = new GraphDiff(cmp.diff);
@@ -366,7 +582,7 @@ export class CheckPanel {
                 r.reason,
                 () => {
                   clear(view);
-                  view.appendChild(this.sideBySideSection(ga, gb, diff, r));
+                  view.appendChild(this.sideBySideSection(ga, gb, diff, r, runLabels));
                 },
                 { class: 'jp-TraceExplorer-link' }
               )
@@ -374,7 +590,7 @@ export class CheckPanel {
           );
         });
         append(section, list, view);
-        view.appendChild(this.sideBySideSection(ga, gb, diff, roots[0]));
+        view.appendChild(this.sideBySideSection(ga, gb, diff, roots[0], runLabels));
       }
     }
     return section;

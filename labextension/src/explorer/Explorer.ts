@@ -71,6 +71,7 @@ export class Explorer {
     this.options = new OptionsBar(this.ctx);
     this.graph = new GraphView(this.ctx);
     this.graph.onNodeClicked = () => this.showTab('inspector');
+    this.ctx.searchGraph = query => this.graph.search(query);
     this.inspector = new Inspector(this.ctx);
     this.warnings = new WarningsPanel(this.ctx);
     this.check = new CheckPanel(this.ctx);

@@ -461,9 +461,22 @@ export class GraphView {
   private runSearch(): void {
     const graph = this.ctx.graph;
     const q = this.searchInput.value;
-    this.cursor = graph && q.trim() ? new SearchCursor(searchNodes(graph, q, { includeFolded: !this.fold })) : null;
+    this.cursor =
+      graph && q.trim()
+        ? new SearchCursor(
+            searchNodes(graph, q, { ...this.ctx.searchOptions(graph.method), includeFolded: !this.fold })
+          )
+        : null;
     this.searchLabel.textContent = this.cursor ? this.cursor.label : '';
     this.applyHighlights();
+  }
+
+  /** Put `query` in the search box and select its first hit (a location link, a warning's line); the hits. */
+  search(query: string): number[] {
+    this.searchInput.value = query;
+    this.runSearch();
+    this.stepSearch(1);
+    return this.cursor?.hits ?? [];
   }
 
   private stepSearch(direction: number): void {

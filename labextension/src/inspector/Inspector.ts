@@ -1,5 +1,7 @@
 /**
- * The node inspector: kind, inputs and outputs with types and shapes (click to walk the graph),
+ * The node inspector: kind, inputs by their argument names with constant values inline (`dropout_p=0.0`,
+ * `is_causal=False`) and parameters with their path and shape, like Netron; outputs with types and shapes (click to
+ * walk the graph), a "copy node info" button,
  * the module scope with its types, attributes, the user's source line and the full stack, the
  * warnings and divergences on the node, other nodes recorded at the same line, and the method's
  * `.graph` text (current node highlighted) and `.code`.
@@ -8,6 +10,8 @@
 import { ExplorerContext } from '../state/context';
 import { append, button, clear, h, location } from '../state/dom';
 import { formatAttribute, NodeInfo, shapeText, TraceGraph, userFrame } from '../model/graph';
+import { ArgumentInfo, argumentsOf, TraceRunModel } from '../model/run';
+import { fixButton } from '../controls/fix';
 
 export class Inspector {
   readonly element: HTMLElement;
@@ -18,7 +22,13 @@ export class Inspector {
     this.body = h('div', { class: 'jp-TraceExplorer-inspectorBody' });
     this.element = h('section', { class: 'jp-TraceExplorer-inspector', 'aria-label': 'node inspector' }, this.body);
     this.unsubscribe = ctx.onChange(keys => {
-      if (keys.has('selectedNode') || keys.has('run') || keys.has('selectedMethod') || keys.has('currentDivergence')) {
+      if (
+        keys.has('selectedNode') ||
+        keys.has('run') ||
+        keys.has('selectedMethod') ||
+        keys.has('currentDivergence') ||
+        keys.has('options')
+      ) {
         this.render();
       }
     });
@@ -62,18 +72,25 @@ export class Inspector {
       return;
     }
     const node = graph.nodes[id];
+    const run = this.ctx.run;
+    const args = run ? argumentsOf(run, graph, node) : [];
+    const copy = button('copy node info', () => this.copy(run, graph, node, args), {
+      class: 'jp-TraceExplorer-button jp-TraceExplorer-copy',
+      title: 'copy the kind, arguments, outputs, module and source line as text'
+    });
     append(
       this.body,
       h(
         'h3',
         { class: 'jp-TraceExplorer-nodeKind' },
         node.kind,
-        h('span', { class: 'jp-TraceExplorer-muted' }, ` #${node.id} · ${node.role}`)
+        h('span', { class: 'jp-TraceExplorer-muted' }, ` #${node.id} · ${node.role}`),
+        copy
       ),
       node.nondeterministic
         ? h('p', { class: 'jp-TraceExplorer-badge jp-mod-warning' }, 'nondeterministic (torch)')
         : null,
-      this.valuesSection(graph, node, 'inputs'),
+      this.argumentsSection(graph, args),
       this.valuesSection(graph, node, 'outputs'),
       this.scopeSection(graph, node),
       this.attributesSection(node),
@@ -81,6 +98,96 @@ export class Inspector {
       this.problemsSection(node),
       this.codeSection(graph, node)
     );
+  }
+
+  /** Inputs by argument name: `p = 0.0`, `weight = fc.weight Float(8, 8)`, `input = %x Float(2, 8) ← linear`. */
+  private argumentsSection(graph: TraceGraph, args: ArgumentInfo[]): HTMLElement | null {
+    if (!args.length) {
+      return null;
+    }
+    const rows = args.map((a, i) => {
+      const value = graph.values[a.valueId];
+      const producer = graph.producer(a.valueId);
+      let shown: (HTMLElement | string)[];
+      if (a.constant !== null) {
+        shown = [h('span', { class: 'jp-TraceExplorer-mono jp-TraceExplorer-constant' }, a.constant)];
+      } else if (a.parameter !== null) {
+        shown = [
+          h('span', { class: 'jp-TraceExplorer-mono', title: 'a parameter or buffer of the module' }, a.parameter),
+          ' ',
+          h('span', { class: 'jp-TraceExplorer-mono jp-TraceExplorer-muted' }, a.parameterType ?? shapeText(value))
+        ];
+      } else {
+        shown = [
+          h('span', { class: 'jp-TraceExplorer-mono' }, `%${value.name} `),
+          h(
+            'span',
+            { class: 'jp-TraceExplorer-mono jp-TraceExplorer-muted' },
+            shapeText(value) + (value.requiresGrad ? ' · grad' : '')
+          ),
+          ' ',
+          producer ? this.nodeLink(graph, producer.id) : h('span', { class: 'jp-TraceExplorer-muted' }, 'graph input')
+        ];
+      }
+      return h(
+        'tr',
+        { 'data-argument': a.name ?? String(i) },
+        h('td', { class: 'jp-TraceExplorer-mono jp-TraceExplorer-argName' }, a.name ?? `#${i}`),
+        h('td', {}, ...shown)
+      );
+    });
+    return h(
+      'div',
+      { class: 'jp-TraceExplorer-section' },
+      h('h4', {}, 'Inputs'),
+      h('table', { class: 'jp-TraceExplorer-table jp-TraceExplorer-arguments' }, h('tbody', {}, ...rows))
+    );
+  }
+
+  /** The node as text, for a bug report or a chat: what the inspector shows, in the order it shows it. */
+  static nodeInfo(run: TraceRunModel | null, graph: TraceGraph, node: NodeInfo, args: ArgumentInfo[]): string {
+    const lines = [`${node.kind} (node ${node.id} of ${graph.method})`];
+    args.forEach((a, i) => {
+      const value = graph.values[a.valueId];
+      const what =
+        a.constant ??
+        (a.parameter !== null
+          ? `${a.parameter}: ${a.parameterType ?? shapeText(value)}`
+          : `%${value.name}: ${shapeText(value)}`);
+      lines.push(`  ${a.name ?? `#${i}`} = ${what}`);
+    });
+    node.outputs.forEach(v => lines.push(`  -> %${graph.values[v].name}: ${shapeText(graph.values[v])}`));
+    if (node.scope) {
+      const type = graph.scopes.get(node.scope)?.type;
+      lines.push(`module: ${node.scope}${type ? ` (${type})` : ''}`);
+    }
+    const frame = userFrame(node.source);
+    if (frame) {
+      const where = run ? run.locationLabel(frame.file, frame.line) : `${frame.file}:${frame.line}`;
+      lines.push(`source: ${where}${frame.code ? `: ${frame.code.trim()}` : ''}`);
+    }
+    return lines.join('\n');
+  }
+
+  private copy(run: TraceRunModel | null, graph: TraceGraph, node: NodeInfo, args: ArgumentInfo[]): void {
+    const text = Inspector.nodeInfo(run, graph, node, args);
+    const done = (): void => {
+      this.flash('copied');
+    };
+    const clipboard = navigator.clipboard as Clipboard | undefined;
+    if (clipboard?.writeText) {
+      clipboard.writeText(text).then(done, () => this.flash('copy failed: the browser refused'));
+    } else {
+      this.flash('copy failed: no clipboard here');
+    }
+  }
+
+  private flash(message: string): void {
+    const b = this.body.querySelector('.jp-TraceExplorer-copy');
+    if (b) {
+      b.textContent = message;
+      setTimeout(() => (b.textContent = 'copy node info'), 1500);
+    }
   }
 
   private valuesSection(graph: TraceGraph, node: NodeInfo, which: 'inputs' | 'outputs'): HTMLElement | null {
@@ -205,7 +312,12 @@ export class Inspector {
       'div',
       { class: 'jp-TraceExplorer-section' },
       h('h4', {}, 'Source'),
-      h('p', {}, location(frame.file, frame.line, this.ctx.run), ` in ${frame.func}`),
+      h(
+        'p',
+        {},
+        location(frame.file, frame.line, this.ctx.run, (f, l) => this.ctx.showPlace(f, l)),
+        ` in ${frame.func}`
+      ),
       h('pre', { class: 'jp-TraceExplorer-code jp-TraceExplorer-sourceLine' }, frame.code || '(source not available)'),
       others.length
         ? h(
@@ -240,8 +352,24 @@ export class Inspector {
       h(
         'ul',
         { class: 'jp-TraceExplorer-problems' },
-        ...warnings.map(w => h('li', { class: 'jp-mod-warning' }, `[${w.category}] `, w.message.split('\n')[0])),
-        ...findings.map(f => h('li', { class: `jp-mod-${f.severity}` }, `[${f.kind}] ${f.title}`)),
+        ...warnings.map(w =>
+          h(
+            'li',
+            { class: 'jp-mod-warning' },
+            `[${w.category}] `,
+            w.message.split('\n')[0],
+            w.advice ? h('p', { class: 'jp-TraceExplorer-hint' }, h('strong', {}, 'Fix: '), w.advice) : null
+          )
+        ),
+        ...findings.map(f =>
+          h(
+            'li',
+            { class: `jp-mod-${f.severity}` },
+            `[${f.kind}] ${f.title}`,
+            f.hint ? h('p', { class: 'jp-TraceExplorer-hint' }, h('strong', {}, 'Fix: '), f.hint) : null,
+            fixButton(this.ctx, f.fix)
+          )
+        ),
         ...divergences.map(({ d, index }) =>
           h(
             'li',

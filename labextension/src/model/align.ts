@@ -127,7 +127,8 @@ export function sideBySide(
   diff: GraphDiff,
   divergence: Divergence,
   fileNames: FileNames = {},
-  radius = 2
+  radius = 2,
+  titles: [string, string] = ['trace', 'check trace']
 ): SideBySide {
   const traceIds = neighbourhood(trace, divergence.traceNode, radius);
   const checkIds = neighbourhood(check, divergence.checkNode, radius);
@@ -180,7 +181,7 @@ export function sideBySide(
     traceIds,
     traceName,
     id => classes(id, divergence.traceNode, divergentTrace, diff.checkPartner(id) !== null),
-    'trace',
+    titles[0],
     fileNames
   );
   const c = sideDot(
@@ -188,7 +189,7 @@ export function sideBySide(
     checkIds,
     checkName,
     id => classes(id, divergence.checkNode, divergentCheck, diff.tracePartner(id) !== null),
-    'check trace',
+    titles[1],
     fileNames
   );
   return {

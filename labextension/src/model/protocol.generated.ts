@@ -244,6 +244,18 @@ export interface TraceRun {
   file_names?: {
     [k: string]: string;
   };
+  /**
+   * argument names of the aten:: ops per signature, kind(input types) -> names ("aten::linear(Tensor,Tensor,Tensor)" -> ["input", "weight", "bias"], read from torch's op schemas): the inspector names each input with them; absent in runs saved before it existed (read as {})
+   */
+  argument_names?: {
+    [k: string]: string[];
+  };
+  /**
+   * path -> type ("blocks.0.fc.weight" -> "Float(8, 8)") of the traced module's parameters and buffers, which the graph's GetAttr values do not carry; absent in runs saved before it existed (read as {})
+   */
+  parameters?: {
+    [k: string]: string;
+  };
 }
 /**
  * what the explorer's badge says (TraceRun.verdict): error (red) when tracing or torch's check failed; warning (amber) when a tracer warning, a finding of severity warning or error, or the probe says the trace may be wrong for other inputs; ok (green) otherwise; absent in runs saved before it existed
@@ -395,6 +407,10 @@ export interface TraceWarning {
   warning_class: string;
   phases: string[];
   torch_location: string;
+  /**
+   * what to do about it (core/tracer_warnings.py ADVICE, the text the CLI and the HTML report print); absent in runs saved before it existed
+   */
+  advice?: string;
 }
 /**
  * This interface was referenced by `ExplorerState`'s JSON-Schema
@@ -493,6 +509,15 @@ export interface Finding {
   hint: string;
   node_ids: number[];
   method: string;
+  /**
+   * explorer options that apply the hint ({"no_grad": true}), offered as one click that re-traces; {} when the fix is in the user's code; absent in runs saved before it existed
+   */
+  fix?: {
+    no_grad?: boolean;
+    module_mode?: 'as_is' | 'eval' | 'train';
+    check_trace?: boolean;
+    strict?: boolean;
+  };
 }
 /**
  * This interface was referenced by `ExplorerState`'s JSON-Schema

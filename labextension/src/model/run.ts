@@ -2,7 +2,7 @@
  * A decoded run: graphs, warnings, check cases with their diffs, findings, probe.
  */
 
-import { decodeGraph, TraceGraph } from './graph';
+import { decodeGraph, formatAttribute, NodeInfo, TraceGraph } from './graph';
 import { FileNames, locationLabel } from './location';
 import {
   CheckCaseJSON,
@@ -18,6 +18,29 @@ import {
   TraceWarningJSON,
   Verdict
 } from './protocol';
+
+/** Warning categories in order, with their titles (mirrors jupyter_tracejit/core/tracer_warnings.py CATEGORIES). */
+export const WARNING_TITLES: Record<string, string> = {
+  to_bool: 'tensor → Python bool (frozen branch)',
+  to_int: 'tensor → Python int',
+  to_float: 'tensor → Python float',
+  to_complex: 'tensor → Python complex',
+  to_number: 'tensor → Python number (.item())',
+  to_list: 'tensor → Python list',
+  to_numpy: 'tensor → NumPy',
+  tensor_const: 'torch.tensor(...) frozen as a constant',
+  from_numpy_const: 'torch.from_numpy(...) frozen as a constant',
+  iterate: 'iterating over a tensor',
+  len: 'len(tensor)',
+  live_refs: 'in-place op on a viewed tensor',
+  nondeterministic: 'nondeterministic nodes',
+  output_mismatch_python: 'trace ≠ Python function',
+  output_mismatch_retrace: 'trace ≠ re-trace',
+  list_output: 'list output',
+  already_script: 'already TorchScript',
+  deprecated: 'deprecation notice',
+  other: 'other warnings'
+};
 
 export interface Divergence {
   traceNode: number | null;
@@ -212,4 +235,93 @@ export function decodeRun(data: unknown, check: (data: unknown) => string | null
     throw new Error(problem);
   }
   return new TraceRunModel(data as TraceRunJSON);
+}
+
+/** One input of a node as the inspector shows it, like Netron: its argument name and, when it is a constant or a
+ * parameter of the module, its value or the parameter's path and type. */
+export interface ArgumentInfo {
+  /** from the op's schema (`TraceRun.argument_names`); null when unknown (prim ops, runs saved before) */
+  name: string | null;
+  valueId: number;
+  /** `0.0`, `False`, `[1, 2]`, `None` for a constant input (looking through list plumbing), else null */
+  constant: string | null;
+  /** `blocks.0.fc.weight` for a parameter or buffer read with GetAttr, else null */
+  parameter: string | null;
+  /** `Float(8, 8)` for that parameter (`TraceRun.parameters`), else null */
+  parameterType: string | null;
+}
+
+/** A value as Python writes it: `True`, `0.0`, `'mean'`, `None`; `type` is the graph's type of the value. */
+function pythonText(value: unknown, type: string): string {
+  if (value === null || value === undefined) {
+    return 'None';
+  }
+  if (typeof value === 'boolean') {
+    return value ? 'True' : 'False';
+  }
+  if (typeof value === 'number') {
+    if (type === 'bool') {
+      return value ? 'True' : 'False';
+    }
+    return type === 'float' && Number.isInteger(value) ? value.toFixed(1) : String(value);
+  }
+  if (typeof value === 'string') {
+    return `'${value}'`;
+  }
+  if (Array.isArray(value)) {
+    const inner = type.startsWith('List[') ? type.slice(5, -1) : '';
+    return '[' + value.map(v => pythonText(v, inner)).join(', ') + ']';
+  }
+  return formatAttribute(value);
+}
+
+/** A constant value (a `prim::Constant`, or a list/tuple built of them) as Python writes it; null otherwise. */
+export function constantText(graph: TraceGraph, valueId: number, depth = 0): string | null {
+  const producer = graph.producer(valueId);
+  if (!producer || depth > 4) {
+    return null;
+  }
+  const type = graph.values[valueId].type;
+  if (producer.kind === 'prim::Constant') {
+    return 'value' in producer.attributes ? pythonText(producer.attributes.value, type) : 'None';
+  }
+  if (producer.kind === 'prim::ListConstruct' || producer.kind === 'prim::TupleConstruct') {
+    const items = producer.inputs.map(v => constantText(graph, v, depth + 1));
+    if (items.every(i => i !== null)) {
+      return producer.kind === 'prim::ListConstruct' ? `[${items.join(', ')}]` : `(${items.join(', ')})`;
+    }
+  }
+  return null;
+}
+
+/** `blocks.0.fc.weight` for a value read from the module with a chain of `prim::GetAttr`, else null. */
+export function attributePath(graph: TraceGraph, valueId: number): string | null {
+  const names: string[] = [];
+  let producer = graph.producer(valueId);
+  while (producer && producer.kind === 'prim::GetAttr') {
+    names.unshift(String(producer.attributes.name ?? '?'));
+    producer = producer.inputs.length ? graph.producer(producer.inputs[0]) : null;
+  }
+  return names.length ? names.join('.') : null;
+}
+
+/** The `argument_names` key of a node: `aten::linear(Tensor,Tensor,Tensor)` (core/schemas.py `signature`). */
+export function signature(graph: TraceGraph, node: NodeInfo): string {
+  return `${node.kind}(${node.inputs.map(v => graph.values[v].type).join(',')})`;
+}
+
+/** Every input of `node` with its argument name, constant value or parameter. */
+export function argumentsOf(run: TraceRunModel, graph: TraceGraph, node: NodeInfo): ArgumentInfo[] {
+  const names = run.raw.argument_names?.[signature(graph, node)];
+  const parameters = run.raw.parameters ?? {};
+  return node.inputs.map((valueId, i) => {
+    const parameter = attributePath(graph, valueId);
+    return {
+      name: names && names.length === node.inputs.length ? names[i] : null,
+      valueId,
+      constant: constantText(graph, valueId),
+      parameter,
+      parameterType: parameter !== null ? (parameters[parameter] ?? null) : null
+    };
+  });
 }

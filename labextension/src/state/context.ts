@@ -7,6 +7,7 @@
 import { TraceGraph } from '../model/graph';
 import { GroupTree } from '../model/groups';
 import { CaseDivergence, decodeRun, TraceRunModel } from '../model/run';
+import { SearchOptions } from '../model/search';
 import { ExplorerHost, HostKey } from './host';
 
 export class ExplorerContext {
@@ -14,8 +15,36 @@ export class ExplorerContext {
   private decoded: TraceRunModel | null = null;
   private decodeError: string | null = null;
   private trees = new Map<string, GroupTree>();
+  /**
+   * Searches the graph for a query and selects the first hit (the graph view's search box, set by the explorer);
+   * returns the hits. Locations and warnings call it through `showPlace`.
+   */
+  searchGraph: ((query: string) => number[]) | null = null;
 
   constructor(readonly host: ExplorerHost) {}
+
+  /** What a search needs beyond the graph: the run's file names and the nodes its warnings map to. */
+  searchOptions(method = this.method): SearchOptions {
+    const run = this.run;
+    if (!run) {
+      return {};
+    }
+    return {
+      fileNames: run.fileNames,
+      atLine: run.userWarnings
+        .filter(w => w.method === method)
+        .map(w => ({ file: w.file, line: w.line, nodeIds: w.node_ids }))
+    };
+  }
+
+  /** Select the nodes of a source line: search for the place as the views write it (`cell [9], line 7`). */
+  showPlace(file: string, line: number): number[] {
+    const run = this.run;
+    if (!run || !this.searchGraph) {
+      return [];
+    }
+    return this.searchGraph(run.locationLabel(file, line));
+  }
 
   /** The decoded run on screen, or null (see `error`). */
   get run(): TraceRunModel | null {

@@ -59,11 +59,31 @@ export function button(
 
 /**
  * A place in the source as every view shows it: `cell [9], line 7` in notebook code, `model.py:12` elsewhere
- * (`run.locationLabel`); the full path goes into the title tooltip.
+ * (`run.locationLabel`); the full path goes into the title tooltip. With `open` it is a link (the explorer's
+ * `ctx.showPlace`: select that line's nodes).
  */
-export function location(file: string, line: number, run: TraceRunModel | null): HTMLElement {
+export function location(
+  file: string,
+  line: number,
+  run: TraceRunModel | null,
+  open?: (file: string, line: number) => void
+): HTMLElement {
   const label = run ? run.locationLabel(file, line) : locationLabel(file, line, {});
-  return h('span', { class: 'jp-TraceExplorer-loc', title: `${file}:${line}` }, label);
+  if (!open || !file) {
+    return h('span', { class: 'jp-TraceExplorer-loc', title: `${file}:${line}` }, label);
+  }
+  // a link: selects the nodes recorded at that line (clicks on it do not also activate the card around it)
+  const link = h(
+    'button',
+    { type: 'button', class: 'jp-TraceExplorer-loc jp-TraceExplorer-link', title: `${file}:${line}: show its nodes` },
+    label
+  );
+  link.addEventListener('click', e => {
+    e.preventDefault();
+    e.stopPropagation();
+    open(file, line);
+  });
+  return link;
 }
 
 export function formatNumber(x: number | null): string {

@@ -1,35 +1,16 @@
 /**
- * Tracer warnings grouped by category with counts; each shows its message, file:line and code.
- * Clicking one selects its first node (the graph reveals and highlights all of them). Findings
- * (hazards torch does not report) and the generalization probe are listed below.
+ * Tracer warnings grouped by category with counts; each shows its message, its place (a link that selects that
+ * line's nodes), code, torch's detail (an output mismatch's numbers) and its fix (the core's advice, the text the
+ * CLI and the HTML report print). Clicking one selects its first node (the graph reveals and highlights all of
+ * them). Findings (hazards torch does not report) follow, with their fix as one click where it is an option, then
+ * the generalization probe.
  */
 
 import { ExplorerContext } from '../state/context';
 import { append, clear, formatNumber, h, location } from '../state/dom';
 import { floatValue, TraceWarningJSON } from '../model/protocol';
-
-/** Category order and titles (mirrors jupyter_tracejit/core/tracer_warnings.py CATEGORIES). */
-const CATEGORY_TITLES: Record<string, string> = {
-  to_bool: 'tensor → Python bool (frozen branch)',
-  to_int: 'tensor → Python int',
-  to_float: 'tensor → Python float',
-  to_complex: 'tensor → Python complex',
-  to_number: 'tensor → Python number (.item())',
-  to_list: 'tensor → Python list',
-  to_numpy: 'tensor → NumPy',
-  tensor_const: 'torch.tensor(...) frozen as a constant',
-  from_numpy_const: 'torch.from_numpy(...) frozen as a constant',
-  iterate: 'iterating over a tensor',
-  len: 'len(tensor)',
-  live_refs: 'in-place op on a viewed tensor',
-  nondeterministic: 'nondeterministic nodes',
-  output_mismatch_python: 'trace ≠ Python function',
-  output_mismatch_retrace: 'trace ≠ re-trace',
-  list_output: 'list output',
-  already_script: 'already TorchScript',
-  deprecated: 'deprecation notice',
-  other: 'other warnings'
-};
+import { WARNING_TITLES as CATEGORY_TITLES } from '../model/run';
+import { fixButton } from '../controls/fix';
 
 function groupWarnings(warnings: TraceWarningJSON[]): [string, TraceWarningJSON[]][] {
   const order = Object.keys(CATEGORY_TITLES);
@@ -49,7 +30,7 @@ export class WarningsPanel {
   constructor(private readonly ctx: ExplorerContext) {
     this.element = h('section', { class: 'jp-TraceExplorer-warnings', 'aria-label': 'warnings and findings' });
     this.unsubscribe = ctx.onChange(keys => {
-      if (keys.has('run') || keys.has('selectedNode')) {
+      if (keys.has('run') || keys.has('selectedNode') || keys.has('options') || keys.has('live')) {
         this.render();
       }
     });
@@ -86,6 +67,8 @@ export class WarningsPanel {
     for (const [category, list] of groups) {
       const total = list.reduce((s, w) => s + w.count, 0);
       const items = list.map(w => {
+        const [headline, ...rest] = w.message.split('\n');
+        const detail = rest.join('\n').trim();
         const active = w.node_ids.includes(selected) && w.method === this.ctx.method;
         const item = h(
           'li',
@@ -98,7 +81,7 @@ export class WarningsPanel {
           h(
             'div',
             { class: 'jp-TraceExplorer-warningHead' },
-            location(w.file, w.line, this.ctx.run),
+            location(w.file, w.line, this.ctx.run, (file, line) => this.ctx.showPlace(file, line)),
             w.count > 1 ? h('span', { class: 'jp-TraceExplorer-count' }, `×${w.count}`) : null,
             w.node_ids.length
               ? h(
@@ -109,7 +92,10 @@ export class WarningsPanel {
               : null
           ),
           w.code ? h('pre', { class: 'jp-TraceExplorer-code' }, w.code) : null,
-          h('p', { class: 'jp-TraceExplorer-message' }, w.message.split('\n')[0]),
+          h('p', { class: 'jp-TraceExplorer-message' }, headline),
+          // torch's own detail (an output mismatch's "Mismatched elements… Greatest absolute difference…")
+          detail ? h('pre', { class: 'jp-TraceExplorer-code jp-TraceExplorer-detail' }, detail) : null,
+          w.advice ? h('p', { class: 'jp-TraceExplorer-hint' }, h('strong', {}, 'Fix: '), w.advice) : null,
           w.torch_location
             ? h(
                 'p',
@@ -121,7 +107,8 @@ export class WarningsPanel {
         const activate = (): void => this.show(w.node_ids, w.method);
         item.addEventListener('click', activate);
         item.addEventListener('keydown', e => {
-          if (e.key === 'Enter' || e.key === ' ') {
+          // keys on the link inside the card are the link's
+          if (e.target === item && (e.key === 'Enter' || e.key === ' ')) {
             e.preventDefault();
             activate();
           }
@@ -159,7 +146,8 @@ export class WarningsPanel {
               },
               h('strong', {}, f.title),
               h('p', { class: 'jp-TraceExplorer-message' }, f.message),
-              f.hint ? h('p', { class: 'jp-TraceExplorer-hint' }, `Fix: ${f.hint}`) : null
+              f.hint ? h('p', { class: 'jp-TraceExplorer-hint' }, h('strong', {}, 'Fix: '), f.hint) : null,
+              fixButton(this.ctx, f.fix)
             );
             li.addEventListener('click', () => this.show(f.node_ids, f.method));
             return li;

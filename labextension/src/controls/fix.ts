@@ -1,0 +1,58 @@
+/**
+ * A finding's fix as one click: the options it names (`Finding.fix`, written by the core beside the hint) are set
+ * in the options bar, which re-traces in the kernel. Offered only in a live explorer, and only while the options
+ * on screen do not already say so.
+ */
+
+import { ExplorerContext } from '../state/context';
+import { button } from '../state/dom';
+import { ExplorerOptions, OPTION_SPECS } from '../model/protocol';
+
+export type OptionFix = Partial<Pick<ExplorerOptions, 'no_grad' | 'module_mode' | 'check_trace' | 'strict'>>;
+
+/** `no_grad`, `mode eval()`: how the options bar names what the fix sets. */
+export function describeFix(fix: OptionFix): string {
+  return Object.entries(fix)
+    .map(([key, value]) => {
+      const label = OPTION_SPECS.find(s => s.key === key)?.label ?? key;
+      if (value === true) {
+        return `tick ${label}`;
+      }
+      if (value === false) {
+        return `untick ${label}`;
+      }
+      return `${label} ${value === 'eval' || value === 'train' ? `${value}()` : String(value)}`;
+    })
+    .join(', ');
+}
+
+/** The options still to change for `fix` (empty: the options bar already says so). */
+export function pendingFix(fix: OptionFix | undefined, options: ExplorerOptions | null): OptionFix {
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(fix ?? {})) {
+    if (!options || options[key as keyof ExplorerOptions] !== value) {
+      out[key] = value;
+    }
+  }
+  return out as OptionFix;
+}
+
+/** "tick no_grad and re-trace", or null where there is nothing to click (a saved run, a fix already set). */
+export function fixButton(ctx: ExplorerContext, fix: OptionFix | undefined): HTMLButtonElement | null {
+  const host = ctx.host;
+  const options = host.get('options');
+  if (host.readOnly || !host.get('live') || !options) {
+    return null;
+  }
+  const todo = pendingFix(fix, options);
+  if (!Object.keys(todo).length) {
+    return null;
+  }
+  const b = button(`${describeFix(todo)} and re-trace`, () => host.set({ options: { ...options, ...todo } }), {
+    class: 'jp-TraceExplorer-button jp-TraceExplorer-fix',
+    title: 'set this in the options bar; the explorer re-traces with it'
+  });
+  // the card around it selects nodes on click: this click only applies the fix
+  b.addEventListener('click', e => e.stopPropagation());
+  return b;
+}

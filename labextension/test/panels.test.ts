@@ -1,0 +1,169 @@
+/**
+ * The panels' pure logic on fixtures written by the Python model: divergences grouped by cause, the stepper's
+ * order over them, a place as the views write it found by search, and a finding's option fix.
+ */
+import { readFileSync } from 'fs';
+import { join } from 'path';
+import { describe, expect, it } from 'vitest';
+
+import { describeFix, pendingFix } from '../src/controls/fix';
+import { describeDivergences, divergencePlace, groupByCause, stepOrder } from '../src/model/causes';
+import { ExplorerOptions, OPTION_SPECS } from '../src/model/protocol';
+import { argumentsOf, decodeRun, TraceRunModel } from '../src/model/run';
+import { shapeText } from '../src/model/graph';
+import { Inspector } from '../src/inspector/Inspector';
+import { searchNodes } from '../src/model/search';
+
+const dir = process.env.TRACEJIT_FIXTURES ?? join(__dirname, 'fixtures');
+
+function load(name: string): TraceRunModel {
+  return decodeRun(JSON.parse(readFileSync(join(dir, `${name}.run.json`), 'utf8')));
+}
+
+describe('divergences by cause', () => {
+  it('a frozen branch and a loop over rows: one cause per line, each explained by its own warning', () => {
+    const run = load('causes');
+    const { causes, following } = groupByCause(run);
+    const toBool = run.userWarnings.find(w => w.category === 'to_bool')!;
+    const iterate = run.userWarnings.find(w => w.category === 'iterate')!;
+    // the branch's op (the line after the `if`), the loop's x[0] and the loop itself: three lines, in order
+    expect(causes.map(c => c.line)).toEqual([toBool.line + 1, iterate.line - 1, iterate.line]);
+    expect(causes.map(c => c.summary)).toEqual([
+      '1 op only in the trace',
+      '1 op only in the check trace',
+      '1 op only in the check trace'
+    ]);
+    // the frozen `if` explains the branch (its warning maps to the branch's node), the loop warning the loop;
+    // the loop does not hide behind the branch
+    expect(causes[0].warnings.map(w => w.category)).toEqual(['to_bool']);
+    expect(causes[2].warnings.map(w => w.category)).toEqual(['iterate']);
+    expect(causes[1].warnings).toEqual([]);
+    // every divergence is in exactly one place
+    const placed = [...causes.flatMap(c => [...c.roots, ...c.downstream]), ...following].sort((a, b) => a - b);
+    expect(placed).toEqual(run.divergences.map((_, i) => i));
+    expect(causes[2].downstream.length).toBeGreaterThan(0); // the trace's own unbind at the loop line
+  });
+
+  it('a loop the diff calls downstream of a branch is still a cause of its own when its line has a warning', () => {
+    const raw = JSON.parse(readFileSync(join(dir, 'causes.run.json'), 'utf8'));
+    const iterate = raw.warnings.find((w: { category: string }) => w.category === 'iterate');
+    const original = decodeRun(raw);
+    // as if the diff had seen the loop's ops as reading the branch's diverged values: no root at the loop line
+    raw.check.cases[0].diff.divergences = raw.check.cases[0].diff.divergences.map(
+      (row: [number, number, number, string], i: number) => {
+        const place = divergencePlace(original, original.divergences[i]);
+        return place?.line === iterate.line ? [row[0], row[1], 1, 'follows from the divergence at the branch'] : row;
+      }
+    );
+    const run = decodeRun(raw);
+    const { causes } = groupByCause(run);
+    const loop = causes.find(c => c.line === iterate.line)!;
+    expect(loop.roots).toEqual([]);
+    expect(loop.downstream.length).toBeGreaterThan(0);
+    expect(loop.warnings.map(w => w.category)).toEqual(['iterate']);
+    // the stepper reaches it with downstream on; the roots it walks by default are still what the verdict counts
+    expect(stepOrder({ causes, following: [] }, true)).toContain(loop.downstream[0]);
+    expect(stepOrder({ causes, following: [] }, false).every(i => run.divergences[i].kind === 'root')).toBe(true);
+  });
+
+  it('the stepper walks the roots cause by cause, as many as the verdict counts; downstream on request', () => {
+    const run = load('causes');
+    const grouped = groupByCause(run);
+    const roots = stepOrder(grouped, false);
+    expect(roots.length).toBe(run.verdict.roots);
+    expect(roots.every(i => run.divergences[i].kind === 'root')).toBe(true);
+    const everything = stepOrder(grouped, true);
+    expect([...everything].sort((a, b) => a - b)).toEqual(run.divergences.map((_, i) => i));
+    expect(everything.slice(0, grouped.causes[0].roots.length)).toEqual(grouped.causes[0].roots);
+  });
+
+  it('a run whose check passed has no causes', () => {
+    const run = load('mlp');
+    expect(groupByCause(run)).toEqual({ causes: [], following: [] });
+    expect(stepOrder(groupByCause(run), false)).toEqual([]);
+  });
+
+  it('says what diverged in words', () => {
+    const d = (traceNode: number | null, checkNode: number | null) => ({
+      traceNode,
+      checkNode,
+      kind: 'root' as const,
+      reason: '',
+      caseIndex: 0,
+      method: 'forward'
+    });
+    expect(describeDivergences([d(null, 1), d(null, 2), d(null, 3), d(null, 4), d(null, 5), d(null, 6)])).toBe(
+      '6 ops only in the check trace'
+    );
+    expect(describeDivergences([d(1, null), d(2, 3)])).toBe('1 op only in the trace, 1 op differs');
+  });
+});
+
+describe('search finds a place as the views write it', () => {
+  it('`cell [9], line 7` finds the line, with the nodes its warning maps to', () => {
+    const run = load('causes');
+    const g = run.graphs.get('forward')!;
+    const toBool = run.userWarnings.find(w => w.category === 'to_bool')!;
+    const fileNames = { [toBool.file]: 'cell [9]' };
+    const atLine = run.userWarnings.map(w => ({ file: w.file, line: w.line, nodeIds: w.node_ids }));
+    // the `if` line records nothing itself: only the warning's nodes (the branch it froze) are found
+    expect(searchNodes(g, `:${toBool.line}`)).toEqual([]);
+    expect(searchNodes(g, `cell [9], line ${toBool.line}`, { fileNames, atLine })).toEqual(toBool.node_ids);
+    expect(searchNodes(g, `CELL [9], LINE ${toBool.line}`, { fileNames, atLine })).toEqual(toBool.node_ids);
+    expect(searchNodes(g, `:${toBool.line}`, { atLine })).toEqual(toBool.node_ids);
+    // another cell's name or an unknown name finds nothing there
+    expect(searchNodes(g, `cell [8], line ${toBool.line}`, { fileNames, atLine })).toEqual([]);
+    const next = toBool.line + 1;
+    expect(searchNodes(g, `cell [9], line ${next}`, { fileNames })).toEqual(searchNodes(g, `:${next}`));
+    expect(searchNodes(g, `cell [9], line ${next}`, { fileNames }).length).toBeGreaterThan(0);
+  });
+});
+
+describe("a finding's fix as options", () => {
+  const options = Object.fromEntries(OPTION_SPECS.map(s => [s.key, s.default])) as unknown as ExplorerOptions;
+  it('names what it sets as the options bar does and only what is not set yet', () => {
+    expect(describeFix({ no_grad: true })).toBe('tick no_grad');
+    expect(describeFix({ module_mode: 'eval' })).toBe('mode eval()');
+    expect(pendingFix({ no_grad: true }, { ...options, no_grad: false })).toEqual({ no_grad: true });
+    expect(pendingFix({ no_grad: true }, { ...options, no_grad: true })).toEqual({});
+    expect(pendingFix(undefined, options)).toEqual({});
+  });
+});
+
+describe('the inspector reads arguments like Netron', () => {
+  it('names inputs from the op schema, with constants inline and parameters by path and shape', () => {
+    const run = load('net');
+    const g = run.graphs.get('forward')!;
+    const linear = g.nodes.find(n => n.kind === 'aten::linear')!;
+    const args = argumentsOf(run, g, linear);
+    expect(args.map(a => a.name)).toEqual(['input', 'weight', 'bias']);
+    expect(args[1].parameter).toBe('blocks.0.fc.weight');
+    expect(args[1].parameterType).toBe('Float(8, 8)');
+    expect(args[2].parameterType).toBe('Float(8)');
+    expect(args[0].constant).toBeNull();
+    const view = g.nodes.find(n => n.kind === 'aten::view')!;
+    const viewArgs = argumentsOf(run, g, view);
+    expect(viewArgs.map(a => a.name)).toEqual(['self', 'size']);
+    expect(viewArgs[1].constant).toBe('[-1]');
+    const text = Inspector.nodeInfo(run, g, linear, args);
+    expect(text.split('\n').slice(0, 4)).toEqual([
+      `aten::linear (node ${linear.id} of forward)`,
+      `  input = %${g.values[linear.inputs[0]].name}: ${shapeText(g.values[linear.inputs[0]])}`,
+      '  weight = blocks.0.fc.weight: Float(8, 8)',
+      '  bias = blocks.0.fc.bias: Float(8)'
+    ]);
+    expect(text).toContain('module: blocks.0.fc (Linear)');
+  });
+
+  it('writes constants as Python does', () => {
+    const run = load('causes');
+    const g = run.graphs.get('forward')!;
+    const select = g.nodes.find(n => n.kind === 'aten::select')!;
+    const args = argumentsOf(run, g, select);
+    expect(args.map(a => [a.name, a.constant])).toEqual([
+      ['self', null],
+      ['dim', '0'],
+      ['index', '0']
+    ]);
+  });
+});

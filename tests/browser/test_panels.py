@@ -1,0 +1,262 @@
+"""The side panels in a real JupyterLab, on real models: each warning with its fix (the core's advice, as the CLI
+prints it) and torch's numbers for an output mismatch; divergences grouped by cause with their lines and the
+warnings that explain them, the stepper over the roots (starting on the first); a finding's fix as one click that
+re-traces; locations as links that find their nodes. Light and dark screenshots."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from jupyter_tracejit.core.tracer_warnings import ADVICE
+
+from .test_explorer import ROOT, SETUP
+from .test_shell import CONTRAST, MIN_CONTRAST
+
+pytestmark = pytest.mark.browser
+
+MODELS = """\
+class BranchLoop(nn.Module):
+    # a frozen branch, then a loop unrolled for this batch size
+    def forward(self, x):
+        if x.sum() > 0:  # the frozen if
+            x = x * 2  # the branch
+        out = x[0]
+        for i in range(x.size(0)):
+            out = out + x[i].relu()  # the loop
+        return out
+
+def encoder():
+    torch.manual_seed(0)
+    layer = nn.TransformerEncoderLayer(8, 2, 16, batch_first=True)
+    return nn.TransformerEncoder(layer, 2, enable_nested_tensor=False).eval()
+"""
+
+#: line numbers inside the first cell (SETUP first, then MODELS)
+CELL0 = SETUP + MODELS
+
+
+def line_in_cell(marker: str) -> int:
+    return next(i for i, text in enumerate(CELL0.splitlines(), start=1) if marker in text)
+
+
+def explorer_in(lab, cell: int):
+    root = lab.outputs(cell).locator(ROOT).first
+    root.wait_for()
+    root.locator(".jp-TraceExplorer-canvas svg").wait_for()
+    return root
+
+
+def tab(explorer, name: str):
+    return explorer.locator(f'.jp-TraceExplorer-tab[data-tab="{name}"]')
+
+
+def panel(explorer, name: str):
+    return explorer.locator(f'.jp-TraceExplorer-panel[data-panel="{name}"]')
+
+
+def search_of(explorer) -> tuple[str, str]:
+    box = explorer.locator(".jp-TraceExplorer-search")
+    return box.input_value(), explorer.locator(".jp-TraceExplorer-searchLabel").inner_text()
+
+
+def contrast_failures(lab) -> dict[str, list[str]]:
+    """Texts of the explorers on the page under 4.5:1 against their background, in the light and the dark theme."""
+    failures: dict[str, list[str]] = {}
+    for theme in ("JupyterLab Light", "JupyterLab Dark"):
+        lab.set_theme(theme)
+        measured = lab.page.evaluate(CONTRAST, f".jp-NotebookPanel:not(.lm-mod-hidden) {ROOT}")
+        assert len(measured) > 20, len(measured)
+        failures[theme] = sorted(
+            f"{m['ratio']:.2f} {m['where']} in {m['parent']}: {m['text']!r}"
+            for m in measured
+            if m["ratio"] < MIN_CONTRAST
+        )
+    lab.set_theme("JupyterLab Light")
+    return failures
+
+
+def test_causes_stepper_advice_and_locations_on_a_frozen_branch_and_loop(lab):
+    lab.write_notebook(
+        "panels.ipynb",
+        [CELL0, "bl = tj.explore(BranchLoop(), (torch.ones(2, 3),), check_inputs=[(-torch.ones(4, 3),)])\nbl"],
+    )
+    lab.open_notebook("panels.ipynb")
+    lab.run_all(timeout=90_000)
+    explorer = explorer_in(lab, 1)
+    check = panel(explorer, "check")
+    # a failed check opens on its first root: "1 of N", as many as the tab and the header count
+    assert check.is_visible()
+    roots = int(re.search(r"Check \((\d+) roots?\)", tab(explorer, "check").inner_text()).group(1))
+    assert f"check failed: {roots} root" in explorer.locator(".jp-TraceExplorer-summary").inner_text()
+    step_label = check.locator(".jp-TraceExplorer-stepLabel")
+    assert step_label.inner_text() == f"root 1 of {roots}"
+    # grouped by cause, each with its line: the branch (explained by the frozen `if`) and the loop, not hidden
+    branch, loop = line_in_cell("# the branch"), line_in_cell("# the loop")
+    heads = check.locator(".jp-TraceExplorer-causeHead").all_inner_texts()
+    assert heads[0] == f"cell [1], line {branch}: 1 op only in the trace", heads
+    (loop_head,) = [h for h in heads if h.startswith(f"cell [1], line {loop}: ")]
+    assert loop_head.startswith(f"cell [1], line {loop}: 4 ops only in the check trace · "), heads
+    # the downstream divergences at the causes' lines and those at other lines add up to what the case counts
+    at_lines = sum(int(m.group(1)) for m in re.finditer(r"(\d+) downstream at this line", "\n".join(heads)))
+    elsewhere = re.search(r"(\d+) downstream divergences? at other lines", check.inner_text())
+    counted = int(re.search(r"(\d+) downstream", check.locator(".jp-TraceExplorer-case").inner_text()).group(1))
+    assert at_lines + (int(elsewhere.group(1)) if elsewhere else 0) == counted
+    first = check.locator(".jp-TraceExplorer-cause").first
+    frozen_if = line_in_cell("# the frozen if")
+    assert f"tensor → Python bool (frozen branch) at cell [1], line {frozen_if}" in first.inner_text()
+    assert f"Fix: {ADVICE['to_bool']}" in first.inner_text()
+    assert first.evaluate("el => el.classList.contains('jp-mod-active')")
+    lab.screenshot_themes("panels-causes", explorer)
+    # the stepper walks the roots; downstream on request
+    check.get_by_role("button", name="next root").click()
+    assert step_label.inner_text() == f"root 2 of {roots}"
+    check.locator('input[data-action="downstream"]').check()
+    label = step_label.inner_text()
+    total = int(re.search(r"of (\d+)", label).group(1))
+    assert label.startswith("divergence ") and total > roots
+    check.locator('input[data-action="downstream"]').uncheck()
+    assert step_label.inner_text().startswith("root ")
+    # compare at full size: both graphs over the whole graph area, labelled, moving together
+    check.locator(".jp-TraceExplorer-openCompare").click()
+    full = explorer.locator(".jp-TraceExplorer-compareFull")
+    full.wait_for()
+    panes = full.locator(".jp-TraceExplorer-comparePane")
+    assert panes.locator(".jp-TraceExplorer-paneLabel").all_inner_texts() == ["trace", "check"]
+    # root 2 is an op only in the check trace: the trace side shows what surrounds the place it would be
+    panes.nth(1).locator("svg g.node.current").wait_for()
+    panes.nth(0).locator("svg").wait_for()
+    # the divergent node sits in the middle of its pane
+    current = panes.nth(1).locator("svg g.node.current").bounding_box()
+    canvas = panes.nth(1).locator(".jp-TraceExplorer-compareCanvas").bounding_box()
+    assert abs(current["x"] + current["width"] / 2 - (canvas["x"] + canvas["width"] / 2)) < 3
+    assert abs(current["y"] + current["height"] / 2 - (canvas["y"] + canvas["height"] / 2)) < 3
+    graph_area = explorer.locator(".jp-TraceExplorer-main").bounding_box()
+    box = full.bounding_box()
+    assert box["width"] >= graph_area["width"] - 2 and box["height"] >= graph_area["height"] - 2
+    view_boxes = (
+        "(el) => [...el.querySelectorAll('.jp-TraceExplorer-compareCanvas > svg')].map(s => s.getAttribute('viewBox'))"
+    )
+    before = full.evaluate(view_boxes)
+    canvas = panes.nth(0).locator(".jp-TraceExplorer-compareCanvas").bounding_box()
+    lab.page.mouse.move(canvas["x"] + canvas["width"] / 2, canvas["y"] + canvas["height"] / 2)
+    lab.page.mouse.down()
+    lab.page.mouse.move(canvas["x"] + canvas["width"] / 2 + 60, canvas["y"] + canvas["height"] / 2 + 30, steps=5)
+    lab.page.mouse.up()
+    after = full.evaluate(view_boxes)
+    moved = [
+        [float(a) - float(b) for a, b in zip(x.split(), y.split(), strict=True)]
+        for x, y in zip(after, before, strict=True)
+    ]
+    assert moved[0] == pytest.approx(moved[1]) and moved[0][0] < 0 and moved[0][1] < 0, moved  # both panned alike
+    lab.screenshot_themes("panels-compare-full", explorer)
+    assert contrast_failures(lab) == {"JupyterLab Light": [], "JupyterLab Dark": []}
+    full.get_by_role("button", name="zoom in").click()
+    zoomed = full.evaluate(view_boxes)
+    assert all(float(z.split()[2]) < float(a.split()[2]) for z, a in zip(zoomed, after, strict=True))
+    lab.page.keyboard.press("Escape")
+    full.wait_for(state="detached")
+    # a cause's line is a link: it searches for that place and selects its nodes
+    check.locator(".jp-TraceExplorer-cause").nth(heads.index(next(h for h in heads if f"line {loop}:" in h))).locator(
+        "button.jp-TraceExplorer-loc"
+    ).click()
+    query, hits = search_of(explorer)
+    assert query == f"cell [1], line {loop}"
+    assert re.fullmatch(r"1 of \d+", hits), hits
+    # each warning shows its fix, and an output mismatch shows torch's numbers
+    tab(explorer, "warnings").click()
+    warnings = panel(explorer, "warnings")
+    frozen = warnings.locator('.jp-TraceExplorer-warning[data-category="to_bool"]')
+    assert f"Fix: {ADVICE['to_bool']}" in frozen.inner_text()
+    mismatch = warnings.locator('.jp-TraceExplorer-warning[data-category="output_mismatch_python"]')
+    assert "Greatest absolute difference" in mismatch.locator(".jp-TraceExplorer-detail").inner_text()
+    assert f"Fix: {ADVICE['output_mismatch_python']}" in mismatch.inner_text()
+    # the frozen `if` records nothing at its own line: its link finds the branch it froze
+    frozen.locator("button.jp-TraceExplorer-loc").click()
+    query, hits = search_of(explorer)
+    assert query == f"cell [1], line {frozen_if}" and hits == "1 of 1"
+    lab.screenshot_themes("panels-warnings", explorer)
+    assert contrast_failures(lab) == {"JupyterLab Light": [], "JupyterLab Dark": []}
+    # the inspector of the node a warning maps to says the same, with the same fix
+    tab(explorer, "inspector").click()
+    on_node = panel(explorer, "inspector").locator(".jp-TraceExplorer-problems")
+    assert f"Fix: {ADVICE['to_bool']}" in on_node.inner_text()
+    assert not lab.extension_errors()
+
+
+def test_a_findings_fix_is_one_click_that_retraces(lab):
+    lab.write_notebook("fastpath.ipynb", [CELL0, "enc = tj.explore(encoder(), (torch.rand(2, 3, 8),))\nenc"])
+    lab.open_notebook("fastpath.ipynb")
+    lab.run_all(timeout=90_000)
+    explorer = explorer_in(lab, 1)
+    badge = explorer.locator(".jp-TraceExplorer-header .jp-TraceExplorer-badge")
+    assert badge.inner_text() == "check failed"
+    check = panel(explorer, "check")
+    fix = check.locator(".jp-TraceExplorer-fix").first
+    assert fix.inner_text() == "tick no_grad and re-trace"
+    assert "Transformer fast path" in check.locator(".jp-TraceExplorer-cause").first.inner_text()
+    lab.screenshot_themes("panels-fastpath-fix", explorer)
+    assert contrast_failures(lab) == {"JupyterLab Light": [], "JupyterLab Dark": []}
+    # the inspector names the arguments from the op's schema, constants inline, parameters with their shapes
+    explorer.locator(".jp-TraceExplorer-search").fill("kind:scaled_dot_product_attention")
+    explorer.locator(".jp-TraceExplorer-search").press("Enter")
+    tab(explorer, "inspector").click()
+    inspector = panel(explorer, "inspector")
+    assert inspector.locator(".jp-TraceExplorer-nodeKind").inner_text().startswith("aten::scaled_dot_product_attention")
+    arguments = inspector.locator(".jp-TraceExplorer-arguments")
+    assert arguments.locator('tr[data-argument="dropout_p"]').inner_text().split() == ["dropout_p", "0.0"]
+    assert arguments.locator('tr[data-argument="is_causal"]').inner_text().split() == ["is_causal", "False"]
+    assert arguments.locator('tr[data-argument="attn_mask"]').inner_text().split() == ["attn_mask", "None"]
+    lab.page.evaluate(
+        "() => { window.copied = []; navigator.clipboard.writeText = t => { window.copied.push(t); "
+        "return Promise.resolve(); }; }"
+    )
+    inspector.get_by_role("button", name="copy node info").click()
+    inspector.get_by_role("button", name="copied").wait_for()
+    (copied,) = lab.page.evaluate("() => window.copied")
+    assert copied.startswith("aten::scaled_dot_product_attention (node ")
+    assert "  dropout_p = 0.0\n  is_causal = False" in copied
+    lab.screenshot_themes("panels-inspector-sdpa", explorer)
+    assert contrast_failures(lab) == {"JupyterLab Light": [], "JupyterLab Dark": []}
+    explorer.locator(".jp-TraceExplorer-search").fill("kind:linear")
+    explorer.locator(".jp-TraceExplorer-search").press("Enter")
+    weight = arguments.locator('tr[data-argument="weight"]').inner_text()
+    assert weight.split(None, 2) == ["weight", "layers.0.self_attn.in_proj_weight", "Float(24, 8)"], weight
+    tab(explorer, "warnings").click()
+    assert panel(explorer, "warnings").locator(".jp-TraceExplorer-fix").inner_text() == "tick no_grad and re-trace"
+    panel(explorer, "warnings").locator(".jp-TraceExplorer-fix").click()
+    # the option is set at once, the kernel re-traces with it, and the check passes
+    assert explorer.locator('input[data-option="no_grad"]').is_checked()
+    lab.page.wait_for_function(
+        "(sel) => document.querySelector(sel)?.textContent !== 'check failed'",
+        arg=f"{ROOT} .jp-TraceExplorer-header .jp-TraceExplorer-badge",
+        timeout=90_000,
+    )
+    assert badge.inner_text() in ("ok", "warnings")
+    assert tab(explorer, "check").inner_text() == "Check"
+    assert explorer.locator(".jp-TraceExplorer-fix").count() == 0
+    # picking the first run of the history shows it and puts its options back in the options bar
+    history = explorer.locator(".jp-TraceExplorer-history select")
+    history.select_option(index=0)
+    lab.page.wait_for_function(
+        "(sel) => document.querySelector(sel)?.textContent === 'check failed'",
+        arg=f"{ROOT} .jp-TraceExplorer-header .jp-TraceExplorer-badge",
+        timeout=30_000,
+    )
+    assert not explorer.locator('input[data-option="no_grad"]').is_checked()
+    tab(explorer, "check").click()
+    assert check.locator(".jp-TraceExplorer-stepLabel").inner_text() == "root 1 of 1"
+    assert check.locator(".jp-TraceExplorer-fix").first.is_visible()
+    # two runs in the history: compared side by side, the sides named "run 1" and "run 2"
+    check.get_by_role("button", name="compare", exact=True).click()
+    check.locator('.jp-TraceExplorer-compare .jp-TraceExplorer-side[data-side="run 1"] svg').wait_for(timeout=60_000)
+    check.locator('.jp-TraceExplorer-compare .jp-TraceExplorer-side[data-side="run 2"] svg').wait_for()
+    check.locator(".jp-TraceExplorer-compare .jp-TraceExplorer-openCompare").click()
+    full = explorer.locator(".jp-TraceExplorer-compareFull")
+    assert full.locator(".jp-TraceExplorer-paneLabel").all_inner_texts() == ["run 1", "run 2"]
+    full.locator(".jp-TraceExplorer-comparePane").nth(1).locator("svg").wait_for()
+    lab.screenshot_themes("panels-compare-runs", explorer)
+    full.get_by_role("button", name="close").click()
+    full.wait_for(state="detached")
+    assert not lab.extension_errors()
