@@ -6,8 +6,8 @@
  */
 
 import { layoutDot } from '../graph/layout';
-import { svgElement } from '../graph/svg';
-import { button, clear, h } from '../state/dom';
+import { placePicture, svgElement } from '../graph/svg';
+import { button, h } from '../state/dom';
 
 export interface PaneSpec {
   /** "trace", "check", "run 1", "run 2" */
@@ -143,16 +143,10 @@ export class ComparePanes {
     const pane = this.panes[index];
     try {
       const svg = svgElement(await layoutDot(dot));
-      svg.classList.add('jp-TraceExplorer-svg');
-      svg.removeAttribute('width');
-      svg.removeAttribute('height');
-      clear(pane.element);
-      pane.element.appendChild(svg);
+      const vb = (pane.full = placePicture(pane.element, svg));
       pane.svg = svg;
-      const vb = svg.viewBox.baseVal;
-      pane.full = { x: vb.x, y: vb.y, w: vb.width, h: vb.height };
       const current = svg.querySelector<SVGGraphicsElement>('g.node.current');
-      pane.anchor = (current && centre(current)) ?? { x: vb.x + vb.width / 2, y: vb.y + vb.height / 2 };
+      pane.anchor = (current && centre(current)) ?? { x: vb.x + vb.w / 2, y: vb.y + vb.h / 2 };
       pane.anchored = current !== null;
     } catch (err) {
       pane.element.textContent = `layout failed: ${err instanceof Error ? err.message : String(err)}`;

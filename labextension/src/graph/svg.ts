@@ -65,6 +65,22 @@ export function svgElement(svgText: string, doc: Document = document): SVGSVGEle
 }
 
 /**
+ * Put a laid-out picture into `container` as a canvas picture: sized by its container (pan and zoom move its
+ * viewBox), its full extent returned in user units.
+ */
+export function placePicture(
+  container: HTMLElement,
+  svg: SVGSVGElement
+): { x: number; y: number; w: number; h: number } {
+  svg.classList.add('jp-TraceExplorer-svg');
+  svg.removeAttribute('width');
+  svg.removeAttribute('height');
+  container.replaceChildren(svg);
+  const vb = svg.viewBox.baseVal;
+  return { x: vb.x, y: vb.y, w: vb.width, h: vb.height };
+}
+
+/**
  * Where a drawn node or box is, in the root svg's user (viewBox) units, read from Graphviz's own attributes
  * (its first label line's position, under the graph group's translate): unlike `getBBox` it forces no layout
  * of the page, so it is cheap on a big picture. Null when the element has no text.

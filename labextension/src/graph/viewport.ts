@@ -8,6 +8,7 @@
  */
 
 import { clear, h } from '../state/dom';
+import { placePicture } from './svg';
 
 /** A rectangle in the SVG's user units (those of its viewBox). */
 export interface ViewBox {
@@ -91,14 +92,8 @@ export class Viewport {
    * (`keepView` false and `place` unset); `place` lets the caller choose the first view instead.
    */
   show(svg: SVGSVGElement, keepView: boolean, place?: () => void): void {
-    svg.classList.add('jp-TraceExplorer-svg');
-    svg.removeAttribute('width');
-    svg.removeAttribute('height');
-    clear(this.element);
-    this.element.appendChild(svg);
+    this.fullBox = placePicture(this.element, svg);
     this.picture = svg;
-    const vb = svg.viewBox.baseVal;
-    this.fullBox = { x: vb.x, y: vb.y, w: vb.width, h: vb.height };
     this.pendingPlace = null;
     if (keepView && this.viewBox) {
       this.setViewBox(this.viewBox);
