@@ -123,9 +123,10 @@ def execute(nb: nbformat.NotebookNode, workdir: Path) -> nbformat.NotebookNode:
 
 _VOLATILE = [
     (re.compile(r"0x[0-9a-fA-F]+"), "0x…"),
-    (re.compile(r"/tmp/[^\s'\"]*"), "/tmp/…"),
-    # torch's own warnings name its files under the environment's site-packages, wherever that is
+    # torch's own warnings name its files under the environment's site-packages, wherever that is (first: the
+    # environment may itself live under /tmp, as a CI checkout's does)
     (re.compile(r"[^\s'\"]*/site-packages/"), "…/site-packages/"),
+    (re.compile(r"/tmp/[^\s'\"]*"), "/tmp/…"),
     (re.compile(r"\b\d+(\.\d+)?\s?(s|ms|µs)\b"), "… s"),
     (re.compile(r"___torch_mangle_\d+"), "___torch_mangle_…"),
     # long decimals (differences, random values) may differ in the last digits on another CPU's vector units
