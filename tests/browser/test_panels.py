@@ -11,7 +11,7 @@ import pytest
 
 from jupyter_tracejit.core.tracer_warnings import ADVICE
 
-from .test_explorer import ROOT, SETUP
+from .test_explorer import ROOT, SETUP, explorer_in
 from .test_shell import CONTRAST, MIN_CONTRAST
 
 pytestmark = pytest.mark.browser
@@ -39,13 +39,6 @@ CELL0 = SETUP + MODELS
 
 def line_in_cell(marker: str) -> int:
     return next(i for i, text in enumerate(CELL0.splitlines(), start=1) if marker in text)
-
-
-def explorer_in(lab, cell: int):
-    root = lab.outputs(cell).locator(ROOT).first
-    root.wait_for()
-    root.locator(".jp-TraceExplorer-canvas svg").wait_for()
-    return root
 
 
 def tab(explorer, name: str):
