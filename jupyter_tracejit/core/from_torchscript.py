@@ -220,6 +220,7 @@ def extract_graph(
     method: str = "forward",
     code: str | Callable[[], str] = "",
     root_type: str = "",
+    number_unnamed: bool = False,
 ) -> Extraction:
     """Turn an (inlined) TorchScript graph into a :class:`Graph`.
 
@@ -237,7 +238,11 @@ def extract_graph(
       parsed once per distinct text and a frame once per distinct line; a scope name gives its module path once;
     - values are found by their pybind wrapper: pybind hands back the same Python object for a value while one
       is alive, and the table keeps them alive, so no ``unique()`` call per input;
-    - ``isNondeterministic()`` is asked of ``aten::`` nodes only: torch answers False for every other kind.
+    - ``isNondeterministic()`` is asked only of nodes whose kind may be random (:func:`may_be_nondeterministic`).
+
+    ``number_unnamed``: unnamed values (torch prints their unique number) are numbered by their position, which is
+    the number ``_jit_pass_canonicalize`` gives them; so a graph without calls (:func:`has_calls`) extracts as its
+    canonical copy would, without the copy.
 
     Reading the graph's printout (``str(graph)``) instead would save a few more calls per node but needs a
     parser for text that prints module and value names unescaped; the accessors are exact by construction.
@@ -245,7 +250,7 @@ def extract_graph(
     gc_was_enabled = gc.isenabled()
     gc.disable()
     try:
-        return _extract(ts_graph, method, code, root_type)
+        return _extract(ts_graph, method, code, root_type, number_unnamed)
     finally:
         if gc_was_enabled:
             gc.enable()
@@ -256,6 +261,34 @@ def extract_graph(
 _TYPE_PRINTOUT_COMPLETE = os.environ.get("PYTORCH_JIT_TYPE_VERBOSITY", "3").strip() in ("3", "4")
 
 _TensorFields = tuple[tuple[int | None, ...] | None, str | None, str | None, bool | None]
+
+#: kind -> whether torch may call a node of that kind nondeterministic
+_MAY_BE_NONDETERMINISTIC: dict[str, bool] = {}
+
+
+def may_be_nondeterministic(kind: str) -> bool:
+    """Whether ``Node.isNondeterministic()`` can be True for a node of ``kind``, from torch's op registry.
+
+    torch answers True only for an ``aten::`` node whose overload carries the ``nondeterministic_seeded`` tag
+    (``SchemaInfo::is_nondeterministic``; ``aten::dropout`` with a constant ``train=False`` excepted). A kind none of
+    whose overloads carry it is never random, so its nodes need no call (0.6 µs each); for the ~50 kinds that may be
+    random (rand, dropout, lstm, SDPA...) torch is asked node by node. A kind the registry cannot list is asked too.
+    """
+    found = _MAY_BE_NONDETERMINISTIC.get(kind)
+    if found is None:
+        found = _MAY_BE_NONDETERMINISTIC[kind] = _seeded_overloads(kind)
+    return found
+
+
+def _seeded_overloads(kind: str) -> bool:
+    namespace, _, name = kind.partition("::")
+    if namespace != "aten":
+        return False  # Node::isNondeterministic answers False outside aten::
+    try:
+        packet = getattr(torch.ops.aten, name)
+        return any(torch.Tag.nondeterministic_seeded in getattr(packet, o).tags for o in packet.overloads())
+    except Exception:  # not in the registry as an op packet: ask torch for each node
+        return True
 
 
 def _tensor_fields(ty: Any) -> _TensorFields:
@@ -280,7 +313,9 @@ def _inputs_of(node: torch._C.Node) -> list[torch._C.Value]:
     return [node.inputsAt(i) for i in range(node.inputsSize())]
 
 
-def _extract(ts_graph: torch._C.Graph, method: str, code: str | Callable[[], str], root_type: str) -> Extraction:
+def _extract(
+    ts_graph: torch._C.Graph, method: str, code: str | Callable[[], str], root_type: str, number_unnamed: bool
+) -> Extraction:
     values: list[Value] = []
     # pybind wrapper of a torch._C.Value -> value id; the dict keeps the wrappers alive, so pybind hands the same
     # objects back for the same values
@@ -296,7 +331,9 @@ def _extract(ts_graph: torch._C.Graph, method: str, code: str | Callable[[], str
         scopes[""] = root_type
     tensor_types: dict[str, _TensorFields] = {}  # tensor type printout -> its fields
     other_types: dict[str, str] = {}  # str(type) -> our type name
-    kind_facts: dict[str, tuple[bool, bool, bool]] = {}  # kind -> (constant, can have blocks, aten)
+    # kind -> (constant, can have blocks, may be random, may have attributes: the tracer and the script compiler
+    # give aten:: ops inputs only, never attributes)
+    kind_facts: dict[str, tuple[bool, bool, bool, bool]] = {}
     tensor_type: Any = torch._C.TensorType  # Any: torch's stubs lack TensorType.str(), which it has
 
     def value_id(v: torch._C.Value) -> int:
@@ -313,6 +350,9 @@ def _extract(ts_graph: torch._C.Graph, method: str, code: str | Callable[[], str
         value_ids[v] = vid
         if by_unique:
             by_unique[v.unique()] = vid
+        debug_name = v.debugName()
+        if number_unnamed and debug_name.isdigit():  # unnamed: numbered in definition order, as canonicalize does
+            debug_name = str(vid)
         ty = v.type()
         if isinstance(ty, tensor_type):
             if _TYPE_PRINTOUT_COMPLETE:
@@ -322,13 +362,13 @@ def _extract(ts_graph: torch._C.Graph, method: str, code: str | Callable[[], str
                     fields = tensor_types[key] = _tensor_fields(ty)
             else:
                 fields = _tensor_fields(ty)
-            values.append(Value(vid, v.debugName(), "Tensor", *fields, producer))
+            values.append(Value(vid, debug_name, "Tensor", *fields, producer))
         else:
             annotation = str(ty)
             name = other_types.get(annotation)
             if name is None:
                 name = other_types[annotation] = demangle(annotation)
-            values.append(Value(vid, v.debugName(), name, None, None, None, None, producer))
+            values.append(Value(vid, debug_name, name, None, None, None, None, producer))
         return vid
 
     def scope_of(n: torch._C.Node, scope_name: str) -> str:
@@ -351,10 +391,20 @@ def _extract(ts_graph: torch._C.Graph, method: str, code: str | Callable[[], str
             kind = n.kind()
             facts = kind_facts.get(kind)
             if facts is None:
-                facts = kind_facts[kind] = (kind == "prim::Constant", kind in _BLOCK_KINDS, kind.startswith("aten::"))
-            constant, has_blocks, aten = facts
+                facts = kind_facts[kind] = (
+                    kind == "prim::Constant",
+                    kind in _BLOCK_KINDS,
+                    may_be_nondeterministic(kind),
+                    not kind.startswith("aten::"),
+                )
+            constant, has_blocks, may_be_random, may_have_attributes = facts
             n_in = n.inputsSize()
-            if n_in:
+            if n_in == 1:
+                try:
+                    ins: tuple[int, ...] = (value_ids[n.inputsAt(0)],)
+                except KeyError:
+                    ins = (value_id(n.inputsAt(0)),)
+            elif n_in:
                 try:
                     ins = tuple(map(value_ids.__getitem__, map(n.inputsAt, range(n_in))))
                 except KeyError:
@@ -386,7 +436,7 @@ def _extract(ts_graph: torch._C.Graph, method: str, code: str | Callable[[], str
                     attrs = {"value": {"tensor": tensor_summary(tensor)}}
                 elif n_out == 1:
                     attrs = {"value": encode_ivalue(out0.toIValue())}
-            elif n.hasAttributes():
+            elif may_have_attributes and n.hasAttributes():
                 attrs = _node_attributes(n)
             blocks: tuple[Block, ...] = ()
             if has_blocks:
@@ -397,8 +447,7 @@ def _extract(ts_graph: torch._C.Graph, method: str, code: str | Callable[[], str
                     b_outs = tuple(value_id(v) for v in _inputs_of(b.returnNode()))
                     built.append(Block(inputs=b_ins, outputs=b_outs, nodes=b_nodes))
                 blocks = tuple(built)
-            # torch answers False for every kind outside aten:: (Node::isNondeterministic)
-            nondeterministic = aten and n.isNondeterministic()
+            nondeterministic = may_be_random and n.isNondeterministic()
             nodes[nid] = Node(nid, kind, ins, outs, path, source, attrs, blocks, parent, nondeterministic)
         return ids
 
@@ -428,6 +477,12 @@ def preorder(ts_graph: torch._C.Graph) -> Iterator[torch._C.Node]:
                     yield from walk(b.nodes())
 
     return walk(ts_graph.nodes())
+
+
+def has_calls(ts_graph: torch._C.Graph) -> bool:
+    """Whether inlining would change the graph: it holds a call to a method or a function."""
+    graph: Any = ts_graph  # torch's stubs lack Graph.findNode (a C++ search, one call)
+    return graph.findNode("prim::CallMethod") is not None or graph.findNode("prim::CallFunction") is not None
 
 
 def canonical_inlined(ts_graph: torch._C.Graph) -> torch._C.Graph:

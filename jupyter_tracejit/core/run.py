@@ -237,16 +237,15 @@ class TraceRun(JsonRecord):
         return Verdict("ok", "ok", [f"nothing says the trace is wrong; {checked}", *notes], **counts)
 
     def files(self) -> Iterator[str]:
-        """Every source file the run points at (nodes' stacks, warnings, errors, the target), repeats included."""
+        """Every source file the run points at (nodes' stacks, warnings, errors, the target), with repeats."""
         graphs = list(self.graphs.values())
         errors = [self.error]
         if self.check is not None:
             graphs += [c.graph for c in self.check.cases if c.graph is not None]
             errors += [c.exception for c in self.check.cases]
-        for graph in graphs:
-            for node in graph.nodes:
-                if node.source is not None:
-                    yield from (frame.file for frame in node.source.stack)
+        stacks = {id(n.source): n.source for graph in graphs for n in graph.nodes if n.source is not None}
+        for source in stacks.values():  # nodes of one line share their SourceLoc: each stack once
+            yield from (frame.file for frame in source.stack)
         yield from (w.file for w in self.warnings)
         yield from (e.file for e in errors if e is not None)
         yield self.target.file

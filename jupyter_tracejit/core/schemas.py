@@ -56,18 +56,20 @@ def _names(kind: str, types: tuple[str, ...]) -> tuple[str, ...] | None:
 def argument_names(graphs: Iterable[Graph]) -> dict[str, list[str]]:
     """``signature -> argument names`` for every ``aten::`` op of ``graphs`` whose overload is known."""
     table: dict[str, list[str]] = {}
+    seen: set[tuple[str, tuple[str, ...]]] = set()
     for graph in graphs:
-        values = graph.values
+        value_type = [v.type for v in graph.values]
         for node in graph.nodes:
-            if not node.kind.startswith("aten::"):
+            kind = node.kind
+            if not kind.startswith("aten::"):
                 continue
-            types = tuple(values[v].type for v in node.inputs)
-            key = f"{node.kind}({','.join(types)})"
-            if key in table:
+            types = tuple(map(value_type.__getitem__, node.inputs))
+            if (kind, types) in seen:  # most nodes repeat a signature: skip building its key
                 continue
-            names = _names(node.kind, types)
+            seen.add((kind, types))
+            names = _names(kind, types)
             if names is not None:
-                table[key] = list(names)
+                table[f"{kind}({','.join(types)})"] = list(names)
     return table
 
 

@@ -26,7 +26,7 @@ from . import hazards
 from .check import CheckCase, CheckReport, MethodUnderCheck, check_graphs, run_outputs, torch_mismatch_message
 from .deep_stack import run_with_stack
 from .errors import TraceError, argument_error, error_from_exception
-from .from_torchscript import canonical_inlined, canonical_text, extract_graph, is_torch_file, parse_stack
+from .from_torchscript import canonical_inlined, canonical_text, extract_graph, has_calls, is_torch_file, parse_stack
 from .graph import Frame, Graph, SourceLoc
 from .inputs import clone_inputs, describe_inputs
 from .module_state import ModuleState
@@ -198,20 +198,24 @@ class TraceSession:
         for name in plan.inputs:
             ts_method = traced._c._get_method(name) if plan.module is not None else traced
             ts_graph = ts_method.graph
-            canonical = canonical_inlined(ts_graph)
+            calls = has_calls(ts_graph)
+            # the canonical copy (2 µs a node) is what the check compares and what inlining needs; without either,
+            # the trace's own graph extracts the same (extract_graph numbers unnamed values as canonicalize does)
+            canonical = canonical_inlined(ts_graph) if plan.options.check_trace or calls else None
             extraction = extract_graph(
-                canonical,
+                canonical if canonical is not None else ts_graph,
                 method=name,
                 # printed on first use: torch's code printer costs ~3 µs per node
                 code=functools.partial(method_code, ts_method, plan.module),
                 root_type=plan.target.type,
+                number_unnamed=canonical is None,
             )
             # torch's check warns about the random ops at the top level of the traced graph. Without calls to inline,
             # that graph and the extracted one have the same nodes, so the scan (a pybind call per node) is needed
             # only when the extraction found a random op, or when calls hide nodes (a module's CallMethod)
             random_ops = (
                 [n for n in ts_graph.nodes() if n.isNondeterministic()]
-                if any(n.nondeterministic for n in extraction.graph.nodes) or _has_calls(ts_graph)
+                if calls or any(n.nondeterministic for n in extraction.graph.nodes)
                 else []
             )
             top_level_nondeterministic[name] = bool(random_ops)
@@ -220,7 +224,7 @@ class TraceSession:
             if plan.module is not None:
                 extraction.graph = extraction.graph.with_scope_types(self._module_types())
             run.graphs[name] = extraction.graph
-            if plan.options.check_trace:
+            if canonical is not None and plan.options.check_trace:
                 self.methods[name] = MethodUnderCheck(
                     name=name,
                     traced_graph=ts_graph,
@@ -491,12 +495,6 @@ class TraceSession:
         if runs is not None:
             found.append(runs)
         return found
-
-
-def _has_calls(ts_graph: torch._C.Graph) -> bool:
-    """Whether inlining would change the graph: it holds a call to a method or a function."""
-    graph: Any = ts_graph  # torch's stubs lack Graph.findNode (a C++ search, one call)
-    return graph.findNode("prim::CallMethod") is not None or graph.findNode("prim::CallFunction") is not None
 
 
 def nondeterministic_message(node_texts: list[str]) -> str:

@@ -29,6 +29,7 @@ from jupyter_tracejit.core.from_torchscript import (
     encode_ivalue,
     encode_scalar,
     extract_graph,
+    may_be_nondeterministic,
     is_torch_file,
     is_trace_entry_file,
     parse_hierarchy,
@@ -326,6 +327,31 @@ def test_nondeterministic_nodes_and_train_mode_dropout() -> None:
     graph = assert_same_extraction(traced_graph(f, torch.rand(2, 4)))
     assert any(n.nondeterministic for n in graph.nodes)
     assert_same_extraction(traced_graph(model.eval(), torch.rand(2, 4)))
+
+
+def test_every_random_kind_is_asked_of_torch_and_the_rest_need_not_be() -> None:
+    """Nodes are asked isNondeterministic() only where the op registry says the kind may be random: the flags
+    still match torch's answer node by node, for random kinds, for their switched-off forms and for plain ops."""
+    lstm = nn.LSTM(4, 4, num_layers=2, dropout=0.3).requires_grad_(False)
+    gru = nn.GRU(4, 4).requires_grad_(False)
+
+    def f(x: torch.Tensor) -> torch.Tensor:
+        y = torch.nn.functional.dropout(x, 0.5, training=False) + torch.nn.functional.dropout(x, 0.5, training=True)
+        y = y + torch.nn.functional.alpha_dropout(x, 0.2, training=True) + torch.normal(x, 1.0)
+        y = y + torch.nn.functional.feature_alpha_dropout(x, 0.2, training=True) + torch.randn_like(x)
+        y = y + torch.randint(0, 3, x.shape).float() + torch.randperm(4).float()
+        y = y + torch.nn.functional.rrelu(x, training=True) + torch.poisson(x.abs())
+        y = y + torch.multinomial(x.abs() + 0.1, 1).float().sum()
+        q = y.reshape(1, 1, 4, 4)
+        y = y + torch.nn.functional.scaled_dot_product_attention(q, q, q, dropout_p=0.1).reshape(4, 4)
+        y = y + torch.nn.functional.scaled_dot_product_attention(q, q, q, dropout_p=0.0).reshape(4, 4)
+        return y + lstm(y.unsqueeze(1))[0].squeeze(1) + gru(y.unsqueeze(1))[0].squeeze(1) + torch.sin(y).exp()
+
+    graph = assert_same_extraction(traced_graph(f, torch.rand(4, 4)))
+    random = {n.kind for n in graph.nodes if n.nondeterministic}
+    assert {"aten::dropout", "aten::normal", "aten::randint", "aten::lstm", "aten::multinomial"} <= random
+    assert not may_be_nondeterministic("aten::sin") and not may_be_nondeterministic("prim::Constant")
+    assert may_be_nondeterministic("aten::rand") and may_be_nondeterministic("aten::not_an_op_of_this_torch")
 
 
 def test_unknown_shapes_after_erasing_shape_information() -> None:

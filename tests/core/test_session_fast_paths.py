@@ -3,7 +3,8 @@
 - torch's "nondeterministic nodes" warning scans the top level of the traced graph; the session scans only when
   the extracted graph has a random op or the traced graph has calls that hide nodes;
 - a target's line is read with ``inspect.findsource`` (what ``getsourcelines`` reports, without tokenizing);
-- an error's location and traceback come from one ``TracebackException``.
+- an error's location and traceback come from one ``TracebackException``;
+- with the check off, a trace without calls is extracted from torch's graph itself, not a canonical copy.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import torch.nn.functional as F
 
 import jupyter_tracejit as tj
 from jupyter_tracejit.core.errors import error_from_exception, user_location
+from jupyter_tracejit.core.from_torchscript import canonical_inlined, extract_graph, has_calls
 from jupyter_tracejit.core.plan import target_of
 
 from .oracle import torch_verdict
@@ -139,6 +141,44 @@ def test_error_location_and_traceback_as_traceback_formats_them():
         assert error.traceback == "".join(traceback.format_exception(exc))
         assert (error.file, error.line, error.code) == user_location(exc)
     assert errors[1].__cause__ is not None and "ZeroDivisionError" in error_from_exception(errors[1]).traceback
+
+
+def _call_free_functions():
+    weights = torch.randn(4, 4)
+
+    def chain(x):
+        for _ in range(30):
+            x = torch.sin(x) + 1
+        return x
+
+    def containers(x, y):
+        a = x * 2
+        b, c = a.chunk(2)
+        if x.sum() > 0:  # a frozen branch
+            b = b + y[0]
+        return [b, c], {"k": a.view(-1), "n": a.size(0)}
+
+    def constants_and_views(x):
+        v = x.view(2, 2)
+        v.add_(torch.tensor([1.0, 2.0]))
+        return (x @ weights[:1, :1]).relu(), torch.zeros(2, dtype=torch.int64), x.shape[0] * 3
+
+    return [(chain, (torch.randn(3),)), (containers, (torch.randn(4), torch.randn(2))), (constants_and_views, (torch.randn(4, 1),))]
+
+
+def test_without_the_check_a_call_free_trace_extracts_as_its_canonical_copy():
+    """No canonical copy is made when nothing needs one; the graph (value numbers included) is the one the check
+    path extracts from the copy, and the run is the same apart from the check."""
+    for fn, inputs in _call_free_functions():
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            ts_graph = torch.jit.trace(fn, inputs, check_trace=False, strict=False).graph
+        assert not has_calls(ts_graph)
+        own = extract_graph(ts_graph, number_unnamed=True).graph.to_json()
+        assert own == extract_graph(canonical_inlined(ts_graph)).graph.to_json()
+        off = tj.trace(fn, inputs, check_trace=False, strict=False)
+        on = tj.trace(fn, inputs, strict=False)
+        assert off.graphs["forward"].to_json() == on.graphs["forward"].to_json(), fn.__name__
 
 
 def test_the_bound_method_misuse_is_torchs_error_with_the_hint():
