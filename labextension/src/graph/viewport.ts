@@ -39,6 +39,8 @@ export class Viewport {
   private wasDragged = false;
   private animation = 0;
   private readonly viewListeners: ((view: ViewBox) => void)[] = [];
+  /** The canvas's size in pixels, as the last resize observation saw it (null before the first one). */
+  private size: { w: number; h: number } | null = null;
 
   constructor() {
     this.element = h('div', {
@@ -48,13 +50,25 @@ export class Viewport {
     });
     this.installPointer();
     new ResizeObserver(() => {
+      // read here, where layout is clean: reading the size right after a big picture goes in forces its layout
+      // (150 ms and more for 1,500 SVG elements) inside our task
+      this.size = { w: this.element.clientWidth, h: this.element.clientHeight };
       const place = this.pendingPlace;
-      if (place && this.element.clientWidth > 0) {
+      if (place && this.size.w > 0) {
         this.pendingPlace = null;
         place();
       }
     }).observe(this.element);
     this.element.addEventListener('keydown', e => this.onKey(e));
+  }
+
+  /** The canvas's width in pixels (0 while it is not on screen). */
+  private get width(): number {
+    return this.size ? this.size.w : this.element.clientWidth;
+  }
+
+  private get height(): number {
+    return this.size ? this.size.h : this.element.clientHeight;
   }
 
   /** The picture on screen, or null. */
@@ -79,7 +93,7 @@ export class Viewport {
 
   /** Screen pixels per layout unit of the view (1 = the size Graphviz laid it out at). */
   get scale(): number {
-    return this.viewBox ? Math.max(1, this.element.clientWidth) / this.viewBox.w : 1;
+    return this.viewBox ? Math.max(1, this.width) / this.viewBox.w : 1;
   }
 
   /** Call `listener` with the new view each time it changes (pan, zoom, fit, a new picture). */
@@ -97,7 +111,7 @@ export class Viewport {
     this.pendingPlace = null;
     if (keepView && this.viewBox) {
       this.setViewBox(this.viewBox);
-    } else if (this.element.clientWidth === 0) {
+    } else if (this.width === 0) {
       // not on screen yet (a hidden tab, an output not attached): show everything, place it once sized
       this.setViewBox(this.padded()!);
       this.pendingPlace = place ?? (() => this.fit());
@@ -161,7 +175,7 @@ export class Viewport {
         canvas.setPointerCapture(e.pointerId);
       }
       this.wasDragged = true;
-      const scale = start.box.w / Math.max(1, canvas.clientWidth);
+      const scale = start.box.w / Math.max(1, this.width);
       this.setViewBox({ ...start.box, x: start.box.x - dx * scale, y: start.box.y - dy * scale });
     });
     const end = (): void => {
@@ -209,7 +223,7 @@ export class Viewport {
     const target = { x: box.x + box.w / 2 - w / 2, y: box.y + box.h / 2 - (w * aspect) / 2, w, h: w * aspect };
     const from = this.viewBox;
     const reduced = window.matchMedia?.('(prefers-reduced-motion: reduce)').matches ?? false;
-    if (!animate || !from || reduced || this.element.clientWidth === 0) {
+    if (!animate || !from || reduced || this.width === 0) {
       this.setViewBox(target);
       return;
     }
@@ -244,8 +258,8 @@ export class Viewport {
 
   /** The canvas's height / width (the viewBox keeps this aspect so zooming maps 1:1 to the screen). */
   private aspect(): number {
-    const w = this.element.clientWidth;
-    const hgt = this.element.clientHeight;
+    const w = this.width;
+    const hgt = this.height;
     return w > 0 && hgt > 0 ? hgt / w : 1;
   }
 
@@ -265,12 +279,12 @@ export class Viewport {
     if (!full) {
       return;
     }
-    if (this.element.clientWidth === 0) {
+    if (this.width === 0) {
       this.setViewBox(full);
       this.pendingPlace = () => this.fit();
       return;
     }
-    const minW = this.element.clientWidth / MAX_FIT_SCALE;
+    const minW = this.width / MAX_FIT_SCALE;
     const grow = Math.max(0, minW - full.w) / 2;
     this.setView({ x: full.x - grow, y: full.y, w: full.w + 2 * grow, h: full.h }, animate);
   }
@@ -285,7 +299,7 @@ export class Viewport {
     if (!full) {
       return;
     }
-    const px = this.element.clientWidth;
+    const px = this.width;
     if (px === 0) {
       this.setViewBox(full);
       this.pendingPlace = () => this.openAt(anchor, centre);
@@ -315,7 +329,7 @@ export class Viewport {
       return;
     }
     const aspect = this.aspect();
-    const px = Math.max(1, this.element.clientWidth);
+    const px = Math.max(1, this.width);
     const w = Math.max(rect.w * 1.1, (rect.h * 1.1) / aspect, px / 1.5);
     const hgt = w * aspect;
     // a group taller than the view: show its top (its label), not its middle
@@ -361,7 +375,7 @@ export class Viewport {
     if (!vb) {
       return;
     }
-    const px = Math.max(1, this.element.clientWidth);
+    const px = Math.max(1, this.width);
     const w = Math.min(vb.w, px / MIN_READABLE_SCALE);
     const hgt = w * (vb.h / vb.w);
     this.setView({ x: point.x - w / 2, y: point.y - hgt / 2, w, h: hgt }, animate);
