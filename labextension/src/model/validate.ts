@@ -3,21 +3,12 @@
  * truncated or written by another version; checked against the run's JSON Schema (the same file the Python tests
  * validate real runs against), a malformed one gets one clear message instead of a renderer that throws later,
  * on a click. Live runs come from our own kernel and are not checked (a 70k-node run would cost a frame).
+ * The validator is Ajv's, compiled from the schema at build time (run.validate.generated.js).
  */
-import Ajv, { ErrorObject, ValidateFunction } from 'ajv';
+import type { ErrorObject } from 'ajv';
 
 import { runProblem } from './protocol';
-import runSchema from './run.schema.generated.json';
-
-let validator: ValidateFunction | null = null;
-
-function compiled(): ValidateFunction {
-  if (!validator) {
-    // strict off: the schema carries descriptions and draft-07 keywords Ajv's strict mode would question
-    validator = new Ajv({ allErrors: false, strict: false }).compile(runSchema);
-  }
-  return validator;
-}
+import validate from './run.validate.generated';
 
 /** Where in the run and what is wrong, in words ("at graphs › forward › nodes › 3: must be array"). */
 function describe(error: ErrorObject): string {
@@ -40,11 +31,14 @@ function describe(error: ErrorObject): string {
  * schema version are checked first: "saved by another version" says more than the first field that differs.
  */
 export function savedRunProblem(data: unknown): string | null {
+  if (typeof data === 'string') {
+    // the renderer parses the saved text first (mime.ts `savedRun`): text left over is not JSON
+    return 'the saved run is not valid JSON. The output was probably edited or cut short: re-run the cell to trace again.';
+  }
   const basic = runProblem(data);
   if (basic) {
     return basic;
   }
-  const validate = compiled();
   if (validate(data)) {
     return null;
   }
