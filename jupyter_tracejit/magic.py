@@ -54,7 +54,7 @@ from .core.options import COMMAND_LINE, CommandLineError, add_command_line, from
 from .core.plan import target_of
 from .core.request import trace, trace_module
 from .core.run import TraceRun
-from .widgets import PROGRESS_MIME, RUN_MIME, TraceExplorer, explore
+from .widgets import PROGRESS_MIME, RUN_MIME, TraceExplorer, explore, run_mime_payload
 
 #: where the run goes without ``-o`` (like ``_`` for the last output)
 DEFAULT_OUTPUT = "_trace"
@@ -452,7 +452,7 @@ def follow_runs(explorer: TraceExplorer, namespace: dict[str, Any], name: str) -
 def static_bundle(run: TraceRun) -> dict[str, Any]:
     """The kernel-free view of a run (``--static``): its JSON for the MIME renderer, its summary, and HTML when
     the run can render itself as HTML."""
-    bundle: dict[str, Any] = {RUN_MIME: run.to_json(), "text/plain": run.summary()}
+    bundle: dict[str, Any] = {RUN_MIME: run_mime_payload(run.to_json()), "text/plain": run.summary()}
     to_html = getattr(run, "to_html", None)
     if callable(to_html):
         bundle["text/html"] = to_html()

@@ -33,9 +33,10 @@ from typing import Any
 import nbformat
 from nbclient import NotebookClient
 
+from jupyter_tracejit.widgets import RUN_MIME, run_from_mime
+
 HERE = Path(__file__).resolve().parent
 SOURCES = HERE / "src"
-RUN_MIME = "application/vnd.jupyter.tracejit+json"
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 CELL_TIMEOUT_S = 300
 KERNEL_METADATA = {
@@ -165,7 +166,7 @@ def _output_digest(output: dict[str, Any]) -> Any:
     data = output.get("data", {})
     digest: dict[str, Any] = {"mime": sorted(data)}
     if RUN_MIME in data:
-        digest["run"] = _run_digest(data[RUN_MIME])
+        digest["run"] = _run_digest(run_from_mime(data[RUN_MIME]))
     elif WIDGET_VIEW not in data:
         for key in ("text/plain", "text/markdown"):
             if key in data:

@@ -21,7 +21,7 @@ from torch import nn
 
 import jupyter_tracejit as tj
 from jupyter_tracejit import magic
-from jupyter_tracejit.widgets import PROGRESS_MIME, RUN_MIME, TraceExplorer
+from jupyter_tracejit.widgets import PROGRESS_MIME, RUN_MIME, TraceExplorer, run_from_mime
 
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 OPTIONS = (
@@ -206,7 +206,7 @@ def test_trace_shows_a_live_explorer_and_stores_the_run_in_underscore_trace(
     assert ip.user_ns["_trace_explorer"] is explorer
     placeholder, bundle = shown.bundles  # what it traces while it traces, then the explorer in its place
     assert PROGRESS_MIME in placeholder
-    assert bundle[WIDGET_MIME] and bundle[RUN_MIME] == run.to_json()
+    assert bundle[WIDGET_MIME] and run_from_mime(bundle[RUN_MIME]) == run.to_json()
     assert {WIDGET_MIME, RUN_MIME, "text/html", "text/plain"} <= bundle.keys()
     assert bundle["text/html"] == run.to_html()
     assert bundle["text/plain"] == run.summary()
@@ -354,7 +354,7 @@ def test_static_displays_the_kernel_free_view(ip: InteractiveShell, monkeypatch:
     _placeholder, bundle = shown.bundles
     expected = {RUN_MIME, "text/plain"} | ({"text/html"} if callable(getattr(run, "to_html", None)) else set())
     assert set(bundle) == expected
-    assert bundle[RUN_MIME] == run.to_json()
+    assert isinstance(bundle[RUN_MIME], str) and run_from_mime(bundle[RUN_MIME]) == run.to_json()
     assert bundle["text/plain"] == run.summary()
     assert not any(isinstance(o, TraceExplorer) for o in shown.objects)
     assert shown.stdout == shown.stderr == ""
@@ -703,8 +703,8 @@ def test_notebook_with_load_ext_and_trace(tmp_path: Path) -> None:
     assert live["output_type"] == "display_data"
     assert {WIDGET_MIME, RUN_MIME, "text/html", "text/plain"} <= set(live["data"])
     assert PROGRESS_MIME not in live["data"]
-    assert live["data"][RUN_MIME]["ok"] is True
-    assert "cell [1]" in live["data"][RUN_MIME]["file_names"].values()  # f is defined in the first cell
+    assert run_from_mime(live["data"][RUN_MIME])["ok"] is True
+    assert "cell [1]" in run_from_mime(live["data"][RUN_MIME])["file_names"].values()  # f is defined in the first cell
     (static,) = outputs(2)
     assert RUN_MIME in static["data"] and WIDGET_MIME not in static["data"]
     if callable(getattr(tj.TraceRun, "to_html", None)):

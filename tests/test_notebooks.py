@@ -14,9 +14,10 @@ from pathlib import Path
 
 import pytest
 
+from jupyter_tracejit.widgets import RUN_MIME, run_from_mime, run_mime_payload
+
 ROOT = Path(__file__).resolve().parents[1]
 SOURCES = sorted((ROOT / "notebooks" / "src").glob("[0-9][0-9]-*.py"))
-RUN_MIME = "application/vnd.jupyter.tracejit+json"
 
 
 def _build_module():
@@ -40,7 +41,12 @@ def _text(nb) -> str:
 
 
 def _runs(nb) -> list[dict]:
-    return [o["data"][RUN_MIME] for c in nb.cells for o in c.get("outputs", []) if RUN_MIME in o.get("data", {})]
+    return [
+        run_from_mime(o["data"][RUN_MIME])
+        for c in nb.cells
+        for o in c.get("outputs", [])
+        if RUN_MIME in o.get("data", {})
+    ]
 
 
 #: what each notebook's text claims, as it must appear in the fresh outputs
@@ -129,8 +135,8 @@ def test_build_check_detects_a_stale_notebook(tmp_path: Path) -> None:
     for cell in same.cells:
         for out in cell.get("outputs", []):
             if RUN_MIME in out.get("data", {}):
-                out["data"][RUN_MIME]["run_id"] = "another"
-                out["data"][RUN_MIME]["timings"] = {"total": 99.0}
+                run = run_from_mime(out["data"][RUN_MIME])
+                out["data"][RUN_MIME] = run_mime_payload({**run, "run_id": "another", "timings": {"total": 99.0}})
             if "application/vnd.jupyter.widget-view+json" in out.get("data", {}):
                 out["data"]["application/vnd.jupyter.widget-view+json"]["model_id"] = "another"
             if out.get("output_type") == "execute_result" and "0x" in str(out["data"].get("text/plain")):

@@ -17,6 +17,8 @@ from .explorer import (
     RUN_MIME,
     TraceExplorer,
     default_options,
+    run_from_mime,
+    run_mime_payload,
 )
 from .retrace import Retracer, Scheduler, default_scheduler
 
@@ -91,5 +93,7 @@ __all__ = [
     "default_scheduler",
     "explore",
     "register_display",
+    "run_from_mime",
+    "run_mime_payload",
     "run_mimebundle",
 ]

@@ -10,6 +10,7 @@ is the one on screen) and sends their JSON; it re-traces through ``run.request``
 from __future__ import annotations
 
 import asyncio
+import json
 import threading
 import time
 from collections import OrderedDict
@@ -26,7 +27,8 @@ from ..core.run import TraceRun
 from .kernel_activity import as_kernel_work
 from .retrace import Retracer, Scheduler, loop_scheduler
 
-#: the static representation of a run, for renderers without a kernel (and for nbconvert)
+#: the static representation of a run, for renderers without a kernel (and for nbconvert): the run's JSON as one
+#: string (see :func:`run_mime_payload`)
 RUN_MIME = "application/vnd.jupyter.tracejit+json"
 #: the placeholder shown while the kernel traces (explorer.schema.json TraceProgress)
 PROGRESS_MIME = "application/vnd.jupyter.tracejit.progress+json"
@@ -36,6 +38,27 @@ MODULE_NAME = "jupyter-tracejit"
 MODULE_VERSION = "^" + __version__
 
 STATUSES = ("idle", "tracing", "error")
+
+
+def run_mime_payload(run_json: dict[str, Any]) -> str:
+    """A run as the ``RUN_MIME`` value of an output: its JSON text, not the object.
+
+    JupyterLab deep-copies a JSON output's data (``JSON.parse(JSON.stringify(...))``) each time anything reads the
+    output model's ``data``, several times while it adds the output and again for the table of contents; for a
+    12,000-node run that object copy is most of the ~0.2 s it blocks the page. A string is copied whole, and the
+    renderer parses it once. nbformat keeps a ``+json`` value that is a string as one string.
+    """
+    return json.dumps(run_json, separators=(",", ":"), ensure_ascii=False)
+
+
+def run_from_mime(value: Any) -> dict[str, Any]:
+    """The run JSON of a saved ``RUN_MIME`` value: the string this version writes, or the object earlier ones wrote."""
+    found = json.loads(value) if isinstance(value, str) else value
+    if not isinstance(found, dict):
+        raise ValueError(f"not a saved jupyter-tracejit run: {RUN_MIME} holds {type(found).__name__}")
+    return found
+
+
 #: in the ``options`` trait, which of the request's check input sets are on (one bool per set) stands where
 #: ``check_inputs`` stands in TraceOptions: the explorer toggles sets, it cannot make new ones
 CHECK_INPUTS_ENABLED = "check_inputs_enabled"
@@ -315,7 +338,7 @@ class TraceExplorer(ipywidgets.DOMWidget):
             return None
         data = dict(bundle)
         if self._current is not None:
-            data[RUN_MIME] = self.run_json
+            data[RUN_MIME] = run_mime_payload(self.run_json)
             # read where neither the widget nor our renderer is available (nbconvert, GitHub); the front end
             # replaces both with the run on screen after every re-trace (mime.ts)
             data["text/html"] = self.html
@@ -583,4 +606,13 @@ class TraceExplorer(ipywidgets.DOMWidget):
         self.runs = [_history_entry(r, self._options_of(r)) for r in self._history.values()]
 
 
-__all__ = ["CHECK_INPUTS_ENABLED", "MODULE_NAME", "MODULE_VERSION", "OPTION_KEYS", "TraceExplorer", "default_options"]
+__all__ = [
+    "CHECK_INPUTS_ENABLED",
+    "MODULE_NAME",
+    "MODULE_VERSION",
+    "OPTION_KEYS",
+    "TraceExplorer",
+    "default_options",
+    "run_from_mime",
+    "run_mime_payload",
+]

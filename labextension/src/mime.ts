@@ -22,6 +22,23 @@ import { savedRunProblem } from './model/validate';
 import { MIME_TYPE, PROGRESS_MIME_TYPE } from './version';
 
 const WIDGET_VIEW = 'application/vnd.jupyter.widget-view+json';
+
+/**
+ * The run saved in an output: its JSON text (what the kernel writes, see `run_mime_payload` in explorer.py:
+ * JupyterLab deep-copies a JSON object in output data each time the output model's data is read, a string it
+ * does not) or, from notebooks saved by earlier versions, the object itself. Text that is not JSON is left as is,
+ * for the saved-run check to name.
+ */
+function savedRun(value: unknown): unknown {
+  if (typeof value !== 'string') {
+    return value ?? null;
+  }
+  try {
+    return JSON.parse(value);
+  } catch {
+    return value;
+  }
+}
 /** How long to wait for the kernel's comm to create the widget model of a fresh output. */
 const LIVE_WAIT_MS = 1500;
 
@@ -66,14 +83,18 @@ export class TraceRunRenderer extends Widget implements IRenderMime.IRenderer {
       // read-only, from the output's data that follows the run on screen
       const stopWatchingClose = onLiveModelClosed(this.liveId, () => {
         this.unmount();
-        this.explorer = mountStatic(this.node, (model.data[this._mimeType] ?? null) as TraceRunJSON | null);
+        this.explorer = mountStatic(this.node, savedRun(model.data[this._mimeType]) as TraceRunJSON | null);
       });
       // keep the saved copy of the run current, so the notebook reopens on what was last shown
       const stopFollowing = this.explorer.ctx.onChange(keys => {
         const host = this.explorer?.ctx.host;
         const run = host?.get('run');
         if ((keys.has('run') || keys.has('html')) && host && run) {
-          const data: Record<string, unknown> = { ...model.data, [this._mimeType]: run, 'text/plain': run.summary };
+          const data: Record<string, unknown> = {
+            ...model.data,
+            [this._mimeType]: JSON.stringify(run),
+            'text/plain': run.summary
+          };
           const html = host.get('html');
           if (html) {
             data['text/html'] = html;
@@ -88,7 +109,7 @@ export class TraceRunRenderer extends Widget implements IRenderMime.IRenderer {
     } else {
       this.explorer = mountStatic(
         this.node,
-        (model.data[this._mimeType] ?? null) as TraceRunJSON | null,
+        savedRun(model.data[this._mimeType]) as TraceRunJSON | null,
         savedRunProblem
       );
       // a saved run we cannot read (edited, cut short, another version): its reason alone, not an empty explorer

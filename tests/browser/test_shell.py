@@ -12,6 +12,7 @@ import pytest
 
 import jupyter_tracejit as tj
 from jupyter_tracejit._dev.browser import ARTIFACTS
+from jupyter_tracejit.widgets import run_from_mime
 
 from .test_explorer import ROOT, SETUP
 
@@ -267,7 +268,8 @@ def test_trace_magic_placeholder_python_and_the_saved_notebook_follow_the_run_on
     saved = lab.read_notebook("magic.ipynb")
     (output,) = saved.cells[1].outputs
     data = output["data"]
-    shown = data["application/vnd.jupyter.tracejit+json"]
+    assert isinstance(data["application/vnd.jupyter.tracejit+json"], str)  # the run's JSON text (explorer.py)
+    shown = run_from_mime(data["application/vnd.jupyter.tracejit+json"])
     assert shown["options"]["no_grad"] is True
     assert shown["summary"] in data["text/html"] and shown["summary"] == data["text/plain"]
     assert 'class="tracejit-ok">ok</strong>' in data["text/html"]

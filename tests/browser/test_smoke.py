@@ -10,6 +10,8 @@ import json
 
 import pytest
 
+from jupyter_tracejit.widgets import run_mime_payload
+
 pytestmark = pytest.mark.browser
 
 MIME = "application/vnd.jupyter.tracejit+json"
@@ -146,7 +148,8 @@ def test_mime_renderer_is_safe_on_an_untrusted_notebook(lab):
 
 def test_mime_renderer_says_once_what_is_wrong_with_a_malformed_saved_run(lab):
     """A saved output edited by hand, cut short or written by another version: one clear message per output,
-    nothing thrown then or on clicks, and a valid output beside them still shows its graph."""
+    nothing thrown then or on clicks, and valid outputs beside them (the JSON text this version saves, the object
+    earlier versions saved) still show their graph."""
     import copy
 
     import torch
@@ -159,7 +162,9 @@ def test_mime_renderer_says_once_what_is_wrong_with_a_malformed_saved_run(lab):
     missing = copy.deepcopy(good)
     del missing["warnings"]
     newer = {**copy.deepcopy(good), "schema_version": 99}
-    cases = [good, bad_node, missing, newer, "just a string", [1, 2]]
+    text = run_mime_payload(good)
+    cases = [text, bad_node, run_mime_payload(missing), run_mime_payload(newer), "just a string", [1, 2], good]
+    cases += [text[: len(text) // 2]]  # cut short
     outputs = {
         i: [{"output_type": "display_data", "metadata": {}, "data": {MIME: data, "text/plain": "a trace"}}]
         for i, data in enumerate(cases)
@@ -171,6 +176,8 @@ def test_mime_renderer_says_once_what_is_wrong_with_a_malformed_saved_run(lab):
     explorers.nth(len(cases) - 1).wait_for()
     assert explorers.count() == len(cases)
     explorers.nth(0).locator(".jp-TraceExplorer-graph svg").wait_for()
+    explorers.nth(6).scroll_into_view_if_needed()
+    explorers.nth(6).locator(".jp-TraceExplorer-graph svg").wait_for()
 
     def said(i: int) -> str:
         # the notebook is windowed: an output out of view is not laid out, and has no inner text
@@ -182,9 +189,10 @@ def test_mime_renderer_says_once_what_is_wrong_with_a_malformed_saved_run(lab):
     assert "re-run the cell" in said(1)
     assert 'missing field "warnings"' in said(2)
     assert "schema_version 99" in said(3) and "update jupyter-tracejit" in said(3)
-    assert said(4) == f"{prefix}not a jupyter-tracejit run: expected an object"
+    not_json = f"{prefix}the saved run is not valid JSON. The output was probably edited or cut short: re-run the cell"
+    assert said(4).startswith(not_json) and said(7).startswith(not_json)
     assert said(5) == f"{prefix}not a jupyter-tracejit run: expected an object"
-    for i in range(1, len(cases)):
+    for i in (1, 2, 3, 4, 5, 7):
         # one message and nothing else: no empty graph, no controls that could throw on a click
         assert explorers.nth(i).locator(".jp-TraceExplorer-renderError").count() == 1
         assert explorers.nth(i).locator("svg, button, [role=tab]").count() == 0

@@ -163,7 +163,11 @@ def _call_free_functions():
         v.add_(torch.tensor([1.0, 2.0]))
         return (x @ weights[:1, :1]).relu(), torch.zeros(2, dtype=torch.int64), x.shape[0] * 3
 
-    return [(chain, (torch.randn(3),)), (containers, (torch.randn(4), torch.randn(2))), (constants_and_views, (torch.randn(4, 1),))]
+    return [
+        (chain, (torch.randn(3),)),
+        (containers, (torch.randn(4), torch.randn(2))),
+        (constants_and_views, (torch.randn(4, 1),)),
+    ]
 
 
 def test_without_the_check_a_call_free_trace_extracts_as_its_canonical_copy():

@@ -11,7 +11,7 @@ import pytest
 import torch
 
 import jupyter_tracejit as tj
-from jupyter_tracejit.widgets import RUN_MIME, explore
+from jupyter_tracejit.widgets import RUN_MIME, explore, run_from_mime
 
 from ..core.test_bad_inputs import CASES, LIN, Case
 from .fakes import FakeClock
@@ -40,7 +40,7 @@ def test_a_bad_input_shows_one_message_and_the_good_run_stays(case: Case, clock:
     assert "\n" not in shown["summary"]
     # the saved (kernel-free) copy of the output says the same
     bundle = ex._repr_mimebundle_() or {}
-    assert bundle[RUN_MIME]["run_id"] == bad.run_id and bundle["text/plain"] == shown["summary"]
+    assert run_from_mime(bundle[RUN_MIME])["run_id"] == bad.run_id and bundle["text/plain"] == shown["summary"]
 
     # the good run is still there, whole, and back on screen with one click
     assert [entry["run_id"] for entry in ex.runs] == [good.run_id, bad.run_id]

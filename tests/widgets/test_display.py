@@ -12,7 +12,7 @@ import pytest
 import torch
 
 import jupyter_tracejit as tj
-from jupyter_tracejit.widgets import RUN_MIME, register_display, run_mimebundle
+from jupyter_tracejit.widgets import RUN_MIME, register_display, run_from_mime, run_mimebundle
 
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 
@@ -40,7 +40,7 @@ def test_a_run_displays_as_explorer_json_and_text(shell: Any) -> None:
     data, _metadata = shell.display_formatter.format(run)
     assert {WIDGET_MIME, RUN_MIME, "text/plain"} <= data.keys()
     assert data[WIDGET_MIME]["model_id"]
-    assert data[RUN_MIME] == run.to_json()
+    assert isinstance(data[RUN_MIME], str) and run_from_mime(data[RUN_MIME]) == run.to_json()
     assert data["text/plain"] == run.summary()
 
 

@@ -11,7 +11,7 @@ from traitlets import TraitError
 
 import jupyter_tracejit as tj
 from jupyter_tracejit.core.request import TraceRequest
-from jupyter_tracejit.widgets import RUN_MIME, TraceExplorer, default_options, explore
+from jupyter_tracejit.widgets import RUN_MIME, TraceExplorer, default_options, explore, run_from_mime
 
 from .fakes import FakeClock, front_end_custom, front_end_update
 
@@ -449,7 +449,7 @@ def test_run_and_html_follow_the_run_on_screen(clock: FakeClock) -> None:
     assert update["html"] == ex.html
     # what the notebook saves: the widget view with the run on screen, its JSON and its HTML
     bundle = ex._repr_mimebundle_()
-    assert bundle is not None and bundle["text/html"] == ex.html and bundle[RUN_MIME] == second.to_json()
+    assert bundle is not None and bundle["text/html"] == ex.html and run_from_mime(bundle[RUN_MIME]) == second.to_json()
 
 
 def test_picking_a_history_run_puts_its_options_back_without_retracing(clock: FakeClock) -> None:
