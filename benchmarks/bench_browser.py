@@ -775,9 +775,14 @@ def chromium_version(browser: Any) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--reps", type=int, default=3, help="repetitions, each on a fresh page (default 3)")
+    keys = [m.key for m in MODELS]
+    parser.add_argument(
+        "--only", nargs="+", choices=keys, metavar="MODEL", help=f"measure these models only ({', '.join(keys)})"
+    )
     args = parser.parse_args(argv)
     if args.reps < 1:
         parser.error("--reps must be at least 1")
+    models = [m for m in MODELS if not args.only or m.key in args.only]
     if not Path(CHROMIUM).exists():
         print(f"{CHROMIUM} is missing: install Debian's chromium (apt-get install chromium)")
         return 1
@@ -787,11 +792,11 @@ def main(argv: list[str] | None = None) -> int:
     load = os.getloadavg() if hasattr(os, "getloadavg") else None
     base = Path(tempfile.mkdtemp(prefix="tracejit-bench-browser-"))
     server = start_server(base)
-    results = [ModelResult(m) for m in MODELS]
+    results = [ModelResult(m) for m in models]
     version = "?"
     try:
         lab = Lab(None, server)
-        for m in MODELS:
+        for m in models:
             lab.write_notebook(f"{m.key}.ipynb", [SETUP_CELL, MODEL_CELL.format(build=m.build)])
         with sync_playwright() as pw:
             browser = launch_chromium(pw)
