@@ -554,6 +554,86 @@ def task_details(phases: list[Phase]) -> list[str]:
     return lines
 
 
+# -- a saved explorer, opened without a kernel ---------------------------------------------------------------
+
+SAVED_KEY = "saved"
+SAVED_LAYERS = 2000  # the MLP of MODELS: 12,000 nodes
+SAVED_FORMS = ("text", "object")
+OPEN_SAVED = """(path) => { window.jupyterapp.commands.execute('docmanager:open', { path }); return null; }"""
+SAVED_FIGURES = """([t0, panels]) => {
+  const inter = performance.getEntriesByName('tracejit:interactive').map(e => e.startTime).filter(t => t > t0);
+  const tasks = window.__tjLongTasks.filter(x => x.start + x.duration > t0);
+  return { interactive: inter.length ? inter[0] - t0 : null, longest: Math.max(0, ...tasks.map(x => x.duration)) };
+}"""
+
+
+def write_saved_notebooks(lab: Lab) -> None:
+    """The MLP's run saved in a notebook's output twice: as its JSON text (what the kernel writes) and as a JSON
+    object (what earlier versions wrote, and what JupyterLab deep-copies at every read of the output's data)."""
+    import torch
+    from torch import nn
+
+    import jupyter_tracejit as tj
+    from jupyter_tracejit.widgets import RUN_MIME, run_mime_payload
+
+    model = nn.Sequential(*[m for _ in range(SAVED_LAYERS) for m in (nn.Linear(16, 16), nn.ReLU())])
+    run = tj.trace(model, (torch.randn(8, 16),), check_trace=False)
+    as_json = run.to_json()
+    for form, payload in zip(SAVED_FORMS, (run_mime_payload(as_json), as_json), strict=True):
+        data = {RUN_MIME: payload, "text/html": run.to_html(), "text/plain": run.summary()}
+        output = {"output_type": "display_data", "metadata": {}, "data": data}
+        lab.write_notebook(f"saved-{form}.ipynb", ["# traced elsewhere"], outputs={0: [output]})
+    lab.write_notebook("saved-start.ipynb", ["# the page starts here"])
+
+
+def measure_saved(browser: Any, server: JupyterServer, reps: int) -> dict[str, list[dict[str, float]]]:
+    """Open each saved notebook in a page that has JupyterLab up (no kernel), alternating which goes first: from
+    the open command to the explorer's interactive graph, and the longest main-thread task in that time."""
+    figures: dict[str, list[dict[str, float]]] = {form: [] for form in SAVED_FORMS}
+    for rep in range(reps):
+        for form in SAVED_FORMS if rep % 2 == 0 else SAVED_FORMS[::-1]:
+            context = browser.new_context(viewport=VIEWPORT)
+            context.set_default_timeout(WAIT_MS)
+            context.add_init_script(INIT_SCRIPT)
+            page = context.new_page()
+            lab = Lab(page, server)
+            lab.open_notebook("saved-start.ipynb", wait_for_kernel=False)
+            page.wait_for_timeout(1500)  # JupyterLab's own start-up work is done
+            t0 = page.evaluate("() => performance.now()")
+            page.evaluate(OPEN_SAVED, f"saved-{form}.ipynb")
+            page.locator(f"{PANELS}:not(.lm-mod-hidden) .jp-TraceExplorer-graph svg").first.wait_for()
+            page.wait_for_timeout(500)
+            figures[form].append(page.evaluate(SAVED_FIGURES, [t0, PANELS]))
+            context.close()
+        got = ", ".join(f"{form} {fmt_ms(figures[form][-1]['interactive'] or 0)}" for form in SAVED_FORMS)
+        print(f"  rep {rep + 1} saved explorer, open -> interactive: {got}")
+        sys.stdout.flush()
+    server.shutdown_kernels()
+    return figures
+
+
+def saved_rows(figures: dict[str, list[dict[str, float]]]) -> list[Row]:
+    text, obj = figures["text"], figures["object"]
+    opened = [f["interactive"] or 0.0 for f in text]
+    longest = [f["longest"] for f in text]
+    obj_opened = med([f["interactive"] or 0.0 for f in obj])
+    obj_longest = med([f["longest"] for f in obj])
+    name = f"saved MLP {SAVED_LAYERS:,} layers, no kernel: open -> interactive"
+    row = timing_row(name, opened, FIRST_PAINT_TARGET_MS)
+    row.details = [
+        "the run saved as JSON text (this version); opened side by side with the same run saved as a JSON object "
+        f"(earlier versions): {fmt_ms(obj_opened)}, {obj_opened / max(med(opened), 1):.1f}x as long",
+    ]
+    task = Row(
+        "  longest main-thread task in it",
+        f"{fmt_task(med(longest))} / {fmt_task(max(longest))}",
+        f"<= {fmt_ms(LONG_TASK_TARGET_MS)}",
+        verdict(med(longest) <= LONG_TASK_TARGET_MS),
+        [f"saved as a JSON object: {fmt_task(obj_longest)} (JupyterLab deep-copies it at every read of the data)"],
+    )
+    return [row, task]
+
+
 # -- server and browser -------------------------------------------------------------------------------
 
 
@@ -775,7 +855,7 @@ def chromium_version(browser: Any) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--reps", type=int, default=3, help="repetitions, each on a fresh page (default 3)")
-    keys = [m.key for m in MODELS]
+    keys = [m.key for m in MODELS] + [SAVED_KEY]
     parser.add_argument(
         "--only", nargs="+", choices=keys, metavar="MODEL", help=f"measure these models only ({', '.join(keys)})"
     )
@@ -783,6 +863,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.reps < 1:
         parser.error("--reps must be at least 1")
     models = [m for m in MODELS if not args.only or m.key in args.only]
+    saved = not args.only or SAVED_KEY in args.only
+    saved_figures: dict[str, list[dict[str, float]]] | None = None
     if not Path(CHROMIUM).exists():
         print(f"{CHROMIUM} is missing: install Debian's chromium (apt-get install chromium)")
         return 1
@@ -798,6 +880,8 @@ def main(argv: list[str] | None = None) -> int:
         lab = Lab(None, server)
         for m in models:
             lab.write_notebook(f"{m.key}.ipynb", [SETUP_CELL, MODEL_CELL.format(build=m.build)])
+        if saved:
+            write_saved_notebooks(lab)
         with sync_playwright() as pw:
             browser = launch_chromium(pw)
             version = chromium_version(browser)
@@ -834,6 +918,8 @@ def main(argv: list[str] | None = None) -> int:
                             line += f", expand {fmt_ms(res.expand[-1].ms)}"
                     print(f"{line}  ({time.monotonic() - started:.0f} s elapsed)")
                     sys.stdout.flush()
+            if saved:
+                saved_figures = measure_saved(browser, server, args.reps)
             browser.close()
     finally:
         stop_server(server)
@@ -842,7 +928,7 @@ def main(argv: list[str] | None = None) -> int:
     torch_version = next((k.get("torch") for res in results for k in res.kernel if k), "?")
     print()
     print(f"[browser] explorer in JupyterLab; chromium {version}; {os.cpu_count()} CPUs; kernel torch {torch_version}")
-    print_rows(report(results))
+    print_rows(report(results) + (saved_rows(saved_figures) if saved_figures else []))
     print()
     print("marks seen per repetition (state / interactive marks after Shift+Enter; 1 / 1 expected):")
     for res in results:
