@@ -139,11 +139,18 @@ export class GraphView {
     this.viewport.element.addEventListener('click', e => this.onClick(e));
     this.viewport.element.addEventListener('keydown', e => this.onKey(e));
     this.unsubscribe = ctx.onChange(keys => this.onHostChange(keys));
-    // the first layout request in a task of its own: the explorer's other panels are built first
-    this.rendered = new Promise(resolve => setTimeout(resolve, 0)).then(() => {
-      this.refresh();
-      return this.rendered;
-    });
+    // the explorer's other panels are built first; then the group tree and the first layout request each get a
+    // task of their own, so no one task blocks the page for long on a big graph
+    const nextTask = (): Promise<void> => new Promise(resolve => setTimeout(resolve, 0));
+    this.rendered = nextTask()
+      .then(() => {
+        this.tree();
+        return nextTask();
+      })
+      .then(() => {
+        this.refresh();
+        return this.rendered;
+      });
   }
 
   dispose(): void {
