@@ -37,8 +37,11 @@ errors: they are in the run (``run.ok``, ``run.error``) and the explorer shows t
 from __future__ import annotations
 
 import ast
+import dataclasses
 import inspect
 import keyword
+import re
+import sys
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -50,6 +53,8 @@ from IPython.core.magic import Magics, line_cell_magic, magics_class, no_var_exp
 from IPython.core.magic_arguments import argument, kwds, magic_arguments
 from IPython.utils.process import arg_split
 
+from .core.caller import calls_from, find_caller
+from .core.graph import Frame
 from .core.options import COMMAND_LINE, CommandLineError, add_command_line, from_command_line
 from .core.plan import target_of
 from .core.request import trace, trace_module
@@ -558,7 +563,12 @@ class TraceMagics(Magics):
     def _trace_line(self, line: str) -> None:
         opts, call_text = self._options(line)
         call = parse_call(call_text)
-        self._run(opts, call, call_text.strip(), "<%trace>")
+        # nodes recorded entirely inside torch (nn.Transformer's) point at the line that asked for the trace: the
+        # cell's line, reading as the user wrote it rather than as IPython rewrote it (get_ipython().run_line_...)
+        site = find_caller()
+        if site is not None:
+            site = dataclasses.replace(site, code=f"%trace {line.strip()}")
+        self._run(opts, call, call_text.strip(), "<%trace>", site)
 
     def _trace_cell(self, line: str, cell: str) -> None:
         opts, rest = self._options(line)
@@ -575,7 +585,7 @@ class TraceMagics(Magics):
         # line 1 stands for the %%trace line, so line numbers (tracebacks, source lines in the explorer) are the
         # cell's; the cached name makes inspect.getsource work for functions defined here
         source = "# %%trace\n" + body
-        filename = self.shell.compile.cache(source, self.shell.execution_count, raw_code="%%trace\n" + cell)
+        filename = self.shell.compile.cache(source, self._cell_number(), raw_code="%%trace\n" + cell)
         try:
             module = ast.parse(source, filename=filename)
         except SyntaxError as e:
@@ -604,9 +614,23 @@ class TraceMagics(Magics):
             tb = e.__traceback__.tb_next if e.__traceback__ is not None else None
             self.shell.showtraceback((type(e), e, tb), tb_offset=0)
             return
-        self._run(opts, last.value, source, filename)
+        site = Frame(file=filename, line=last.lineno, func="<module>", code=_first_line(call_text))
+        self._run(opts, last.value, source, filename, site)
 
-    def _run(self, opts: Options, call: ast.Call, text: str, filename: str) -> None:
+    def _cell_number(self) -> int:
+        """The execution count the running cell was compiled under, read from the cell's own code: IPython 9
+        counts the cell in ``shell.execution_count`` before it runs, earlier versions after."""
+        format_code_name = getattr(self.shell.compile, "format_code_name", None)
+        frame = sys._getframe(1)
+        while frame is not None and format_code_name is not None:
+            named = format_code_name(frame.f_code.co_filename)
+            found = re.search(r"\d+", str(named[1])) if named else None
+            if found:
+                return int(found.group())
+            frame = frame.f_back
+        return self.shell.execution_count
+
+    def _run(self, opts: Options, call: ast.Call, text: str, filename: str, site: Frame | None) -> None:
         ns = self.shell.user_ns
         callee = _evaluate(call.func, text, ns, filename, "the callee")
         args = [_evaluate(a, text, ns, filename, "argument") for a in call.args]
@@ -627,7 +651,8 @@ class TraceMagics(Magics):
             value = _evaluate(expr.body, source, ns, "<%trace --check-inputs>", "--check-inputs", example)
             check_inputs = check_inputs_for(value, opts.check_inputs_expr, plan)
         if opts.quiet:
-            run = _trace(plan, check_inputs, opts)
+            with calls_from(site):
+                run = _trace(plan, check_inputs, opts)
             ns[opts.output] = run
             print(run.summary())
             return
@@ -636,7 +661,8 @@ class TraceMagics(Magics):
         name, started = target_name(plan), time.time()
         _display(progress_bundle(name, started), raw=True, display_id=display_id)
         try:
-            run = _trace(plan, check_inputs, opts)
+            with calls_from(site):
+                run = _trace(plan, check_inputs, opts)
         except BaseException:  # an interrupt: leave no placeholder counting seconds forever
             stopped = f"tracing {name} stopped after {time.time() - started:.1f} s"
             _display({"text/plain": stopped}, raw=True, display_id=display_id, update=True)

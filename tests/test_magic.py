@@ -435,6 +435,36 @@ def test_locations_in_cells_are_named_by_their_execution_count(
     assert cell_run.file_names[cell_run.target.file] == f"cell [{ip.execution_count}]"
 
 
+def test_a_cell_magic_names_its_cell_by_the_number_the_cell_ran_as(ip: InteractiveShell) -> None:
+    """IPython 9 counts a cell in ``execution_count`` before it runs: the %%trace cell's locations must still read
+    the number the notebook shows for it."""
+    result = ip.run_cell("%%trace\n" + CELL.format(factor=2), store_history=True)
+    run = ip.user_ns["_trace"]
+    assert run.file_names[run.target.file] == f"cell [{result.execution_count}]"
+
+
+def test_nodes_inside_torch_point_at_the_trace_line_as_written_and_retraces_keep_it(ip: InteractiveShell) -> None:
+    """nn.Sequential's nodes are all recorded inside torch: their location is the %trace line of the cell, as the
+    user wrote it (not IPython's get_ipython().run_line_magic rewrite); a re-trace from the explorer (run from the
+    event loop, nowhere near the cell) says the same, never a torch file."""
+    ip.user_ns["seq"] = nn.Sequential(nn.Linear(4, 4), nn.ReLU())
+    result = ip.run_cell("y = 1\n%trace seq(x)", store_history=True)
+    run = ip.user_ns["_trace"]
+
+    def located(r: tj.TraceRun) -> set[tuple[str, int, str]]:
+        graph = r.graphs["forward"]
+        return {
+            (r.file_names.get(n.source.file, n.source.file), n.source.line, n.source.code)
+            for n in graph.nodes
+            if n.source
+        }
+
+    assert located(run) == {(f"cell [{result.execution_count}]", 2, "%trace seq(x)")}
+    explorer = ip.user_ns["_trace_explorer"]
+    explorer.options = {"module_mode": "eval"}  # a re-trace (no event loop here: it runs at once)
+    assert explorer.run is not run and located(explorer.run) == located(run)
+
+
 def test_static_bundle_uses_to_html_when_the_run_has_one() -> None:
     run = tj.trace(relu_fn, (torch.randn(3),))
     run.to_html = lambda: "<b>run</b>"  # type: ignore[attr-defined]

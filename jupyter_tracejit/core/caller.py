@@ -53,13 +53,23 @@ def find_caller() -> Frame | None:
 
 
 @contextlib.contextmanager
-def call_site(file: str, line: int, func: str = "<module>", code: str = "") -> Iterator[None]:
-    """Traces started inside this block name ``file:line`` as the place that asked for them."""
-    token = _call_site.set(Frame(file=file, line=line, func=func, code=code or source_line(file, line)))
+def calls_from(frame: Frame | None) -> Iterator[None]:
+    """Traces started inside this block name ``frame`` as the place that asked for them (``None``: the
+    place is found as usual). A re-trace from an explorer runs from the kernel's event loop, far from the line
+    that asked for the first trace: its request keeps that line and re-traces inside this block."""
+    token = _call_site.set(frame) if frame is not None else None
     try:
         yield
     finally:
-        _call_site.reset(token)
+        if token is not None:
+            _call_site.reset(token)
 
 
-__all__ = ["call_site", "find_caller"]
+@contextlib.contextmanager
+def call_site(file: str, line: int, func: str = "<module>", code: str = "") -> Iterator[None]:
+    """Traces started inside this block name ``file:line`` as the place that asked for them."""
+    with calls_from(Frame(file=file, line=line, func=func, code=code or source_line(file, line))):
+        yield
+
+
+__all__ = ["call_site", "calls_from", "find_caller"]

@@ -8,7 +8,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .caller import find_caller
+from .caller import calls_from, find_caller
+from .graph import Frame
 from .options import DEFAULT_TOLERANCE, TraceOptions
 from .plan import ArgumentProblem, plan_trace, plan_trace_module, target_of
 from .run import TraceRun
@@ -32,15 +33,21 @@ class TraceRequest:
     example_kwarg_inputs: Any = None
     #: ``trace_module`` only: each method's inputs are keyword inputs
     example_inputs_is_kwarg: Any = False
+    #: where the trace was asked for (see :mod:`.caller`); re-traces name the same place
+    caller: Frame | None = field(default=None, compare=False)
 
     def run(self, **changes: Any) -> TraceRun:
-        """Trace again with some options changed (the names of :class:`TraceOptions`)."""
+        """Trace again with some options changed (the names of :class:`TraceOptions`), from the same call site."""
         options = self.options.replace(**changes)
-        if self.kind == "trace_module":
-            return trace_module(
-                self.target, self.inputs, example_inputs_is_kwarg=self.example_inputs_is_kwarg, **options.as_dict()
-            )
-        return trace(self.target, self.inputs, example_kwarg_inputs=self.example_kwarg_inputs, **options.as_dict())
+        with calls_from(self.caller):
+            if self.kind == "trace_module":
+                return trace_module(
+                    self.target,
+                    self.inputs,
+                    example_inputs_is_kwarg=self.example_inputs_is_kwarg,
+                    **options.as_dict(),
+                )
+            return trace(self.target, self.inputs, example_kwarg_inputs=self.example_kwarg_inputs, **options.as_dict())
 
     def describe(self) -> dict[str, Any]:
         """What a run records of the request: its options (JSON-ready) and how the example inputs were passed."""
@@ -98,7 +105,10 @@ def trace(
     """
     started = time.perf_counter()
     options = _options(locals())
-    request = TraceRequest("trace", func, example_inputs, options, example_kwarg_inputs=example_kwarg_inputs)
+    caller = find_caller()
+    request = TraceRequest(
+        "trace", func, example_inputs, options, example_kwarg_inputs=example_kwarg_inputs, caller=caller
+    )
     try:
         plan = plan_trace(func, example_inputs, example_kwarg_inputs, options)
     except ArgumentProblem as problem:
@@ -107,7 +117,7 @@ def trace(
         return _refused(request, ArgumentProblem.raised(e), started)
     # the session runs from this frame, not from a helper: torch's tracer records every frame above the traced
     # code at each node it records (see .torch_trace)
-    run = TraceSession(plan, request.describe(), find_caller()).run(started)
+    run = TraceSession(plan, request.describe(), caller).run(started)
     run.request = request
     return run
 
@@ -131,14 +141,17 @@ def trace_module(
     inputs, ``check_inputs`` is a list of such dicts. Extra options as for :func:`trace`."""
     started = time.perf_counter()
     options = _options(locals())
-    request = TraceRequest("trace_module", mod, inputs, options, example_inputs_is_kwarg=example_inputs_is_kwarg)
+    caller = find_caller()
+    request = TraceRequest(
+        "trace_module", mod, inputs, options, example_inputs_is_kwarg=example_inputs_is_kwarg, caller=caller
+    )
     try:
         plan = plan_trace_module(mod, inputs, example_inputs_is_kwarg, options)
     except ArgumentProblem as problem:
         return _refused(request, problem, started)
     except Exception as e:  # as in trace()
         return _refused(request, ArgumentProblem.raised(e), started)
-    run = TraceSession(plan, request.describe(), find_caller()).run(started)  # from this frame, as in trace()
+    run = TraceSession(plan, request.describe(), caller).run(started)  # from this frame, as in trace()
     run.request = request
     return run
 
