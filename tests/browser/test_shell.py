@@ -95,6 +95,11 @@ def test_the_badge_says_the_verdict_in_its_colour_and_the_counts_agree_with_the_
         warnings_tab = explorer.locator('.jp-TraceExplorer-tab[data-tab="warnings"]').inner_text()
         counted = re.search(r"(\d+) warnings?", header)
         assert (f"Warnings ({counted.group(1)})" if counted else "Warnings") == warnings_tab, (header, warnings_tab)
+        # and what the Warnings tab lists adds up to the same: its group badges (distinct warnings) and findings
+        explorer.locator('.jp-TraceExplorer-tab[data-tab="warnings"]').click()
+        badges = explorer.locator(".jp-TraceExplorer-group summary .jp-TraceExplorer-count").all_inner_texts()
+        findings = explorer.locator(".jp-TraceExplorer-finding:not(.jp-mod-info)").count()
+        assert sum(map(int, badges)) + findings == (int(counted.group(1)) if counted else 0), (header, badges)
         check_tab = explorer.locator('.jp-TraceExplorer-tab[data-tab="check"]').inner_text()
         roots = re.search(r"check failed: (\d+) root", header)
         assert (f"Check ({roots.group(1)} root" if roots else "Check") in check_tab, (header, check_tab)
@@ -158,6 +163,8 @@ def test_splitter_full_screen_and_the_stacked_layout(lab):
     assert lab.outputs(1).locator(".jp-TraceExplorer-placeholder").count() == 1
     full.locator(".jp-TraceExplorer-canvas svg").wait_for()
     lab.screenshot("shell-full-screen")
+    # from the graph (where a person is after panning), with nothing selected: Esc leaves full screen
+    full.locator(".jp-TraceExplorer-canvas").focus()
     page.keyboard.press("Escape")
     full.wait_for(state="detached")
     back = explorer_in(lab, 1)

@@ -12,7 +12,7 @@ import { Inspector } from '../inspector/Inspector';
 import { WarningsPanel } from '../warnings/WarningsPanel';
 import { TraceRunModel } from '../model/run';
 import { ExplorerContext } from '../state/context';
-import { append, clear, h } from '../state/dom';
+import { append, clear, h, withCode } from '../state/dom';
 import { ExplorerHost } from '../state/host';
 import { FullScreen } from './fullscreen';
 import { Splitter } from './splitter';
@@ -235,7 +235,7 @@ export class Explorer {
             error.file
               ? h('span', { class: 'jp-TraceExplorer-muted' }, ` (${run.locationLabel(error.file, error.line)})`)
               : null,
-            error.hint ? h('p', { class: 'jp-TraceExplorer-hint' }, `Hint: ${error.hint}`) : null
+            error.hint ? h('p', { class: 'jp-TraceExplorer-hint' }, 'Hint: ', ...withCode(error.hint)) : null
           )
         : null
     );

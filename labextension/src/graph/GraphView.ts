@@ -430,9 +430,12 @@ export class GraphView {
     }
   }
 
-  /** Escape clears the selection; the viewport handles the keys that pan and zoom. */
+  /**
+   * Escape clears the selection; with nothing selected it is left to the explorer (it leaves full screen). The
+   * viewport handles the keys that pan and zoom.
+   */
   private onKey(e: KeyboardEvent): void {
-    if (e.key === 'Escape') {
+    if (e.key === 'Escape' && this.ctx.host.get('selectedNode') >= 0) {
       this.ctx.host.set({ selectedNode: -1 });
       e.preventDefault();
     }

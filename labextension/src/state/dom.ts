@@ -37,6 +37,14 @@ export function append(parent: Node, ...children: Child[]): void {
   }
 }
 
+/**
+ * The advice texts (the kernel's ADVICE and hints) mark code with backticks, as the CLI and the HTML report
+ * show it: here each `span` becomes a <code> element, built from text nodes like everything else.
+ */
+export function withCode(text: string): Child[] {
+  return text.split(/(`[^`\n]+`)/).map((part, i) => (i % 2 === 1 ? h('code', {}, part.slice(1, -1)) : part));
+}
+
 export function clear(el: Element): void {
   while (el.firstChild) {
     el.removeChild(el.firstChild);

@@ -7,7 +7,7 @@
  */
 
 import { ExplorerContext } from '../state/context';
-import { append, clear, formatNumber, h, location } from '../state/dom';
+import { append, clear, formatNumber, h, location, withCode } from '../state/dom';
 import { floatValue, TraceWarningJSON } from '../model/protocol';
 import { WARNING_TITLES as CATEGORY_TITLES } from '../model/run';
 import { fixButton } from '../controls/fix';
@@ -41,10 +41,14 @@ export class WarningsPanel {
     this.unsubscribe();
   }
 
-  /** Number shown on the tab: distinct user warnings plus findings that are not info. */
+  /**
+   * What the header and the tab title count (the verdict's): distinct warnings, findings that are not info and
+   * probe disagreements. The group badges below count distinct warnings the same way; how often torch raised one
+   * is its own `×N`.
+   */
   get count(): number {
-    const run = this.ctx.run;
-    return run ? run.userWarnings.length + run.findings.filter(f => f.severity !== 'info').length : 0;
+    const verdict = this.ctx.run?.verdict;
+    return verdict ? verdict.warnings + verdict.findings + verdict.probe : 0;
   }
 
   private show(nodeIds: number[], method: string): void {
@@ -65,7 +69,8 @@ export class WarningsPanel {
       append(this.element, h('p', { class: 'jp-TraceExplorer-empty' }, 'No tracer warnings.'));
     }
     for (const [category, list] of groups) {
-      const total = list.reduce((s, w) => s + w.count, 0);
+      const raised = list.reduce((s, w) => s + w.count, 0);
+      const counted = category !== 'deprecated'; // the deprecation notice says nothing about this trace
       const items = list.map(w => {
         const [headline, ...rest] = w.message.split('\n');
         const detail = rest.join('\n').trim();
@@ -82,7 +87,9 @@ export class WarningsPanel {
             'div',
             { class: 'jp-TraceExplorer-warningHead' },
             location(w.file, w.line, this.ctx.run, (file, line) => this.ctx.showPlace(file, line)),
-            w.count > 1 ? h('span', { class: 'jp-TraceExplorer-count' }, `×${w.count}`) : null,
+            w.count > 1
+              ? h('span', { class: 'jp-TraceExplorer-muted', title: `torch raised it ${w.count} times` }, `×${w.count}`)
+              : null,
             w.node_ids.length
               ? h(
                   'span',
@@ -95,7 +102,7 @@ export class WarningsPanel {
           h('p', { class: 'jp-TraceExplorer-message' }, headline),
           // torch's own detail (an output mismatch's "Mismatched elements… Greatest absolute difference…")
           detail ? h('pre', { class: 'jp-TraceExplorer-code jp-TraceExplorer-detail' }, detail) : null,
-          w.advice ? h('p', { class: 'jp-TraceExplorer-hint' }, h('strong', {}, 'Fix: '), w.advice) : null,
+          w.advice ? h('p', { class: 'jp-TraceExplorer-hint' }, h('strong', {}, 'Fix: '), ...withCode(w.advice)) : null,
           w.torch_location
             ? h(
                 'p',
@@ -124,7 +131,16 @@ export class WarningsPanel {
             'summary',
             {},
             CATEGORY_TITLES[category] ?? category,
-            h('span', { class: 'jp-TraceExplorer-count' }, String(total))
+            counted
+              ? h(
+                  'span',
+                  {
+                    class: 'jp-TraceExplorer-count',
+                    title: `${list.length} warning${list.length === 1 ? '' : 's'}, raised ${raised} time${raised === 1 ? '' : 's'}`
+                  },
+                  String(list.length)
+                )
+              : h('span', { class: 'jp-TraceExplorer-muted' }, ' (not counted)')
           ),
           h('ul', { class: 'jp-TraceExplorer-list' }, ...items)
         )
@@ -145,8 +161,8 @@ export class WarningsPanel {
                 tabindex: f.node_ids.length ? 0 : undefined
               },
               h('strong', {}, f.title),
-              h('p', { class: 'jp-TraceExplorer-message' }, f.message),
-              f.hint ? h('p', { class: 'jp-TraceExplorer-hint' }, h('strong', {}, 'Fix: '), f.hint) : null,
+              h('p', { class: 'jp-TraceExplorer-message' }, ...withCode(f.message)),
+              f.hint ? h('p', { class: 'jp-TraceExplorer-hint' }, h('strong', {}, 'Fix: '), ...withCode(f.hint)) : null,
               fixButton(this.ctx, f.fix)
             );
             li.addEventListener('click', () => this.show(f.node_ids, f.method));
@@ -162,9 +178,12 @@ export class WarningsPanel {
         h(
           'h4',
           {},
-          probe.cases.some(c => c.status === 'disagree' || c.status === 'trace_error')
-            ? 'Generalization probe: the trace does not generalize'
-            : 'Generalization probe: ok'
+          (() => {
+            const bad = probe.cases.filter(c => c.status === 'disagree' || c.status === 'trace_error').length;
+            return bad
+              ? `Generalization probe: the trace does not generalize (${bad} of ${probe.cases.length} input sets)`
+              : 'Generalization probe: ok';
+          })()
         ),
         h(
           'table',
