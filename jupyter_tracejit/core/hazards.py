@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import ast
 import functools
+import linecache
 from dataclasses import dataclass, field
 from typing import Any
 
 import torch
 
 from .check import CheckReport
+from .from_torchscript import source_line
 from .graph import Graph, Node
 from .jsonio import JsonRecord
 
@@ -152,6 +155,69 @@ def transformer_fastpath(graph: Graph, check: CheckReport | None) -> Finding | N
             fix={"no_grad": True},
         )
     return None
+
+
+@functools.lru_cache(maxsize=64)
+def _loops_of(text: str) -> tuple[tuple[int, int], ...]:
+    """``(first line, last line)`` of every ``for`` / ``while`` statement of a source text, innermost last."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return ()
+    loops = [n for n in ast.walk(tree) if isinstance(n, (ast.For, ast.AsyncFor, ast.While))]
+    return tuple(sorted((n.lineno, n.end_lineno or n.lineno) for n in loops))
+
+
+def enclosing_loop(file: str, line: int) -> tuple[int, int] | None:
+    """The innermost ``for`` / ``while`` loop of ``file`` that holds ``line`` (its header included), or None."""
+    text = "".join(linecache.getlines(file))
+    spans = [s for s in _loops_of(text) if s[0] <= line <= s[1]] if text else []
+    return max(spans, key=lambda s: s[0]) if spans else None
+
+
+def frozen_loops(graph: Graph, check: CheckReport | None) -> Finding | None:
+    """Ops only one of the check's traces has, inside a Python loop: the loop ran another number of times for the
+    check inputs. Tracing unrolls it with the example's count, and a count read from a shape (``x.size(0)``,
+    ``len(x)``) makes torch say nothing, so the root alone reads "1 op only in the check trace"."""
+    if check is None:
+        return None
+    loops: dict[tuple[str, int, int], None] = {}
+    for case in check.cases:
+        if case.method != graph.method or case.diff is None:
+            continue
+        for d in case.diff.roots:
+            if d.trace_node is not None and d.check_node is not None:
+                continue  # changed, not added or missing: not a count
+            side = graph if d.trace_node is not None else case.graph
+            node_id = d.trace_node if d.trace_node is not None else d.check_node
+            source = side.nodes[node_id].source if side is not None and node_id is not None else None
+            if source is None or source.user_frame.internal:
+                continue
+            span = enclosing_loop(source.file, source.line)
+            if span is not None:
+                loops[(source.file, *span)] = None
+    if not loops:
+        return None
+    ids = [
+        n.id
+        for n in graph.nodes
+        if n.source is not None
+        and any(n.source.file == f and first <= n.source.line <= last for f, first, last in loops)
+    ]
+    headers = [(f, first, source_line(f, first)) for f, first, _ in loops]
+    where = "; ".join(f"line {line}: `{code}`" for _f, line, code in headers)
+    return Finding(
+        kind="frozen_loop",
+        severity="warning",
+        title=f"{len(loops)} loop{'s' if len(loops) != 1 else ''} unrolled with the example's count",
+        message=f"The check inputs ran a Python loop another number of times ({where}). Tracing records each pass "
+        "of a loop, so the trace repeats its body as often as it ran for the example; a count read from a shape "
+        "(`x.size(0)`, `len(x)`, `range(n)`) makes torch say nothing.",
+        hint="Put the loop in a function decorated with `@torch.jit.script_if_tracing` (or `torch.jit.script`), "
+        "or trace and run with inputs of one shape.",
+        node_ids=ids,
+        method=graph.method,
+    )
 
 
 def device_constants(graph: Graph) -> Finding | None:

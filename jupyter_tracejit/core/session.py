@@ -485,6 +485,7 @@ class TraceSession:
             for finding in (
                 hazards.nondeterministic_nodes(graph, top_level_nondeterministic.get(name, False)),
                 hazards.transformer_fastpath(graph, run.check),
+                hazards.frozen_loops(graph, run.check),
                 hazards.device_constants(graph),
                 hazards.train_mode_batchnorm(graph, self.python_runs),
             ):

@@ -66,6 +66,16 @@ describe('divergences by cause', () => {
     expect(stepOrder({ causes, following: [] }, false).every(i => run.divergences[i].kind === 'root')).toBe(true);
   });
 
+  it('a loop over a size, which torch says nothing about, is explained by the frozen-loop finding at its line', () => {
+    const run = load('loop');
+    const { causes } = groupByCause(run);
+    expect(causes.length).toBeGreaterThan(0);
+    expect(causes[0].summary).toContain('only in the check trace');
+    expect(causes[0].warnings).toEqual([]);
+    expect(causes[0].findings.map(f => f.kind)).toEqual(['frozen_loop']);
+    expect(causes[0].findings[0].message).toContain('for i in range(x.size(0))');
+  });
+
   it('the stepper walks the roots cause by cause, as many as the verdict counts; downstream on request', () => {
     const run = load('causes');
     const grouped = groupByCause(run);

@@ -266,3 +266,44 @@ def test_python_runs_with_changed_buffers_is_a_warning() -> None:
     many = hazards.python_runs(5, 2, [f"b{i}" for i in range(8)])
     assert "changed during tracing: b0, b1, b2, b3, b4, b5 and 2 more. " in many.message
     assert "(1 trace + 2 re-trace(s) + 2 eager run(s) for the check)" in many.message
+
+
+# -- loops unrolled with the example's count --------------------------------------------------------------------
+
+
+def loop_over_rows(x: torch.Tensor) -> torch.Tensor:
+    result = x[0]
+    for i in range(x.size(0)):
+        result = result * x[i]
+    return result
+
+
+def branch_only(x: torch.Tensor) -> torch.Tensor:
+    if x.sum() > 0:
+        x = x * 2
+    return x
+
+
+def test_a_loop_over_a_size_is_named_with_its_line_where_torch_says_nothing() -> None:
+    import jupyter_tracejit as tj
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        run = tj.trace(loop_over_rows, (torch.rand(3, 4),), check_inputs=[(torch.rand(4, 4),)])
+        same_count = tj.trace(loop_over_rows, (torch.rand(3, 4),), check_inputs=[(torch.rand(3, 4),)])
+        branch = tj.trace(branch_only, (torch.ones(3),), check_inputs=[(-torch.ones(3),)])
+    assert not run.check.ok and not [w for w in run.user_warnings if w.category not in ("output_mismatch_python",)]
+    (found,) = [f for f in run.findings if f.kind == "frozen_loop"]
+    assert "`for i in range(x.size(0)):`" in found.message and found.severity == "warning"
+    graph = run.graphs["forward"]
+    loop_line = found.message.split("line ", 1)[1].split(":", 1)[0]
+    # the finding points at the loop's ops in the trace: every pass of the body (the size is a Python int here)
+    assert {graph.nodes[i].source.line for i in found.node_ids} == {int(loop_line) + 1}
+    assert (
+        sorted(graph.nodes[i].kind for i in found.node_ids if graph.nodes[i].role == "op")
+        == ["aten::mul"] * 3 + ["aten::select"] * 3
+    )
+    assert "frozen_loop" not in {f.kind for f in same_count.findings}  # the check passes: nothing to explain
+    assert "frozen_loop" not in {f.kind for f in branch.findings}  # a frozen branch is not a loop
+    assert hazards.enclosing_loop(__file__, loop_over_rows.__code__.co_firstlineno + 2) is not None
+    assert hazards.enclosing_loop("<no such file>", 3) is None

@@ -128,11 +128,24 @@ export function groupByCause(run: TraceRunModel): Causes {
       [...cause.roots, ...cause.downstream].map(i => all[i].traceNode).filter((n): n is number => n !== null)
     );
     const onNodes = (ids: number[]): boolean => ids.some(id => traceNodes.has(id));
+    // a finding about the cause's line (a loop unrolled with the example's count), though the cause's own ops
+    // are only in the check trace
+    const trace = run.graphs.get(cause.method);
+    const onLine = (ids: number[]): boolean =>
+      place !== null &&
+      trace !== undefined &&
+      ids.some(id => {
+        const frame = userFrame(trace.nodes[id]?.source ?? null);
+        return frame !== null && frame.file === place.file && frame.line === place.line;
+      });
     cause.warnings = explaining.filter(
       w => w.method === cause.method && (warned(cause.method, place).includes(w) || onNodes(w.node_ids))
     );
     cause.findings = run.findings.filter(
-      f => f.method === cause.method && f.severity !== 'info' && (onNodes(f.node_ids) || isAboutTheCheck(f))
+      f =>
+        f.method === cause.method &&
+        f.severity !== 'info' &&
+        (onNodes(f.node_ids) || onLine(f.node_ids) || isAboutTheCheck(f))
     );
     cause.summary = describeDivergences((cause.roots.length ? cause.roots : cause.downstream).map(i => all[i]));
   }
