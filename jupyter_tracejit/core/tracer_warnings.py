@@ -89,9 +89,11 @@ ADVICE: dict[str, str] = {
     "Use the out-of-place op.",
     "nondeterministic": "The graph contains random ops (dropout in train mode, rand). Call model.eval() "
     "before tracing, or pass check_trace=False.",
-    "output_mismatch_python": "The trace does not compute what the Python code computes on these inputs: "
-    "look at the check's divergences and the warnings above.",
-    "output_mismatch_retrace": "Re-tracing gives a graph that computes something else: see the divergences.",
+    "output_mismatch_python": "The trace does not compute what the Python code computes on these inputs. Where the "
+    "check's graphs differ, its divergences say where; where they agree, the numbers differ: random ops (dropout "
+    "in train mode: call model.eval()) or a check_tolerance too tight for the model.",
+    "output_mismatch_retrace": "Re-tracing gives a graph that computes something else: where the graphs agree, "
+    "random ops are the usual cause (call model.eval()); else see the divergences.",
     "list_output": "A list output is treated as a fixed structure. Return a tuple.",
     "already_script": "The input is already TorchScript; tracing is a no-op. Pass the original nn.Module.",
     "deprecated": "torch 2.13 marks torch.jit.trace as deprecated; tracing still works.",

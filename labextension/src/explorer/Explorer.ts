@@ -41,8 +41,12 @@ function facts(run: TraceRunModel): string[] {
     out.push(run.error ? 'not traced' : 'not checked');
   } else if (check.ok) {
     out.push(`check passed (${plural(check.cases.length, 'input set')})`);
-  } else {
+  } else if (verdict.roots > 0) {
     out.push(`check failed: ${plural(verdict.roots, 'root divergence')}`);
+  } else {
+    // the graphs agree, the numbers do not (random ops, a tolerance too tight): say that, not "0 divergences"
+    const differ = check.cases.some(c => c.outputs.some(o => !o.ok));
+    out.push(differ ? 'check failed: same graphs, outputs differ' : 'check failed');
   }
   return out;
 }
@@ -247,7 +251,8 @@ export class Explorer {
     const checkTab = this.tabs.get('check')?.tab;
     if (checkTab) {
       const n = verdict.roots;
-      checkTab.textContent = run.raw.check && !run.raw.check.ok ? `Check (${plural(n, 'root')})` : 'Check';
+      const failed = run.raw.check && !run.raw.check.ok;
+      checkTab.textContent = failed ? (n > 0 ? `Check (${plural(n, 'root')})` : 'Check (failed)') : 'Check';
     }
   }
 }
