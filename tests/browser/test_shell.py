@@ -13,7 +13,7 @@ import pytest
 import jupyter_tracejit as tj
 from jupyter_tracejit._dev.browser import ARTIFACTS
 
-from .test_explorer import ROOT, SETUP
+from .test_explorer import ROOT, SETUP, open_comparison
 
 pytestmark = pytest.mark.browser
 
@@ -415,7 +415,7 @@ def test_text_contrast_of_the_whole_explorer_in_light_and_dark(lab):
     amber.locator(".jp-TraceExplorer-inspector .jp-TraceExplorer-nodeKind").wait_for()
     red.locator('.jp-TraceExplorer-tab[data-tab="check"]').click()
     red.get_by_role("button", name="first root").wait_for()  # a failed check opens on its first root
-    red.locator(".jp-TraceExplorer-side g.node.current").first.wait_for()
+    open_comparison(red)
     ok.locator('input[data-option="strict"]').uncheck()  # pending until its re-trace comes
     explorers = ((1, branchy), (2, amber), (3, red), (5, ok))
     failures: dict[str, list[str]] = {}
