@@ -288,6 +288,98 @@ def test_minimap_shows_the_whole_graph_and_moves_the_view(lab):
     assert not lab.extension_errors()
 
 
+#: the boxes (page px) of the minimap, the canvas and the focused nodes of an explorer
+MAP_AND_FOCUS = """(root) => {
+  const box = el => { const r = el.getBoundingClientRect(); return {x: r.x, y: r.y, w: r.width, h: r.height}; };
+  const map = root.querySelector('.jp-TraceExplorer-minimap');
+  const focus = [...root.querySelectorAll('.jp-TraceExplorer-canvas g.node:is(.selected, .current, .kbd-cursor)')];
+  return {map: map.hidden ? null : box(map), corner: map.dataset.corner || null,
+          canvas: box(root.querySelector('.jp-TraceExplorer-canvas')), focus: focus.map(box)};
+}"""
+
+
+#: pan (set the viewBox) so that the selected node's centre lands on the minimap's centre
+PAN_UNDER_MAP = """(root) => {
+  const svg = root.querySelector('.jp-TraceExplorer-canvas svg');
+  const node = svg.querySelector('g.node.selected').getBoundingClientRect();
+  const map = root.querySelector('.jp-TraceExplorer-minimap').getBoundingClientRect();
+  const vb = svg.viewBox.baseVal;
+  const k = vb.width / svg.parentElement.clientWidth;
+  const dx = (map.x + map.width / 2 - (node.x + node.width / 2)) * k;
+  const dy = (map.y + map.height / 2 - (node.y + node.height / 2)) * k;
+  svg.setAttribute('viewBox', `${vb.x - dx} ${vb.y - dy} ${vb.width} ${vb.height}`);
+}"""
+
+
+def inside(a, b) -> bool:
+    return b["x"] <= a["x"] and a["x"] + a["w"] <= b["x"] + b["w"] and b["y"] <= a["y"] and a["y"] + a["h"] <= b["y"] + b["h"]
+
+
+def overlaps(a, b) -> bool:
+    return a["x"] < b["x"] + b["w"] and b["x"] < a["x"] + a["w"] and a["y"] < b["y"] + b["h"] and b["y"] < a["y"] + a["h"]
+
+
+def test_minimap_in_a_narrow_output_stays_small_off_the_focus_and_can_be_turned_off_and_on(lab):
+    """A 1024-px window with the file browser open (the output stacks the side panel under the graph): the map
+    takes a small share of the canvas, moves away from the node in focus, and on a canvas too small for it is off
+    until the "map" button turns it on."""
+    lab.page.set_viewport_size({"width": 1024, "height": 768})
+    lab.write_notebook("narrow.ipynb", [SETUP + MODELS, "b = tj.explore(bert, (ids,))\nb"])
+    lab.open_notebook("narrow.ipynb")
+    if not lab.page.locator("#filebrowser").is_visible():
+        lab.command("filebrowser:activate")
+    lab.page.locator("#filebrowser").wait_for()
+    lab.run_all(timeout=120_000)
+    bert = explorer_in(lab, 1)
+    bert.scroll_into_view_if_needed()
+    minimap = bert.locator(".jp-TraceExplorer-minimap")
+    map_button = bert.get_by_role("button", name="map")
+    # the opening view (on the first warned node, at a readable scale) is a part of the graph: the map is shown
+    minimap.wait_for(state="visible")
+    assert map_button.get_attribute("aria-pressed") == "true"
+    at = bert.evaluate(MAP_AND_FOCUS)
+    canvas, box = at["canvas"], at["map"]
+    assert canvas["w"] < 760, canvas  # a narrow output
+    assert box["w"] <= canvas["w"] * 0.25 + 8 and box["h"] <= canvas["h"] * 0.45 + 8, (box, canvas)
+    lab.screenshot_themes("graph-tools-minimap-narrow", bert.locator(".jp-TraceExplorer-graph"))
+
+    # a selected node panned under the map's corner: the map goes to another corner, never over it
+    search = bert.locator(".jp-TraceExplorer-search")
+    search.fill("kind:linear")
+    search.press("Enter")
+    bert.locator(".jp-TraceExplorer-canvas g.node.selected").wait_for()
+    view_at_rest(bert)
+    # (the view moved by its viewBox, as a pan does, so that the selected node's centre is the map's)
+    lab.page.evaluate(PAN_UNDER_MAP, bert.element_handle())
+    lab.page.wait_for_timeout(200)  # the map moves in the next frame
+    at = bert.evaluate(MAP_AND_FOCUS)
+    (selected,) = at["focus"]
+    centre = {"x": selected["x"] + selected["w"] / 2, "y": selected["y"] + selected["h"] / 2, "w": 0, "h": 0}
+    assert inside(centre, at["canvas"]), at
+    assert at["map"] is None or not overlaps(at["map"], selected), at
+    assert at["map"] is None or at["corner"] != "bottom-right", at
+    lab.screenshot("graph-tools-minimap-off-focus", bert.locator(".jp-TraceExplorer-graph"))
+
+    # the graph made short with the splitter: too small a canvas for the map, which is off until asked for
+    splitter = bert.locator(".jp-TraceExplorer-splitter")
+    splitter.focus()
+    lab.page.keyboard.press("Home")
+    bert.get_by_role("button", name="zoom in").click()
+    lab.page.wait_for_function(
+        "(b) => b.getAttribute('aria-pressed') === 'false'", arg=map_button.element_handle(), timeout=5_000
+    )
+    assert minimap.is_hidden()
+    map_button.click()
+    minimap.wait_for(state="visible")
+    at = bert.evaluate(MAP_AND_FOCUS)
+    assert at["map"]["w"] <= at["canvas"]["w"] * 0.25 + 8 and at["map"]["h"] <= at["canvas"]["h"] * 0.45 + 8, at
+    lab.screenshot_themes("graph-tools-minimap-small-canvas", bert.locator(".jp-TraceExplorer-graph"))
+    map_button.click()
+    minimap.wait_for(state="hidden")
+    assert map_button.get_attribute("aria-pressed") == "false"
+    assert not lab.extension_errors()
+
+
 def test_legend_paints_with_the_graphs_own_rules(lab):
     lab.write_notebook(
         "legend.ipynb",

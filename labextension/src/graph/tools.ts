@@ -33,7 +33,7 @@ export class GraphTools {
   ) {
     const viewport = host.viewport;
     this.minimap = new Minimap(viewport.element, (x, y) => viewport.panTo(x, y));
-    this.toolbarItems = [pictureMenu(ctx, () => viewport.svg), this.legend.button];
+    this.toolbarItems = [pictureMenu(ctx, () => viewport.svg), this.legend.button, this.minimap.button];
     installTooltips(viewport.element, ctx);
   }
 
