@@ -376,8 +376,9 @@ CONTRAST = """
       if (!visible(t) || !t.textContent.trim()) continue;
       const fg = parse(getComputedStyle(t).fill);
       if (!fg) continue;
-      const holder = t.closest('g.node, g.cluster');
-      const shape = holder && holder.querySelector('path, polygon, ellipse');
+      // drawn over its node's or frame's shape, or over its own backdrop (a pinned group label, a repeat badge)
+      const holder = t.closest('g.node, g.cluster, g[data-backdrop]');
+      const shape = holder && holder.querySelector('path, polygon, ellipse, rect');
       let bg = background(t.closest('svg').parentElement);
       const fill = shape && parse(getComputedStyle(shape).fill);
       if (fill && fill[3] > 0) bg = over(fill, bg);

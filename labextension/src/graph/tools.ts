@@ -1,11 +1,12 @@
 /**
  * The graph view's tools beside pan and zoom: the minimap, the keyboard cursor, the colour legend, tooltips that
- * name what a node is, and the picture export menu. The graph view makes one and places its toolbar items; the
+ * name what a node is, group labels that stay in view, and the picture export menu. The graph view makes one and places its toolbar items; the
  * rest watch the canvas for new pictures, so the view needs no other hook.
  */
 
 import { ExplorerContext } from '../state/context';
 import { pictureMenu } from './export';
+import { GroupLabels } from './groupLabels';
 import { GraphKeyboard } from './keyboard';
 import { Legend } from './legend';
 import { Minimap } from './minimap';
@@ -35,6 +36,7 @@ export class GraphTools {
     this.minimap = new Minimap(viewport.element, (x, y) => viewport.panTo(x, y));
     this.toolbarItems = [pictureMenu(ctx, () => viewport.svg), this.legend.button, this.minimap.button];
     installTooltips(viewport.element, ctx);
+    new GroupLabels(viewport);
   }
 
   /** Put the overlays on the graph element (which holds the toolbar and the canvas) and listen for keys. */
