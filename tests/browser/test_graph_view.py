@@ -228,23 +228,24 @@ wide"""
 LABELS_IN_VIEW = """(root) => {
   const canvas = root.querySelector('.jp-TraceExplorer-canvas').getBoundingClientRect();
   const out = [];
+  const pinned = [...root.querySelectorAll('.jp-TraceExplorer-pinnedLabel:not([display="none"]) text')]
+    .map(t => [t.textContent, t.getBoundingClientRect()]);
+  const hits = (a, b) => a.left < b.right && b.left < a.right && a.top < b.bottom - 1 && b.top < a.bottom - 1;
   for (const g of root.querySelectorAll('.jp-TraceExplorer-canvas svg g.cluster')) {
     const frame = g.querySelector('path, polygon').getBoundingClientRect();
     const text = g.querySelector('text');
-    if (!text) continue;
+    if (!text || text.getAttribute('visibility') === 'hidden') continue;  // pinned: drawn at the top instead
     const t = text.getBoundingClientRect();
     const shown = Math.min(frame.right, canvas.right) - Math.max(frame.left, canvas.left);
     if (shown < t.width + 16 || t.top < canvas.top || t.bottom > canvas.bottom) continue;
     out.push({label: text.textContent, slid: text.hasAttribute('data-slid'),
               cut: t.left < canvas.left - 0.5 || t.right > canvas.right + 0.5,
-              outside: t.left < frame.left - 0.5 || t.right > frame.right + 0.5});
+              outside: t.left < frame.left - 0.5 || t.right > frame.right + 0.5,
+              over: pinned.some(([, p]) => hits(p, t))});  // hidden under a pinned label
   }
   // labels pinned to the view's top (their group's row is above the view): inside the canvas, not on each other
-  const pinned = [...root.querySelectorAll('.jp-TraceExplorer-pinnedLabel:not([display="none"]) text')]
-    .map(t => [t.textContent, t.getBoundingClientRect()]);
   for (const [label, t] of pinned) {
-    const over = pinned.some(([other, o]) => other !== label && o.left < t.right && t.left < o.right
-                                             && o.top < t.bottom - 1 && t.top < o.bottom - 1);
+    const over = pinned.some(([other, o]) => other !== label && hits(o, t));
     out.push({label, slid: false, pinned: true, over,
               cut: t.left < canvas.left - 0.5 || t.right > canvas.right + 0.5 || t.top < canvas.top - 0.5,
               outside: false});
@@ -277,11 +278,12 @@ def test_group_labels_stay_in_view_wherever_the_view_is(lab):
     assert_group_labels_readable(explorer, "opening view")
     # every group open; the focus far right (a click on the rightmost op: the view pans there at a readable
     # scale), then walked back left
-    new_picture = explorer.locator(".jp-TraceExplorer-canvas svg").element_handle()
+    old = explorer.locator(".jp-TraceExplorer-canvas svg").element_handle()
     explorer.get_by_role("button", name="expand all").click()
     lab.page.wait_for_function(
-        "([root, old]) => { const svg = root.querySelector('.jp-TraceExplorer-canvas svg'); return svg && svg !== old; }",
-        arg=[explorer.element_handle(), new_picture],
+        "([root, old]) => { const svg = root.querySelector('.jp-TraceExplorer-canvas svg');"
+        " return svg && svg !== old; }",
+        arg=[explorer.element_handle(), old],
     )
     rightmost = explorer.evaluate(RIGHTMOST_OP)
     explorer.locator(f'.jp-TraceExplorer-canvas g.node[id="{rightmost}"]').dispatch_event("click")

@@ -113,6 +113,9 @@ export function standalonePicture(svg: SVGSVGElement, extent: PictureExtent): SV
       label.removeAttribute('data-slid');
     }
     copy.querySelector(`.${PINNED_LAYER}`)?.remove();
+    for (const label of Array.from(copy.querySelectorAll('g.cluster text[visibility="hidden"]'))) {
+      label.removeAttribute('visibility');
+    }
   } else {
     const vb = svg.viewBox.baseVal;
     [x, y, w, hgt] = [vb.x, vb.y, vb.width, vb.height];

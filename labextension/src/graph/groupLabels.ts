@@ -5,9 +5,10 @@
  *
  * - a label whose row is in view slides right along its frame's top band (which Graphviz keeps clear for it) to
  *   start just inside the view's left edge, never past its frame's right edge (`transform`, `data-slid`);
- * - a group whose label row is above the view while its frame goes on through it has its label pinned to the
- *   view's top, on a backdrop of the frame's colour, one row per nesting level (a sticky header; at most
- *   MAX_PINNED_ROWS, the innermost), in a layer drawn over the graph (`g.jp-TraceExplorer-pinnedLabels`).
+ * - a group whose label row is above the view (or under the pinned rows) while its frame goes on through it has
+ *   its label pinned to the view's top, on a backdrop of the frame's colour, one row per nesting level (a sticky
+ *   header; at most MAX_PINNED_ROWS, the innermost), in a layer drawn over the graph
+ *   (`g.jp-TraceExplorer-pinnedLabels`); its own place is left empty (`visibility`).
  *
  * TensorBoard and Model Explorer draw group names at one fixed place in the group; a Graphviz picture of a traced
  * model has groups much wider and taller than the view, hence the slide and the pin. The picture export puts the
@@ -118,18 +119,43 @@ export class GroupLabels {
     }
     const unit = view.w / Math.max(1, this.viewport.element.clientWidth); // user units per screen pixel
     const pad = PAD_PX * unit;
+    // groups the view shows enough of to hold their label, whose frame goes on well into the view
+    const candidates = this.labels.filter(label => {
+      const f = label.frame;
+      const shown = Math.min(f.x + f.w, view.x + view.w) - Math.max(f.x, view.x);
+      return shown > label.width + 2 * pad && f.y + f.h > view.y + 3 * label.size * ROW_EM && f.y < view.y + view.h;
+    });
+    // pinned: the label's row is above the view, or under the pinned rows (which would hide it)
     const pinned = new Map<GroupLabel, number>();
+    let deepest = 0;
+    for (let band = view.y, pass = 0; pass < 8; pass++) {
+      const before = pinned.size;
+      for (const label of candidates) {
+        if (label.baseline - label.size < band) {
+          pinned.set(label, 0);
+        }
+      }
+      // one row per pinned ancestor
+      deepest = 0;
+      let row = 0;
+      for (const label of pinned.keys()) {
+        let depth = 0;
+        for (let p = label.parent; p; p = p.parent) {
+          depth += pinned.has(p) ? 1 : 0;
+        }
+        pinned.set(label, depth);
+        deepest = Math.max(deepest, depth);
+        row = Math.max(row, label.size * ROW_EM);
+      }
+      band = view.y + (Math.min(deepest, MAX_PINNED_ROWS - 1) + 1) * row;
+      if (pinned.size === before) {
+        break;
+      }
+    }
     for (const label of this.labels) {
       const f = label.frame;
-      const across = f.x + f.w > view.x && f.x < view.x + view.w;
       const rowTop = label.baseline - label.size;
-      const rowInView = across && rowTop >= view.y && label.baseline <= view.y + view.h;
-      // the row is above the view and the frame goes on well into it: pin the label to the view's top
-      const row = label.size * ROW_EM;
-      const shown = Math.min(f.x + f.w, view.x + view.w) - Math.max(f.x, view.x);
-      if (across && rowTop < view.y && f.y + f.h > view.y + 3 * row && shown > label.width + 2 * pad) {
-        pinned.set(label, 0);
-      }
+      const rowInView = !pinned.has(label) && rowTop >= view.y && label.baseline <= view.y + view.h;
       const dx = rowInView ? stickyLabelLeft(label.home, label.width, f.x + f.w, view.x, pad) - label.home : 0;
       if (Math.abs(dx - label.dx) >= 0.01) {
         label.dx = dx;
@@ -141,17 +167,14 @@ export class GroupLabels {
           label.text.removeAttribute('data-slid');
         }
       }
-    }
-    // one row per pinned ancestor; deeper than MAX_PINNED_ROWS keeps the innermost rows
-    let deepest = 0;
-    for (const label of pinned.keys()) {
-      let depth = 0;
-      for (let p = label.parent; p; p = p.parent) {
-        depth += pinned.has(p) ? 1 : 0;
+      // a pinned label is drawn at the top; its own place (above the view, or under the pinned rows) stays empty
+      if (pinned.has(label)) {
+        label.text.setAttribute('visibility', 'hidden');
+      } else {
+        label.text.removeAttribute('visibility');
       }
-      pinned.set(label, depth);
-      deepest = Math.max(deepest, depth);
     }
+    // deeper nesting than MAX_PINNED_ROWS keeps the innermost rows
     const skip = Math.max(0, deepest - MAX_PINNED_ROWS + 1);
     for (const label of this.labels) {
       const depth = pinned.get(label);
