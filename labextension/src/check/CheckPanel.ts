@@ -514,7 +514,8 @@ export class CheckPanel {
     }
     const fileNames = this.ctx.run?.fileNames;
     const [a, b] = want.labels;
-    const sbs = sideBySide(want.a, want.b, want.diff, want.divergence, fileNames, COMPARE_RADIUS, [a, b]);
+    // (no titles in the pictures: each pane's header names its side)
+    const sbs = sideBySide(want.a, want.b, want.diff, want.divergence, fileNames, COMPARE_RADIUS, ['', '']);
     // a click on a node of the trace side selects it in the explorer's graph (the inspector shows it)
     const selectTraceNode = (name: string): void => {
       const id = sbs.traceNames.get(name);
