@@ -312,11 +312,18 @@ PAN_UNDER_MAP = """(root) => {
 
 
 def inside(a, b) -> bool:
-    return b["x"] <= a["x"] and a["x"] + a["w"] <= b["x"] + b["w"] and b["y"] <= a["y"] and a["y"] + a["h"] <= b["y"] + b["h"]
+    return (
+        b["x"] <= a["x"]
+        and a["x"] + a["w"] <= b["x"] + b["w"]
+        and b["y"] <= a["y"]
+        and a["y"] + a["h"] <= b["y"] + b["h"]
+    )
 
 
 def overlaps(a, b) -> bool:
-    return a["x"] < b["x"] + b["w"] and b["x"] < a["x"] + a["w"] and a["y"] < b["y"] + b["h"] and b["y"] < a["y"] + a["h"]
+    return (
+        a["x"] < b["x"] + b["w"] and b["x"] < a["x"] + a["w"] and a["y"] < b["y"] + b["h"] and b["y"] < a["y"] + a["h"]
+    )
 
 
 def test_minimap_in_a_narrow_output_stays_small_off_the_focus_and_can_be_turned_off_and_on(lab):
@@ -537,13 +544,14 @@ def test_highlight_states_keep_text_contrast_in_light_and_dark(lab):
     assert failures == {"JupyterLab Light": [], "JupyterLab Dark": []}
 
 
-#: six blocks of one structure: one repeat group, "Block ×6"
+#: six blocks of one structure: one repeat group (labelled "Block" with its count, 6)
 REPEATS = "six = nn.Sequential(*[Block() for _ in range(6)]).eval()\n"
 
 
 def test_repeat_groups_look_like_a_stack_with_a_count_in_light_and_dark_and_in_the_export(lab, tmp_path):
-    """A folded repeat group is a stack of cards with a ×N badge, an open one a dashed frame with the badge, in the
-    theme's colours; every text >= 4.5:1 (the badge on its own backdrop) in both themes; the export keeps it."""
+    """A folded repeat group is a stack of cards with a badge of its count, an open one a dashed frame with the
+    badge, in the theme's colours; every text >= 4.5:1 (the badge on its own backdrop) in both themes; the export
+    keeps it."""
     lab.write_notebook(
         "repeats.ipynb",
         [
@@ -589,7 +597,9 @@ def test_repeat_groups_look_like_a_stack_with_a_count_in_light_and_dark_and_in_t
             assert paint(op, "stroke") != brand
         measured = lab.page.evaluate(CONTRAST, f".jp-NotebookPanel:not(.lm-mod-hidden) {ROOT}")
         badges = [m for m in measured if m["text"] == "×6"]
-        assert len(badges) == 2 and all(m["parent"].startswith("g.jp-TraceExplorer-repeatBadge") for m in badges), badges
+        assert len(badges) == 2 and all(m["parent"].startswith("g.jp-TraceExplorer-repeatBadge") for m in badges), (
+            badges
+        )
         low = sorted((m for m in measured if m["ratio"] < MIN_CONTRAST), key=lambda m: m["ratio"])
         failures[theme] = sorted({f"{m['ratio']:.2f} {m['where']} in {m['parent']}: {m['text']!r}" for m in low})
         name = theme.split()[-1].lower()
