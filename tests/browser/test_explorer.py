@@ -57,7 +57,9 @@ def explorer_in(lab, cell: int):
 
 def open_comparison(explorer):
     """Click the check panel's compare button: the two graphs side by side over the graph area. The panes."""
-    explorer.locator(".jp-TraceExplorer-check .jp-TraceExplorer-openCompare").first.click()
+    toggle = explorer.locator(".jp-TraceExplorer-check .jp-TraceExplorer-openCompare").first
+    toggle.click()
+    assert toggle.get_attribute("aria-pressed") == "true"  # the button says the panes are open (and closes them)
     panes = explorer.locator(".jp-TraceExplorer-graph > .jp-TraceExplorer-compareFull .jp-TraceExplorer-comparePane")
     panes.nth(0).locator("svg").wait_for()
     panes.nth(1).locator("svg").wait_for()

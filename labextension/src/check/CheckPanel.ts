@@ -450,7 +450,9 @@ export class CheckPanel {
     const [a, b] = cmp.labels;
     const d = cmp.divergence;
     const showPlace = (file: string, line: number): void => void this.ctx.showPlace(file, line);
-    const open = this.comparing === mode && this.compareKey === cmp.key;
+    // (the panes show this section's divergence whenever they are open in this mode: the check's current one, or
+    // the root of the runs picked in the list)
+    const open = this.comparing === mode;
     const toggle = button(
       open ? 'close the comparison' : `compare ${a} ↔ ${mode === 'check' ? 'check' : b}`,
       () => {
