@@ -22,9 +22,9 @@ import { h } from '../state/dom';
  * at least MIN_SIDE_PX on its short side, so it can still be clicked.
  */
 const MAX_WIDTH_PX = 180;
-const MAX_HEIGHT_PX = 240;
+const MAX_HEIGHT_PX = 220;
 const MAX_WIDTH_SHARE = 0.22;
-const MAX_HEIGHT_SHARE = 0.4;
+const MAX_HEIGHT_SHARE = 0.35;
 const MIN_SIDE_PX = 40;
 /** Below this canvas size the map would hide too much of a graph drawn at a readable size: off by default. */
 export const MIN_CANVAS_PX = { w: 480, h: 300 };
