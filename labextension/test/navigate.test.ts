@@ -8,10 +8,35 @@ import { describe, expect, it } from 'vitest';
 
 import { LEGEND } from '../src/graph/legend';
 
-import { contains, fitInto, translation, unionBox } from '../src/model/geometry';
+import { contains, fitInto, outlineBox, stickyLabelLeft, translation, unionBox } from '../src/model/geometry';
 import { GraphNavigator, parseEdgeTitle, PlacedItem } from '../src/model/navigate';
 
 describe('geometry', () => {
+  it("reads an outline's box from Graphviz's own path and polygon attributes", () => {
+    // a rounded cluster frame, as Graphviz writes it
+    expect(outlineBox('M20,-8C20,-8 402,-8 402,-8 408,-8 414,-14 414,-20 L414,-300 20,-300Z')).toEqual({
+      x: 20,
+      y: -300,
+      w: 394,
+      h: 292
+    });
+    expect(outlineBox('8,-4 8,-40 96.5,-40 96.5,-4 8,-4')).toEqual({ x: 8, y: -40, w: 88.5, h: 36 });
+    expect(outlineBox('1e1,2 3,-4.5e0')).toEqual({ x: 3, y: -4.5, w: 7, h: 6.5 });
+    expect(outlineBox('M1,2')).toBeNull();
+    expect(outlineBox(null)).toBeNull();
+  });
+
+  it("slides a group's label into the view, within its frame", () => {
+    // the view starts left of the label: it stays where Graphviz put it
+    expect(stickyLabelLeft(100, 50, 500, 40, 4)).toBe(100);
+    // the view's left edge passed it: just inside the view
+    expect(stickyLabelLeft(100, 50, 500, 200, 4)).toBe(204);
+    // never past the frame's right edge (the label ends `pad` before it)
+    expect(stickyLabelLeft(100, 50, 500, 480, 4)).toBe(446);
+    // a frame too narrow to slide in: home
+    expect(stickyLabelLeft(100, 50, 140, 300, 4)).toBe(100);
+  });
+
   it('reads the translation of the graph group', () => {
     expect(translation('scale(1 1) rotate(0) translate(4 400)')).toEqual([4, 400]);
     expect(translation('translate(4.5,-2)')).toEqual([4.5, -2]);

@@ -55,6 +55,19 @@ def explorer_in(lab, cell: int):
     return root
 
 
+def open_comparison(explorer):
+    """Click the check panel's compare button: the two graphs side by side over the graph area. The panes."""
+    toggle = explorer.locator(".jp-TraceExplorer-check .jp-TraceExplorer-openCompare").first
+    toggle.click()
+    assert toggle.get_attribute("aria-pressed") == "true"  # the button says the panes are open (and closes them)
+    panes = explorer.locator(".jp-TraceExplorer-graph > .jp-TraceExplorer-compareFull .jp-TraceExplorer-comparePane")
+    panes.nth(0).locator("svg").wait_for()
+    panes.nth(1).locator("svg").wait_for()
+    # (one side may draw no node: an op only in the other graph, with nothing matched around it)
+    panes.locator("svg g.node").first.wait_for()
+    return panes
+
+
 def graph_node(explorer, kind_class: str):
     return explorer.locator(f".jp-TraceExplorer-canvas g.node.{kind_class}")
 
@@ -146,20 +159,22 @@ def test_divergence_stepper_moves_the_highlight_in_both_graphs(lab):
     check.locator('input[data-action="downstream"]').check()
     total = int(re.search(r"divergence 1 of (\d+)", label.inner_text()).group(1))
     assert total >= 2
-    sides = check.locator(".jp-TraceExplorer-side")
-    sides.nth(1).locator("g.node.current").wait_for()
+    # no thumbnails: the comparison is shown over the graph area, the sides named by what they are
+    assert check.locator(".jp-TraceExplorer-sideBySide svg").count() == 0
+    sides = open_comparison(explorer)
+    assert sides.locator(".jp-TraceExplorer-paneLabel").all_inner_texts() == ["trace", "check with check_inputs[0]"]
     current_check = sides.nth(1).locator("g.node.current")
     assert "kind-aten-select" in current_check.get_attribute("class")
     assert "root" in current_check.get_attribute("class")
     assert "only in the check trace: aten::select" in check.locator(".jp-TraceExplorer-reason").inner_text()
     first_id = current_check.get_attribute("id")
-    # the keyboard moves on: the current node changes in the check graph, the trace side follows
+    # the keyboard moves on in the check panel: the panes follow, the current node changes in the check graph
     check.focus()
     lab.page.keyboard.press("ArrowRight")
     label.filter(has_text=f"2 of {total}").wait_for()
     lab.page.wait_for_function(
-        "(old) => { const el = document.querySelectorAll('.jp-TraceExplorer-side')[1]?.querySelector('g.node.current');"
-        " return el && el.id !== old; }",
+        "(old) => { const el = document.querySelectorAll('.jp-TraceExplorer-comparePane')[1]"
+        "?.querySelector('g.node.current'); return el && el.id !== old; }",
         arg=first_id,
     )
     # both pictures are laid out in the worker: wait for them, then there is exactly one each
@@ -172,6 +187,10 @@ def test_divergence_stepper_moves_the_highlight_in_both_graphs(lab):
     label.filter(has_text=f"1 of {total}").wait_for()
     check.locator('input[data-action="downstream"]').uncheck()
     label.filter(has_text="root 1 of 1").wait_for()
+    # the toggle closes the comparison: the graph is back
+    check.get_by_role("button", name="close the comparison").click()
+    explorer.locator(".jp-TraceExplorer-compareFull").wait_for(state="detached")
+    assert explorer.locator(".jp-TraceExplorer-canvas svg").is_visible()
     assert not lab.extension_errors()
 
 

@@ -78,7 +78,7 @@ def new_picture(lab, explorer, action) -> None:
     lab.page.wait_for_function(
         "([root, old]) => { const svg = root.querySelector('.jp-TraceExplorer-canvas svg');"
         " const status = root.querySelector('.jp-TraceExplorer-graphStatus').textContent;"
-        " return svg && svg !== old && /items shown/.test(status); }",
+        " return svg && svg !== old && /items? shown/.test(status); }",
         arg=[explorer.element_handle(), old],
     )
 
@@ -288,6 +288,105 @@ def test_minimap_shows_the_whole_graph_and_moves_the_view(lab):
     assert not lab.extension_errors()
 
 
+#: the boxes (page px) of the minimap, the canvas and the focused nodes of an explorer
+MAP_AND_FOCUS = """(root) => {
+  const box = el => { const r = el.getBoundingClientRect(); return {x: r.x, y: r.y, w: r.width, h: r.height}; };
+  const map = root.querySelector('.jp-TraceExplorer-minimap');
+  const focus = [...root.querySelectorAll('.jp-TraceExplorer-canvas g.node:is(.selected, .current, .kbd-cursor)')];
+  return {map: map.hidden ? null : box(map), corner: map.dataset.corner || null,
+          canvas: box(root.querySelector('.jp-TraceExplorer-canvas')), focus: focus.map(box)};
+}"""
+
+
+#: pan (set the viewBox) so that the selected node's centre lands on the minimap's centre
+PAN_UNDER_MAP = """(root) => {
+  const svg = root.querySelector('.jp-TraceExplorer-canvas svg');
+  const node = svg.querySelector('g.node.selected').getBoundingClientRect();
+  const map = root.querySelector('.jp-TraceExplorer-minimap').getBoundingClientRect();
+  const vb = svg.viewBox.baseVal;
+  const k = vb.width / svg.parentElement.clientWidth;
+  const dx = (map.x + map.width / 2 - (node.x + node.width / 2)) * k;
+  const dy = (map.y + map.height / 2 - (node.y + node.height / 2)) * k;
+  svg.setAttribute('viewBox', `${vb.x - dx} ${vb.y - dy} ${vb.width} ${vb.height}`);
+}"""
+
+
+def inside(a, b) -> bool:
+    return (
+        b["x"] <= a["x"]
+        and a["x"] + a["w"] <= b["x"] + b["w"]
+        and b["y"] <= a["y"]
+        and a["y"] + a["h"] <= b["y"] + b["h"]
+    )
+
+
+def overlaps(a, b) -> bool:
+    return (
+        a["x"] < b["x"] + b["w"] and b["x"] < a["x"] + a["w"] and a["y"] < b["y"] + b["h"] and b["y"] < a["y"] + a["h"]
+    )
+
+
+def test_minimap_in_a_narrow_output_stays_small_off_the_focus_and_can_be_turned_off_and_on(lab):
+    """A 1024-px window with the file browser open (the output stacks the side panel under the graph): the map
+    takes a small share of the canvas, moves away from the node in focus, and on a canvas too small for it is off
+    until the "map" button turns it on."""
+    lab.page.set_viewport_size({"width": 1024, "height": 768})
+    lab.write_notebook("narrow.ipynb", [SETUP + MODELS, "b = tj.explore(bert, (ids,))\nb"])
+    lab.open_notebook("narrow.ipynb")
+    if not lab.page.locator("#filebrowser").is_visible():
+        lab.command("filebrowser:activate")
+    lab.page.locator("#filebrowser").wait_for()
+    lab.run_all(timeout=120_000)
+    bert = explorer_in(lab, 1)
+    bert.scroll_into_view_if_needed()
+    minimap = bert.locator(".jp-TraceExplorer-minimap")
+    map_button = bert.get_by_role("button", name="map")
+    # the opening view (on the first warned node, at a readable scale) is a part of the graph: the map is shown
+    minimap.wait_for(state="visible")
+    assert map_button.get_attribute("aria-pressed") == "true"
+    at = bert.evaluate(MAP_AND_FOCUS)
+    canvas, box = at["canvas"], at["map"]
+    assert canvas["w"] < 760, canvas  # a narrow output
+    assert box["w"] <= canvas["w"] * 0.25 + 8 and box["h"] <= canvas["h"] * 0.45 + 8, (box, canvas)
+    lab.screenshot_themes("graph-tools-minimap-narrow", bert.locator(".jp-TraceExplorer-graph"))
+
+    # a selected node panned under the map's corner: the map goes to another corner, never over it
+    search = bert.locator(".jp-TraceExplorer-search")
+    search.fill("kind:linear")
+    search.press("Enter")
+    bert.locator(".jp-TraceExplorer-canvas g.node.selected").wait_for()
+    view_at_rest(bert)
+    # (the view moved by its viewBox, as a pan does, so that the selected node's centre is the map's)
+    lab.page.evaluate(PAN_UNDER_MAP, bert.element_handle())
+    lab.page.wait_for_timeout(200)  # the map moves in the next frame
+    at = bert.evaluate(MAP_AND_FOCUS)
+    (selected,) = at["focus"]
+    centre = {"x": selected["x"] + selected["w"] / 2, "y": selected["y"] + selected["h"] / 2, "w": 0, "h": 0}
+    assert inside(centre, at["canvas"]), at
+    assert at["map"] is None or not overlaps(at["map"], selected), at
+    assert at["map"] is None or at["corner"] != "bottom-right", at
+    lab.screenshot("graph-tools-minimap-off-focus", bert.locator(".jp-TraceExplorer-graph"))
+
+    # the graph made short with the splitter: too small a canvas for the map, which is off until asked for
+    splitter = bert.locator(".jp-TraceExplorer-splitter")
+    splitter.focus()
+    lab.page.keyboard.press("Home")
+    bert.get_by_role("button", name="zoom in").click()
+    lab.page.wait_for_function(
+        "(b) => b.getAttribute('aria-pressed') === 'false'", arg=map_button.element_handle(), timeout=5_000
+    )
+    assert minimap.is_hidden()
+    map_button.click()
+    minimap.wait_for(state="visible")
+    at = bert.evaluate(MAP_AND_FOCUS)
+    assert at["map"]["w"] <= at["canvas"]["w"] * 0.25 + 8 and at["map"]["h"] <= at["canvas"]["h"] * 0.45 + 8, at
+    lab.screenshot_themes("graph-tools-minimap-small-canvas", bert.locator(".jp-TraceExplorer-graph"))
+    map_button.click()
+    minimap.wait_for(state="hidden")
+    assert map_button.get_attribute("aria-pressed") == "false"
+    assert not lab.extension_errors()
+
+
 def test_legend_paints_with_the_graphs_own_rules(lab):
     lab.write_notebook(
         "legend.ipynb",
@@ -303,9 +402,9 @@ def test_legend_paints_with_the_graphs_own_rules(lab):
     legend.wait_for(state="visible")
     assert button.get_attribute("aria-expanded") == "true"
     entries = legend.locator("li")
-    assert entries.count() == 14
+    assert entries.count() == 15
     text = legend.inner_text()
-    for meaning in ("divergence root", "downstream", "selected", "folded", "only in", "constant", "keyboard"):
+    for meaning in ("divergence root", "downstream", "selected", "folded", "only in", "constant", "keyboard", "×N"):
         assert meaning in text, meaning
     # the swatches are painted by the rules that paint the graph: the same fill as a root node on the canvas
     red.locator(".jp-TraceExplorer-canvas g.node.root").first.wait_for()
@@ -443,3 +542,87 @@ def test_highlight_states_keep_text_contrast_in_light_and_dark(lab):
     lab.set_theme("JupyterLab Light")
     (ARTIFACTS / "graph-tools-contrast-failures.json").write_text(json.dumps(failures, indent=1, ensure_ascii=False))
     assert failures == {"JupyterLab Light": [], "JupyterLab Dark": []}
+
+
+#: six blocks of one structure: one repeat group (labelled "Block" with its count, 6)
+REPEATS = "six = nn.Sequential(*[Block() for _ in range(6)]).eval()\n"
+
+
+def test_repeat_groups_look_like_a_stack_with_a_count_in_light_and_dark_and_in_the_export(lab, tmp_path):
+    """A folded repeat group is a stack of cards with a badge of its count, an open one a dashed frame with the
+    badge, in the theme's colours; every text >= 4.5:1 (the badge on its own backdrop) in both themes; the export
+    keeps it."""
+    lab.write_notebook(
+        "repeats.ipynb",
+        [
+            SETUP + MODELS + REPEATS,
+            "folded = tj.explore(six, (torch.ones(2, 8),), check_trace=False)\nfolded",
+            "opened = tj.explore(six, (torch.ones(2, 8),), check_trace=False)\nopened",
+        ],
+    )
+    lab.open_notebook("repeats.ipynb")
+    lab.run_all(timeout=120_000)
+    folded = explorer_in(lab, 1)
+    opened = explorer_in(lab, 2)
+    # a model this small opens with everything open; "collapse all" folds the six blocks into one box
+    new_picture(lab, folded, folded.get_by_role("button", name="collapse all").click)
+    box = folded.locator(".jp-TraceExplorer-canvas g.node.scope-collapsed.scope-repeat")
+    assert "Block ×6" in box.text_content()
+    # the stack: two cards behind the box (the box's outline, offset), then the badge over its corner
+    stack = folded.locator(".jp-TraceExplorer-canvas g.jp-TraceExplorer-repeatStack")
+    assert stack.locator("path, polygon").count() == 2
+    assert stack.evaluate("s => s.nextElementSibling.classList.contains('scope-repeat')")
+    badge = folded.locator(".jp-TraceExplorer-canvas g.jp-TraceExplorer-repeatBadge")
+    assert badge.locator("text").text_content() == "×6"
+    # open: a dashed frame with the badge, no stack
+    frame = opened.locator(".jp-TraceExplorer-canvas g.cluster.scope-repeat")
+    assert opened.locator(".jp-TraceExplorer-canvas g.jp-TraceExplorer-repeatBadge text").text_content() == "×6"
+    assert opened.locator(".jp-TraceExplorer-canvas g.jp-TraceExplorer-repeatStack").count() == 0
+    opened.get_by_role("button", name="fit").click()
+    view_at_rest(opened)
+
+    def paint(locator, prop):
+        return locator.evaluate(f"el => getComputedStyle(el).{prop}")
+
+    failures: dict[str, list[str]] = {}
+    for theme in ("JupyterLab Light", "JupyterLab Dark"):
+        lab.set_theme(theme)
+        # a look of its own: the brand colour's border (an op's and a plain group's are the theme's border colour)
+        brand = css_colour(lab.page, "--jp-brand-color1")
+        assert paint(box.locator("path, polygon").first, "stroke") == brand
+        assert paint(frame.locator("path, polygon").first, "stroke") == brand
+        assert paint(frame.locator("path, polygon").first, "strokeDasharray") != "none"
+        op = folded.locator(".jp-TraceExplorer-canvas g.node.op-op path").first
+        if op.count():
+            assert paint(op, "stroke") != brand
+        measured = lab.page.evaluate(CONTRAST, f".jp-NotebookPanel:not(.lm-mod-hidden) {ROOT}")
+        badges = [m for m in measured if m["text"] == "×6"]
+        assert len(badges) == 2 and all(m["parent"].startswith("g.jp-TraceExplorer-repeatBadge") for m in badges), (
+            badges
+        )
+        low = sorted((m for m in measured if m["ratio"] < MIN_CONTRAST), key=lambda m: m["ratio"])
+        failures[theme] = sorted({f"{m['ratio']:.2f} {m['where']} in {m['parent']}: {m['text']!r}" for m in low})
+        name = theme.split()[-1].lower()
+        lab.screenshot(f"graph-tools-repeat-folded-{name}", folded.locator(".jp-TraceExplorer-graph"))
+        lab.screenshot(f"graph-tools-repeat-open-{name}", opened.locator(".jp-TraceExplorer-graph"))
+        # the exported picture keeps the stack and the badge, in this theme's colours
+        text = export(lab, folded, "SVG of the whole graph", tmp_path / name).read_text()
+        assert "var(--" not in text
+        root = ET.fromstring(text)
+        groups = {g.get("class"): g for g in root.iter(f"{SVG_NS}g")}
+        exported_badge = groups["jp-TraceExplorer-repeatBadge"]
+        assert exported_badge.find(f"{SVG_NS}text").text == "×6"
+        assert exported_badge.find(f"{SVG_NS}rect").get("style").startswith("fill: rgb(")
+        assert len(list(groups["jp-TraceExplorer-repeatStack"])) == 2
+        png = export(lab, folded, "PNG of the whole graph", tmp_path / name)
+        assert min(png_size(png)) > 20
+        (ARTIFACTS / f"graph-tools-repeat-export-{name}.svg").write_text(text)
+        (ARTIFACTS / f"graph-tools-repeat-export-{name}.png").write_bytes(png.read_bytes())
+    lab.set_theme("JupyterLab Light")
+    assert failures == {"JupyterLab Light": [], "JupyterLab Dark": []}
+    # a click on the box opens it, also where the badge lies over it: the decorations take no clicks
+    folded.scroll_into_view_if_needed()
+    b = badge.bounding_box()
+    new_picture(lab, folded, lambda: lab.page.mouse.click(b["x"] + 2, b["y"] + b["height"] - 1))
+    folded.locator(".jp-TraceExplorer-canvas g.cluster.scope-repeat").wait_for()
+    assert not lab.extension_errors()

@@ -214,3 +214,95 @@ def test_repeat_box_opens_on_click_and_a_long_chain_opens_in_sections(lab):
     assert 256 <= drawn <= 2000
     lab.screenshot("graph-chain-expand-all", chain)
     assert not lab.extension_errors()
+
+
+#: the issue's nn.Transformer (sequence first, 2 + 2 layers): wide module groups side by side
+TRANSFORMER_WIDE = """\
+wide_model = nn.Transformer(d_model=32, nhead=2, num_encoder_layers=2, num_decoder_layers=2,
+                            dim_feedforward=64).eval()
+wide = tj.explore(wide_model, (torch.rand(5, 2, 32), torch.rand(4, 2, 32)))
+wide"""
+
+#: the open groups the view shows enough of to hold their label, with the label's row in view: is the label cut
+#: by the canvas's edge, or outside its own frame?
+LABELS_IN_VIEW = """(root) => {
+  const canvas = root.querySelector('.jp-TraceExplorer-canvas').getBoundingClientRect();
+  const out = [];
+  const pinned = [...root.querySelectorAll('.jp-TraceExplorer-pinnedLabel:not([display="none"]) text')]
+    .map(t => [t.textContent, t.getBoundingClientRect()]);
+  const hits = (a, b) => a.left < b.right && b.left < a.right && a.top < b.bottom - 1 && b.top < a.bottom - 1;
+  for (const g of root.querySelectorAll('.jp-TraceExplorer-canvas svg g.cluster')) {
+    const frame = g.querySelector('path, polygon').getBoundingClientRect();
+    const text = g.querySelector('text');
+    if (!text || text.getAttribute('visibility') === 'hidden') continue;  // pinned: drawn at the top instead
+    const t = text.getBoundingClientRect();
+    const shown = Math.min(frame.right, canvas.right) - Math.max(frame.left, canvas.left);
+    if (shown < t.width + 16 || t.top < canvas.top || t.bottom > canvas.bottom) continue;
+    out.push({label: text.textContent, slid: text.hasAttribute('data-slid'),
+              cut: t.left < canvas.left - 0.5 || t.right > canvas.right + 0.5,
+              outside: t.left < frame.left - 0.5 || t.right > frame.right + 0.5,
+              over: pinned.some(([, p]) => hits(p, t))});  // hidden under a pinned label
+  }
+  // labels pinned to the view's top (their group's row is above the view): inside the canvas, not on each other
+  for (const [label, t] of pinned) {
+    const over = pinned.some(([other, o]) => other !== label && hits(o, t));
+    out.push({label, slid: false, pinned: true, over,
+              cut: t.left < canvas.left - 0.5 || t.right > canvas.right + 0.5 || t.top < canvas.top - 0.5,
+              outside: false});
+  }
+  return out;
+}"""
+
+
+#: the DOT id of the op drawn furthest right
+RIGHTMOST_OP = """(root) => [...root.querySelectorAll('.jp-TraceExplorer-canvas svg g.node[id^="n"]')]
+  .map(g => [g.getBoundingClientRect().right, g.id]).sort((a, b) => b[0] - a[0])[0][1]"""
+
+
+def assert_group_labels_readable(explorer, where: str) -> list:
+    labels = explorer.evaluate(LABELS_IN_VIEW)
+    bad = [lab for lab in labels if lab["cut"] or lab["outside"] or lab.get("over")]
+    assert not bad, f"{where}: group labels cut or outside their frame: {bad}"
+    return labels
+
+
+def test_group_labels_stay_in_view_wherever_the_view_is(lab):
+    """nn.Transformer's module groups are wide: seen from their right part (the focus far right), their labels
+    slide along the frame's top to stay just inside the view, never outside their frame."""
+    lab.write_notebook("wide.ipynb", [SETUP, TRANSFORMER_WIDE])
+    lab.open_notebook("wide.ipynb")
+    lab.run_all(timeout=120_000)
+    explorer = explorer_in(lab, 1)
+    explorer.scroll_into_view_if_needed()
+    settle(lab)
+    assert_group_labels_readable(explorer, "opening view")
+    # every group open; the focus far right (a click on the rightmost op: the view pans there at a readable
+    # scale), then walked back left
+    old = explorer.locator(".jp-TraceExplorer-canvas svg").element_handle()
+    explorer.get_by_role("button", name="expand all").click()
+    lab.page.wait_for_function(
+        "([root, old]) => { const svg = root.querySelector('.jp-TraceExplorer-canvas svg');"
+        " return svg && svg !== old; }",
+        arg=[explorer.element_handle(), old],
+    )
+    rightmost = explorer.evaluate(RIGHTMOST_OP)
+    explorer.locator(f'.jp-TraceExplorer-canvas g.node[id="{rightmost}"]').dispatch_event("click")
+    explorer.locator(f'.jp-TraceExplorer-canvas g.node.selected[id="{rightmost}"]').wait_for()
+    settle(lab)
+    labels = assert_group_labels_readable(explorer, "focus far right")
+    # the groups around the focus are named, though their labels' places are far above and left of the view
+    assert [lab_ for lab_ in labels if lab_.get("pinned")], labels
+    slid = [lab_["label"] for lab_ in labels if lab_["slid"]]
+    lab.screenshot_themes("graph-group-labels-right", explorer.locator(".jp-TraceExplorer-graph"))
+    # then up towards the groups' label rows, staying right of their left edges, and back left
+    canvas_of(explorer).focus()
+    for step, key in enumerate(["Shift+ArrowUp"] * 10 + ["Shift+ArrowLeft"] * 8):
+        for _ in range(2):
+            lab.page.keyboard.press(key)
+        settle(lab)
+        labels = assert_group_labels_readable(explorer, f"step {step + 1} ({key})")
+        if not slid and [lab_ for lab_ in labels if lab_["slid"]]:
+            lab.screenshot_themes("graph-group-labels-slid", explorer.locator(".jp-TraceExplorer-graph"))
+        slid += [lab_["label"] for lab_ in labels if lab_["slid"]]
+    assert slid, "no label had to slide: the view never left a group's left edge behind"
+    assert not lab.extension_errors()

@@ -11,7 +11,7 @@ import pytest
 
 from jupyter_tracejit.core.tracer_warnings import ADVICE
 
-from .test_explorer import ROOT, SETUP, explorer_in
+from .test_explorer import ROOT, SETUP, explorer_in, open_comparison
 from .test_shell import CONTRAST, MIN_CONTRAST
 
 pytestmark = pytest.mark.browser
@@ -111,23 +111,23 @@ def test_causes_stepper_advice_and_locations_on_a_frozen_branch_and_loop(lab):
     assert label.startswith("divergence ") and total > roots
     check.locator('input[data-action="downstream"]').uncheck()
     assert step_label.inner_text().startswith("root ")
-    # compare at full size: both graphs over the whole graph area, labelled, moving together
-    check.locator(".jp-TraceExplorer-openCompare").click()
+    # the comparison: both graphs over the whole graph area, labelled by what they are, moving together
+    assert check.locator(".jp-TraceExplorer-sideBySide svg").count() == 0  # no thumbnails in the panel
+    panes = open_comparison(explorer)
     full = explorer.locator(".jp-TraceExplorer-compareFull")
-    full.wait_for()
-    panes = full.locator(".jp-TraceExplorer-comparePane")
-    assert panes.locator(".jp-TraceExplorer-paneLabel").all_inner_texts() == ["trace", "check"]
+    assert panes.locator(".jp-TraceExplorer-paneLabel").all_inner_texts() == ["trace", "check with check_inputs[0]"]
     # root 2 is an op only in the check trace: the trace side shows what surrounds the place it would be
     panes.nth(1).locator("svg g.node.current").wait_for()
-    panes.nth(0).locator("svg").wait_for()
     # the divergent node sits in the middle of its pane
     current = panes.nth(1).locator("svg g.node.current").bounding_box()
     canvas = panes.nth(1).locator(".jp-TraceExplorer-compareCanvas").bounding_box()
     assert abs(current["x"] + current["width"] / 2 - (canvas["x"] + canvas["width"] / 2)) < 3
     assert abs(current["y"] + current["height"] / 2 - (canvas["y"] + canvas["height"] / 2)) < 3
-    graph_area = explorer.locator(".jp-TraceExplorer-main").bounding_box()
+    # over the whole graph area (toolbar and canvas), the stepper beside it still in view
+    graph_area = explorer.locator(".jp-TraceExplorer-graph").bounding_box()
     box = full.bounding_box()
     assert box["width"] >= graph_area["width"] - 2 and box["height"] >= graph_area["height"] - 2
+    assert step_label.is_visible()
     view_boxes = (
         "(el) => [...el.querySelectorAll('.jp-TraceExplorer-compareCanvas > svg')].map(s => s.getAttribute('viewBox'))"
     )
@@ -148,6 +148,19 @@ def test_causes_stepper_advice_and_locations_on_a_frozen_branch_and_loop(lab):
     full.get_by_role("button", name="zoom in").click()
     zoomed = full.evaluate(view_boxes)
     assert all(float(z.split()[2]) < float(a.split()[2]) for z, a in zip(zoomed, after, strict=True))
+    # the wheel over either pane zooms both alike (the graph's viewport rules: the pane is a Viewport)
+    lab.page.mouse.move(canvas["x"] + canvas["width"] / 2, canvas["y"] + canvas["height"] / 2)
+    lab.page.mouse.wheel(0, 200)
+    wheeled = full.evaluate(view_boxes)
+    widths = [float(w.split()[2]) / float(z.split()[2]) for w, z in zip(wheeled, zoomed, strict=True)]
+    assert widths[0] > 1 and widths[0] == pytest.approx(widths[1]), widths
+    # the stepper moves the panes: the first root (an op only in the trace) is drawn current on the trace side
+    title = full.locator(".jp-TraceExplorer-compareTitle").inner_text()
+    check.get_by_role("button", name="first root").click()
+    assert step_label.inner_text() == f"root 1 of {roots}"
+    full.locator(".jp-TraceExplorer-compareTitle").filter(has_not_text=title).wait_for()
+    panes.nth(0).locator("svg g.node.current").wait_for()
+    full.locator(".jp-TraceExplorer-compareCanvas").first.focus()
     lab.page.keyboard.press("Escape")
     full.wait_for(state="detached")
     # a cause's line is a link: it searches for that place and selects its nodes
@@ -241,15 +254,18 @@ def test_a_findings_fix_is_one_click_that_retraces(lab):
     tab(explorer, "check").click()
     assert check.locator(".jp-TraceExplorer-stepLabel").inner_text() == "root 1 of 1"
     assert check.locator(".jp-TraceExplorer-fix").first.is_visible()
-    # two runs in the history: compared side by side, the sides named "run 1" and "run 2"
+    # two runs in the history: compared side by side over the graph area, the sides named "run 1" and "run 2"
     check.get_by_role("button", name="compare", exact=True).click()
-    check.locator('.jp-TraceExplorer-compare .jp-TraceExplorer-side[data-side="run 1"] svg').wait_for(timeout=60_000)
-    check.locator('.jp-TraceExplorer-compare .jp-TraceExplorer-side[data-side="run 2"] svg').wait_for()
-    check.locator(".jp-TraceExplorer-compare .jp-TraceExplorer-openCompare").click()
     full = explorer.locator(".jp-TraceExplorer-compareFull")
+    full.locator('.jp-TraceExplorer-comparePane[data-side="run 1"] svg g.node').first.wait_for(timeout=60_000)
+    full.locator('.jp-TraceExplorer-comparePane[data-side="run 2"] svg g.node').first.wait_for()
     assert full.locator(".jp-TraceExplorer-paneLabel").all_inner_texts() == ["run 1", "run 2"]
-    full.locator(".jp-TraceExplorer-comparePane").nth(1).locator("svg").wait_for()
+    assert check.locator(".jp-TraceExplorer-compare svg").count() == 0
     lab.screenshot_themes("panels-compare-runs", explorer)
     full.get_by_role("button", name="close").click()
+    full.wait_for(state="detached")
+    check.locator(".jp-TraceExplorer-compare .jp-TraceExplorer-openCompare").click()  # open again from the panel
+    full.locator('.jp-TraceExplorer-comparePane[data-side="run 2"] svg g.node').first.wait_for()
+    lab.page.keyboard.press("Escape")
     full.wait_for(state="detached")
     assert not lab.extension_errors()

@@ -18,6 +18,8 @@ import torch
 import jupyter_tracejit as tj
 from jupyter_tracejit._dev.browser import SCREENSHOTS, WAIT_MS
 
+from .test_explorer import open_comparison
+
 pytestmark = pytest.mark.browser
 
 STATIC_JS = Path(tj.__file__).parent / "static" / "report.js"
@@ -124,8 +126,7 @@ def test_report_opens_offline_graph_inspector_and_stepper(offline, report_file):
     check.locator('input[data-action="downstream"]').check()
     total = int(re.search(r"divergence 1 of (\d+)", label.inner_text()).group(1))
     assert total >= 2
-    sides = check.locator(".jp-TraceExplorer-side")
-    sides.nth(1).locator("g.node.current").wait_for()
+    sides = open_comparison(explorer)
     assert "kind-aten-select" in sides.nth(1).locator("g.node.current").get_attribute("class")
     assert "only in the check trace: aten::select" in check.locator(".jp-TraceExplorer-reason").inner_text()
     check.get_by_role("button", name="next divergence").click()

@@ -14,7 +14,7 @@ import jupyter_tracejit as tj
 from jupyter_tracejit._dev.browser import ARTIFACTS
 from jupyter_tracejit.widgets import run_from_mime
 
-from .test_explorer import ROOT, SETUP
+from .test_explorer import ROOT, SETUP, open_comparison
 
 pytestmark = pytest.mark.browser
 
@@ -385,8 +385,9 @@ CONTRAST = """
       if (!visible(t) || !t.textContent.trim()) continue;
       const fg = parse(getComputedStyle(t).fill);
       if (!fg) continue;
-      const holder = t.closest('g.node, g.cluster');
-      const shape = holder && holder.querySelector('path, polygon, ellipse');
+      // drawn over its node's or frame's shape, or over its own backdrop (a pinned group label, a repeat badge)
+      const holder = t.closest('g.node, g.cluster, g[data-backdrop]');
+      const shape = holder && holder.querySelector('path, polygon, ellipse, rect');
       let bg = background(t.closest('svg').parentElement);
       const fill = shape && parse(getComputedStyle(shape).fill);
       if (fill && fill[3] > 0) bg = over(fill, bg);
@@ -424,7 +425,7 @@ def test_text_contrast_of_the_whole_explorer_in_light_and_dark(lab):
     amber.locator(".jp-TraceExplorer-inspector .jp-TraceExplorer-nodeKind").wait_for()
     red.locator('.jp-TraceExplorer-tab[data-tab="check"]').click()
     red.get_by_role("button", name="first root").wait_for()  # a failed check opens on its first root
-    red.locator(".jp-TraceExplorer-side g.node.current").first.wait_for()
+    open_comparison(red)
     ok.locator('input[data-option="strict"]').uncheck()  # pending until its re-trace comes
     explorers = ((1, branchy), (2, amber), (3, red), (5, ok))
     failures: dict[str, list[str]] = {}

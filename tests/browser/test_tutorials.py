@@ -10,6 +10,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
+from .test_explorer import open_comparison
+
 pytestmark = pytest.mark.browser
 
 ROOT = ".jp-TraceExplorer-root"
@@ -58,11 +60,9 @@ def test_tutorial_explorers_render_saved_and_after_running(lab):
     check = saved_loop.locator(".jp-TraceExplorer-check")
     # a failed check opens on its first root
     check.locator(".jp-TraceExplorer-stepLabel").filter(has_text=re.compile(r"^root 1 of \d+$")).wait_for()
-    sides = check.locator(".jp-TraceExplorer-side")
-    sides.nth(1).locator("g.node.current").wait_for()
+    sides = open_comparison(saved_loop)
     assert "kind-aten-select" in sides.nth(1).locator("g.node.current").get_attribute("class")
     assert "only in the check trace: aten::select" in check.locator(".jp-TraceExplorer-reason").inner_text()
-    sides.nth(0).locator("svg").wait_for()
     lab.screenshot_themes("tutorial-02-saved-stepper", saved_loop)
 
     # Run All: the kernel traces again and live explorers (with their option controls) replace the saved ones

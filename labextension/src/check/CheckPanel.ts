@@ -2,8 +2,9 @@
  * The check: output mismatches per check input (max error vs tolerance, and the numbers torch printed), the
  * divergences grouped by cause (each root's source line with the warnings and findings that explain it, and a
  * finding's option fix as one click), a stepper over the roots (downstream on request; it starts on the first
- * root: "1 of N"), and the trace and check graphs side by side around the current divergence, with both source
- * lines. Any two runs of the history can be compared the same way.
+ * root: "1 of N"), and the current divergence with both source lines. Its comparison is shown over the whole graph
+ * area, in two panes that move together (check/ComparePanes.ts): "trace" and "check with <inputs>"; the panes
+ * follow the stepper until closed. Any two runs of the history are compared the same way ("run 1" / "run 2").
  */
 
 import { ExplorerContext } from '../state/context';
@@ -16,43 +17,27 @@ import { CheckCase, Divergence, GraphDiff, TraceRunModel, WARNING_TITLES } from 
 import { STEP_KEYS, StepCommand, Stepper } from '../model/stepper';
 import { fixButton } from '../controls/fix';
 import { ComparePanes, PaneSpec } from './ComparePanes';
-import { layoutDot } from '../graph/layout';
-import { svgElement } from '../graph/svg';
 
 /** Roots listed per cause; the stepper reaches the rest. */
 const MAX_LISTED = 8;
+/** How many steps around the divergence the panes show, each way. */
+const COMPARE_RADIUS = 4;
 
-/** Lays out a small DOT into `target`; a newer call for the same target supersedes an older one. */
-const latest = new WeakMap<HTMLElement, number>();
-let counter = 0;
-function drawInto(target: HTMLElement, dot: string, onNode?: (name: string) => void): Promise<void> {
-  const seq = ++counter;
-  latest.set(target, seq);
-  return layoutDot(dot).then(
-    text => {
-      if (latest.get(target) !== seq) {
-        return;
-      }
-      const svg = svgElement(text);
-      svg.classList.add('jp-TraceExplorer-svg');
-      clear(target);
-      target.appendChild(svg);
-      if (onNode) {
-        svg.addEventListener('click', e => {
-          const g = (e.target as Element).closest('g.node');
-          const id = g?.getAttribute('id');
-          if (id) {
-            onNode(id);
-          }
-        });
-      }
-    },
-    (err: Error) => {
-      if (latest.get(target) === seq) {
-        target.textContent = `layout failed: ${err.message}`;
-      }
-    }
-  );
+/** What the comparison panes show: a divergence of two graphs, with the sides named by what they are. */
+interface Comparison {
+  /** the same key: the same comparison (the panes on screen stay) */
+  key: string;
+  title: string;
+  labels: [string, string];
+  a: TraceGraph;
+  b: TraceGraph;
+  diff: GraphDiff;
+  divergence: Divergence;
+}
+
+/** The check side's name: what it was traced with (`check with check_inputs[0]`). */
+export function checkSideLabel(c: CheckCase): string {
+  return `check with ${c.label}`;
 }
 
 function sourceLine(
@@ -79,11 +64,20 @@ function sourceLine(
 
 export class CheckPanel {
   readonly element: HTMLElement;
-  /** Settles when the side-by-side pictures of the current divergence are drawn. */
+  /** Settles when the comparison panes on screen (if any) have drawn both pictures. */
   rendered: Promise<void> = Promise.resolve();
+  /** The comparison panes on screen, if any. */
+  fullCompare: ComparePanes | null = null;
   private readonly unsubscribe: () => void;
   private compareA = '';
   private compareB = '';
+  /**
+   * What the panes follow while open: the check's current divergence (the stepper moves them), or a root of the
+   * two runs compared (`runsRoot`); null when closed.
+   */
+  private comparing: 'check' | 'runs' | null = null;
+  private runsRoot = 0;
+  private compareKey = '';
   /** the stepper walks downstream divergences too (off: the roots only) */
   private withDownstream = false;
   private grouped: { runId: string; causes: Causes } | null = null;
@@ -161,6 +155,7 @@ export class CheckPanel {
 
   dispose(): void {
     this.unsubscribe();
+    this.fullCompare?.dispose();
   }
 
   get count(): number {
@@ -189,6 +184,7 @@ export class CheckPanel {
     clear(this.element);
     const run = this.ctx.run;
     if (!run) {
+      this.syncCompare();
       return;
     }
     if (!run.raw.check) {
@@ -217,6 +213,7 @@ export class CheckPanel {
       append(this.element, this.stepperSection());
     }
     append(this.element, this.compareSection());
+    this.syncCompare();
   }
 
   private caseSection(c: CheckCase): HTMLElement {
@@ -353,17 +350,33 @@ export class CheckPanel {
           )
         : null
     );
-    const d = this.ctx.currentDivergence;
-    const run = this.ctx.run;
-    if (d && run) {
-      const c = run.caseOf(d);
-      const trace = run.graphs.get(d.method) ?? null;
-      const check = c?.graph ?? trace;
-      if (c && c.diff && trace && check) {
-        section.appendChild(this.sideBySideSection(trace, check, c.diff, d));
-      }
+    const shown = this.checkComparison();
+    if (shown) {
+      section.appendChild(this.divergenceSection(shown, 'check'));
     }
     return section;
+  }
+
+  /** The check's current divergence as a comparison of the trace and the check trace, if there is one. */
+  private checkComparison(): Comparison | null {
+    const d = this.ctx.currentDivergence;
+    const run = this.ctx.run;
+    const c = d && run ? run.caseOf(d) : undefined;
+    const trace = d && run ? (run.graphs.get(d.method) ?? null) : null;
+    const check = c?.graph ?? trace;
+    if (!d || !run || !c || !c.diff || !trace || !check) {
+      return null;
+    }
+    const labels: [string, string] = ['trace', checkSideLabel(c)];
+    return {
+      key: `check:${run.runId}:${run.raw.created}:${this.ctx.host.get('currentDivergence')}`,
+      title: `${labels[0]} ↔ ${labels[1]}: ${d.reason || d.kind}`,
+      labels,
+      a: trace,
+      b: check,
+      diff: c.diff,
+      divergence: d
+    };
   }
 
   /** One cause: its line (a link to its nodes), what diverged there, why, the fix, and its roots to click. */
@@ -429,78 +442,150 @@ export class CheckPanel {
     );
   }
 
-  private sideBySideSection(
-    trace: TraceGraph,
-    check: TraceGraph,
-    diff: GraphDiff,
-    d: Divergence,
-    labels: [string, string] = ['trace', 'check']
-  ): HTMLElement {
-    const left = h('div', { class: 'jp-TraceExplorer-side', 'data-side': labels[0] });
-    const right = h('div', { class: 'jp-TraceExplorer-side', 'data-side': labels[1] });
-    const fileNames = this.ctx.run?.fileNames;
+  /**
+   * One divergence: what diverged, both source lines, and the button that shows (or closes) the two graphs side
+   * by side over the graph area.
+   */
+  private divergenceSection(cmp: Comparison, mode: 'check' | 'runs'): HTMLElement {
+    const [a, b] = cmp.labels;
+    const d = cmp.divergence;
     const showPlace = (file: string, line: number): void => void this.ctx.showPlace(file, line);
-    const titles: [string, string] = [labels[0], labels[1] === 'check' ? 'check trace' : labels[1]];
-    const sbs = sideBySide(trace, check, diff, d, fileNames, 2, titles);
-    const selectTraceNode = (name: string): void => {
-      const id = sbs.traceNames.get(name);
-      if (id !== undefined && labels[0] === 'trace') {
-        this.ctx.host.set({ selectedNode: id });
-      }
-    };
-    this.rendered = Promise.all([drawInto(left, sbs.traceDot, selectTraceNode), drawInto(right, sbs.checkDot)]).then(
-      () => undefined
-    );
-    const full = button(
-      'compare at full size',
+    // (the panes show this section's divergence whenever they are open in this mode: the check's current one, or
+    // the root of the runs picked in the list)
+    const open = this.comparing === mode;
+    const toggle = button(
+      open ? 'close the comparison' : `compare ${a} ↔ ${mode === 'check' ? 'check' : b}`,
       () => {
-        // the full-size panes show more around the divergence: 4 steps each way
-        const big = sideBySide(trace, check, diff, d, fileNames, 4, titles);
-        this.openFull(`${labels[0]} ↔ ${labels[1]}: ${d.reason || d.kind}`, [
-          { label: labels[0], dot: big.traceDot, onNode: selectTraceNode },
-          { label: labels[1], dot: big.checkDot }
-        ]);
+        if (open) {
+          this.closeCompare();
+        } else {
+          this.comparing = mode;
+          this.render();
+          this.fullCompare?.element.focus();
+        }
       },
       {
         class: 'jp-TraceExplorer-button jp-TraceExplorer-openCompare',
-        title: 'both graphs side by side over the whole graph area, moving together'
+        'aria-pressed': String(open),
+        title: open
+          ? 'back to the graph (Esc in the panes)'
+          : `${a} and ${b} side by side over the graph area, moving together` +
+            (mode === 'check' ? '; they follow the stepper' : '')
       }
     );
     return h(
       'div',
       { class: 'jp-TraceExplorer-sideBySide' },
-      h('p', { class: 'jp-TraceExplorer-reason' }, `${d.kind}: ${d.reason || 'reads a diverged value'}`, ' ', full),
-      h('div', { class: 'jp-TraceExplorer-sides' }, left, right),
+      h('p', { class: 'jp-TraceExplorer-reason' }, `${d.kind}: ${d.reason || 'reads a diverged value'}`, ' ', toggle),
       h(
         'div',
         { class: 'jp-TraceExplorer-sides' },
-        sourceLine(this.ctx.run, trace, d.traceNode, labels[0], showPlace),
-        sourceLine(this.ctx.run, check, d.checkNode, labels[1], showPlace)
+        sourceLine(this.ctx.run, cmp.a, d.traceNode, a, showPlace),
+        sourceLine(this.ctx.run, cmp.b, d.checkNode, b, showPlace)
       )
     );
   }
 
-  /** The open full-size comparison, if any. */
-  fullCompare: ComparePanes | null = null;
+  /** The comparison the panes should show now, or null (closed, or nothing left to compare). */
+  private wantedComparison(): Comparison | null {
+    if (this.comparing === 'check') {
+      return this.checkComparison();
+    }
+    if (this.comparing === 'runs') {
+      return this.runsComparison()[this.runsRoot] ?? null;
+    }
+    return null;
+  }
 
-  /** Two synced panes over the explorer's graph and side panel. */
-  private openFull(title: string, panes: [PaneSpec, PaneSpec]): void {
-    this.fullCompare?.close();
-    const main = this.element.closest('.jp-TraceExplorer-root')?.querySelector('.jp-TraceExplorer-main');
-    if (!main) {
+  /** Put the wanted comparison on screen: keep the panes when it is the one shown, else replace or drop them. */
+  private syncCompare(): void {
+    const want = this.wantedComparison();
+    if (want && this.fullCompare && this.compareKey === want.key) {
       return;
     }
-    const opener = document.activeElement as HTMLElement | null;
-    const compare = new ComparePanes(title, panes, () => {
+    const graphArea = this.element.closest('.jp-TraceExplorer-root')?.querySelector('.jp-TraceExplorer-graph');
+    this.fullCompare?.dispose();
+    this.fullCompare = null;
+    this.compareKey = '';
+    this.rendered = Promise.resolve();
+    if (!want || !graphArea) {
+      if (this.comparing === 'check' && !want) {
+        this.comparing = null; // nothing left to compare (a new run without a divergence)
+      }
+      return;
+    }
+    const fileNames = this.ctx.run?.fileNames;
+    const [a, b] = want.labels;
+    // (no titles in the pictures: each pane's header names its side)
+    const sbs = sideBySide(want.a, want.b, want.diff, want.divergence, fileNames, COMPARE_RADIUS, ['', '']);
+    // a click on a node of the trace side selects it in the explorer's graph (the inspector shows it)
+    const selectTraceNode = (name: string): void => {
+      const id = sbs.traceNames.get(name);
+      if (id !== undefined) {
+        this.ctx.host.set({ selectedNode: id });
+      }
+    };
+    const panes: [PaneSpec, PaneSpec] = [
+      { label: a, dot: sbs.traceDot, onNode: this.comparing === 'check' ? selectTraceNode : undefined },
+      { label: b, dot: sbs.checkDot }
+    ];
+    const compare = new ComparePanes(want.title, panes, () => {
       if (this.fullCompare === compare) {
         this.fullCompare = null;
+        this.closeCompare();
       }
-      opener?.focus();
     });
     this.fullCompare = compare;
-    main.appendChild(compare.element);
-    compare.element.focus();
+    this.compareKey = want.key;
+    this.rendered = compare.rendered;
+    graphArea.appendChild(compare.element);
   }
+
+  /** Back to the graph; the focus goes back to the button that opened the panes. */
+  private closeCompare(): void {
+    const hadFocus = this.fullCompare?.element.contains(document.activeElement) ?? false;
+    this.comparing = null;
+    this.render();
+    if (hadFocus || document.activeElement === document.body) {
+      this.element.querySelector<HTMLElement>('.jp-TraceExplorer-openCompare')?.focus();
+    }
+  }
+
+  /** The roots of the two runs compared, as comparisons named "run 1" / "run 2" as the history lists them. */
+  private runsComparison(): Comparison[] {
+    const history = this.ctx.host.get('history');
+    const cmp = this.ctx.host.get('comparison');
+    if (!cmp || !cmp.graph_a || !cmp.graph_b || this.ctx.host.readOnly) {
+      return [];
+    }
+    const runLabel = (id: string): string => {
+      const i = history.findIndex(e => e.run_id === id);
+      return i >= 0 ? `run ${i + 1}` : 'other run';
+    };
+    const labels: [string, string] = [runLabel(cmp.a), runLabel(cmp.b)];
+    const key = `runs:${cmp.a}:${cmp.b}`;
+    if (this.decodedRuns?.key !== key) {
+      this.decodedRuns = {
+        key,
+        a: decodeGraph(cmp.graph_a),
+        b: decodeGraph(cmp.graph_b),
+        diff: new GraphDiff(cmp.diff)
+      };
+    }
+    const { a, b, diff } = this.decodedRuns;
+    return diff.roots.map((r, i) => ({
+      key: `${key}:${i}`,
+      title: `${labels[0]} ↔ ${labels[1]}: ${r.reason || r.kind}`,
+      labels,
+      a,
+      b,
+      diff,
+      divergence: r
+    }));
+  }
+
+  /** The two runs' graphs, decoded once per comparison. */
+  private decodedRuns: { key: string; a: TraceGraph; b: TraceGraph; diff: GraphDiff } | null = null;
 
   private compareSection(): HTMLElement {
     const history = this.ctx.host.get('history');
@@ -543,54 +628,57 @@ export class CheckPanel {
         { class: 'jp-TraceExplorer-row' },
         a,
         b,
-        button('compare', () =>
-          this.ctx.host.send({ type: 'compare', a: a.value, b: b.value, method: this.ctx.method })
-        )
+        button('compare', () => {
+          // the two runs' first root is shown side by side when the kernel's answer comes
+          this.comparing = 'runs';
+          this.runsRoot = 0;
+          this.ctx.host.send({ type: 'compare', a: a.value, b: b.value, method: this.ctx.method });
+          const shown = this.ctx.host.get('comparison');
+          if (shown && shown.a === a.value && shown.b === b.value) {
+            this.render(); // the same two runs as before: the answer changes nothing, show what is here
+          }
+        })
       )
     );
     const cmp = this.ctx.host.get('comparison');
     if (cmp && cmp.graph_a && cmp.graph_b) {
-      // sides named by what they are: "run 1", "run 2", numbered as the history lists them
-      const runLabel = (id: string): string => {
-        const i = history.findIndex(e => e.run_id === id);
-        return i >= 0 ? `run ${i + 1}` : 'other run';
-      };
-      const runLabels: [string, string] = [runLabel(cmp.a), runLabel(cmp.b)];
-      const ga = decodeGraph(cmp.graph_a);
-      const gb = decodeGraph(cmp.graph_b);
-      const diff = new GraphDiff(cmp.diff);
-      const roots = diff.roots;
+      const roots = this.runsComparison();
       append(
         section,
         h(
           'p',
           {},
           roots.length
-            ? `${roots.length} root divergence(s), ${diff.downstream.length} downstream`
+            ? `${roots.length} root divergence(s), ${roots[0].diff.downstream.length} downstream`
             : 'The two graphs are structurally identical.'
         )
       );
       if (roots.length) {
-        const list = h('ol', { class: 'jp-TraceExplorer-divergences' });
-        const view = h('div');
-        roots.forEach(r => {
-          list.appendChild(
-            h(
-              'li',
-              {},
-              button(
-                r.reason,
-                () => {
-                  clear(view);
-                  view.appendChild(this.sideBySideSection(ga, gb, diff, r, runLabels));
-                },
-                { class: 'jp-TraceExplorer-link' }
+        const shown = Math.min(this.runsRoot, roots.length - 1);
+        append(
+          section,
+          h(
+            'ol',
+            { class: 'jp-TraceExplorer-divergences' },
+            ...roots.map((r, i) =>
+              h(
+                'li',
+                { class: i === shown ? 'jp-mod-active' : '' },
+                button(
+                  r.divergence.reason,
+                  () => {
+                    // a root picked from the list is shown side by side at once
+                    this.runsRoot = i;
+                    this.comparing = 'runs';
+                    this.render();
+                  },
+                  { class: 'jp-TraceExplorer-link' }
+                )
               )
             )
-          );
-        });
-        append(section, list, view);
-        view.appendChild(this.sideBySideSection(ga, gb, diff, roots[0], runLabels));
+          ),
+          this.divergenceSection(roots[shown], 'runs')
+        );
       }
     }
     return section;

@@ -1,16 +1,18 @@
 /**
- * Compare at full size: two graphs around one divergence in two panes over the whole graph area (Model Explorer's
- * split view), each labelled by what it is ("trace" / "check", "run 1" / "run 2"). The panes move together: one
- * view (scale and offset from the divergent node) is applied to both, so dragging or zooming either keeps the two
- * divergent nodes at the same place on screen. Esc or "close" goes back to the graph.
+ * The comparison of two graphs around one divergence: two panes over the whole graph area (Model Explorer's split
+ * view), each labelled by what it is ("trace" / "check with check_inputs[0]", "run 1" / "run 2"). Each pane is a
+ * Viewport (graph/viewport.ts: drag, wheel, keys, fit), and the two move together: a pan or zoom of either is put
+ * on the other at the same scale and the same offset from its divergent node, so the two divergent nodes stay at
+ * the same place on screen. Esc or "close" goes back to the graph.
  */
 
 import { layoutDot } from '../graph/layout';
-import { placePicture, svgElement } from '../graph/svg';
+import { svgElement } from '../graph/svg';
+import { MIN_READABLE_SCALE, Viewport } from '../graph/viewport';
 import { button, h } from '../state/dom';
 
 export interface PaneSpec {
-  /** "trace", "check", "run 1", "run 2" */
+  /** "trace", "check with check_inputs[0]", "run 1", "run 2" */
   label: string;
   dot: string;
   /** clicks on a node of this pane: its DOT name */
@@ -18,17 +20,12 @@ export interface PaneSpec {
 }
 
 interface Pane {
-  element: HTMLElement;
-  svg: SVGSVGElement | null;
+  viewport: Viewport;
   /** the divergent node's centre, in the picture's units (the picture's centre when it has none) */
   anchor: { x: number; y: number };
   /** whether the anchor is the divergent node itself (else it is placed from the other pane's) */
   anchored: boolean;
-  full: { x: number; y: number; w: number; h: number };
 }
-
-/** Layout units per screen pixel above which node labels (9 pt) are too small to read: fit stops there. */
-const MAX_READABLE_SCALE = 1.4;
 
 /**
  * The centre of a drawn element in its picture's units (its `<svg>`'s viewBox): the box it draws, through the
@@ -50,20 +47,13 @@ function centre(el: SVGGraphicsElement): { x: number; y: number } | null {
   }
 }
 
-/** Zoom steps of the wheel and the buttons. */
-const ZOOM_STEP = 1.2;
-
 export class ComparePanes {
   readonly element: HTMLElement;
-  /** Settles when both pictures are on screen. */
+  /** Settles when both pictures are on screen and placed. */
   readonly rendered: Promise<void>;
   private readonly panes: Pane[] = [];
-  /** layout units per screen pixel, shared by both panes */
-  private scale = 1;
-  /** where the view's centre is, from each pane's anchor, in layout units */
-  private offset = { x: 0, y: 0 };
-  private readonly onKey: (e: KeyboardEvent) => void;
-  private readonly resize: ResizeObserver;
+  /** set while one pane's view is put on the other (so that one's change is not put back) */
+  private syncing = false;
 
   constructor(
     title: string,
@@ -71,85 +61,101 @@ export class ComparePanes {
     private readonly onClose: () => void
   ) {
     const body = h('div', { class: 'jp-TraceExplorer-compareBody' });
+    const first = (): Viewport => this.panes[0].viewport;
     this.element = h(
       'div',
       {
         class: 'jp-TraceExplorer-compareFull',
-        role: 'dialog',
-        'aria-label': `compare ${specs[0].label} and ${specs[1].label}`,
+        role: 'region',
+        'aria-label': `${specs[0].label} and ${specs[1].label} side by side`,
         tabindex: -1
       },
       h(
         'div',
         { class: 'jp-TraceExplorer-compareBar' },
-        h('span', { class: 'jp-TraceExplorer-compareTitle' }, title),
-        button('−', () => this.zoom(ZOOM_STEP), { title: 'zoom both out', 'aria-label': 'zoom out' }),
-        button('+', () => this.zoom(1 / ZOOM_STEP), { title: 'zoom both in', 'aria-label': 'zoom in' }),
-        button('fit', () => this.fit(), { title: 'fit both pictures' }),
+        h('span', { class: 'jp-TraceExplorer-compareTitle', title }, title),
+        button('−', () => first().zoom(1.25), { title: 'zoom both out (-)', 'aria-label': 'zoom out' }),
+        button('+', () => first().zoom(0.8), { title: 'zoom both in (+)', 'aria-label': 'zoom in' }),
+        button('fit', () => this.fit(true), { title: 'both pictures whole, each around its divergent node (0)' }),
         button('close', () => this.close(), { title: 'back to the graph (Esc)', 'data-action': 'close-compare' })
       ),
       body
     );
     for (const spec of specs) {
-      const canvas = h('div', { class: 'jp-TraceExplorer-compareCanvas' });
-      const element = h(
-        'div',
-        { class: 'jp-TraceExplorer-comparePane', 'data-side': spec.label },
-        h('div', { class: 'jp-TraceExplorer-paneLabel' }, spec.label),
-        canvas
-      );
-      body.appendChild(element);
-      this.panes.push({
-        element: canvas,
-        svg: null,
-        anchor: { x: 0, y: 0 },
-        anchored: false,
-        full: { x: 0, y: 0, w: 1, h: 1 }
+      const viewport = new Viewport({
+        className: 'jp-TraceExplorer-compareCanvas',
+        label: `${spec.label}: drag to pan, wheel to zoom (both panes move together), 0 fits`,
+        fit: animate => this.fit(animate)
       });
-      if (spec.onNode) {
-        const onNode = spec.onNode;
-        canvas.addEventListener('click', e => {
+      const pane: Pane = { viewport, anchor: { x: 0, y: 0 }, anchored: false };
+      this.panes.push(pane);
+      viewport.onViewChange(() => this.follow(pane));
+      body.appendChild(
+        h(
+          'div',
+          { class: 'jp-TraceExplorer-comparePane', 'data-side': spec.label },
+          h('div', { class: 'jp-TraceExplorer-paneLabel' }, spec.label),
+          viewport.element
+        )
+      );
+      const onNode = spec.onNode;
+      if (onNode) {
+        viewport.element.addEventListener('click', e => {
           const id = (e.target as Element).closest('g.node')?.getAttribute('id');
-          if (id && !this.dragged) {
+          if (id && !viewport.dragged) {
             onNode(id);
           }
         });
       }
     }
-    this.installPointer();
-    this.onKey = (e: KeyboardEvent) => {
+    this.element.addEventListener('keydown', e => {
       if (e.key === 'Escape') {
         e.preventDefault();
         e.stopPropagation();
         this.close();
       }
-    };
-    this.element.addEventListener('keydown', this.onKey);
-    this.resize = new ResizeObserver(() => this.apply());
+    });
     this.rendered = Promise.all(specs.map((s, i) => this.draw(i, s.dot))).then(() => {
       this.alignAnchors();
-      this.resize.observe(this.element);
       this.fit();
     });
   }
 
+  /** The panes' canvases (tests and the check panel read their pictures). */
+  get viewports(): Viewport[] {
+    return this.panes.map(p => p.viewport);
+  }
+
+  /** Close at the user's request (the close button, Esc): the owner hears of it. */
   close(): void {
-    this.resize.disconnect();
     this.element.remove();
     this.onClose();
+  }
+
+  /** Take the panes off the page without telling the owner (it replaces or drops them itself). */
+  dispose(): void {
+    this.element.remove();
   }
 
   private async draw(index: number, dot: string): Promise<void> {
     const pane = this.panes[index];
     try {
       const svg = svgElement(await layoutDot(dot));
-      const vb = (pane.full = placePicture(pane.element, svg));
-      pane.svg = svg;
+      // placed by `fit` once both pictures are in (the scale is common to both)
+      pane.viewport.show(svg, false, () => undefined);
+      if (!svg.querySelector('g.node')) {
+        // an op only in the other graph, with nothing matched around it: say so rather than show an empty pane
+        pane.viewport.element.appendChild(
+          h('p', { class: 'jp-TraceExplorer-paneEmpty' }, 'nothing here matches the ops around the divergence')
+        );
+      }
       const current = svg.querySelector<SVGGraphicsElement>('g.node.current');
-      pane.anchor = (current && centre(current)) ?? { x: vb.x + vb.w / 2, y: vb.y + vb.h / 2 };
-      pane.anchored = current !== null;
+      const at = current && centre(current);
+      const b = pane.viewport.bounds!;
+      pane.anchor = at ?? { x: b.x + b.w / 2, y: b.y + b.h / 2 };
+      pane.anchored = at !== null;
     } catch (err) {
-      pane.element.textContent = `layout failed: ${err instanceof Error ? err.message : String(err)}`;
+      pane.viewport.element.textContent = `layout failed: ${err instanceof Error ? err.message : String(err)}`;
     }
   }
 
@@ -164,11 +170,13 @@ export class ComparePanes {
       [a, b],
       [b, a]
     ]) {
-      if (lost.anchored || !found.anchored || !lost.svg || !found.svg) {
+      const lostSvg = lost.viewport.svg;
+      const foundSvg = found.viewport.svg;
+      if (lost.anchored || !found.anchored || !lostSvg || !foundSvg) {
         continue;
       }
       let best: { d: number; dx: number; dy: number; id: string } | null = null;
-      for (const g of found.svg.querySelectorAll<SVGGraphicsElement>('g.node.matched')) {
+      for (const g of foundSvg.querySelectorAll<SVGGraphicsElement>('g.node.matched')) {
         const c = centre(g);
         if (!c) {
           continue;
@@ -180,7 +188,7 @@ export class ComparePanes {
           best = { d, dx, dy, id: g.id };
         }
       }
-      const twin = best ? lost.svg.querySelector<SVGGraphicsElement>(`g.node[id="${CSS.escape(best.id)}"]`) : null;
+      const twin = best ? lostSvg.querySelector<SVGGraphicsElement>(`g.node[id="${CSS.escape(best.id)}"]`) : null;
       const c = twin && centre(twin);
       if (best && c) {
         lost.anchor = { x: c.x + best.dx, y: c.y + best.dy };
@@ -190,77 +198,38 @@ export class ComparePanes {
 
   /**
    * Each divergent node in the middle of its pane, at the scale that shows both pictures whole around it, but
-   * never so small that the labels cannot be read (pan and zoom out for the rest).
+   * never so small that the labels cannot be read (pan and zoom out for the rest): the viewport's fit rule around
+   * a point, at the smaller of the two panes' scales.
    */
-  fit(): void {
-    const sized = this.panes.filter(p => p.svg && p.element.clientWidth > 0 && p.element.clientHeight > 0);
-    if (!sized.length) {
+  fit(animate = false): void {
+    const scales = this.panes.map(p => p.viewport.fitScale(p.anchor)).filter((s): s is number => s !== null && s > 0);
+    if (!scales.length) {
       return;
     }
-    const needed = sized.map(p => {
-      const dx = Math.max(p.anchor.x - p.full.x, p.full.x + p.full.w - p.anchor.x);
-      const dy = Math.max(p.anchor.y - p.full.y, p.full.y + p.full.h - p.anchor.y);
-      return Math.max((2 * dx) / p.element.clientWidth, (2 * dy) / p.element.clientHeight) * 1.05;
-    });
-    this.scale = Math.min(Math.max(...needed), MAX_READABLE_SCALE);
-    this.offset = { x: 0, y: 0 };
-    this.apply();
+    const scale = Math.max(Math.min(...scales), MIN_READABLE_SCALE);
+    const lead = this.panes.find(p => p.viewport.svg) ?? this.panes[0];
+    lead.viewport.showAt(lead.anchor, scale, animate);
   }
 
-  private zoom(factor: number): void {
-    this.scale *= factor;
-    this.apply();
-  }
-
-  /** Put the shared view on both panes. */
-  private apply(): void {
-    for (const p of this.panes) {
-      const width = p.element.clientWidth;
-      const height = p.element.clientHeight;
-      if (!p.svg || !width || !height) {
-        continue;
-      }
-      const w = width * this.scale;
-      const hh = height * this.scale;
-      const cx = p.anchor.x + this.offset.x;
-      const cy = p.anchor.y + this.offset.y;
-      p.svg.setAttribute('viewBox', `${cx - w / 2} ${cy - hh / 2} ${w} ${hh}`);
+  /** Put `pane`'s view on the other pane: the same scale, the same offset from its divergent node. */
+  private follow(pane: Pane): void {
+    const at = pane.viewport.centre;
+    if (this.syncing || !at || !pane.viewport.svg) {
+      return;
     }
-  }
-
-  private dragged = false;
-
-  private installPointer(): void {
-    let start: { x: number; y: number; offset: { x: number; y: number } } | null = null;
-    for (const pane of this.panes) {
-      const el = pane.element;
-      el.addEventListener('pointerdown', e => {
-        start = { x: e.clientX, y: e.clientY, offset: { ...this.offset } };
-        this.dragged = false;
-      });
-      el.addEventListener('pointermove', e => {
-        if (!start || !(e.buttons & 1)) {
-          return;
+    this.syncing = true;
+    try {
+      const scale = pane.viewport.scale;
+      for (const other of this.panes) {
+        if (other !== pane && other.viewport.svg) {
+          other.viewport.showAt(
+            { x: other.anchor.x + at.x - pane.anchor.x, y: other.anchor.y + at.y - pane.anchor.y },
+            scale
+          );
         }
-        const dx = e.clientX - start.x;
-        const dy = e.clientY - start.y;
-        if (Math.abs(dx) + Math.abs(dy) > 3) {
-          this.dragged = true;
-        }
-        this.offset = { x: start.offset.x - dx * this.scale, y: start.offset.y - dy * this.scale };
-        this.apply();
-      });
-      el.addEventListener('pointerup', () => {
-        start = null;
-      });
-      el.addEventListener(
-        'wheel',
-        e => {
-          e.preventDefault();
-          this.zoom(e.deltaY > 0 ? ZOOM_STEP : 1 / ZOOM_STEP);
-        },
-        { passive: false }
-      );
+      }
+    } finally {
+      this.syncing = false;
     }
   }
 }

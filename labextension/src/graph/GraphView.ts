@@ -252,8 +252,9 @@ export class GraphView {
     }
     const set = open ? tree.autoExpanded(MAX_LAYOUT_ITEMS, true) : new Set(['']);
     this.expanded.set(this.ctx.method, set);
+    // ("collapse all" closes everything on purpose: nothing to explain)
     this.notice =
-      set.size < tree.groups.size
+      open && set.size < tree.groups.size
         ? `opened ${set.size.toLocaleString()} of ${tree.groups.size.toLocaleString()} groups: ` +
           `${tree.group('').opCount.toLocaleString()} ops are more than one picture holds; click a box to open it`
         : '';

@@ -12,6 +12,7 @@ import { visibleDot } from '../model/dot';
 import { translation } from '../model/geometry';
 import { ExplorerContext } from '../state/context';
 import { h } from '../state/dom';
+import { PINNED_LAYER } from './groupLabels';
 
 const SVG_NS = 'http://www.w3.org/2000/svg';
 /** Painted properties written into exported shapes and texts (their computed values: no `var(--…)` left). */
@@ -105,7 +106,17 @@ export function standalonePicture(svg: SVGSVGElement, extent: PictureExtent): SV
   let [x, y, w, hgt] = wholeBox(svg);
   let width = w;
   let height = hgt;
-  if (extent === 'view') {
+  if (extent === 'whole') {
+    // group labels slid or pinned into the view (graph/groupLabels.ts) go back where Graphviz placed them
+    for (const label of Array.from(copy.querySelectorAll('[data-slid]'))) {
+      label.removeAttribute('transform');
+      label.removeAttribute('data-slid');
+    }
+    copy.querySelector(`.${PINNED_LAYER}`)?.remove();
+    for (const label of Array.from(copy.querySelectorAll('g.cluster text[visibility="hidden"]'))) {
+      label.removeAttribute('visibility');
+    }
+  } else {
     const vb = svg.viewBox.baseVal;
     [x, y, w, hgt] = [vb.x, vb.y, vb.width, vb.height];
     width = svg.clientWidth || w;

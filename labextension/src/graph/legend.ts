@@ -6,18 +6,20 @@
 
 import { append, h } from '../state/dom';
 import { CURSOR_CLASS } from './keyboard';
+import { decorateRepeat } from './repeats';
 
 const SVG_NS = 'http://www.w3.org/2000/svg';
 const SWATCH_W = 38;
 const SWATCH_H = 18;
 
-type SwatchShape = 'box' | 'ellipse' | 'double' | 'cluster';
+type SwatchShape = 'box' | 'ellipse' | 'double' | 'cluster' | 'repeat';
 
 /** [classes on the swatch's `g`, its shape, what it means] */
 export const LEGEND: [string, SwatchShape, string][] = [
   ['node op-op', 'box', 'an op: click (or Enter) to inspect'],
   ['node input', 'ellipse', 'a graph input or output'],
   ['node scope-collapsed', 'double', 'a module folded into one box: click to open'],
+  ['node scope-collapsed scope-repeat', 'repeat', 'N modules of one structure folded into one (×N): click to open'],
   ['cluster scope', 'cluster', 'an open module: click its frame to fold it'],
   ['node op-constant', 'box', "a constant or plumbing (shown when 'fold constants' is off)"],
   ['node warning', 'box', 'a tracer warning or a finding points here'],
@@ -61,10 +63,10 @@ function swatch(classes: string, shape: SwatchShape): SVGSVGElement {
   if (shape === 'ellipse') {
     g.appendChild(svgEl('ellipse', { cx: SWATCH_W / 2, cy: SWATCH_H / 2, rx: SWATCH_W / 2 - 2, ry: SWATCH_H / 2 - 2 }));
   } else {
-    if (shape === 'double') {
+    if (shape === 'double' || shape === 'repeat') {
       g.appendChild(roundedBox(1, 1, SWATCH_W - 2, SWATCH_H - 2));
     }
-    const inset = shape === 'double' ? 3.5 : 1.5;
+    const inset = shape === 'double' || shape === 'repeat' ? 3.5 : 1.5;
     g.appendChild(roundedBox(inset, inset, SWATCH_W - 2 * inset, SWATCH_H - 2 * inset));
   }
   if (shape !== 'cluster') {
@@ -78,6 +80,9 @@ function swatch(classes: string, shape: SwatchShape): SVGSVGElement {
     g.appendChild(text);
   }
   svg.appendChild(g);
+  if (shape === 'repeat') {
+    decorateRepeat(g, 3); // the stack and the badge the picture draws
+  }
   return svg;
 }
 

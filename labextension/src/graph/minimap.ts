@@ -2,6 +2,12 @@
  * The minimap: the whole laid-out graph in a corner, with the part on screen framed. Clicking or dragging on it
  * centres the view there. It hides while the view shows the whole drawing (nothing to navigate).
  *
+ * It stays small next to the graph: at most MAX_WIDTH_SHARE of the canvas's width and MAX_HEIGHT_SHARE of its
+ * height (and MAX_WIDTH_PX x MAX_HEIGHT_PX), and on a canvas smaller than MIN_CANVAS_PX (a narrow notebook
+ * output) it is off until the toolbar's "map" button turns it on. It never covers the node in focus (the
+ * selection, the stepper's divergence, the keyboard cursor, the current search hit): it moves to another corner
+ * of the canvas, or hides while no corner is free.
+ *
  * It watches the canvas rather than being told: a new picture (child list), a pan or zoom (the SVG's `viewBox`)
  * and a change of highlights (`class`) each schedule one redraw per frame. Shapes are read from the SVG's
  * attributes (model/geometry.ts, no reflow); colours are the drawn shapes' computed paint, so the map shows
@@ -12,19 +18,40 @@ import { Box, contains, fitInto, translation, unionBox } from '../model/geometry
 import { h } from '../state/dom';
 
 /**
- * The largest the map gets (CSS px, and at most MAX_CANVAS_SHARE of the canvas's height); a very tall or wide
- * graph keeps at least MIN_SIDE_PX on its short side, so it can still be clicked.
+ * The largest the map gets: CSS px, and shares of the canvas's width and height; a very tall or wide graph keeps
+ * at least MIN_SIDE_PX on its short side, so it can still be clicked.
  */
 const MAX_WIDTH_PX = 180;
-const MAX_HEIGHT_PX = 260;
-const MAX_CANVAS_SHARE = 0.6;
+const MAX_HEIGHT_PX = 220;
+const MAX_WIDTH_SHARE = 0.22;
+const MAX_HEIGHT_SHARE = 0.35;
 const MIN_SIDE_PX = 40;
+/** Below this canvas size the map would hide too much of a graph drawn at a readable size: off by default. */
+export const MIN_CANVAS_PX = { w: 480, h: 300 };
+/** How often, and how far apart, a redraw is tried again while the canvas has no size. */
+const MAX_RETRIES = 20;
+const RETRY_MS = 150;
+/** Gap between the map and the canvas's edges, and around the node in focus. */
+const MARGIN_PX = 8;
+/** Where the map may sit, in order of preference (the legend opens at the top left). */
+const CORNERS = ['bottom-right', 'bottom-left', 'top-right'] as const;
+type Corner = (typeof CORNERS)[number];
+/** The node in focus: what the map must not cover. */
+const FOCUS = [
+  'kbd-cursor',
+  'selected',
+  'has-selected',
+  'current',
+  'has-current',
+  'search-current',
+  'has-search-current'
+];
 /** The performance measure of each redraw. */
 export const MEASURE_MINIMAP = 'tracejit:minimap';
 /** Highlighted nodes stay visible on the map however small the scale. */
 const MIN_MARK_PX = 4;
 /** Classes that only say what a node is; any other class is a highlight the map shows. */
-const PLAIN_CLASS = /^(node|op-\S+|kind-\S+|nondeterministic|input|output|scope-collapsed)$/;
+const PLAIN_CLASS = /^(node|op-\S+|kind-\S+|nondeterministic|input|output|scope-collapsed|scope-repeat)$/;
 
 interface Shape {
   el: Element;
@@ -48,7 +75,8 @@ export function shapeBox(holder: Element): Box | null {
 const FIRST_PAIR = /^\s*M\s*(-?[\d.]+(?:e[-+]?\d+)?)[,\s]+(-?[\d.]+(?:e[-+]?\d+)?)/i;
 const LAST_PAIR = /(-?[\d.]+(?:e[-+]?\d+)?)[,\s]+(-?[\d.]+(?:e[-+]?\d+)?)\s*$/i;
 /** Any class that is not one of PLAIN_CLASS's: a highlight (one test of the class attribute, not one per class). */
-const MARK_CLASS = /(?:^|\s)(?!(?:node|op-\S+|kind-\S+|nondeterministic|input|output|scope-collapsed)(?:\s|$))\S/;
+const MARK_CLASS =
+  /(?:^|\s)(?!(?:node|op-\S+|kind-\S+|nondeterministic|input|output|scope-collapsed|scope-repeat)(?:\s|$))\S/;
 
 export class Minimap {
   readonly element: HTMLElement;
@@ -72,6 +100,14 @@ export class Minimap {
   private baseDrawn = false;
   /** the marks changed while the map was hidden */
   private marksStale = false;
+  /** the user's choice from the toolbar's "map" button; null: on when the canvas is big enough */
+  private userChoice: boolean | null = null;
+  /** the toolbar's "map" button (aria-pressed: whether the map is on) */
+  readonly button: HTMLButtonElement;
+  /** the corner the map is in */
+  private corner: Corner = 'bottom-right';
+  /** redraws put off while the canvas had no size */
+  private retries = 0;
 
   /**
    * @param host the canvas element the pictures are drawn in
@@ -106,6 +142,36 @@ export class Minimap {
       this.schedule();
     }).observe(document.body, { attributes: true, attributeFilter: ['data-jp-theme-name', 'data-jp-theme-light'] });
     this.installPointer();
+    // the map's size follows the canvas's
+    new ResizeObserver(() => {
+      this.dirtyBase = true;
+      this.schedule();
+    }).observe(host);
+    this.button = h(
+      'button',
+      {
+        type: 'button',
+        class: 'jp-TraceExplorer-button jp-TraceExplorer-mapButton',
+        'aria-pressed': 'true',
+        title: 'overview map of the whole graph (shown while the view is a part of it)'
+      },
+      'map'
+    ) as HTMLButtonElement;
+    this.button.addEventListener('click', () => {
+      this.userChoice = !this.on;
+      this.dirtyBase = true;
+      this.schedule();
+    });
+  }
+
+  /** Whether the map is on: the user's choice, else whether the canvas leaves room for it. */
+  get on(): boolean {
+    return this.userChoice ?? this.roomy;
+  }
+
+  /** Whether the canvas is big enough for the map next to a readable graph. */
+  private get roomy(): boolean {
+    return this.host.clientWidth >= MIN_CANVAS_PX.w && this.host.clientHeight >= MIN_CANVAS_PX.h;
   }
 
   private onMutations(records: MutationRecord[]): void {
@@ -179,7 +245,17 @@ export class Minimap {
 
   private update(): void {
     const svg = this.picture;
-    if (!svg || !svg.isConnected) {
+    if (svg && (this.host.clientWidth === 0 || this.host.clientHeight === 0)) {
+      // no size: a hidden output, or a moment inside a theme switch (its stylesheets swapped): try again soon,
+      // rather than decide on a size that is not the canvas's
+      if (this.retries++ < MAX_RETRIES) {
+        setTimeout(() => this.schedule(), RETRY_MS);
+      }
+      return;
+    }
+    this.retries = 0;
+    this.button.setAttribute('aria-pressed', String(this.on));
+    if (!svg || !svg.isConnected || !this.on) {
       this.element.hidden = true;
       return;
     }
@@ -209,13 +285,19 @@ export class Minimap {
       this.element.hidden = true;
       return;
     }
-    this.element.hidden = false;
     if (this.dirtyBase || !this.baseDrawn) {
       this.drawBase(world);
       this.dirtyBase = false;
       this.baseDrawn = true;
       this.marksStale = true;
     }
+    const corner = this.freeCorner(view);
+    if (corner === null) {
+      this.element.hidden = true; // every corner would cover the node in focus
+      return;
+    }
+    this.place(corner);
+    this.element.hidden = false;
     if (this.marksStale) {
       this.drawMarks(world);
       this.marksStale = false;
@@ -232,6 +314,65 @@ export class Minimap {
       top: `${y0}px`,
       width: `${Math.max(2, x1 - x0)}px`,
       height: `${Math.max(2, y1 - y0)}px`
+    });
+  }
+
+  /** The focused nodes' boxes on the canvas (CSS px from its top left), from the boxes read with the picture. */
+  private focusBoxes(view: Box): Box[] {
+    const k = this.host.clientWidth / Math.max(view.w, 1e-9);
+    const out: Box[] = [];
+    for (const s of this.marked) {
+      if (FOCUS.some(c => s.el.classList.contains(c))) {
+        out.push({ x: (s.box.x - view.x) * k, y: (s.box.y - view.y) * k, w: s.box.w * k, h: s.box.h * k });
+      }
+    }
+    return out;
+  }
+
+  /** The map's box on the canvas in `corner` (CSS px from the canvas's top left). */
+  private boxIn(corner: Corner): Box {
+    const [mw, mh] = this.size;
+    const w = mw + 6; // padding and border
+    const hgt = mh + 6;
+    const right = corner.endsWith('right');
+    const bottom = corner.startsWith('bottom');
+    return {
+      x: right ? this.host.clientWidth - w - MARGIN_PX : MARGIN_PX,
+      y: bottom ? this.host.clientHeight - hgt - MARGIN_PX : MARGIN_PX,
+      w,
+      h: hgt
+    };
+  }
+
+  /** The first corner (the current one first) where the map covers no focused node; null when there is none. */
+  private freeCorner(view: Box): Corner | null {
+    const focus = this.focusBoxes(view);
+    const clear = (c: Corner): boolean => {
+      const m = this.boxIn(c);
+      return !focus.some(
+        f =>
+          f.x < m.x + m.w + MARGIN_PX &&
+          f.x + f.w > m.x - MARGIN_PX &&
+          f.y < m.y + m.h + MARGIN_PX &&
+          f.y + f.h > m.y - MARGIN_PX
+      );
+    };
+    if (clear(this.corner)) {
+      return this.corner;
+    }
+    return CORNERS.find(clear) ?? null;
+  }
+
+  /** Put the map in `corner` of the canvas (it is positioned in the graph element, which also holds the toolbar). */
+  private place(corner: Corner): void {
+    this.corner = corner;
+    this.element.dataset.corner = corner;
+    const b = this.boxIn(corner);
+    Object.assign(this.element.style, {
+      left: `${this.host.offsetLeft + b.x}px`,
+      top: `${this.host.offsetTop + b.y}px`,
+      right: 'auto',
+      bottom: 'auto'
     });
   }
 
@@ -255,10 +396,11 @@ export class Minimap {
 
   /** Size the map to the picture and draw its plain layer: clusters, nodes in their unmarked paint, edges. */
   private drawBase(world: Box): void {
-    const maxHeight = Math.max(MIN_SIDE_PX, Math.min(MAX_HEIGHT_PX, this.host.clientHeight * MAX_CANVAS_SHARE));
-    const scale0 = Math.min(MAX_WIDTH_PX / world.w, maxHeight / world.h);
-    const mw = Math.max(MIN_SIDE_PX, Math.round(world.w * scale0));
-    const mh = Math.max(MIN_SIDE_PX, Math.round(world.h * scale0));
+    const maxWidth = Math.max(MIN_SIDE_PX, Math.min(MAX_WIDTH_PX, this.host.clientWidth * MAX_WIDTH_SHARE));
+    const maxHeight = Math.max(MIN_SIDE_PX, Math.min(MAX_HEIGHT_PX, this.host.clientHeight * MAX_HEIGHT_SHARE));
+    const scale0 = Math.min(maxWidth / world.w, maxHeight / world.h);
+    const mw = Math.min(maxWidth, Math.max(MIN_SIDE_PX, Math.round(world.w * scale0)));
+    const mh = Math.min(maxHeight, Math.max(MIN_SIDE_PX, Math.round(world.h * scale0)));
     this.size = [mw, mh];
     this.map = fitInto(world, mw, mh);
     const ratio = window.devicePixelRatio || 1;

@@ -1,14 +1,17 @@
 /**
  * The graph view's tools beside pan and zoom: the minimap, the keyboard cursor, the colour legend, tooltips that
- * name what a node is, and the picture export menu. The graph view makes one and places its toolbar items; the
+ * name what a node is, group labels that stay in view, the look of repeat groups, and the picture export menu. The graph view makes one and places its toolbar items; the
  * rest watch the canvas for new pictures, so the view needs no other hook.
  */
 
 import { ExplorerContext } from '../state/context';
 import { pictureMenu } from './export';
+import { domId } from '../model/dot';
+import { GroupLabels } from './groupLabels';
 import { GraphKeyboard } from './keyboard';
 import { Legend } from './legend';
 import { Minimap } from './minimap';
+import { decorateRepeats } from './repeats';
 import { installTooltips } from './tooltips';
 import { Viewport } from './viewport';
 
@@ -33,8 +36,30 @@ export class GraphTools {
   ) {
     const viewport = host.viewport;
     this.minimap = new Minimap(viewport.element, (x, y) => viewport.panTo(x, y));
-    this.toolbarItems = [pictureMenu(ctx, () => viewport.svg), this.legend.button];
+    this.toolbarItems = [pictureMenu(ctx, () => viewport.svg), this.legend.button, this.minimap.button];
     installTooltips(viewport.element, ctx);
+    new GroupLabels(viewport);
+    // each new picture (it comes with a view) gets its repeat groups' stack and badge
+    let decorated: SVGSVGElement | null = null;
+    viewport.onViewChange(() => {
+      const svg = viewport.svg;
+      if (svg && svg !== decorated) {
+        decorated = svg;
+        decorateRepeats(svg, this.repeatCounts());
+      }
+    });
+  }
+
+  /** Drawn id -> how many blocks a repeat group folds, for the method on screen. */
+  private repeatCounts(): Map<string, number> {
+    const counts = new Map<string, number>();
+    for (const [id, g] of this.ctx.groups()?.groups ?? []) {
+      if (g.repeat) {
+        counts.set(`scope-${domId(id)}`, g.repeat);
+        counts.set(`cluster-${domId(id)}`, g.repeat);
+      }
+    }
+    return counts;
   }
 
   /** Put the overlays on the graph element (which holds the toolbar and the canvas) and listen for keys. */

@@ -1,10 +1,12 @@
 /**
- * Pan and zoom of the graph canvas: the part of the picture on screen is the SVG's `viewBox`.
+ * Pan and zoom of a graph canvas: the part of the picture on screen is the SVG's `viewBox`.
  *
  * Drag pans, the wheel zooms at the pointer, the arrow keys pan and `+` / `-` / `0` zoom and fit. The canvas
  * element stays for the view's lifetime; each layout puts a new SVG into it (`show`), keeping the view or
- * leaving the placing to the caller (`fit`, `openAt`). Jumps to a node (`centerOn`) are short animations, so
- * the eye can follow where the view went. Other views (a minimap) follow the view through `onViewChange`.
+ * leaving the placing to the caller (`fit`, `openAt`, `showAt`). Jumps to a node (`centerOn`) are short
+ * animations, so the eye can follow where the view went. A canvas that changes size keeps its scale and its
+ * centre (it shows more or less of the picture, never a squeezed one). Other views follow the view through
+ * `onViewChange`: the minimap, and the compare panes, which are two viewports moving together.
  */
 
 import { clear, h } from '../state/dom';
@@ -27,6 +29,15 @@ const PAN_MS = 250;
 /** How far the pointer moves before a press becomes a drag (and the click that ends it is no click). */
 const DRAG_THRESHOLD_PX = 4;
 
+export interface ViewportOptions {
+  /** the canvas's class (default `jp-TraceExplorer-canvas`: the explorer's graph, which its tools look for) */
+  className?: string;
+  /** the canvas's accessible name */
+  label?: string;
+  /** what `fit` (the fit button, the 0 key) shows; default: the whole picture (`fitWhole`) */
+  fit?: (animate: boolean) => void;
+}
+
 export class Viewport {
   /** The canvas the picture is drawn in (focusable: the keys work once it has focus). */
   readonly element: HTMLElement;
@@ -39,36 +50,61 @@ export class Viewport {
   private wasDragged = false;
   private animation = 0;
   private readonly viewListeners: ((view: ViewBox) => void)[] = [];
+  private readonly fitView: ((animate: boolean) => void) | null;
   /** The canvas's size in pixels, as the last resize observation saw it (null before the first one). */
-  private size: { w: number; h: number } | null = null;
+  private observed: { w: number; h: number } | null = null;
+  /** the canvas size the view was last set for (a resize keeps the scale, not the viewBox) */
+  private viewSize = { w: 0, h: 0 };
 
-  constructor() {
+  constructor(options: ViewportOptions = {}) {
     this.element = h('div', {
-      class: 'jp-TraceExplorer-canvas',
+      class: options.className ?? 'jp-TraceExplorer-canvas',
       tabindex: 0,
-      'aria-label': 'graph; drag to pan, wheel to zoom'
+      'aria-label': options.label ?? 'graph; drag to pan, wheel to zoom'
     });
+    this.fitView = options.fit ?? null;
     this.installPointer();
-    new ResizeObserver(() => {
-      // read here, where layout is clean: reading the size right after a big picture goes in forces its layout
-      // (150 ms and more for 1,500 SVG elements) inside our task
-      this.size = { w: this.element.clientWidth, h: this.element.clientHeight };
-      const place = this.pendingPlace;
-      if (place && this.size.w > 0) {
-        this.pendingPlace = null;
-        place();
-      }
-    }).observe(this.element);
+    new ResizeObserver(() => this.onResize()).observe(this.element);
     this.element.addEventListener('keydown', e => this.onKey(e));
   }
 
   /** The canvas's width in pixels (0 while it is not on screen). */
   private get width(): number {
-    return this.size ? this.size.w : this.element.clientWidth;
+    return this.observed ? this.observed.w : this.element.clientWidth;
   }
 
   private get height(): number {
-    return this.size ? this.size.h : this.element.clientHeight;
+    return this.observed ? this.observed.h : this.element.clientHeight;
+  }
+
+  private onResize(): void {
+    // read here, where layout is clean: reading the size right after a big picture goes in forces its layout
+    // (150 ms and more for 1,500 SVG elements) inside our task
+    const w = this.element.clientWidth;
+    const hgt = this.element.clientHeight;
+    this.observed = { w, h: hgt };
+    if (w === 0 || hgt === 0) {
+      return; // hidden: keep the view for when it is back
+    }
+    const place = this.pendingPlace;
+    if (place) {
+      this.pendingPlace = null;
+      place();
+      return;
+    }
+    const vb = this.viewBox;
+    const old = this.viewSize;
+    if (vb && old.w > 0 && (old.w !== w || old.h !== hgt)) {
+      // the same scale around the same centre: a wider canvas shows more of the picture
+      const scale = old.w / vb.w;
+      this.stopAnimation();
+      this.setViewBox({
+        x: vb.x + vb.w / 2 - w / scale / 2,
+        y: vb.y + vb.h / 2 - hgt / scale / 2,
+        w: w / scale,
+        h: hgt / scale
+      });
+    }
   }
 
   /** The picture on screen, or null. */
@@ -144,7 +180,7 @@ export class Viewport {
     } else if (e.key === '-') {
       this.zoom(1.25);
     } else if (e.key === '0') {
-      this.fit();
+      this.fit(true);
     } else {
       return;
     }
@@ -204,6 +240,7 @@ export class Viewport {
 
   private setViewBox(box: ViewBox): void {
     this.viewBox = box;
+    this.viewSize = { w: this.width, h: this.height };
     this.picture?.setAttribute('viewBox', `${box.x} ${box.y} ${box.w} ${box.h}`);
     for (const listener of this.viewListeners) {
       listener(box);
@@ -273,15 +310,24 @@ export class Viewport {
     return { x: b.x - pad, y: b.y - pad, w: b.w + 2 * pad, h: b.h + 2 * pad };
   }
 
-  /** Show the whole graph, centred, at whatever scale that takes (never magnified past MAX_FIT_SCALE). */
+  /** What the fit button and the 0 key show: the whole graph, unless the owner said otherwise. */
   fit(animate = false): void {
+    if (this.fitView) {
+      this.fitView(animate);
+    } else {
+      this.fitWhole(animate);
+    }
+  }
+
+  /** Show the whole graph, centred, at whatever scale that takes (never magnified past MAX_FIT_SCALE). */
+  fitWhole(animate = false): void {
     const full = this.padded();
     if (!full) {
       return;
     }
     if (this.width === 0) {
       this.setViewBox(full);
-      this.pendingPlace = () => this.fit();
+      this.pendingPlace = () => this.fitWhole();
       return;
     }
     const minW = this.width / MAX_FIT_SCALE;
@@ -308,7 +354,7 @@ export class Viewport {
     const aspect = this.aspect();
     const fitW = Math.max(full.w, full.h / aspect, px / MAX_FIT_SCALE);
     if (px / fitW >= MIN_READABLE_SCALE * 0.75) {
-      this.fit();
+      this.fitWhole();
       return;
     }
     const w = px / MIN_READABLE_SCALE;
@@ -349,6 +395,37 @@ export class Viewport {
     const p1 = new DOMPoint(b.x, b.y).matrixTransform(m).matrixTransform(inv);
     const p2 = new DOMPoint(b.x + b.width, b.y + b.height).matrixTransform(m).matrixTransform(inv);
     return { x: Math.min(p1.x, p2.x), y: Math.min(p1.y, p2.y), w: Math.abs(p2.x - p1.x), h: Math.abs(p2.y - p1.y) };
+  }
+
+  /**
+   * The scale (screen pixels per layout unit) at which the whole picture fits with `point` in the middle of the
+   * view (the middle of the picture by default), never magnified past MAX_FIT_SCALE; null before a picture is
+   * on a sized canvas.
+   */
+  fitScale(point: { x: number; y: number } | null = null): number | null {
+    const full = this.padded();
+    const w = this.width;
+    const hgt = this.height;
+    if (!full || w === 0 || hgt === 0) {
+      return null;
+    }
+    const c = point ?? { x: full.x + full.w / 2, y: full.y + full.h / 2 };
+    const halfW = Math.max(c.x - full.x, full.x + full.w - c.x);
+    const halfH = Math.max(c.y - full.y, full.y + full.h - c.y);
+    return Math.min(MAX_FIT_SCALE, w / (2 * Math.max(halfW, 1)), hgt / (2 * Math.max(halfH, 1)));
+  }
+
+  /** The view's centre, in layout units; null before the first picture. */
+  get centre(): { x: number; y: number } | null {
+    const vb = this.viewBox;
+    return vb ? { x: vb.x + vb.w / 2, y: vb.y + vb.h / 2 } : null;
+  }
+
+  /** Show `point` (layout units) in the middle of the view at `scale` screen pixels per layout unit. */
+  showAt(point: { x: number; y: number }, scale: number, animate = false): void {
+    const w = Math.max(1, this.width) / scale;
+    const hgt = Math.max(1, this.height) / scale;
+    this.setView({ x: point.x - w / 2, y: point.y - hgt / 2, w, h: hgt }, animate);
   }
 
   /** Pan (at the same zoom) so the point (user units) is in the middle of the view (the minimap's clicks). */

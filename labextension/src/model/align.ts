@@ -87,7 +87,8 @@ function sideDot(
   const sorted = [...ids].sort((a, b) => a - b);
   const lines = [
     'digraph side {',
-    `  graph [rankdir=TB fontname="Courier" fontsize=10 nodesep=0.25 ranksep=0.3 label=${labelLines([title])} labelloc=t];`,
+    // the title above the picture, if any (the compare panes name each side in their own header instead)
+    `  graph [rankdir=TB fontname="Courier" fontsize=10 nodesep=0.25 ranksep=0.3${title ? ` label=${labelLines([title])} labelloc=t` : ''}];`,
     '  node [shape=box style="rounded,filled" fillcolor="#f7f7f7" fontname="Courier" fontsize=9 height=0.3];',
     '  edge [arrowsize=0.6];'
   ];

@@ -53,3 +53,38 @@ export function fitInto(world: Box, width: number, height: number): { scale: num
   const scale = Math.min(width / Math.max(world.w, 1e-9), height / Math.max(world.h, 1e-9));
   return { scale, dx: (width - world.w * scale) / 2, dy: (height - world.h * scale) / 2 };
 }
+
+const NUMBER = /-?(?:\d+\.?\d*|\.\d+)(?:e[-+]?\d+)?/gi;
+
+/**
+ * The box of a Graphviz outline from its own attribute (a path's `d`, a polygon's `points`): Graphviz writes
+ * only absolute coordinate pairs (`M x,y C x,y x,y x,y ...`), so every pair of numbers is a point on or around
+ * the outline. Reading the attribute forces no layout of the page, unlike `getBBox`. Null without two points.
+ */
+export function outlineBox(attribute: string | null): Box | null {
+  const n = (attribute ?? '').match(NUMBER)?.map(Number) ?? [];
+  if (n.length < 4) {
+    return null;
+  }
+  let [x0, y0, x1, y1] = [Infinity, Infinity, -Infinity, -Infinity];
+  for (let i = 0; i + 1 < n.length; i += 2) {
+    x0 = Math.min(x0, n[i]);
+    x1 = Math.max(x1, n[i]);
+    y0 = Math.min(y0, n[i + 1]);
+    y1 = Math.max(y1, n[i + 1]);
+  }
+  return { x: x0, y: y0, w: x1 - x0, h: y1 - y0 };
+}
+
+/**
+ * Where a group's label starts so that it can be read wherever the view is (a sticky header, sideways): where
+ * Graphviz put it (`home`, at the group's left edge), unless the view's left edge has passed it; then just inside
+ * the view (`viewLeft + pad`), never beyond the group's right edge (`right`: the label ends `pad` before it).
+ */
+export function stickyLabelLeft(home: number, width: number, right: number, viewLeft: number, pad: number): number {
+  const wanted = viewLeft + pad;
+  if (wanted <= home) {
+    return home;
+  }
+  return Math.max(home, Math.min(wanted, right - pad - width));
+}
