@@ -460,6 +460,9 @@ def test_nodes_inside_torch_point_at_the_trace_line_as_written_and_retraces_keep
         }
 
     assert located(run) == {(f"cell [{result.execution_count}]", 2, "%trace seq(x)")}
+    # torch's deprecation notice names its caller, which is this package's code: it is the %trace line's too
+    (deprecated,) = [w for w in run.warnings if w.category == "deprecated"]
+    assert (run.file_names.get(deprecated.file), deprecated.line, deprecated.code) == located(run).pop()
     explorer = ip.user_ns["_trace_explorer"]
     explorer.options = {"module_mode": "eval"}  # a re-trace (no event loop here: it runs at once)
     assert explorer.run is not run and located(explorer.run) == located(run)

@@ -27,6 +27,12 @@ _LIBRARY = re.compile(r"[/\\](site-packages|dist-packages)[/\\]|[/\\]lib[/\\]pyt
 _call_site: contextvars.ContextVar[Frame | None] = contextvars.ContextVar("tracejit_call_site", default=None)
 
 
+def is_own_file(path: str) -> bool:
+    """A file of this package: a warning raised "at" it (torch's deprecation notice names the caller of
+    torch.jit.trace, which is the session) belongs to the line that asked for the trace."""
+    return path.startswith(_PACKAGE_DIR)
+
+
 def _is_library(path: str) -> bool:
     return (
         path.startswith(_PACKAGE_DIR)
@@ -72,4 +78,4 @@ def call_site(file: str, line: int, func: str = "<module>", code: str = "") -> I
         yield
 
 
-__all__ = ["call_site", "calls_from", "find_caller"]
+__all__ = ["call_site", "calls_from", "find_caller", "is_own_file"]

@@ -23,6 +23,7 @@ import torch
 from torch.jit._trace import indent
 
 from . import hazards
+from .caller import is_own_file
 from .check import CheckCase, CheckReport, MethodUnderCheck, check_graphs, run_outputs, torch_mismatch_message
 from .deep_stack import run_with_stack
 from .errors import TraceError, argument_error, error_from_exception
@@ -103,6 +104,7 @@ class TraceSession:
             run.error = error_from_exception(e, phase="internal")
         self._attribute_to_caller(run)
         run.warnings = self.recorder.collect(run.graphs, self.method_of_phase)
+        self._warnings_to_caller(run)
         self._attach_check_warning_nodes(run)
         run.python_runs = self.python_runs
         run.findings = self._findings(run, top_level_nondeterministic, mutated)
@@ -126,6 +128,15 @@ class TraceSession:
         for error in errors:
             if error is not None and not error.file and error.phase != "arguments":
                 error.file, error.line, error.code = caller.file, caller.line, caller.code
+
+    def _warnings_to_caller(self, run: TraceRun) -> None:
+        """A warning located in this package's own code (torch names its caller: the session) is the caller's."""
+        caller = self.caller
+        if caller is None:
+            return
+        for w in run.warnings:
+            if w.file and is_own_file(w.file):
+                w.file, w.line, w.code, w.func = caller.file, caller.line, caller.code, caller.func
 
     def _location(self) -> tuple[str, int]:
         """Where warnings about the whole trace point: the traced function's ``def`` line, unless that is in torch
