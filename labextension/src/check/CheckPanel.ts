@@ -8,7 +8,7 @@
  */
 
 import { ExplorerContext } from '../state/context';
-import { append, button, clear, formatNumber, h, location } from '../state/dom';
+import { append, button, clear, formatNumber, h, location, withCode } from '../state/dom';
 import { sideBySide } from '../model/align';
 import { decodeGraph, TraceGraph, userFrame } from '../model/graph';
 import { floatValue } from '../model/protocol';
@@ -407,7 +407,7 @@ export class CheckPanel {
           h('strong', {}, WARNING_TITLES[w.category] ?? w.category),
           ' at ',
           location(w.file, w.line, run, (file, line) => this.ctx.showPlace(file, line)),
-          w.advice ? h('p', { class: 'jp-TraceExplorer-hint' }, h('strong', {}, 'Fix: '), w.advice) : null
+          w.advice ? h('p', { class: 'jp-TraceExplorer-hint' }, h('strong', {}, 'Fix: '), ...withCode(w.advice)) : null
         )
       ),
       ...cause.findings.map(f =>
@@ -415,7 +415,7 @@ export class CheckPanel {
           'li',
           { class: `jp-TraceExplorer-because jp-mod-${f.severity}` },
           h('strong', {}, f.title),
-          f.hint ? h('p', { class: 'jp-TraceExplorer-hint' }, h('strong', {}, 'Fix: '), f.hint) : null,
+          f.hint ? h('p', { class: 'jp-TraceExplorer-hint' }, h('strong', {}, 'Fix: '), ...withCode(f.hint)) : null,
           fixButton(this.ctx, f.fix)
         )
       )
