@@ -168,11 +168,17 @@ def _loops_of(text: str) -> tuple[tuple[int, int], ...]:
     return tuple(sorted((n.lineno, n.end_lineno or n.lineno) for n in loops))
 
 
-def enclosing_loop(file: str, line: int) -> tuple[int, int] | None:
-    """The innermost ``for`` / ``while`` loop of ``file`` that holds ``line`` (its header included), or None."""
+def loops_in(file: str) -> tuple[tuple[int, int], ...]:
+    """``(first line, last line)`` of every loop of ``file`` (as linecache has it; none when it has no source)."""
     text = "".join(linecache.getlines(file))
-    spans = [s for s in _loops_of(text) if s[0] <= line <= s[1]] if text else []
-    return max(spans, key=lambda s: s[0]) if spans else None
+    return _loops_of(text) if text else ()
+
+
+def enclosing_loop(file: str, line: int, spans: tuple[tuple[int, int], ...] | None = None) -> tuple[int, int] | None:
+    """The innermost ``for`` / ``while`` loop of ``file`` that holds ``line`` (its header included), or None;
+    ``spans`` are ``loops_in(file)`` when the caller has them."""
+    holding = [s for s in (loops_in(file) if spans is None else spans) if s[0] <= line <= s[1]]
+    return max(holding, key=lambda s: s[0]) if holding else None
 
 
 def frozen_loops(graph: Graph, check: CheckReport | None) -> Finding | None:
@@ -182,6 +188,7 @@ def frozen_loops(graph: Graph, check: CheckReport | None) -> Finding | None:
     if check is None:
         return None
     loops: dict[tuple[str, int, int], None] = {}
+    spans_of: dict[str, tuple[tuple[int, int], ...]] = {}  # each file read and parsed once, however many roots
     for case in check.cases:
         if case.method != graph.method or case.diff is None:
             continue
@@ -193,7 +200,10 @@ def frozen_loops(graph: Graph, check: CheckReport | None) -> Finding | None:
             source = side.nodes[node_id].source if side is not None and node_id is not None else None
             if source is None or source.user_frame.internal:
                 continue
-            span = enclosing_loop(source.file, source.line)
+            spans = spans_of.get(source.file)
+            if spans is None:
+                spans = spans_of[source.file] = loops_in(source.file)
+            span = enclosing_loop(source.file, source.line, spans)
             if span is not None:
                 loops[(source.file, *span)] = None
     if not loops:
