@@ -259,9 +259,10 @@ class TraceRun(JsonRecord):
             return f"{self.target.name}: FAILED ({self.error.type}: {self.error.message.splitlines()[0]})"
         g = self.graph
         parts = [f"{len(g)} nodes" if g is not None else "no graph"]
-        uw = self.user_warnings
-        if uw:
-            parts.append(f"{sum(w.count for w in uw)} warnings ({len(uw)} distinct)")
+        # counted as the explorer's header and Warnings tab count: distinct warnings, findings, probe disagreements
+        problems = self.verdict.problems
+        if problems:
+            parts.append(_plural(problems, "warning"))
         if self.check is not None:
             roots = sum(len(c.diff.roots) for c in self.check.cases if c.diff)
             if self.check.ok:

@@ -130,12 +130,13 @@ class TraceSession:
                 error.file, error.line, error.code = caller.file, caller.line, caller.code
 
     def _warnings_to_caller(self, run: TraceRun) -> None:
-        """A warning located in this package's own code (torch names its caller: the session) is the caller's."""
+        """torch's deprecation notice names the caller of torch.jit.trace, which is this package's own code (the
+        session, the magic): it is the caller's. Other warnings at our files are traced code's (the demo model)."""
         caller = self.caller
         if caller is None:
             return
         for w in run.warnings:
-            if w.file and is_own_file(w.file):
+            if w.category == "deprecated" and w.file and is_own_file(w.file):
                 w.file, w.line, w.code, w.func = caller.file, caller.line, caller.code, caller.func
 
     def _location(self) -> tuple[str, int]:
