@@ -37,6 +37,11 @@ def encoder():
 CELL0 = SETUP + MODELS
 
 
+def as_shown(advice: str) -> str:
+    """An advice text as the page shows it: its `code` spans are <code> elements, without the backticks."""
+    return advice.replace("`", "")
+
+
 def line_in_cell(marker: str) -> int:
     return next(i for i, text in enumerate(CELL0.splitlines(), start=1) if marker in text)
 
@@ -99,7 +104,8 @@ def test_causes_stepper_advice_and_locations_on_a_frozen_branch_and_loop(lab):
     first = check.locator(".jp-TraceExplorer-cause").first
     frozen_if = line_in_cell("# the frozen if")
     assert f"tensor → Python bool (frozen branch) at cell [1], line {frozen_if}" in first.inner_text()
-    assert f"Fix: {ADVICE['to_bool']}" in first.inner_text()
+    assert f"Fix: {as_shown(ADVICE['to_bool'])}" in first.inner_text()
+    assert first.locator(".jp-TraceExplorer-hint code").first.inner_text() == "if"  # `if` in the text: code
     assert first.evaluate("el => el.classList.contains('jp-mod-active')")
     lab.screenshot_themes("panels-causes", explorer)
     # the stepper walks the roots; downstream on request
@@ -174,10 +180,10 @@ def test_causes_stepper_advice_and_locations_on_a_frozen_branch_and_loop(lab):
     tab(explorer, "warnings").click()
     warnings = panel(explorer, "warnings")
     frozen = warnings.locator('.jp-TraceExplorer-warning[data-category="to_bool"]')
-    assert f"Fix: {ADVICE['to_bool']}" in frozen.inner_text()
+    assert f"Fix: {as_shown(ADVICE['to_bool'])}" in frozen.inner_text()
     mismatch = warnings.locator('.jp-TraceExplorer-warning[data-category="output_mismatch_python"]')
     assert "Greatest absolute difference" in mismatch.locator(".jp-TraceExplorer-detail").inner_text()
-    assert f"Fix: {ADVICE['output_mismatch_python']}" in mismatch.inner_text()
+    assert f"Fix: {as_shown(ADVICE['output_mismatch_python'])}" in mismatch.inner_text()
     # the frozen `if` records nothing at its own line: its link finds the branch it froze
     frozen.locator("button.jp-TraceExplorer-loc").click()
     query, hits = search_of(explorer)
@@ -187,7 +193,7 @@ def test_causes_stepper_advice_and_locations_on_a_frozen_branch_and_loop(lab):
     # the inspector of the node a warning maps to says the same, with the same fix
     tab(explorer, "inspector").click()
     on_node = panel(explorer, "inspector").locator(".jp-TraceExplorer-problems")
-    assert f"Fix: {ADVICE['to_bool']}" in on_node.inner_text()
+    assert f"Fix: {as_shown(ADVICE['to_bool'])}" in on_node.inner_text()
     assert not lab.extension_errors()
 
 

@@ -8,7 +8,7 @@
  */
 
 import { ExplorerContext } from '../state/context';
-import { append, button, clear, h, location } from '../state/dom';
+import { append, button, clear, h, location, withCode } from '../state/dom';
 import { formatAttribute, NodeInfo, shapeText, TraceGraph, userFrame } from '../model/graph';
 import { ArgumentInfo, argumentsOf, TraceRunModel } from '../model/run';
 import { fixButton } from '../controls/fix';
@@ -358,7 +358,9 @@ export class Inspector {
             { class: 'jp-mod-warning' },
             `[${w.category}] `,
             w.message.split('\n')[0],
-            w.advice ? h('p', { class: 'jp-TraceExplorer-hint' }, h('strong', {}, 'Fix: '), w.advice) : null
+            w.advice
+              ? h('p', { class: 'jp-TraceExplorer-hint' }, h('strong', {}, 'Fix: '), ...withCode(w.advice))
+              : null
           )
         ),
         ...findings.map(f =>
@@ -366,7 +368,7 @@ export class Inspector {
             'li',
             { class: `jp-mod-${f.severity}` },
             `[${f.kind}] ${f.title}`,
-            f.hint ? h('p', { class: 'jp-TraceExplorer-hint' }, h('strong', {}, 'Fix: '), f.hint) : null,
+            f.hint ? h('p', { class: 'jp-TraceExplorer-hint' }, h('strong', {}, 'Fix: '), ...withCode(f.hint)) : null,
             fixButton(this.ctx, f.fix)
           )
         ),
