@@ -33,8 +33,8 @@ function facts(run: TraceRunModel): string[] {
   const method = run.defaultMethod;
   const graph = method ? run.graphs.get(method) : undefined;
   out.push(graph ? plural(graph.size, 'node') : 'no graph');
-  if (verdict.warnings + verdict.findings + verdict.probe > 0) {
-    out.push(plural(verdict.warnings + verdict.findings + verdict.probe, 'warning'));
+  if (run.problems > 0) {
+    out.push(plural(run.problems, 'warning'));
   }
   const check = run.raw.check;
   if (!check) {
@@ -245,7 +245,7 @@ export class Explorer {
     );
     const warnTab = this.tabs.get('warnings')?.tab;
     if (warnTab) {
-      const n = verdict.warnings + verdict.findings + verdict.probe;
+      const n = run.problems;
       warnTab.textContent = n ? `Warnings (${n})` : 'Warnings';
     }
     const checkTab = this.tabs.get('check')?.tab;

@@ -180,6 +180,15 @@ export class TraceRunModel {
     };
   }
 
+  /**
+   * What the header, the Warnings tab's title and its badges count (Verdict.problems in run.py): distinct
+   * warnings, findings that are not info and probe disagreements.
+   */
+  get problems(): number {
+    const verdict = this.verdict;
+    return verdict.warnings + verdict.findings + verdict.probe;
+  }
+
   /** `forward`, else the first traced method, else null. */
   get defaultMethod(): string | null {
     if (this.graphs.has('forward')) {

@@ -41,16 +41,6 @@ export class WarningsPanel {
     this.unsubscribe();
   }
 
-  /**
-   * What the header and the tab title count (the verdict's): distinct warnings, findings that are not info and
-   * probe disagreements. The group badges below count distinct warnings the same way; how often torch raised one
-   * is its own `×N`.
-   */
-  get count(): number {
-    const verdict = this.ctx.run?.verdict;
-    return verdict ? verdict.warnings + verdict.findings + verdict.probe : 0;
-  }
-
   private show(nodeIds: number[], method: string): void {
     if (nodeIds.length) {
       this.ctx.host.set({ selectedMethod: method, selectedNode: nodeIds[0] });
