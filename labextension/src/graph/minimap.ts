@@ -112,10 +112,13 @@ export class Minimap {
   /**
    * @param host the canvas element the pictures are drawn in
    * @param centerAt pan the view so this point (SVG user units) is in its middle
+   * @param hostSize the canvas's size in pixels as the viewport knows it (read on every view change: the
+   *   canvas's own clientWidth would force a layout of the picture each frame of a pan)
    */
   constructor(
     private readonly host: HTMLElement,
-    private readonly centerAt: (x: number, y: number) => void
+    private readonly centerAt: (x: number, y: number) => void,
+    private readonly hostSize: () => { w: number; h: number }
   ) {
     this.canvas = h('canvas', { class: 'jp-TraceExplorer-minimapCanvas' });
     this.frame = h('div', { class: 'jp-TraceExplorer-minimapFrame' });
@@ -171,7 +174,8 @@ export class Minimap {
 
   /** Whether the canvas is big enough for the map next to a readable graph. */
   private get roomy(): boolean {
-    return this.host.clientWidth >= MIN_CANVAS_PX.w && this.host.clientHeight >= MIN_CANVAS_PX.h;
+    const { w, h: hgt } = this.hostSize();
+    return w >= MIN_CANVAS_PX.w && hgt >= MIN_CANVAS_PX.h;
   }
 
   private onMutations(records: MutationRecord[]): void {
@@ -245,7 +249,7 @@ export class Minimap {
 
   private update(): void {
     const svg = this.picture;
-    if (svg && (this.host.clientWidth === 0 || this.host.clientHeight === 0)) {
+    if (svg && (this.hostSize().w === 0 || this.hostSize().h === 0)) {
       // no size: a hidden output, or a moment inside a theme switch (its stylesheets swapped): try again soon,
       // rather than decide on a size that is not the canvas's
       if (this.retries++ < MAX_RETRIES) {
@@ -319,7 +323,7 @@ export class Minimap {
 
   /** The focused nodes' boxes on the canvas (CSS px from its top left), from the boxes read with the picture. */
   private focusBoxes(view: Box): Box[] {
-    const k = this.host.clientWidth / Math.max(view.w, 1e-9);
+    const k = this.hostSize().w / Math.max(view.w, 1e-9);
     const out: Box[] = [];
     for (const s of this.marked) {
       if (FOCUS.some(c => s.el.classList.contains(c))) {
@@ -334,11 +338,12 @@ export class Minimap {
     const [mw, mh] = this.size;
     const w = mw + 6; // padding and border
     const hgt = mh + 6;
+    const host = this.hostSize();
     const right = corner.endsWith('right');
     const bottom = corner.startsWith('bottom');
     return {
-      x: right ? this.host.clientWidth - w - MARGIN_PX : MARGIN_PX,
-      y: bottom ? this.host.clientHeight - hgt - MARGIN_PX : MARGIN_PX,
+      x: right ? host.w - w - MARGIN_PX : MARGIN_PX,
+      y: bottom ? host.h - hgt - MARGIN_PX : MARGIN_PX,
       w,
       h: hgt
     };
@@ -396,8 +401,9 @@ export class Minimap {
 
   /** Size the map to the picture and draw its plain layer: clusters, nodes in their unmarked paint, edges. */
   private drawBase(world: Box): void {
-    const maxWidth = Math.max(MIN_SIDE_PX, Math.min(MAX_WIDTH_PX, this.host.clientWidth * MAX_WIDTH_SHARE));
-    const maxHeight = Math.max(MIN_SIDE_PX, Math.min(MAX_HEIGHT_PX, this.host.clientHeight * MAX_HEIGHT_SHARE));
+    const host = this.hostSize();
+    const maxWidth = Math.max(MIN_SIDE_PX, Math.min(MAX_WIDTH_PX, host.w * MAX_WIDTH_SHARE));
+    const maxHeight = Math.max(MIN_SIDE_PX, Math.min(MAX_HEIGHT_PX, host.h * MAX_HEIGHT_SHARE));
     const scale0 = Math.min(maxWidth / world.w, maxHeight / world.h);
     const mw = Math.min(maxWidth, Math.max(MIN_SIDE_PX, Math.round(world.w * scale0)));
     const mh = Math.min(maxHeight, Math.max(MIN_SIDE_PX, Math.round(world.h * scale0)));

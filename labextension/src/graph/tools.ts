@@ -35,7 +35,11 @@ export class GraphTools {
     private readonly host: GraphToolsHost
   ) {
     const viewport = host.viewport;
-    this.minimap = new Minimap(viewport.element, (x, y) => viewport.panTo(x, y));
+    this.minimap = new Minimap(
+      viewport.element,
+      (x, y) => viewport.panTo(x, y),
+      () => viewport.canvasSize
+    );
     this.toolbarItems = [pictureMenu(ctx, () => viewport.svg), this.legend.button, this.minimap.button];
     installTooltips(viewport.element, ctx);
     new GroupLabels(viewport);

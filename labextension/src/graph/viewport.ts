@@ -68,6 +68,11 @@ export class Viewport {
     this.element.addEventListener('keydown', e => this.onKey(e));
   }
 
+  /** The canvas's size in pixels as last observed (0 while it is not on screen): read without forcing a layout. */
+  get canvasSize(): { w: number; h: number } {
+    return { w: this.width, h: this.height };
+  }
+
   /** The canvas's width in pixels (0 while it is not on screen). */
   private get width(): number {
     return this.observed ? this.observed.w : this.element.clientWidth;
