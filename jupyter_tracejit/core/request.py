@@ -14,6 +14,7 @@ from .options import DEFAULT_TOLERANCE, TraceOptions
 from .plan import ArgumentProblem, plan_trace, plan_trace_module, target_of
 from .run import TraceRun
 from .session import TraceSession, stamp
+from .torch_trace import Reply, resume
 
 
 @dataclass(frozen=True)
@@ -115,11 +116,19 @@ def trace(
         return _refused(request, problem, started)
     except Exception as e:  # tj.trace never raises: a hostile object is the run's error too
         return _refused(request, ArgumentProblem.raised(e), started)
-    # the session runs from this frame, not from a helper: torch's tracer records every frame above the traced
-    # code at each node it records (see .torch_trace)
-    run = TraceSession(plan, request.describe(), caller).run(started)
-    run.request = request
-    return run
+    # torch's calls are made from this frame, not from a helper: torch's tracer records every frame above the
+    # traced code at each node it records (see .torch_trace); make_call written out
+    steps = TraceSession(plan, request.describe(), caller).steps(started)
+    step = resume(steps, None)
+    while not isinstance(step, TraceRun):
+        fn, args, kwargs = step
+        try:
+            reply: Reply = (fn(*args, **kwargs), None)
+        except BaseException as e:  # the session restores state, then records it or re-raises an interrupt
+            reply = (None, e)
+        step = resume(steps, reply)
+    step.request = request
+    return step
 
 
 def trace_module(
@@ -151,9 +160,17 @@ def trace_module(
         return _refused(request, problem, started)
     except Exception as e:  # as in trace()
         return _refused(request, ArgumentProblem.raised(e), started)
-    run = TraceSession(plan, request.describe(), caller).run(started)  # from this frame, as in trace()
-    run.request = request
-    return run
+    steps = TraceSession(plan, request.describe(), caller).steps(started)  # driven from this frame, as in trace()
+    step = resume(steps, None)
+    while not isinstance(step, TraceRun):
+        fn, args, kwargs = step
+        try:
+            reply: Reply = (fn(*args, **kwargs), None)
+        except BaseException as e:
+            reply = (None, e)
+        step = resume(steps, reply)
+    step.request = request
+    return step
 
 
 __all__ = ["TraceRequest", "trace", "trace_module"]

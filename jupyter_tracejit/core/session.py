@@ -34,7 +34,7 @@ from .module_state import ModuleState
 from .plan import TracePlan
 from .run import TraceRun, display_names
 from .schemas import argument_names, parameter_types
-from .torch_trace import TraceCall, own_compilation_unit, trace_call
+from .torch_trace import Steps, TraceCall, call_torch, make_call, own_compilation_unit, resume, trace_call
 from .tracer_warnings import WarningRecorder
 
 #: torch's code printer is quadratic in the number of submodules (3 s for 4,000): skip `.code` beyond this
@@ -81,6 +81,17 @@ class TraceSession:
         self.nondeterministic_ops: dict[str, tuple[list[str], str]] = {}
 
     def run(self, started: float) -> TraceRun:
+        """The whole session, each torch call made from this frame (callers that mind the depth drive
+        :meth:`steps` from their own frame, see :mod:`.torch_trace`)."""
+        steps = self.steps(started)
+        step = resume(steps, None)
+        while not isinstance(step, TraceRun):
+            step = resume(steps, make_call(step))
+        return step
+
+    def steps(self, started: float) -> Steps[TraceRun]:
+        """The session as a generator: it yields each ``torch.jit.trace`` call for the driver to make and is sent
+        back what the call returned or raised (see :mod:`.torch_trace`); it returns the finished run."""
         plan = self.plan
         run = TraceRun(
             target=plan.target,
@@ -94,9 +105,9 @@ class TraceSession:
                 if isinstance(plan.func, torch.jit.ScriptModule):
                     self._already_script(run)
                 else:
-                    self._trace(run, top_level_nondeterministic)
+                    yield from self._trace(run, top_level_nondeterministic)
                     if run.error is None and plan.options.check_trace:
-                        self._check(run, top_level_nondeterministic)
+                        yield from self._check(run, top_level_nondeterministic)
                     if run.error is None and plan.options.probe:
                         self._probe(run)
                 mutated = state.changed_buffers() if state is not None else []
@@ -174,7 +185,7 @@ class TraceSession:
         self.timings[key] = self.timings.get(key, 0.0) + time.perf_counter() - start
 
     # -- trace ----------------------------------------------------------------------------------
-    def _trace(self, run: TraceRun, top_level_nondeterministic: dict[str, bool]) -> None:
+    def _trace(self, run: TraceRun, top_level_nondeterministic: dict[str, bool]) -> Steps[None]:
         plan = self.plan
         self.recorder.phase = "trace"
         t0 = time.perf_counter()
@@ -189,11 +200,11 @@ class TraceSession:
         try:
             self.python_runs += len(plan.inputs)
             if plan.module is not None:
-                fn, args, kwargs = self._trace_call(plan.module, plan.inputs, methods=True)
+                call = self._trace_call(plan.module, plan.inputs, methods=True)
             else:
-                fn, args, kwargs = self._trace_call(plan.func, plan.inputs["forward"], methods=False)
+                call = self._trace_call(plan.func, plan.inputs["forward"], methods=False)
             with own_compilation_unit():
-                traced = fn(*args, **kwargs)  # called here: every frame between the user and torch costs per node
+                traced = yield from call_torch(call)
         except Exception as e:
             self._timed("trace", t0)
             known = {"returned": returned[-1]} if returned else {}
@@ -312,7 +323,7 @@ class TraceSession:
             run.error = error_from_exception(e)
 
     # -- check ----------------------------------------------------------------------------------
-    def _check(self, run: TraceRun, top_level_nondeterministic: dict[str, bool]) -> None:
+    def _check(self, run: TraceRun, top_level_nondeterministic: dict[str, bool]) -> Steps[None]:
         plan = self.plan
         report = CheckReport(tolerance=float(plan.options.check_tolerance))
         run.check = report
@@ -323,9 +334,9 @@ class TraceSession:
                 phase = f"check {index + 1}"
                 self.recorder.phase = phase
                 if plan.module is not None:
-                    cases = self._check_module_set(index, label, check_set)
+                    cases = yield from self._check_module_set(index, label, check_set)
                 else:
-                    cases = [self._check_function_set(index, label, check_set)]
+                    cases = [(yield from self._check_function_set(index, label, check_set))]
                 for case in cases:
                     self.method_of_phase[phase] = case.method
                     report.cases.append(case)
@@ -344,7 +355,7 @@ class TraceSession:
                     break
         self._timed("check", t0)
 
-    def _check_function_set(self, index: int, label: str, inputs: Any) -> CheckCase:
+    def _check_function_set(self, index: int, label: str, inputs: Any) -> Steps[CheckCase]:
         plan = self.plan
         if isinstance(inputs, torch.Tensor):
             inputs = (inputs,)
@@ -352,9 +363,9 @@ class TraceSession:
         case = CheckCase(index=index, method="forward", label=label, inputs=describe_inputs(inputs))
         self.python_runs += 1
         try:
-            fn, args, kwargs = self._trace_call(plan.func, clone_inputs(inputs), methods=False, for_check=True)
+            call = self._trace_call(plan.func, clone_inputs(inputs), methods=False, for_check=True)
             with own_compilation_unit():
-                check_fn = fn(*args, **kwargs)
+                check_fn = yield from call_torch(call)
         except Exception as e:
             case.exception = error_from_exception(e, phase="check")
             case.exception.message = f"re-tracing with {label} raised {case.exception.type}: {case.exception.message}"
@@ -364,7 +375,7 @@ class TraceSession:
         case.graph, case.diff, case.text_differs = check_graphs(method, check_fn.graph)
         return case
 
-    def _check_module_set(self, index: int, label: str, check_set: Any) -> list[CheckCase]:
+    def _check_module_set(self, index: int, label: str, check_set: Any) -> Steps[list[CheckCase]]:
         plan = self.plan
         assert plan.module is not None
         cases = [
@@ -381,14 +392,14 @@ class TraceSession:
             return cases
         self.python_runs += len(check_set)
         try:
-            fn, args, kwargs = self._trace_call(
+            call = self._trace_call(
                 plan.module,
                 {name: clone_inputs(data) for name, data in check_set.items()},
                 methods=True,
                 for_check=True,
             )
             with own_compilation_unit():
-                check_mod = fn(*args, **kwargs)
+                check_mod = yield from call_torch(call)
         except Exception as e:
             err = error_from_exception(e, phase="check")
             err.message = f"re-tracing with {label} raised {err.type}: {err.message}"

@@ -5,6 +5,8 @@ success and failure, the stamp of a finished run, and agreement with torch where
 from __future__ import annotations
 
 import datetime
+import inspect
+import os
 import re
 import time
 import warnings
@@ -248,3 +250,44 @@ def test_the_check_stops_at_the_first_set_whose_graph_differs_as_torchs_does() -
     assert not run.ok and run.error is None  # a failed check, not an exception
     assert run.check is not None and [c.index for c in run.check.cases] == [0]
     assert run.check.cases[0].graphs_differ
+
+
+def _recording_callers(stacks: list[list[str]]) -> Any:
+    """A function that records, each time it runs, the Python frames above torch's ``trace`` / ``trace_module``."""
+
+    def recorded(x: torch.Tensor) -> torch.Tensor:
+        frame, names = inspect.currentframe(), []
+        while frame is not None:
+            names.append(f"{os.path.basename(frame.f_code.co_filename)}:{frame.f_code.co_name}")
+            frame = frame.f_back
+        entry = next((i for i, n in enumerate(names) if n in ("_trace.py:trace", "_trace.py:trace_module")), None)
+        stacks.append(names[entry + 1 : entry + 3] if entry is not None else names[:4])
+        return x.sin()
+
+    return recorded
+
+
+class _Recorded(nn.Module):
+    def __init__(self, stacks: list[list[str]]) -> None:
+        super().__init__()
+        self.recorded = _recording_callers(stacks)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.recorded(x)
+
+
+def test_torch_traces_from_the_api_frame_so_the_tracer_records_no_frame_of_the_session() -> None:
+    """torch's tracer records every Python frame above the traced code at each node (~1 µs a frame a node): the
+    trace and the check's re-traces are called from tj.trace's own frame, never from the session's methods."""
+    x = torch.randn(3)
+    here = "test_session.py:test_torch_traces_from_the_api_frame_so_the_tracer_records_no_frame_of_the_session"
+    for target, api, inputs, api_frame in [
+        (_recording_callers, tj.trace, (x,), "request.py:trace"),
+        (_Recorded, tj.trace_module, {"forward": (x,)}, "request.py:trace_module"),
+    ]:
+        stacks: list[list[str]] = []
+        run = api(target(stacks), inputs, check_inputs=[inputs])  # type: ignore[operator]
+        assert run.ok, run.summary()
+        # the trace, the check's re-trace, then the check's Python run (made by the check, not by the tracer)
+        assert len(stacks) == 3
+        assert stacks[0] == stacks[1] == [api_frame, here], stacks
