@@ -14,7 +14,7 @@ import os
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import torch
 
@@ -387,7 +387,6 @@ def _extract(
         for n in block_nodes:
             nid = len(nodes)
             ids.append(nid)
-            nodes.append(None)  # reserve the id before the nodes of its blocks
             kind = n.kind()
             facts = kind_facts.get(kind)
             if facts is None:
@@ -411,6 +410,8 @@ def _extract(
                     ins = tuple(value_id(n.inputsAt(i)) for i in range(n_in))
             else:
                 ins = ()
+            if has_blocks:
+                nodes.append(None)  # reserve the id before the nodes of its blocks
             n_out = n.outputsSize()
             if n_out == 1:
                 out0 = n.outputsAt(0)
@@ -448,7 +449,11 @@ def _extract(
                     built.append(Block(inputs=b_ins, outputs=b_outs, nodes=b_nodes))
                 blocks = tuple(built)
             nondeterministic = may_be_random and n.isNondeterministic()
-            nodes[nid] = Node(nid, kind, ins, outs, path, source, attrs, blocks, parent, nondeterministic)
+            node = Node(nid, kind, ins, outs, path, source, attrs, blocks, parent, nondeterministic)
+            if has_blocks:
+                nodes[nid] = node
+            else:
+                nodes.append(node)
         return ids
 
     inputs = tuple(add_value(v, None) for v in _outputs_of(ts_graph.param_node()))
@@ -456,7 +461,7 @@ def _extract(
     outputs = tuple(value_id(v) for v in _inputs_of(ts_graph.return_node()))
     graph = Graph(
         method=method,
-        nodes=[n for n in nodes if n is not None],
+        nodes=cast(list[Node], nodes),  # every reserved id was filled
         values=values,
         inputs=inputs,
         outputs=outputs,

@@ -364,8 +364,13 @@ class Graph:
         ensure("")
         for path in sorted(scope_types):
             ensure(path)
-        for n in self.nodes:
-            ensure(n.scope).node_ids.append(n.id)
+        last_path: str | None = None
+        node_ids: list[int] = []
+        for n in self.nodes:  # nodes come in runs of one scope: look each run's scope up once
+            if n.scope != last_path:
+                last_path = n.scope
+                node_ids = ensure(last_path).node_ids
+            node_ids.append(n.id)
         for scope in scopes.values():
             scope.children.sort(key=lambda p: natural_key(scopes[p].name))
         return scopes
