@@ -626,3 +626,88 @@ def test_repeat_groups_look_like_a_stack_with_a_count_in_light_and_dark_and_in_t
     new_picture(lab, folded, lambda: lab.page.mouse.click(b["x"] + 2, b["y"] + b["height"] - 1))
     folded.locator(".jp-TraceExplorer-canvas g.cluster.scope-repeat").wait_for()
     assert not lab.extension_errors()
+
+
+#: the graph's viewBox and how far the notebook is scrolled
+VIEW_AND_SCROLL = """(root) => {
+  const box = root.querySelector('.jp-TraceExplorer-canvas svg').getAttribute('viewBox');
+  const scroller = [...document.querySelectorAll('.jp-WindowedPanel-outer, .jp-Notebook')]
+    .find(el => el.scrollHeight > el.clientHeight && el.contains(root));
+  return {box, scroll: scroller ? scroller.scrollTop : null};
+}"""
+
+
+def test_the_wheel_scrolls_the_notebook_until_the_graph_is_engaged(lab):
+    """In a notebook a plain wheel over the graph scrolls the page and says how to zoom; Ctrl + wheel (a trackpad
+    pinch) zooms, so does the wheel once the graph was clicked, and always in full screen."""
+    lab.write_notebook(
+        "wheel.ipynb",
+        [SETUP + MODELS, "e = tj.explore(bert, (ids,))\ne", "print('\\n'.join(map(str, range(200))))"],
+    )
+    lab.open_notebook("wheel.ipynb")
+    lab.run_all(timeout=120_000)
+    explorer = explorer_in(lab, 1)
+    canvas = explorer.locator(".jp-TraceExplorer-canvas")
+    canvas.scroll_into_view_if_needed()
+    view_at_rest(explorer)
+    page = lab.page
+    page.evaluate("document.activeElement && document.activeElement.blur()")  # the graph is not engaged
+    box = canvas.bounding_box()
+    page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    before = explorer.evaluate(VIEW_AND_SCROLL)
+    assert before["scroll"] is not None  # the notebook can scroll here
+    page.mouse.wheel(0, 120)
+    hint = explorer.locator(".jp-TraceExplorer-wheelHint")
+    hint.wait_for()
+    assert re.fullmatch(r"(Ctrl|⌘) \+ wheel zooms the graph \(or click it first\)", hint.inner_text())
+    page.wait_for_function(
+        "([root, top]) => { const s = [...document.querySelectorAll('.jp-WindowedPanel-outer, .jp-Notebook')]"
+        ".find(el => el.scrollHeight > el.clientHeight && el.contains(root)); return s.scrollTop > top; }",
+        arg=[explorer.element_handle(), before["scroll"]],
+    )
+    assert explorer.evaluate(VIEW_AND_SCROLL)["box"] == before["box"]  # the graph did not zoom
+    hint.wait_for(state="detached")  # the hint goes by itself
+
+    # Ctrl + wheel zooms (what a trackpad pinch sends) and leaves the page where it is
+    box = canvas.bounding_box()
+    page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    scrolled = explorer.evaluate(VIEW_AND_SCROLL)
+    page.keyboard.down("Control")
+    page.mouse.wheel(0, -120)
+    page.keyboard.up("Control")
+    zoomed = view_at_rest(explorer)
+    assert float(zoomed.split()[2]) < float(scrolled["box"].split()[2])
+    assert explorer.evaluate(VIEW_AND_SCROLL)["scroll"] == scrolled["scroll"]
+
+    # once the graph is clicked (in an open module's empty inside, which does not fold it), the plain wheel zooms
+    status = explorer.locator(".jp-TraceExplorer-graphStatus")
+    shown = status.inner_text()
+    inside = page.evaluate(
+        "([x, y]) => document.elementFromPoint(x, y).closest('g.cluster') !== null",
+        [box["x"] + 8, box["y"] + box["height"] - 8],
+    )
+    assert inside  # BERT's outermost groups fill the view here
+    page.mouse.click(box["x"] + 8, box["y"] + box["height"] - 8)
+    clicked = view_at_rest(explorer)
+    page.wait_for_timeout(500)  # a fold would re-lay out the picture in a worker
+    assert status.inner_text() == shown
+    page.mouse.wheel(0, 120)
+    out = view_at_rest(explorer)
+    assert float(out.split()[2]) > float(clicked.split()[2])
+    assert explorer.evaluate(VIEW_AND_SCROLL)["scroll"] == scrolled["scroll"]
+    assert hint.count() == 0
+
+    # in full screen there is no page to scroll: the wheel zooms without a click
+    explorer.locator(".jp-TraceExplorer-fullScreen").click()
+    full = page.locator(f"body > {ROOT}.jp-mod-fullscreen")
+    full.wait_for()
+    page.evaluate("document.activeElement && document.activeElement.blur()")
+    box = full.locator(".jp-TraceExplorer-canvas").bounding_box()
+    page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    at = full.locator(".jp-TraceExplorer-canvas svg").evaluate(VIEW_AT_REST)
+    page.mouse.wheel(0, -120)
+    assert float(full.locator(".jp-TraceExplorer-canvas svg").evaluate(VIEW_AT_REST).split()[2]) < float(
+        at.split()[2]
+    )
+    page.keyboard.press("Escape")
+    assert not lab.extension_errors()

@@ -19,6 +19,7 @@ import { ExplorerContext } from '../state/context';
 import { button, clear, h } from '../state/dom';
 import { HostKey } from '../state/host';
 import { domId, visibleDot, VisibleGraph } from '../model/dot';
+import { translation } from '../model/geometry';
 import { GroupTree } from '../model/groups';
 import { openingFocus } from '../model/opening';
 import { SearchCursor, searchNodes } from '../model/search';
@@ -421,7 +422,9 @@ export class GraphView {
     const id = target.getAttribute('id') ?? '';
     const group = this.groupOfSvgId.get(id);
     if (group !== undefined) {
-      this.toggleGroup(group);
+      if (target.classList.contains('node') || this.onLabelRow(target, e)) {
+        this.toggleGroup(group);
+      }
       return;
     }
     const m = /^n(\d+)$/.exec(id);
@@ -429,6 +432,26 @@ export class GraphView {
       this.ctx.host.set({ selectedNode: Number(m[1]) });
       this.onNodeClicked?.(Number(m[1]));
     }
+  }
+
+  /**
+   * Whether a click on an open group's frame was on its label row, the band Graphviz keeps clear for the label at
+   * the frame's top: a click there folds the group. The empty inside of a group takes no click: clicking there (to
+   * give the graph the wheel, or just to click somewhere) used to fold a whole module and re-lay out the picture.
+   */
+  private onLabelRow(cluster: Element, e: MouseEvent): boolean {
+    const svg = this.viewport.svg;
+    const toUser = svg?.getScreenCTM()?.inverse();
+    // the label's lines (Graphviz wraps them in an <a> when the group has a tooltip)
+    const lines = Array.from(cluster.querySelectorAll('text'));
+    if (!svg || !toUser || !lines.length) {
+      return false;
+    }
+    const { y } = new DOMPoint(e.clientX, e.clientY).matrixTransform(toUser);
+    const [, ty] = translation(svg.querySelector('g.graph')?.getAttribute('transform') ?? null);
+    const last = lines[lines.length - 1];
+    const size = Number(last.getAttribute('font-size')) || 14;
+    return y <= Number(last.getAttribute('y')) + ty + 0.5 * size; // down to just under the label's last line
   }
 
   /**

@@ -1,7 +1,11 @@
 /**
  * Pan and zoom of a graph canvas: the part of the picture on screen is the SVG's `viewBox`.
  *
- * Drag pans, the wheel zooms at the pointer, the arrow keys pan and `+` / `-` / `0` zoom and fit. The canvas
+ * Drag pans, the wheel zooms at the pointer, the arrow keys pan and `+` / `-` / `0` zoom and fit. In a notebook
+ * the wheel belongs to the page until the graph is engaged (as Plotly and Bokeh leave scroll-zoom off in
+ * notebooks, and an embedded map asks for Ctrl): it zooms with Ctrl or ⌘ held (a trackpad pinch), once the
+ * canvas was pressed or has focus, and always in full screen; a plain wheel over a graph it does not zoom scrolls
+ * the notebook and says how to zoom (see `wheelZooms`). The canvas
  * element stays for the view's lifetime; each layout puts a new SVG into it (`show`), keeping the view or
  * leaving the placing to the caller (`fit`, `openAt`, `showAt`). Jumps to a node (`centerOn`) are short
  * animations, so the eye can follow where the view went. A canvas that changes size keeps its scale and its
@@ -28,6 +32,9 @@ const MAX_FIT_SCALE = 1.5;
 const PAN_MS = 250;
 /** How far the pointer moves before a press becomes a drag (and the click that ends it is no click). */
 const DRAG_THRESHOLD_PX = 4;
+/** How long the "how to zoom" hint stays after a wheel that scrolled the page instead. */
+const WHEEL_HINT_MS = 1500;
+const ZOOM_KEY = /Mac|iPhone|iPad/.test(navigator.platform) ? '⌘' : 'Ctrl';
 
 export interface ViewportOptions {
   /** the canvas's class (default `jp-TraceExplorer-canvas`: the explorer's graph, which its tools look for) */
@@ -48,6 +55,10 @@ export class Viewport {
   /** How to place the picture once the canvas gets a size (it had none when the picture came). */
   private pendingPlace: (() => void) | null = null;
   private wasDragged = false;
+  /** pressed since the pointer came over the canvas: the wheel zooms until the pointer leaves */
+  private pressed = false;
+  private wheelHint: HTMLElement | null = null;
+  private wheelHintTimer = 0;
   private animation = 0;
   private readonly viewListeners: ((view: ViewBox) => void)[] = [];
   private readonly fitView: ((animate: boolean) => void) | null;
@@ -60,7 +71,7 @@ export class Viewport {
     this.element = h('div', {
       class: options.className ?? 'jp-TraceExplorer-canvas',
       tabindex: 0,
-      'aria-label': options.label ?? 'graph; drag to pan, wheel to zoom'
+      'aria-label': options.label ?? `graph; drag to pan, ${ZOOM_KEY} + wheel (or click, then wheel) to zoom`
     });
     this.fitView = options.fit ?? null;
     this.installPointer();
@@ -196,6 +207,7 @@ export class Viewport {
     const canvas = this.element;
     let start: { x: number; y: number; box: ViewBox } | null = null;
     canvas.addEventListener('pointerdown', e => {
+      this.pressed = true;
       if (!this.viewBox || e.button !== 0) {
         return;
       }
@@ -226,12 +238,18 @@ export class Viewport {
     };
     canvas.addEventListener('pointerup', end);
     canvas.addEventListener('pointercancel', end);
+    canvas.addEventListener('pointerleave', () => (this.pressed = false));
     canvas.addEventListener(
       'wheel',
       e => {
         if (!this.viewBox) {
           return;
         }
+        if (!this.wheelZooms(e)) {
+          this.showWheelHint(); // the page scrolls
+          return;
+        }
+        this.hideWheelHint();
         e.preventDefault();
         this.stopAnimation();
         const rect = canvas.getBoundingClientRect();
@@ -241,6 +259,38 @@ export class Viewport {
       },
       { passive: false }
     );
+  }
+
+  /** Whether a wheel event over the canvas zooms the graph rather than scrolling the page (see the header). */
+  private wheelZooms(e: WheelEvent): boolean {
+    const canvas = this.element;
+    return (
+      e.ctrlKey ||
+      e.metaKey ||
+      this.pressed ||
+      canvas.contains(document.activeElement) ||
+      canvas.closest('.jp-mod-fullscreen') !== null
+    );
+  }
+
+  private showWheelHint(): void {
+    if (!this.wheelHint) {
+      this.wheelHint = h(
+        'div',
+        { class: 'jp-TraceExplorer-wheelHint', 'aria-hidden': 'true' },
+        `${ZOOM_KEY} + wheel zooms the graph (or click it first)`
+      );
+    }
+    if (!this.wheelHint.isConnected) {
+      this.element.appendChild(this.wheelHint);
+    }
+    window.clearTimeout(this.wheelHintTimer);
+    this.wheelHintTimer = window.setTimeout(() => this.hideWheelHint(), WHEEL_HINT_MS);
+  }
+
+  private hideWheelHint(): void {
+    window.clearTimeout(this.wheelHintTimer);
+    this.wheelHint?.remove();
   }
 
   private setViewBox(box: ViewBox): void {
