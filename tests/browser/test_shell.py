@@ -226,6 +226,8 @@ def test_option_clicks_show_at_once_and_cancel_drops_the_result(lab):
     lab.page.wait_for_timeout(1_000)
     assert explorer.locator(".jp-TraceExplorer-summary").get_attribute("title") == first_run
     assert explorer.locator(".jp-TraceExplorer-history select").count() == 0  # still one run: nothing was added
+    # "cancelled" says what is on screen, then goes: the status line does not keep it
+    status.get_by_text(re.compile("^cancelled")).wait_for(state="detached", timeout=10_000)
 
     # without cancel the run comes, and nothing is pending any more
     no_grad.check()

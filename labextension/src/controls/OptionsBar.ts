@@ -26,6 +26,9 @@ const MODE_LABELS: Record<ExplorerOptions['module_mode'], string> = {
 };
 
 /** What the bar is waiting for, as the front end knows it before the kernel says so. */
+/** How long "cancelled" stays in the status line once the kernel is done with the trace. */
+const CANCELLED_SHOWN_MS = 3000;
+
 type Waiting =
   | { kind: 'none' }
   /** options changed (`retrace` false) or re-trace clicked here; the kernel has not started tracing yet */
@@ -56,6 +59,7 @@ export class OptionsBar {
   /** When this page saw the trace begin (its click, else the kernel's "tracing"); null when not tracing. */
   private tracingSince: number | null = null;
   private readonly unsubscribe: () => void;
+  private cancelTimer = 0;
 
   constructor(private readonly ctx: ExplorerContext) {
     this.controls = h('div', { class: 'jp-TraceExplorer-options', role: 'group', 'aria-label': 'trace options' });
@@ -69,6 +73,9 @@ export class OptionsBar {
       }
       if (keys.has('status') && ctx.host.get('status') !== 'idle' && this.waiting.kind !== 'cancelled') {
         this.waiting = { kind: 'none' }; // the kernel took over: its status says the rest
+      }
+      if (keys.has('status') && ctx.host.get('status') !== 'tracing' && this.waiting.kind === 'cancelled') {
+        this.forgetCancel(); // the kernel is done with the cancelled trace: say so a moment, then nothing
       }
       if (keys.has('run')) {
         this.waiting = { kind: 'none' };
@@ -95,6 +102,18 @@ export class OptionsBar {
   dispose(): void {
     this.unsubscribe();
     this.stopTimer();
+    window.clearTimeout(this.cancelTimer);
+  }
+
+  /** Clear the "cancelled" status a moment after the kernel is done with the trace it stopped. */
+  private forgetCancel(): void {
+    window.clearTimeout(this.cancelTimer);
+    this.cancelTimer = window.setTimeout(() => {
+      if (this.waiting.kind === 'cancelled' && this.ctx.host.get('status') !== 'tracing') {
+        this.waiting = { kind: 'none' };
+        this.renderStatus();
+      }
+    }, CANCELLED_SHOWN_MS);
   }
 
   /** The options bar values the run on screen was traced with (null when the kernel did not say). */
@@ -145,6 +164,8 @@ export class OptionsBar {
       // the kernel is blocked in this trace and reads the cancel only after it: interrupt it (the explorer
       // makes its re-trace interruptible), so a minute-long trace stops now; the cancel then drops it
       host.interruptKernel?.();
+    } else {
+      this.forgetCancel(); // the kernel may never start it: no status change would clear the line
     }
     this.renderStatus();
   }
@@ -315,7 +336,10 @@ export class OptionsBar {
     if (waiting.kind === 'cancelled') {
       // the kernel may still be busy with the trace (it reads the cancel when it is done, and drops the result)
       this.statusEl.className = 'jp-TraceExplorer-status jp-mod-cancelled';
-      append(this.statusEl, state === 'tracing' ? 'cancelled: stopping the trace…' : 'cancelled');
+      append(
+        this.statusEl,
+        state === 'tracing' ? 'cancelled: stopping the trace…' : 'cancelled: the run before is on screen'
+      );
       return;
     }
     let text: ((elapsed: number) => string) | null = null;
