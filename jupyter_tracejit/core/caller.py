@@ -27,6 +27,19 @@ _LIBRARY = re.compile(r"[/\\](site-packages|dist-packages)[/\\]|[/\\]lib[/\\]pyt
 _call_site: contextvars.ContextVar[Frame | None] = contextvars.ContextVar("tracejit_call_site", default=None)
 
 
+_INSTALLED = re.compile(r"[/\\](?:site-packages|dist-packages)[/\\]([^/\\]+)")
+
+
+def installed_package(path: str) -> str | None:
+    """The installed package a file belongs to (``transformers`` for ``.../site-packages/transformers/x.py``), or
+    None for the user's own files."""
+    found = _INSTALLED.search(path)
+    if found is None:
+        return None
+    name = found.group(1)
+    return name[:-3] if name.endswith(".py") else name
+
+
 def is_own_file(path: str) -> bool:
     """A file of this package: a warning raised "at" it (torch's deprecation notice names the caller of
     torch.jit.trace, which is the session) belongs to the line that asked for the trace."""

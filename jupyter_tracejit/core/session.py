@@ -35,7 +35,7 @@ from .plan import TracePlan
 from .run import TraceRun, display_names
 from .schemas import argument_names, parameter_types
 from .torch_trace import Steps, TraceCall, call_torch, make_call, own_compilation_unit, resume, trace_call
-from .tracer_warnings import WarningRecorder
+from .tracer_warnings import WarningRecorder, is_torch_jit_notice
 
 #: torch's code printer is quadratic in the number of submodules (3 s for 4,000): skip `.code` beyond this
 CODE_MAX_SUBMODULES = 1000
@@ -147,7 +147,7 @@ class TraceSession:
         if caller is None:
             return
         for w in run.warnings:
-            if w.category == "deprecated" and w.file and is_own_file(w.file):
+            if w.category == "deprecated" and is_torch_jit_notice(w.message) and w.file and is_own_file(w.file):
                 w.file, w.line, w.code, w.func = caller.file, caller.line, caller.code, caller.func
 
     def _location(self) -> tuple[str, int]:

@@ -19,6 +19,7 @@ from typing import Any, ClassVar
 
 from torch.jit._trace import TracerWarning
 
+from .caller import installed_package
 from .from_torchscript import is_torch_file, source_line
 from .graph import Graph
 from .jsonio import JsonRecord
@@ -100,18 +101,50 @@ ADVICE: dict[str, str] = {
     "other": "",
 }
 
+#: categories where a value of this trace was frozen into it by the line the warning names
+FROZEN = frozenset(
+    {
+        "to_bool",
+        "to_int",
+        "to_float",
+        "to_complex",
+        "to_number",
+        "to_list",
+        "to_numpy",
+        "tensor_const",
+        "from_numpy_const",
+        "iterate",
+        "len",
+    }
+)
+#: the advice for a frozen value in an installed library's code, which the user cannot rewrite
+LIBRARY_ADVICE = (
+    "This line is in the installed package {package}, not in your code: rewriting it is not the fix. The trace is "
+    "right for inputs that take the same path through it (the same sizes, a mask given or not): trace with inputs "
+    "like those you will run, and pass check_inputs with the other sizes you need: the check shows whether the "
+    "graph changes."
+)
+#: the advice for another library's deprecation notice (torch reads every attribute of a module it traces,
+#: properties included, so a deprecated property warns)
+OTHER_DEPRECATION_ADVICE = "A deprecation notice raised while tracing; it does not change the trace."
+
 #: the core's own frames (the tracing machinery) are never the user's; the rest of the package (demo,
 #: widgets calling trace) is treated like user code
 _OWN_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 _WARNINGS_FILE = os.path.abspath(warnings.__file__)
 
 
+def is_torch_jit_notice(message: str) -> bool:
+    """torch's notice that torch.jit.trace is deprecated (not another library's deprecation notice)."""
+    return "torch.jit" in message
+
+
 def classify(message: str, warning_class: str) -> str:
     for needle, category in _PATTERNS:
         if needle in message:
             return category
-    if warning_class in ("DeprecationWarning", "FutureWarning") and "torch.jit" in message:
-        return "deprecated"
+    if warning_class in ("DeprecationWarning", "FutureWarning", "PendingDeprecationWarning"):
+        return "deprecated"  # torch.jit.trace's own notice, or any other: neither says anything about the trace
     return "other"
 
 
@@ -150,6 +183,11 @@ class TraceWarning(JsonRecord):
 
     @property
     def advice(self) -> str:
+        if self.category == "deprecated" and not is_torch_jit_notice(self.message):
+            return OTHER_DEPRECATION_ADVICE
+        package = installed_package(self.file) if self.category in FROZEN else None
+        if package is not None:
+            return LIBRARY_ADVICE.format(package=package)
         return ADVICE.get(self.category, "")
 
 
@@ -245,8 +283,11 @@ class WarningRecorder:
         merged: dict[tuple[Any, ...], TraceWarning] = {}
         for r in self.raw:
             category = classify(r.message, r.warning_class)
+            # torch's notice is one however often it is given (from a re-trace, from the session's own frames)
             key: tuple[Any, ...] = (
-                ("deprecated",) if category == "deprecated" else (category, r.message, r.file, r.line)
+                ("deprecated",)
+                if category == "deprecated" and is_torch_jit_notice(r.message)
+                else (category, r.message, r.file, r.line)
             )
             found = merged.get(key)
             if found is not None:

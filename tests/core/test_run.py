@@ -159,6 +159,11 @@ class TrainBatchNorm(nn.Module):
 
 
 def noisy_relu(x):
+    warnings.warn("attention falls back to the math kernel", UserWarning, stacklevel=1)
+    return torch.relu(x)
+
+
+def deprecated_relu(x):
     warnings.warn("`old_flag` is deprecated and will be removed in v6", FutureWarning, stacklevel=1)
     return torch.relu(x)
 
@@ -177,6 +182,15 @@ def test_the_verdict_is_green_only_when_nothing_says_the_trace_is_wrong(all_runs
         "nothing says the trace is wrong; torch's check passed on 1 input set",
         "1 other warning, not about the trace",
     ]
+    # another library's deprecation notice (torch reads every attribute of a traced module, so a deprecated
+    # property warns) is listed with torch's own notice and not counted
+    notice = tj.trace(deprecated_relu, (torch.rand(2),))
+    assert verdict(notice) == ("ok", "ok") and notice.verdict.warnings == 0
+    (own,) = [w for w in notice.warnings if "old_flag" in w.message]
+    assert (
+        own.category == "deprecated"
+        and own.advice == "A deprecation notice raised while tracing; it does not change the trace."
+    )
     # right for these inputs, but something says it may be wrong for others: amber, and run.ok stays True
     frozen = tj.trace(Net().eval(), (torch.rand(2, 4),))
     assert frozen.ok and verdict(frozen) == ("warning", "warnings")

@@ -14,7 +14,14 @@ import torch.nn as nn
 
 from jupyter_tracejit.core.from_torchscript import canonical_inlined, extract_graph
 from jupyter_tracejit.core.graph import Graph
-from jupyter_tracejit.core.tracer_warnings import ADVICE, CATEGORIES, WarningRecorder, classify, nodes_for_line
+from jupyter_tracejit.core.tracer_warnings import (
+    ADVICE,
+    CATEGORIES,
+    TraceWarning,
+    WarningRecorder,
+    classify,
+    nodes_for_line,
+)
 
 from .oracle import line_of
 
@@ -100,13 +107,29 @@ def test_classify_recognises_torchs_own_text(category: str) -> None:
     assert category in found
 
 
-def test_classify_deprecations_only_of_torch_jit() -> None:
+def test_classify_deprecation_notices_by_their_class() -> None:
     assert classify("`torch.jit.script` is deprecated. Please switch to `torch.compile`", "DeprecationWarning") == (
         "deprecated"
     )
     assert classify("torch.jit.trace will be removed", "FutureWarning") == "deprecated"
-    assert classify("numpy.foo is deprecated", "DeprecationWarning") == "other"
+    # another library's notice says nothing about the trace either (it is told apart by its advice)
+    assert classify("numpy.foo is deprecated", "DeprecationWarning") == "deprecated"
+    assert classify("`old_flag` will be removed in v6", "PendingDeprecationWarning") == "deprecated"
     assert classify("torch.jit.trace will be removed", "UserWarning") == "other"
+
+
+def test_a_value_frozen_in_an_installed_library_gets_advice_the_user_can_follow() -> None:
+    site = "/env/lib/python3.11/site-packages/transformers/integrations/sdpa_attention.py"
+    in_library = TraceWarning(category="to_bool", message="Converting a tensor to a Python boolean", file=site, line=9)
+    assert in_library.advice.startswith("This line is in the installed package transformers, not in your code")
+    assert "check_inputs" in in_library.advice
+    mine = TraceWarning(
+        category="to_bool", message="Converting a tensor to a Python boolean", file="/home/me/m.py", line=9
+    )
+    assert mine.advice.startswith("A Python `if`/`while` on a tensor is frozen")
+    # a warning that is not about a frozen value keeps its advice wherever it is
+    listed = TraceWarning(category="list_output", message="Encountering a list at the output", file=site, line=9)
+    assert listed.advice == "A list output is treated as a fixed structure. Return a tuple."
 
 
 def test_classify_takes_the_first_pattern() -> None:
