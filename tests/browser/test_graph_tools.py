@@ -666,7 +666,19 @@ def test_the_wheel_scrolls_the_notebook_until_the_graph_is_engaged(lab):
         arg=[explorer.element_handle(), before["scroll"]],
     )
     assert explorer.evaluate(VIEW_AND_SCROLL)["box"] == before["box"]  # the graph did not zoom
+    lab.screenshot("graph-wheel-hint-light", canvas)
     hint.wait_for(state="detached")  # the hint goes by itself
+    lab.set_theme("JupyterLab Dark")
+    try:
+        page.mouse.wheel(0, 40)
+        hint.wait_for()
+        lab.screenshot("graph-wheel-hint-dark", canvas)
+        colours = hint.evaluate("el => [getComputedStyle(el).color, getComputedStyle(el).backgroundColor]")
+        assert colours[0] != colours[1], colours
+    finally:
+        lab.set_theme("JupyterLab Light")
+    hint.wait_for(state="detached")
+    canvas.scroll_into_view_if_needed()
 
     # Ctrl + wheel zooms (what a trackpad pinch sends) and leaves the page where it is
     box = canvas.bounding_box()
