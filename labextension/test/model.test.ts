@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 
 import { sideBySide } from '../src/model/align';
 import { escapeText, labelLines, visibleDot } from '../src/model/dot';
-import { decodeGraph, NodeInfo, TraceGraph, ValueInfo } from '../src/model/graph';
+import { decodeGraph, NodeInfo, TraceGraph, userFrame, ValueInfo } from '../src/model/graph';
 import { BUCKET_SIZE, GroupTree, REPEAT_MIN, SECTION_SIZE, structureIds } from '../src/model/groups';
 import { openingFocus } from '../src/model/opening';
 import { floatValue, runProblem, TraceRunJSON } from '../src/model/protocol';
@@ -477,6 +477,57 @@ describe('side by side around a divergence', () => {
       const t = sbs.traceNames.get(name)!;
       expect(c.diff!.checkPartner(t)).toBe(sbs.checkNames.get(name));
     }
+  });
+});
+
+describe('a side with no counterpart shows what stands in its place', () => {
+  it('an op of a frozen loop with no counterpart: the other side shows the ops of its line, with a note', () => {
+    const { run } = load('causes');
+    const trace = run.graphs.get('forward')!;
+    const c = run.cases[0];
+    const onlyCheck = c.diff!.roots.filter(r => r.traceNode === null);
+    expect(onlyCheck.length).toBeGreaterThan(0);
+    for (const root of onlyCheck) {
+      const at = userFrame(c.graph!.nodes[root.checkNode!].source)!;
+      const sbs = sideBySide(trace, c.graph!, c.diff!, root);
+      expect(sbs.notes).toEqual(['no counterpart: the ops of the same line here', '']);
+      const lines = sbs.traceIds.map(id => userFrame(trace.nodes[id].source)?.line);
+      expect(lines).toContain(at.line);
+    }
+  });
+
+  it('a frozen branch at the start of a model: the ops at about the same place, at most 8', () => {
+    const { run } = load('net');
+    const trace = run.graphs.get('forward')!;
+    const c = run.cases[0];
+    const onlyTrace = c.diff!.roots.find(r => r.checkNode === null)!;
+    expect(trace.nodes[onlyTrace.traceNode!].kind).toBe('aten::mul');
+    const sbs = sideBySide(trace, c.graph!, c.diff!, onlyTrace);
+    expect(sbs.notes).toEqual(['', 'no counterpart: the ops at about the same place here']);
+    expect(sbs.checkIds.length).toBeGreaterThan(0);
+    expect(sbs.checkIds.length).toBeLessThanOrEqual(8);
+    // the check's first op (the linear the input goes to without the mul) is among them
+    const firstOp = c.graph!.nodes.find(n => n.role === 'op')!;
+    expect(sbs.checkIds).toContain(firstOp.id);
+  });
+
+  it('every divergence of the fixtures draws both sides', () => {
+    for (const name of ['net', 'loop', 'causes']) {
+      const { run } = load(name);
+      for (const c of run.cases) {
+        for (const d of c.diff?.divergences ?? []) {
+          const sbs = sideBySide(run.graphs.get(c.method)!, c.graph!, c.diff!, d);
+          expect([name, sbs.traceIds.length > 0, sbs.checkIds.length > 0]).toEqual([name, true, true]);
+        }
+      }
+    }
+  });
+
+  it('a side that has matched nodes near the divergence gets no note', () => {
+    const { run } = load('loop');
+    const c = run.cases[0];
+    const sbs = sideBySide(run.graphs.get('forward')!, c.graph!, c.diff!, c.diff!.roots[0]);
+    expect(sbs.notes).toEqual(['', '']);
   });
 });
 

@@ -526,8 +526,13 @@ export class CheckPanel {
       }
     };
     const panes: [PaneSpec, PaneSpec] = [
-      { label: a, dot: sbs.traceDot, onNode: this.comparing === 'check' ? selectTraceNode : undefined },
-      { label: b, dot: sbs.checkDot }
+      {
+        label: a,
+        dot: sbs.traceDot,
+        note: sbs.notes[0],
+        onNode: this.comparing === 'check' ? selectTraceNode : undefined
+      },
+      { label: b, dot: sbs.checkDot, note: sbs.notes[1] }
     ];
     const compare = new ComparePanes(want.title, panes, () => {
       if (this.fullCompare === compare) {

@@ -17,6 +17,8 @@ export interface PaneSpec {
   dot: string;
   /** clicks on a node of this pane: its DOT name */
   onNode?: (name: string) => void;
+  /** what the pane's nodes stand for when none matches the other pane's divergent node (model/align.ts) */
+  note?: string;
 }
 
 interface Pane {
@@ -84,7 +86,7 @@ export class ComparePanes {
     for (const spec of specs) {
       const viewport = new Viewport({
         className: 'jp-TraceExplorer-compareCanvas',
-        label: `${spec.label}: drag to pan, wheel to zoom (both panes move together), 0 fits`,
+        label: `${spec.label}: drag to pan, Ctrl + wheel to zoom (both panes move together), 0 fits`,
         fit: animate => this.fit(animate)
       });
       const pane: Pane = { viewport, anchor: { x: 0, y: 0 }, anchored: false };
@@ -94,7 +96,12 @@ export class ComparePanes {
         h(
           'div',
           { class: 'jp-TraceExplorer-comparePane', 'data-side': spec.label },
-          h('div', { class: 'jp-TraceExplorer-paneLabel' }, spec.label),
+          h(
+            'div',
+            { class: 'jp-TraceExplorer-paneLabel' },
+            spec.label,
+            spec.note ? h('span', { class: 'jp-TraceExplorer-paneNote' }, ` · ${spec.note}`) : null
+          ),
           viewport.element
         )
       );

@@ -4,7 +4,8 @@
  * Both sides show the ops within `radius` steps of the divergent node, plus the counterparts of
  * everything shown on the other side. A matched pair gets the same DOT name (`p<trace id>`) in both
  * graphs, so Graphviz ranks and orders them alike and the two pictures line up; nodes with no
- * counterpart are `t<id>` (trace only) or `c<id>` (check only).
+ * counterpart are `t<id>` (trace only) or `c<id>` (check only). A side left empty (an op with no counterpart and
+ * nothing matched near it) shows what stands in its place instead (`standIns`).
  */
 
 import { NodeInfo, TraceGraph, userFrame } from './graph';
@@ -21,6 +22,37 @@ export interface SideBySide {
   /** DOT name -> node id, per side (for clicks) */
   traceNames: Map<string, number>;
   checkNames: Map<string, number>;
+  /** per side, what its nodes stand for when nothing there matches the other side's (else '') */
+  notes: [string, string];
+}
+
+/** The most ops shown in place of a counterpart that does not exist. */
+const STAND_INS = 8;
+
+/**
+ * Ops of `other` to show where the op `seed` of the other graph has no counterpart and nothing matched is near it
+ * (a frozen branch at the start of a model: both branches and everything after them differ, so the pane would be
+ * empty): the ops recorded at the same line, else in the same module, else the ops at about the same place in
+ * the graph; with a note saying which.
+ */
+function standIns(seedGraph: TraceGraph, seed: number, other: TraceGraph): { ids: Set<number>; note: string } {
+  const node = seedGraph.nodes[seed];
+  const ops = other.nodes.filter(n => n.role === 'op');
+  const frame = userFrame(node.source);
+  const sameLine = frame
+    ? ops.filter(n => {
+        const f = userFrame(n.source);
+        return f !== null && f.file === frame.file && f.line === frame.line;
+      })
+    : [];
+  const sameScope = node.scope ? ops.filter(n => n.scope === node.scope) : [];
+  const [chosen, note] = sameLine.length
+    ? [sameLine, 'no counterpart: the ops of the same line here']
+    : sameScope.length
+      ? [sameScope, `no counterpart: the ops of ${node.scope} here`]
+      : [ops, 'no counterpart: the ops at about the same place here'];
+  const near = [...chosen].sort((a, b) => Math.abs(a.id - seed) - Math.abs(b.id - seed) || a.id - b.id);
+  return { ids: new Set(near.slice(0, STAND_INS).map(n => n.id)), note };
 }
 
 /** Op neighbours of an op node, looking through constants, GetAttr and list plumbing. */
@@ -146,6 +178,17 @@ export function sideBySide(
       traceIds.add(partner);
     }
   }
+  const notes: [string, string] = ['', ''];
+  if (!checkIds.size && divergence.traceNode !== null) {
+    const found = standIns(trace, divergence.traceNode, check);
+    found.ids.forEach(id => checkIds.add(id));
+    notes[1] = found.ids.size ? found.note : '';
+  }
+  if (!traceIds.size && divergence.checkNode !== null) {
+    const found = standIns(check, divergence.checkNode, trace);
+    found.ids.forEach(id => traceIds.add(id));
+    notes[0] = found.ids.size ? found.note : '';
+  }
   const divergentTrace = new Map<number, Divergence>();
   const divergentCheck = new Map<number, Divergence>();
   for (const d of diff.divergences) {
@@ -199,6 +242,7 @@ export function sideBySide(
     traceIds: [...traceIds].sort((a, b) => a - b),
     checkIds: [...checkIds].sort((a, b) => a - b),
     traceNames: t.names,
-    checkNames: c.names
+    checkNames: c.names,
+    notes
   };
 }
