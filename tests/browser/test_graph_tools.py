@@ -718,8 +718,6 @@ def test_the_wheel_scrolls_the_notebook_until_the_graph_is_engaged(lab):
     page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
     at = full.locator(".jp-TraceExplorer-canvas svg").evaluate(VIEW_AT_REST)
     page.mouse.wheel(0, -120)
-    assert float(full.locator(".jp-TraceExplorer-canvas svg").evaluate(VIEW_AT_REST).split()[2]) < float(
-        at.split()[2]
-    )
+    assert float(full.locator(".jp-TraceExplorer-canvas svg").evaluate(VIEW_AT_REST).split()[2]) < float(at.split()[2])
     page.keyboard.press("Escape")
     assert not lab.extension_errors()
