@@ -121,8 +121,13 @@ def test_causes_stepper_advice_and_locations_on_a_frozen_branch_and_loop(lab):
     assert check.locator(".jp-TraceExplorer-sideBySide svg").count() == 0  # no thumbnails in the panel
     panes = open_comparison(explorer)
     full = explorer.locator(".jp-TraceExplorer-compareFull")
-    assert panes.locator(".jp-TraceExplorer-paneLabel").all_inner_texts() == ["trace", "check with check_inputs[0]"]
-    # root 2 is an op only in the check trace: the trace side shows what surrounds the place it would be
+    # root 2 is an op only in the check trace, with nothing matched near it: the trace side shows what stands in its
+    # place (the ops of its line), and its header says so
+    assert panes.locator(".jp-TraceExplorer-paneLabel").all_inner_texts() == [
+        "trace · no counterpart: the ops of the same line here",
+        "check with check_inputs[0]",
+    ]
+    assert panes.nth(0).locator("svg g.node").count() >= 1
     panes.nth(1).locator("svg g.node.current").wait_for()
     # the divergent node sits in the middle of its pane
     current = panes.nth(1).locator("svg g.node.current").bounding_box()
