@@ -121,7 +121,7 @@ FROZEN = frozenset(
 LIBRARY_ADVICE = (
     "This line is in the installed package {package}, not in your code: rewriting it is not the fix. The trace is "
     "right for inputs that take the same path through it (the same sizes, a mask given or not): trace with inputs "
-    "like those you will run, and pass check_inputs with the other sizes you need: the check shows whether the "
+    "like those you will run, and pass `check_inputs` with the other sizes you need: the check shows whether the "
     "graph changes."
 )
 #: the advice for another library's deprecation notice (torch reads every attribute of a module it traces,
