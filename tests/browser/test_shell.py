@@ -82,6 +82,7 @@ def test_the_badge_says_the_verdict_in_its_colour_and_the_counts_agree_with_the_
         ("check failed", "error", "--jp-error-color0"),
         ("failed", "error", "--jp-error-color0"),
     ]
+    noted = 0
     for cell, (label, level, colour) in enumerate(expected, start=1):
         explorer = explorer_in(lab, cell, graph=label != "failed")
         badge = explorer.locator(".jp-TraceExplorer-header .jp-TraceExplorer-badge")
@@ -100,6 +101,13 @@ def test_the_badge_says_the_verdict_in_its_colour_and_the_counts_agree_with_the_
         badges = explorer.locator(".jp-TraceExplorer-group summary .jp-TraceExplorer-count").all_inner_texts()
         findings = explorer.locator(".jp-TraceExplorer-finding:not(.jp-mod-info)").count()
         assert sum(map(int, badges)) + findings == (int(counted.group(1)) if counted else 0), (header, badges)
+        # a note (info: how often the Python code ran) is one line until opened
+        notes = explorer.locator(".jp-TraceExplorer-finding.jp-mod-info").all()
+        noted += len(notes)
+        for note in notes:
+            assert not note.locator(".jp-TraceExplorer-message").is_visible()
+            note.locator("summary").click()
+            assert note.locator(".jp-TraceExplorer-message").is_visible()
         check_tab = explorer.locator('.jp-TraceExplorer-tab[data-tab="check"]').inner_text()
         roots = re.search(r"check failed: (\d+) root", header)
         assert (f"Check ({roots.group(1)} root" if roots else "Check") in check_tab, (header, check_tab)
@@ -109,6 +117,7 @@ def test_the_badge_says_the_verdict_in_its_colour_and_the_counts_agree_with_the_
             assert "torch's check failed" in reasons
         if label == "ok":
             assert "nothing says the trace is wrong" in reasons
+    assert noted >= 1  # the checked runs note how often the Python code ran
     amber = explorer_in(lab, 2)
     lab.screenshot_themes("shell-badge-warnings", amber.locator(".jp-TraceExplorer-header"))
     assert not lab.extension_errors()

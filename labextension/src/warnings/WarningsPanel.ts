@@ -144,16 +144,21 @@ export class WarningsPanel {
           'ul',
           { class: 'jp-TraceExplorer-list' },
           ...run.findings.map(f => {
+            const body = [
+              h('p', { class: 'jp-TraceExplorer-message' }, ...withCode(f.message)),
+              f.hint ? h('p', { class: 'jp-TraceExplorer-hint' }, h('strong', {}, 'Fix: '), ...withCode(f.hint)) : null,
+              fixButton(this.ctx, f.fix)
+            ];
             const li = h(
               'li',
               {
                 class: `jp-TraceExplorer-finding jp-mod-${f.severity}${f.node_ids.length ? ' jp-mod-clickable' : ''}`,
                 tabindex: f.node_ids.length ? 0 : undefined
               },
-              h('strong', {}, f.title),
-              h('p', { class: 'jp-TraceExplorer-message' }, ...withCode(f.message)),
-              f.hint ? h('p', { class: 'jp-TraceExplorer-hint' }, h('strong', {}, 'Fix: '), ...withCode(f.hint)) : null,
-              fixButton(this.ctx, f.fix)
+              // a note (how often the Python code ran) says nothing is wrong: one line, opened on demand
+              ...(f.severity === 'info'
+                ? [h('details', {}, h('summary', {}, h('strong', {}, f.title)), ...body)]
+                : [h('strong', {}, f.title), ...body])
             );
             li.addEventListener('click', () => this.show(f.node_ids, f.method));
             return li;
