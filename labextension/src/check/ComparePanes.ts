@@ -8,7 +8,7 @@
 
 import { layoutDot } from '../graph/layout';
 import { svgElement } from '../graph/svg';
-import { MIN_READABLE_SCALE, Viewport } from '../graph/viewport';
+import { MIN_READABLE_SCALE, Viewport, ZOOM_KEY } from '../graph/viewport';
 import { button, h } from '../state/dom';
 
 export interface PaneSpec {
@@ -86,7 +86,7 @@ export class ComparePanes {
     for (const spec of specs) {
       const viewport = new Viewport({
         className: 'jp-TraceExplorer-compareCanvas',
-        label: `${spec.label}: drag to pan, Ctrl + wheel to zoom (both panes move together), 0 fits`,
+        label: `${spec.label}: drag to pan, ${ZOOM_KEY} + wheel to zoom (both panes move together), 0 fits`,
         fit: animate => this.fit(animate)
       });
       const pane: Pane = { viewport, anchor: { x: 0, y: 0 }, anchored: false };

@@ -34,7 +34,8 @@ const PAN_MS = 250;
 const DRAG_THRESHOLD_PX = 4;
 /** How long the "how to zoom" hint stays after a wheel that scrolled the page instead. */
 const WHEEL_HINT_MS = 1500;
-const ZOOM_KEY = /Mac|iPhone|iPad/.test(navigator.platform) ? '⌘' : 'Ctrl';
+/** The key held to zoom with the wheel, as the platform names it (the hint and the canvases' labels say it). */
+export const ZOOM_KEY = /Mac|iPhone|iPad/.test(navigator.platform) ? '⌘' : 'Ctrl';
 
 export interface ViewportOptions {
   /** the canvas's class (default `jp-TraceExplorer-canvas`: the explorer's graph, which its tools look for) */
