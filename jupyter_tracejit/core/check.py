@@ -23,6 +23,7 @@ from .from_torchscript import Extraction, canonical_inlined, canonical_text, ext
 from .graph import Graph
 from .jsonio import Decoders, JsonRecord, list_of
 from .options import DEFAULT_TOLERANCE
+from .torch_facts import TracingCheckError
 
 
 @dataclass
@@ -255,7 +256,12 @@ def run_outputs(
         if case.outputs_ok and check_callable is not None:
             step = "the repeated trace"
             case.outputs += compare_outputs(traced_outs, _tensor_outputs(check_callable(inputs)), "retrace", tolerance)
-    except Exception as e:  # user code raised: torch turns this into a TracingCheckError
+    except Exception as e:  # user code raised: torch raises its TracingCheckError from it, and so is it named
         err = error_from_exception(e, phase="check")
-        err.message = f"running {step} on these inputs raised {err.type}: {err.message}"
+        inner = err.type
+        err.type = TracingCheckError.__name__
+        err.message = f"running {step} on these inputs raised {inner}: {err.message}"
+        err.hint = f"{inner} raised inside the check ({TracingCheckError.__name__} is how torch reports it). " + (
+            err.hint or ""
+        )
         case.exception = err

@@ -214,16 +214,17 @@ def error_from_exception(
     tag, hint = hint_for(type_name, message)
     cause = _MIXED_CAUSE.search(message)
     if cause is not None and message.startswith("Tracer cannot infer type of"):
-        # "Tracer cannot infer type of (<the whole value>)\n:List inputs ... Found Tensor and int": the second line
-        # is the cause, the first only repeats the value
+        # "Tracer cannot infer type of (<the whole value>)\n:List inputs ... Found Tensor and int": torch's words
+        # stay whole (code may match on them, as on torch's); ours say which side the mixed value is on
+        container = "list" if cause.group(2) == "List" else "dict"
         if inputs is not _NOTHING and not has_mixed_container(inputs):
             message, tag, hint = (
-                f"{cause.group(1)} (in what the traced code returns)",
+                f"{message}\n(the {container} with mixed types is in what the traced code returns)",
                 "output_type",
                 _MIXED_OUTPUT_HINT,
             )
         else:
-            message = f"{cause.group(1)} (in the example inputs)"
+            message = f"{message}\n(the {container} with mixed types is in the example inputs)"
     if not hint:
         hint = _GENERIC_HINTS.get(phase, "")
     if tag == "output_type" and returned is not _NOTHING:

@@ -14,13 +14,13 @@ import contextlib
 import dataclasses
 import datetime
 import functools
+import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import torch
-from torch.jit._trace import indent
 
 from . import hazards
 from .caller import is_own_file
@@ -34,8 +34,14 @@ from .module_state import ModuleState
 from .plan import TracePlan
 from .run import TraceRun, display_names
 from .schemas import argument_names, parameter_types
+from .torch_facts import nondeterministic_warning
 from .torch_trace import Steps, TraceCall, call_torch, make_call, own_compilation_unit, resume, trace_call
 from .tracer_warnings import WarningRecorder, is_torch_jit_notice
+
+#: one capture at a time in a process: the warning machinery (filters, ``showwarning``), torch's RNG (the probe) and
+#: the tracer's state are process-wide, so two threads tracing at once would get each other's warnings and leave
+#: the filters of one in place. Re-entrant: traced code may itself call ``tj.trace``.
+CAPTURE_LOCK = threading.RLock()
 
 #: torch's code printer is quadratic in the number of submodules (3 s for 4,000): skip `.code` beyond this
 CODE_MAX_SUBMODULES = 1000
@@ -101,7 +107,7 @@ class TraceSession:
         mutated: list[str] = []
         top_level_nondeterministic: dict[str, bool] = {}
         try:
-            with self._guest(plan) as state, self.recorder.capture():
+            with CAPTURE_LOCK, self._guest(plan) as state, self.recorder.capture():
                 if isinstance(plan.func, torch.jit.ScriptModule):
                     self._already_script(run)
                 else:
@@ -190,13 +196,7 @@ class TraceSession:
         self.recorder.phase = "trace"
         t0 = time.perf_counter()
         returned: list[Any] = []
-        # a module's forward hook sees what forward returned, so an output the tracer rejects can be named; the
-        # hook does not touch tensors, so the graph is the same
-        hook = (
-            plan.module.register_forward_hook(lambda _m, _args, out: returned.append(out))
-            if plan.module is not None and not isinstance(plan.module, torch.jit.ScriptModule)
-            else None
-        )
+        hook = self._watch_returned(returned)
         try:
             self.python_runs += len(plan.inputs)
             if plan.module is not None:
@@ -258,6 +258,24 @@ class TraceSession:
                     root_type=plan.target.type,
                 )
         self._timed("extract", t0)
+
+    def _watch_returned(self, returned: list[Any]) -> Any:
+        """Collect what the traced module's forward returns, so an output the tracer rejects can be named.
+
+        A global forward hook (torch.nn's ``register_module_forward_hook``), not one on the module: torch compiles
+        a module's own hooks with its methods when it scripts the module (a module with ``@torch.jit.export``
+        methods), and a lambda hook fails there ("Expected a single top-level function"). The module must stay as
+        the user gave it. The hook does not touch tensors, so the graph is the same; the removable handle is
+        returned (None for a function or a ScriptModule)."""
+        module = self.plan.module
+        if module is None or isinstance(module, torch.jit.ScriptModule):
+            return None
+
+        def keep(called: torch.nn.Module, _args: Any, out: Any) -> None:
+            if called is module:
+                returned.append(out)
+
+        return torch.nn.modules.module.register_module_forward_hook(keep)
 
     def _module_types(self) -> dict[str, str]:
         """Module path -> class name, from the module itself: torch's module hierarchy string leaves out the names
@@ -522,13 +540,8 @@ class TraceSession:
 
 
 def nondeterministic_message(node_texts: list[str]) -> str:
-    """torch's "Trace had nondeterministic nodes" warning, word for word (``_check_trace``)."""
-    nodes = "\n".join(indent(t) for t in node_texts[:20])
-    return (
-        "Trace had nondeterministic nodes. Did you forget call .eval() on your model? Nodes:\n"
-        f"{nodes}\nThis may cause errors in trace checking. To disable trace checking, pass check_trace=False to "
-        "torch.jit.trace()"
-    )
+    """torch's "Trace had nondeterministic nodes" warning, in the installed torch's words (``_check_trace``)."""
+    return nondeterministic_warning().message(node_texts)
 
 
 def attribute_to_caller(graph: Graph, caller: Frame) -> None:

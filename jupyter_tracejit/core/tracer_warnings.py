@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
+import threading
 import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -23,6 +24,7 @@ from .caller import installed_package
 from .from_torchscript import is_torch_file, source_line
 from .graph import Graph
 from .jsonio import JsonRecord
+from .torch_facts import TORCH_RELEASE, tracer_warning_filters
 
 #: every category tag, in the order the UI lists them
 CATEGORIES = (
@@ -97,7 +99,8 @@ ADVICE: dict[str, str] = {
     "random ops are the usual cause (call model.eval()); else see the divergences.",
     "list_output": "A list output is treated as a fixed structure. Return a tuple.",
     "already_script": "The input is already TorchScript; tracing is a no-op. Pass the original nn.Module.",
-    "deprecated": "torch 2.13 marks torch.jit.trace as deprecated; tracing still works.",
+    "deprecated": f"torch {TORCH_RELEASE[0]}.{TORCH_RELEASE[1]} marks torch.jit.trace as deprecated; tracing still "
+    "works.",
     "other": "",
 }
 
@@ -206,9 +209,16 @@ class _Raw:
 _USER_FACING_TORCH_FILES = ("torch/_tensor.py", "torch/overrides.py", "torch/jit/_trace.py", "torch/jit/__init__.py")
 
 
-def _torch_chain(start: FrameType | None) -> tuple[list[str], FrameType | None]:
-    """The torch files between the warning and the user's frame, and that frame (None if not found)."""
-    chain: list[str] = []
+@dataclass
+class _TorchFrame:
+    path: str
+    module: str
+
+
+def _torch_chain(start: FrameType | None) -> tuple[list[_TorchFrame], FrameType | None]:
+    """The torch frames between the warning and the user's frame (the one that raised first), and that frame
+    (None if not found)."""
+    chain: list[_TorchFrame] = []
     frame = start
     while frame is not None:
         path = frame.f_code.co_filename
@@ -217,13 +227,21 @@ def _torch_chain(start: FrameType | None) -> tuple[list[str], FrameType | None]:
             continue
         if not is_torch_file(path):
             return chain, frame
-        chain.append(path.replace("\\", "/"))
+        chain.append(_TorchFrame(path.replace("\\", "/"), str(frame.f_globals.get("__name__", ""))))
         frame = frame.f_back
     return chain, None
 
 
-def _user_facing(chain: list[str]) -> bool:
-    return all(path.endswith(_USER_FACING_TORCH_FILES) for path in chain)
+def _hidden_by_torch(chain: list[_TorchFrame]) -> bool:
+    """torch's own filter (read from the installed torch) hides TracerWarnings by the name of the module that
+    raised them: its library code, not torch.jit."""
+    return bool(chain) and tracer_warning_filters().hides_module(chain[0].module)
+
+
+def _user_facing(chain: list[_TorchFrame]) -> bool:
+    """Raised in torch on behalf of the user's own call (``np.asarray(x)`` warns in ``Tensor.__array__``): kept,
+    although torch's filter hides it by module name."""
+    return all(f.path.endswith(_USER_FACING_TORCH_FILES) for f in chain)
 
 
 class WarningRecorder:
@@ -232,6 +250,9 @@ class WarningRecorder:
     def __init__(self) -> None:
         self.raw: list[_Raw] = []
         self.phase = "trace"
+        #: the thread whose warnings are recorded, and where other threads' warnings go meanwhile
+        self._owner = threading.get_ident()
+        self._forward: Any = warnings.showwarning
 
     def _show(
         self,
@@ -242,12 +263,16 @@ class WarningRecorder:
         file: Any = None,
         line: str | None = None,
     ) -> None:
+        if threading.get_ident() != self._owner:
+            # another thread's warning: not this trace's; shown as it would have been without the capture
+            self._forward(message, category, filename, lineno, file, line)
+            return
         text = str(message)
         torch_location = ""
         func = ""
         if is_torch_file(filename) or filename.startswith(_OWN_DIR):
             chain, user = _torch_chain(sys._getframe(1))
-            if issubclass(category, TracerWarning) and not _user_facing(chain):
+            if issubclass(category, TracerWarning) and _hidden_by_torch(chain) and not _user_facing(chain):
                 return  # raised by torch's own library code (nn shape checks): hidden, as torch hides it
             if user is not None:
                 torch_location = f"{filename}:{lineno}"
@@ -265,12 +290,16 @@ class WarningRecorder:
         ``catch_warnings`` restores the user's filters and ``showwarning`` on every exit path.
         """
         with warnings.catch_warnings():
+            self._owner = threading.get_ident()
+            self._forward = warnings.showwarning
             warnings.simplefilter("always")
             # torch's import-time filters hide TracerWarnings by *module name* ("torch.(?!jit)"): that also
             # hides np.asarray(x)'s warning (raised in torch/_tensor.py on the user's behalf) and warnings of
-            # user modules named torch*. ``_show`` applies the same rule by stack instead, so torch.nn's own
-            # shape checks stay hidden (30-60 of them for a TransformerEncoder) and the user's are kept.
-            warnings.filterwarnings("ignore", "torch::jit::fuser::cuda")
+            # user modules named torch*. ``_show`` applies torch's module rule (read from torch) to the torch
+            # frame that raised, so torch.nn's own shape checks stay hidden (30-60 of them for a
+            # TransformerEncoder), the user's are kept; its message filters are installed as they are.
+            for message in tracer_warning_filters().messages:  # torch's own, read from it
+                warnings.filterwarnings("ignore", message.pattern)
             warnings.showwarning = self._show
             yield self
 

@@ -201,7 +201,7 @@ def test_the_verdict_is_green_only_when_nothing_says_the_trace_is_wrong(all_runs
     assert bn.verdict.findings == len([f for f in bn.findings if f.severity != "info"]) >= 1
     # torch's check fails, or tracing fails: red
     assert verdict(all_runs["loop"]) == ("error", "check failed")  # the check raised (torch raises there too)
-    assert all_runs["loop"].verdict.reasons[0].startswith("torch's check raised: RuntimeError: running the trace")
+    assert all_runs["loop"].verdict.reasons[0].startswith("torch's check raised: TracingCheckError: running the trace")
     diverged = tj.trace(Net().eval(), (torch.rand(2, 4),), check_inputs=[(-torch.rand(2, 4),)])
     assert diverged.error is None and verdict(diverged) == ("error", "check failed")
     assert diverged.verdict.roots >= 1
