@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import inspect
 import warnings
 from dataclasses import dataclass, field
@@ -40,6 +41,17 @@ def torch_verdict(fn: Any, *args: Any, module: bool = False, **kwargs: Any) -> T
     if any("does not match the corresponding output" in m for m in messages):
         return TorchVerdict("mismatch", None, messages)
     return TorchVerdict("ok", None, messages)
+
+
+@functools.cache
+def torch_deprecates_jit_trace() -> bool:
+    """Whether the installed torch says torch.jit.trace is deprecated (2.13 and 2.14 do, 2.4 does not): asked of
+    torch itself, so a test can hold for either kind of torch."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        torch.jit.trace(lambda x: x + 1, (torch.ones(1),), check_trace=False)
+    notices = (DeprecationWarning, FutureWarning, PendingDeprecationWarning)  # 2.13 gives the first, 2.14 the second
+    return any(issubclass(w.category, notices) and "torch.jit" in str(w.message) for w in caught)
 
 
 def line_of(func: Any, marker: str) -> int:

@@ -23,7 +23,7 @@ from jupyter_tracejit.core.tracer_warnings import (
     nodes_for_line,
 )
 
-from .oracle import line_of
+from .oracle import line_of, torch_deprecates_jit_trace
 
 HERE = __file__
 
@@ -103,6 +103,8 @@ def test_every_category_has_a_trigger() -> None:
 @pytest.mark.filterwarnings("ignore:`torch.jit.script` is deprecated")
 @pytest.mark.parametrize("category", CATEGORIES)
 def test_classify_recognises_torchs_own_text(category: str) -> None:
+    if category == "deprecated" and not torch_deprecates_jit_trace():
+        pytest.skip("this torch does not deprecate torch.jit.trace: it has no such text")
     found = {classify(message, cls) for message, cls in TRIGGERS[category]()}
     assert category in found
 
@@ -198,7 +200,8 @@ def test_tracer_warnings_raised_inside_torchs_own_code_are_hidden() -> None:
     recorder = WarningRecorder()
     with recorder.capture():
         torch.jit.trace(model, (q,), check_trace=False)
-    assert [(w.category, w.file) for w in recorder.collect({})] == [("deprecated", HERE)]
+    notice = [("deprecated", HERE)] if torch_deprecates_jit_trace() else []
+    assert [(w.category, w.file) for w in recorder.collect({})] == notice
 
 
 def to_numpy_and_back(x):
