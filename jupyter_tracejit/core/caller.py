@@ -17,8 +17,8 @@ import sys
 from collections.abc import Iterator
 from types import FrameType
 
-from .from_torchscript import is_torch_file, source_line
 from .graph import Frame
+from .source import is_torch_file, source_line
 
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 #: installed libraries and the standard library (IPython's and runpy's frames sit between a cell and the call)

@@ -9,9 +9,9 @@ import traceback
 from dataclasses import dataclass
 from typing import Any
 
-from .from_torchscript import is_torch_file, source_line
 from .inputs import with_article
 from .jsonio import JsonRecord
+from .source import is_torch_file, source_line
 
 # (pattern on "ExceptionType: message", tag, hint). The first match wins.
 _HINTS: tuple[tuple[re.Pattern[str], str, str], ...] = (

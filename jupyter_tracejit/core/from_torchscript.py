@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import gc
 import hashlib
-import linecache
 import os
 import re
 from collections.abc import Callable, Iterator
@@ -20,9 +19,8 @@ import torch
 
 from .graph import Block, Frame, Graph, Node, SourceLoc, Value
 from .jsonio import float_to_json
+from .source import is_torch_file, is_trace_entry_file, source_line, user_frame_index
 
-_TORCH_DIR = os.path.dirname(os.path.abspath(torch.__file__)) + os.sep
-_SITE_TORCH = re.compile(r"[/\\]site-packages[/\\]torch[/\\]")
 _FRAME_RE = re.compile(r"^(.*)\((\d+)\): (.*)$")
 _HIERARCHY_RE = re.compile(r"([^.()]+)\(([^()]*)\)")
 _MANGLE_RE = re.compile(r"___torch_mangle_\d+\.")
@@ -32,30 +30,8 @@ TENSOR_PREVIEW = 8
 _MISSING: Any = object()
 
 
-def is_torch_file(path: str) -> bool:
-    """True for files inside the installed torch package (library frames, not the user's)."""
-    return path.startswith(_TORCH_DIR) or _SITE_TORCH.search(path) is not None
-
-
-def is_trace_entry_file(path: str) -> bool:
-    """Frames from ``torch/jit/_trace.py`` outward are the caller of trace, not traced code."""
-    return path.replace("\\", "/").endswith("torch/jit/_trace.py")
-
-
 def demangle(text: str) -> str:
     return _MANGLE_RE.sub("", text)
-
-
-def source_line(file: str, line: int) -> str:
-    return linecache.getline(file, line).strip()
-
-
-def user_frame_index(stack: tuple[Frame, ...]) -> int:
-    """The innermost frame outside torch; the outermost frame when every frame is torch's own."""
-    for i, fr in enumerate(stack):
-        if not fr.internal:
-            return i
-    return len(stack) - 1
 
 
 def parse_stack(text: str, frames_seen: dict[str, Frame | None] | None = None) -> SourceLoc | None:

@@ -11,9 +11,9 @@ from typing import Any
 import torch
 
 from .check import CheckReport
-from .from_torchscript import source_line
 from .graph import Graph, Node
 from .jsonio import JsonRecord
+from .source import source_line
 
 #: fused kernels that torch's nn.Transformer* layers switch to under no_grad in eval mode
 FASTPATH_KINDS = frozenset({"aten::_transformer_encoder_layer_fwd", "aten::_native_multi_head_attention"})

@@ -27,13 +27,14 @@ from .caller import is_own_file
 from .check import CheckCase, CheckReport, MethodUnderCheck, check_graphs, run_outputs, torch_mismatch_message
 from .deep_stack import run_with_stack
 from .errors import TraceError, argument_error, error_from_exception
-from .from_torchscript import canonical_inlined, canonical_text, extract_graph, has_calls, is_torch_file, parse_stack
-from .graph import Frame, Graph, SourceLoc
+from .from_torchscript import canonical_inlined, canonical_text, extract_graph, has_calls, parse_stack
+from .graph import Frame, Graph
 from .inputs import clone_inputs, describe_inputs
 from .module_state import ModuleState
 from .plan import TracePlan
 from .run import TraceRun, display_names
 from .schemas import argument_names, parameter_types
+from .source import attribute_to_caller, is_torch_file
 from .torch_facts import nondeterministic_warning
 from .torch_trace import Steps, TraceCall, call_torch, make_call, own_compilation_unit, resume, trace_call
 from .tracer_warnings import WarningRecorder, is_torch_jit_notice
@@ -542,19 +543,6 @@ class TraceSession:
 def nondeterministic_message(node_texts: list[str]) -> str:
     """torch's "Trace had nondeterministic nodes" warning, in the installed torch's words (``_check_trace``)."""
     return nondeterministic_warning().message(node_texts)
-
-
-def attribute_to_caller(graph: Graph, caller: Frame) -> None:
-    """Give nodes recorded entirely inside torch the caller's frame as their user frame (outermost)."""
-    replaced: dict[int, SourceLoc] = {}
-    for n in graph.nodes:
-        src = n.source
-        if src is None or not src.user_frame.internal:
-            continue
-        new = replaced.get(id(src))
-        if new is None:
-            new = replaced[id(src)] = SourceLoc(stack=(*src.stack, caller), user_index=len(src.stack))
-        n.source = new
 
 
 #: what a failure inside the check means, whatever raised

@@ -21,9 +21,9 @@ from typing import Any, ClassVar
 from torch.jit._trace import TracerWarning
 
 from .caller import installed_package
-from .from_torchscript import is_torch_file, source_line
 from .graph import Graph
 from .jsonio import JsonRecord
+from .source import is_torch_file, source_line
 from .torch_facts import TORCH_RELEASE, tracer_warning_filters
 
 #: every category tag, in the order the UI lists them
