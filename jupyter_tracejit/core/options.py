@@ -16,6 +16,7 @@ JSON describes them by their shapes (``options.check_inputs``); the explorer's t
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import math
 import re
 from collections.abc import Callable, Mapping, Sequence
@@ -27,10 +28,10 @@ import torch
 from .inputs import describe_inputs, with_article
 from .jsonio import float_to_json
 
-#: torch.jit.trace's default ``check_tolerance``
-DEFAULT_TOLERANCE = 1e-5
+#: torch.jit.trace's default ``check_tolerance``, read from its signature (the same in every torch the CI matrix runs)
+DEFAULT_TOLERANCE: float = inspect.signature(torch.jit.trace).parameters["check_tolerance"].default
 #: how messages and help spell it
-_DEFAULT_TOLERANCE_TEXT = "1e-5"
+_DEFAULT_TOLERANCE_TEXT = f"{DEFAULT_TOLERANCE:g}".replace("e-0", "e-")  # 1e-5, as torch's docs write it
 #: ``module_mode``: leave the module alone, or ``.train()`` / ``.eval()`` it for this trace only
 MODULE_MODES = ("as_is", "train", "eval")
 

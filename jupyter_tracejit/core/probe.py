@@ -44,6 +44,7 @@ from .compare import compare_tensors, summary
 from .inputs import describe_inputs, tensor_type_str
 from .jsonio import Decoders, JsonRecord, list_of
 from .module_state import ModuleState
+from .options import DEFAULT_TOLERANCE
 
 AGREE = "agree"
 DISAGREE = "disagree"
@@ -515,7 +516,7 @@ def run_probe(
     is_kwarg: bool = False,
     dims: Mapping[int | str, Sequence[int]] | None = None,
     module: torch.nn.Module | None = None,
-    tolerance: float = 1e-5,
+    tolerance: float = DEFAULT_TOLERANCE,
     seed: int = 0,
     max_cases: int = 12,
 ) -> ProbeReport:

@@ -31,6 +31,7 @@ from .from_torchscript import canonical_inlined, canonical_text, extract_graph, 
 from .graph import Frame, Graph
 from .inputs import clone_inputs, describe_inputs
 from .module_state import ModuleState
+from .options import DEFAULT_TOLERANCE
 from .plan import TracePlan
 from .run import TraceRun, display_names
 from .schemas import argument_names, parameter_types
@@ -504,7 +505,7 @@ class TraceSession:
                 is_kwarg=plan.is_kwarg,
                 dims=plan.probe_dims,
                 module=plan.module,
-                tolerance=max(float(plan.options.check_tolerance), 1e-5),
+                tolerance=max(float(plan.options.check_tolerance), DEFAULT_TOLERANCE),
             )
         except ValueError as e:  # bad probe_dims: say so, keep the trace
             run.findings.append(
