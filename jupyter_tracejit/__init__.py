@@ -8,6 +8,7 @@
 from typing import Any
 
 from . import cells, render  # noqa: F401  (render registers run.to_dot / to_html / save_html with the core)
+from ._version import __version__
 from .core import (
     CATEGORIES,
     SCHEMA_VERSION,
@@ -24,8 +25,6 @@ from .core import (
     trace_module,
 )
 from .core.run import register_file_namer
-
-__version__ = "0.1.0"
 
 # locations in notebook code read "cell [9], line 7" (a no-op outside IPython)
 register_file_namer(cells.cell_name)

@@ -18,8 +18,10 @@ SRC = ROOT / "labextension" / "src"
 def test_versions_agree_python_npm_and_widget_module():
     assert PACKAGE_JSON["name"] == "jupyter-tracejit"
     assert PACKAGE_JSON["version"] == tj.__version__
+    generated = (SRC / "model" / "protocol.generated.ts").read_text()
+    assert f"PACKAGE_VERSION = '{tj.__version__}'" in generated
     version_ts = (SRC / "version.ts").read_text()
-    assert f"MODULE_VERSION = '{tj.__version__}'" in version_ts
+    assert "MODULE_VERSION = PACKAGE_VERSION" in version_ts
     assert "MODULE_NAME = 'jupyter-tracejit'" in version_ts
 
 

@@ -1,11 +1,11 @@
 /**
- * The ipywidgets module name and version of the frontend.
- *
- * Keep MODULE_VERSION equal to `version` in package.json and to `jupyter_tracejit.__version__`
- * (tests/test_frontend_build.py checks all three).
+ * The ipywidgets module name and version of the frontend. The version is the package's one version
+ * (jupyter_tracejit/_version.py), written into protocol.generated.ts.
  */
+import { PACKAGE_VERSION } from './model/protocol.generated';
+
 export const MODULE_NAME = 'jupyter-tracejit';
-export const MODULE_VERSION = '0.1.0';
+export const MODULE_VERSION = PACKAGE_VERSION;
 /** The semver range the Python widget asks for in `_model_module_version` / `_view_module_version`. */
 export const MODULE_SEMVER = `^${MODULE_VERSION}`;
 
