@@ -166,11 +166,6 @@ class Node:
         """Constants, GetAttr and list/tuple plumbing: views fold them into their consumers."""
         return self.role != "op"
 
-    @property
-    def op_name(self) -> str:
-        """``linear`` for ``aten::linear``."""
-        return self.kind.split("::", 1)[-1]
-
 
 @dataclass
 class ModuleScope:

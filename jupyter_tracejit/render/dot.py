@@ -3,7 +3,8 @@
 There is one set of DOT rules. The interactive view builds the DOT of what is visible in TypeScript
 (``labextension/src/model/dot.ts``, which must work with no kernel); this module follows the same rules line for
 line so that ``run.to_dot()``, ``tracejit --dot`` and the explorer's "export DOT" give the same text for the
-same view. ``tests/render/test_dot_parity.py`` feeds both the same runs and views and compares the text.
+same view. ``tests/frontend_fixtures.py`` writes this module's DOT of the same runs and views into ``dot.cases.json``
+and ``labextension/test/model.test.ts`` compares the TypeScript text with it.
 
 Names and classes the views find things by:
 

@@ -10,7 +10,8 @@
 
 The same rules as ``labextension/src/model/groups.ts``, which the interactive view uses: group ids, labels and
 indices (creation order) must match so that the DOT of a view is the same text on both sides
-(``tests/render/test_dot_parity.py``).
+(``tests/frontend_fixtures.py`` writes the Python side's DOT into ``dot.cases.json``, which
+``labextension/test/model.test.ts`` compares with the TypeScript side's).
 """
 
 from __future__ import annotations

@@ -120,13 +120,6 @@ def test_graphviz_renders_any_text_to_svg_without_markup_of_ours(scope, name, co
     assert not any("href" in k for el in root.iter() for k in el.attrib if not k.endswith("}title"))
 
 
-def module_named(name: str) -> nn.Module:
-    model = nn.Module()
-    model.add_module(name, nn.Linear(2, 2))
-    model.forward = lambda x: getattr(model, name)(x)  # type: ignore[method-assign]
-    return model
-
-
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(name=module_name.filter(lambda s: "\x00" not in s))
 def test_a_real_run_with_any_module_name_round_trips_its_json_byte_for_byte(name):
