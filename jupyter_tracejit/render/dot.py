@@ -54,15 +54,19 @@ _LIST_KINDS = {"prim::ListConstruct": ("[", "]"), "prim::TupleConstruct": ("(", 
 
 # -- text --------------------------------------------------------------------------------------------------------
 def _utf16_len(text: str) -> int:
-    return len(text.encode("utf-16-le")) // 2
+    # "surrogatepass": a lone surrogate (a Python string may hold one, as a JavaScript string may) is one unit
+    return len(text.encode("utf-16-le", "surrogatepass")) // 2
 
 
 def truncate(text: str, limit: int) -> str:
-    """At most ``limit`` UTF-16 code units (JavaScript's string length), the last one ``…`` when cut."""
+    """At most ``limit`` UTF-16 code units (JavaScript's string length), the last one ``…`` when cut; a pair cut
+    in half loses its first half, as in model/dot.ts."""
     if _utf16_len(text) <= limit:
         return text
-    units = text.encode("utf-16-le")[: 2 * max(limit - 1, 0)]
-    return units.decode("utf-16-le", errors="ignore") + "…"
+    cut = text.encode("utf-16-le", "surrogatepass")[: 2 * max(limit - 1, 0)].decode("utf-16-le", "surrogatepass")
+    if cut and "\ud800" <= cut[-1] <= "\udbff":
+        cut = cut[:-1]
+    return cut + "…"
 
 
 def escape_text(text: str, limit: int = MAX_LABEL_CHARS, backslash: str = "\\\\") -> str:
