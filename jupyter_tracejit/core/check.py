@@ -261,7 +261,6 @@ def run_outputs(
         inner = err.type
         err.type = TracingCheckError.__name__
         err.message = f"running {step} on these inputs raised {inner}: {err.message}"
-        err.hint = f"{inner} raised inside the check ({TracingCheckError.__name__} is how torch reports it). " + (
-            err.hint or ""
-        )
+        said = f"{inner} raised inside the check ({TracingCheckError.__name__} is how torch reports it)."
+        err.hint = f"{said} {err.hint}" if err.hint else said
         case.exception = err

@@ -17,6 +17,7 @@ import functools
 import threading
 import time
 import uuid
+import warnings
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -197,8 +198,6 @@ class TraceSession:
         plan = self.plan
         self.recorder.phase = "trace"
         t0 = time.perf_counter()
-        returned: list[Any] = []
-        hook = self._watch_returned(returned)
         try:
             self.python_runs += len(plan.inputs)
             if plan.module is not None:
@@ -209,13 +208,14 @@ class TraceSession:
                 traced = yield from call_torch(call)
         except Exception as e:
             self._timed("trace", t0)
-            known = {"returned": returned[-1]} if returned else {}
-            run.error = error_from_exception(e, phase="trace", inputs=list(plan.inputs.values()), **known)
+            inputs = list(plan.inputs.values())
+            run.error = error_from_exception(e, phase="trace", inputs=inputs)
+            if run.error.tag == "output_type":
+                # torch names no more than a type: what the code returned makes the hint say what to change
+                returned = self._returned_eagerly()
+                if returned:
+                    run.error = error_from_exception(e, phase="trace", inputs=inputs, returned=returned[0])
             return
-        finally:
-            if hook is not None:
-                hook.remove()
-            returned.clear()  # the outputs are the user's: hold no reference to them
         self._timed("trace", t0)
         run.traced = traced
         t0 = time.perf_counter()
@@ -261,23 +261,26 @@ class TraceSession:
                 )
         self._timed("extract", t0)
 
-    def _watch_returned(self, returned: list[Any]) -> Any:
-        """Collect what the traced module's forward returns, so an output the tracer rejects can be named.
+    def _returned_eagerly(self) -> tuple[Any] | tuple[()]:
+        """What the traced code returns, from one eager run on copies of the example inputs (``()`` if it raised).
 
-        A global forward hook (torch.nn's ``register_module_forward_hook``), not one on the module: torch compiles
-        a module's own hooks with its methods when it scripts the module (a module with ``@torch.jit.export``
-        methods), and a lambda hook fails there ("Expected a single top-level function"). The module must stay as
-        the user gave it. The hook does not touch tensors, so the graph is the same; the removable handle is
-        returned (None for a function or a ScriptModule)."""
-        module = self.plan.module
-        if module is None or isinstance(module, torch.jit.ScriptModule):
-            return None
-
-        def keep(called: torch.nn.Module, _args: Any, out: Any) -> None:
-            if called is module:
-                returned.append(out)
-
-        return torch.nn.modules.module.register_module_forward_hook(keep)
+        Only for a trace torch refused for its output. Not a hook on the module: torch compiles a module's hooks
+        with its methods when it scripts the module (``@torch.jit.export`` methods), and a hook on every module
+        (a global one) would put a frame into every node's recorded stack. The module stays as the user gave it;
+        the run counts in ``python_runs``; its warnings repeat the trace's and are not recorded again."""
+        plan = self.plan
+        method = "forward" if "forward" in plan.inputs else next(iter(plan.inputs))
+        inputs = plan.inputs[method]
+        self.python_runs += 1
+        try:
+            with warnings.catch_warnings(), torch.no_grad():
+                warnings.simplefilter("ignore")
+                fn = self._python_callable(method)
+                if plan.is_kwarg and isinstance(inputs, dict):
+                    return (fn(**inputs),)
+                return (fn(*clone_inputs(inputs if isinstance(inputs, tuple) else (inputs,))),)
+        except Exception:
+            return ()
 
     def _module_types(self) -> dict[str, str]:
         """Module path -> class name, from the module itself: torch's module hierarchy string leaves out the names
