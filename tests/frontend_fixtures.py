@@ -99,6 +99,8 @@ def make_runs() -> dict[str, tj.TraceRun]:
             "chain": tj.trace(long_chain, (torch.rand(2),), check_trace=False),
             # a frozen branch, then a loop over rows: causes on three lines, each with its warning
             "causes": tj.trace(branch_then_rows, (torch.ones(2, 3),), check_inputs=[(-torch.ones(4, 3),)]),
+            # a loop over a size downstream of a frozen branch: every op of it reads the branch's values
+            "behind": tj.trace(branch_then_loop, (torch.rand(3, 8),), check_inputs=[(-torch.rand(5, 8),)]),
         }
 
 
@@ -108,6 +110,14 @@ def branch_then_rows(x):
     out = x[0]
     for row in x:
         out = out + row.relu()
+    return out
+
+
+def branch_then_loop(x):
+    x = x.relu() if x.sum() > 0 else x.abs()  # the frozen branch
+    out = x[0]
+    for i in range(x.size(0)):
+        out = out + x[i].relu()
     return out
 
 

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import ast
 import functools
-import linecache
+import math
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -14,6 +14,7 @@ from .check import CheckReport
 from .from_torchscript import source_line
 from .graph import Graph, Node
 from .jsonio import JsonRecord
+from .loops import enclosing_loop, loops_in
 
 #: fused kernels that torch's nn.Transformer* layers switch to under no_grad in eval mode
 FASTPATH_KINDS = frozenset({"aten::_transformer_encoder_layer_fwd", "aten::_native_multi_head_attention"})
@@ -157,37 +158,14 @@ def transformer_fastpath(graph: Graph, check: CheckReport | None) -> Finding | N
     return None
 
 
-@functools.lru_cache(maxsize=64)
-def _loops_of(text: str) -> tuple[tuple[int, int], ...]:
-    """``(first line, last line)`` of every ``for`` / ``while`` statement of a source text, innermost last."""
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError):
-        return ()
-    loops = [n for n in ast.walk(tree) if isinstance(n, (ast.For, ast.AsyncFor, ast.While))]
-    return tuple(sorted((n.lineno, n.end_lineno or n.lineno) for n in loops))
-
-
-def loops_in(file: str) -> tuple[tuple[int, int], ...]:
-    """``(first line, last line)`` of every loop of ``file`` (as linecache has it; none when it has no source)."""
-    text = "".join(linecache.getlines(file))
-    return _loops_of(text) if text else ()
-
-
-def enclosing_loop(file: str, line: int, spans: tuple[tuple[int, int], ...] | None = None) -> tuple[int, int] | None:
-    """The innermost ``for`` / ``while`` loop of ``file`` that holds ``line`` (its header included), or None;
-    ``spans`` are ``loops_in(file)`` when the caller has them."""
-    holding = [s for s in (loops_in(file) if spans is None else spans) if s[0] <= line <= s[1]]
-    return max(holding, key=lambda s: s[0]) if holding else None
-
-
 def frozen_loops(graph: Graph, check: CheckReport | None) -> Finding | None:
     """Ops only one of the check's traces has, inside a Python loop: the loop ran another number of times for the
     check inputs. Tracing unrolls it with the example's count, and a count read from a shape (``x.size(0)``,
     ``len(x)``) makes torch say nothing, so the root alone reads "1 op only in the check trace"."""
     if check is None:
         return None
-    loops: dict[tuple[str, int, int], None] = {}
+    #: each loop, with the check graph that ran it another number of times (the first case that did)
+    loops: dict[tuple[str, int, int], Graph | None] = {}
     spans_of: dict[str, tuple[tuple[int, int], ...]] = {}  # each file read and parsed once, however many roots
     for case in check.cases:
         if case.method != graph.method or case.diff is None:
@@ -205,7 +183,7 @@ def frozen_loops(graph: Graph, check: CheckReport | None) -> Finding | None:
                 spans = spans_of[source.file] = loops_in(source.file)
             span = enclosing_loop(source.file, source.line, spans)
             if span is not None:
-                loops[(source.file, *span)] = None
+                loops.setdefault((source.file, *span), case.graph)
     if not loops:
         return None
     ids = [
@@ -214,8 +192,10 @@ def frozen_loops(graph: Graph, check: CheckReport | None) -> Finding | None:
         if n.source is not None
         and any(n.source.file == f and first <= n.source.line <= last for f, first, last in loops)
     ]
-    headers = [(f, first, source_line(f, first)) for f, first, _ in loops]
-    where = "; ".join(f"line {line}: `{code}`" for _f, line, code in headers)
+    where = "; ".join(
+        f"line {first}: `{source_line(f, first)}`{_times_run(graph, checked, f, first, last)}"
+        for (f, first, last), checked in loops.items()
+    )
     return Finding(
         kind="frozen_loop",
         severity="warning",
@@ -227,6 +207,29 @@ def frozen_loops(graph: Graph, check: CheckReport | None) -> Finding | None:
         "or trace and run with inputs of one shape.",
         node_ids=ids,
         method=graph.method,
+    )
+
+
+def _times_run(trace: Graph, check: Graph | None, file: str, first: int, last: int) -> str:
+    """`` ran 3 times in the trace, 5 in the check trace`` for a loop, from the ops its body recorded; when the
+    counts do not read as whole passes of one body, the op counts instead; "" without the check's graph."""
+    if check is None:
+        return ""
+    body = (first + 1, last) if last > first else (first, last)
+    per_op = [_ops_at(g, file, *body) for g in (trace, check)]
+    ops = [sum(c.values()) for c in per_op]
+    passes = [math.gcd(*c.values()) if c else 0 for c in per_op]
+    if all(passes) and ops[0] // passes[0] == ops[1] // passes[1]:
+        return f" ran {passes[0]} time{'s' if passes[0] != 1 else ''} in the trace, {passes[1]} in the check trace"
+    return f" recorded {ops[0]} op{'s' if ops[0] != 1 else ''} in the trace, {ops[1]} in the check trace"
+
+
+def _ops_at(graph: Graph, file: str, first: int, last: int) -> Counter[tuple[str, int]]:
+    """How many ops of each kind each line from ``first`` to ``last`` of ``file`` recorded (plumbing left out)."""
+    return Counter(
+        (n.kind, n.source.line)
+        for n in graph.nodes
+        if not n.foldable and n.source is not None and n.source.file == file and first <= n.source.line <= last
     )
 
 
