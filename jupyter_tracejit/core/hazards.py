@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import math
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -32,6 +33,9 @@ class Finding(JsonRecord):
     #: the explorer options that apply ``hint`` (``{"no_grad": True}``), offered as one click that re-traces;
     #: empty when the fix is in the user's code
     fix: dict[str, Any] = field(default_factory=dict)
+    #: about running the trace elsewhere (a device baked into the graph), not about this run: listed in a group of
+    #: its own, and a warning only when it can matter for this run (else ``info``, which leaves the badge green)
+    portability: bool = False
 
 
 def _where(graph: Graph, ids: list[int], limit: int = 4) -> str:
@@ -233,7 +237,25 @@ def _ops_at(graph: Graph, file: str, first: int, last: int) -> Counter[tuple[str
     )
 
 
-def device_constants(graph: Graph) -> Finding | None:
+def same_device(a: str, b: str) -> bool:
+    """Whether two device names mean the same device: same type, and the same index where both name one (``"cuda"``
+    is the current CUDA device, so it is ``"cuda:0"`` for a trace made on ``cuda:0``)."""
+    da, db = torch.device(a), torch.device(b)
+    return da.type == db.type and (da.index is None or db.index is None or da.index == db.index)
+
+
+def _quoted(devices: Iterable[str]) -> str:
+    return ", ".join(f'"{d}"' for d in sorted(devices))
+
+
+def device_constants(
+    graph: Graph, devices_used: Iterable[str] = (), target_device: str | None = None
+) -> Finding | None:
+    """Ops that create or move tensors to a device fixed at trace time (``torch.arange(n, device=x.device)``).
+
+    A portability finding: a warning only when it can matter for this run, i.e. when a device of this run's inputs
+    or parameters (``devices_used``), or the declared ``target_device``, is not a baked one; else a note.
+    """
     devices: dict[str, list[int]] = {}
     for n in graph.nodes:
         if n.kind != "prim::Constant":
@@ -246,17 +268,37 @@ def device_constants(graph: Graph) -> Finding | None:
     if not devices:
         return None
     ids = sorted({i for v in devices.values() for i in v})
-    names = ", ".join(f'"{d}"' for d in sorted(devices))
+    names = _quoted(devices)
+    elsewhere = sorted({d for d in devices_used if any(not same_device(d, baked) for baked in devices)})
+    target_differs = target_device is not None and any(not same_device(target_device, b) for b in devices)
+    if target_differs:
+        why = (
+            f'The target device is "{target_device}": served there, these ops still make tensors on {names}, '
+            "which fails or copies on every call."
+        )
+    elif elsewhere:
+        why = (
+            f"This run's inputs or parameters are on {_quoted(elsewhere)}, not only {names}: these ops make tensors "
+            "on the baked device whatever the inputs are."
+        )
+    else:
+        here = f"This run's inputs and parameters are on {names} as well, and no" if devices_used else "No"
+        why = (
+            f"{here} target device was given: fine where it was traced. It matters where the model is served on "
+            "another device: pass target_device='cuda' to check for that."
+        )
     return Finding(
         kind="device_constant",
-        severity="warning",
+        severity="warning" if target_differs or elsewhere else "info",
         title=f"device {names} baked into the graph",
         message=f"{len(ids)} op{'s' if len(ids) != 1 else ''} ({_where(graph, ids)}) create or move tensors to a "
-        f"device fixed at trace time ({names}). The traced model will keep using it on another device.",
+        f'device fixed at trace time ({names}). {why} A device without an index ("cuda") is the same as any '
+        'indexed one of its type ("cuda:0").',
         hint="Create tensors with *_like ops (torch.zeros_like(x)) or register them as buffers so they move with "
-        "the module.",
+        "the module; or trace on the device the model will run on.",
         node_ids=ids,
         method=graph.method,
+        portability=True,
     )
 
 

@@ -87,7 +87,9 @@ class Verdict(JsonRecord):
     ``error`` (red): tracing failed, or torch's check failed. ``warning`` (amber): the trace is right for these
     inputs, but a tracer warning, a finding (severity warning or error) or the generalization probe says it may be
     wrong for others. ``ok`` (green) only when nothing says so (warnings that are not about the trace, such as a
-    library's deprecation notice, are counted but leave it green).
+    library's deprecation notice, are counted but leave it green). A portability finding (a device baked into the
+    graph) is a warning only when it can matter for this run (inputs, parameters or the target device elsewhere);
+    otherwise it is a note among the reasons, and the badge stays green.
     """
 
     level: str
@@ -227,6 +229,11 @@ class TraceRun(JsonRecord):
             return Verdict("error", "failed", reasons, **counts)
         others = len(user) - len(hazards)
         notes = [f"{_plural(others, 'other warning')}, not about the trace"] if others else []
+        notes += [
+            f"portability: {f.title} (fine where it was traced; pass target_device to check another device)"
+            for f in self.findings
+            if f.portability and f.severity == "info"
+        ]
         if reasons:
             return Verdict("warning", "warnings", reasons + notes, **counts)
         checked = (

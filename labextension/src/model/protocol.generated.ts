@@ -329,6 +329,10 @@ export interface RecordedOptions {
     | null
     | string;
   /**
+   * the device the traced model will run on ("cuda"), when not where it was traced; null: where it was traced; absent in runs saved before it existed
+   */
+  target_device?: string | null;
+  /**
    * tj.trace only: the keyword names of keyword example inputs; null when positional
    */
   example_kwarg_inputs?: string[] | null | string;
@@ -509,6 +513,10 @@ export interface Finding {
   hint: string;
   node_ids: number[];
   method: string;
+  /**
+   * about running the trace elsewhere (a device baked into the graph): listed in a group of its own, severity warning only when it can matter for this run, else info; absent in runs saved before it existed
+   */
+  portability?: boolean;
   /**
    * explorer options that apply the hint ({"no_grad": true}), offered as one click that re-traces; {} when the fix is in the user's code; absent in runs saved before it existed
    */
