@@ -37,6 +37,12 @@ class Finding(JsonRecord):
     #: its own, and a warning only when it can matter for this run (else ``info``, which leaves the badge green)
     portability: bool = False
 
+    @property
+    def is_problem(self) -> bool:
+        """Whether it says the trace may be wrong (the badge turns amber, the Warnings tab counts it): any severity
+        but ``info``. The explorer's ``findingIsProblem`` (model/run.ts) is the same rule."""
+        return self.severity != "info"
+
 
 def _where(graph: Graph, ids: list[int], limit: int = 4) -> str:
     parts = []

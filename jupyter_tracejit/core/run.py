@@ -193,7 +193,7 @@ class TraceRun(JsonRecord):
     def verdict(self) -> Verdict:
         """The badge: ``ok`` / ``warnings`` / ``check failed`` / ``failed``, with its reasons and counts."""
         user = self.user_warnings
-        serious = [f for f in self.findings if f.severity != "info"]
+        serious = [f for f in self.findings if f.is_problem]
         probe = self.probe.findings if self.probe is not None else []
         roots = sum(len(c.diff.roots) for c in self.check.cases if c.diff) if self.check is not None else 0
         counts = {"warnings": len(user), "findings": len(serious), "probe": len(probe), "roots": roots}
@@ -232,7 +232,7 @@ class TraceRun(JsonRecord):
         notes += [
             f"portability: {f.title} (fine where it was traced; pass target_device to check another device)"
             for f in self.findings
-            if f.portability and f.severity == "info"
+            if f.portability and not f.is_problem
         ]
         if reasons:
             return Verdict("warning", "warnings", reasons + notes, **counts)

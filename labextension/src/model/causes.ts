@@ -14,7 +14,7 @@
 
 import { userFrame } from './graph';
 import { FindingJSON, TraceWarningJSON } from './protocol';
-import { CaseDivergence, TraceRunModel } from './run';
+import { CaseDivergence, findingIsProblem, TraceRunModel } from './run';
 
 /** Warning categories that never explain a divergence: a library's notice, and the mismatches divergences cause. */
 const NOT_A_CAUSE = new Set(['other', 'already_script', 'output_mismatch_python', 'output_mismatch_retrace']);
@@ -145,7 +145,7 @@ export function groupByCause(run: TraceRunModel): Causes {
     cause.findings = run.findings.filter(
       f =>
         f.method === cause.method &&
-        f.severity !== 'info' &&
+        findingIsProblem(f) &&
         (onNodes(f.node_ids) || onLine(f.node_ids) || isAboutTheCheck(f))
     );
     cause.summary = describeDivergences((cause.roots.length ? cause.roots : cause.downstream).map(i => all[i]));
