@@ -297,9 +297,10 @@ def device_constants(
         kind="device_constant",
         severity="warning" if target_differs or elsewhere else "info",
         title=f"device {names} baked into the graph",
-        message=f"{len(ids)} op{'s' if len(ids) != 1 else ''} ({_where(graph, ids)}) create or move tensors to a "
-        f'device fixed at trace time ({names}). {why} A device without an index ("cuda") is the same as any '
-        'indexed one of its type ("cuda:0").',
+        message=f"{len(ids)} op{'s' if len(ids) != 1 else ''} ({_where(graph, ids)}) "
+        f"{'create or move' if len(ids) != 1 else 'creates or moves'} tensors to a device fixed at trace time "
+        f'({names}). {why} A device without an index ("cuda") is the same as any indexed one of its type '
+        '("cuda:0").',
         hint="Create tensors with *_like ops (torch.zeros_like(x)) or register them as buffers so they move with "
         "the module; or trace on the device the model will run on.",
         node_ids=ids,
