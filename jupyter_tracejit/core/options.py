@@ -185,7 +185,16 @@ SPECS: dict[str, OptionSpec] = {
 }
 
 #: options the explorer's options bar offers (its ``options`` trait), in display order
-LIVE = ("strict", "check_trace", "check_tolerance", "check_inputs", "force_outplace", "module_mode", "no_grad")
+LIVE = (
+    "strict",
+    "check_trace",
+    "check_tolerance",
+    "check_inputs",
+    "force_outplace",
+    "module_mode",
+    "no_grad",
+    "target_device",
+)
 
 
 @dataclass(frozen=True)

@@ -380,4 +380,14 @@ def test_a_baked_device_is_a_portability_note_here_and_a_warning_for_another_tar
     lab.screenshot_themes("panels-portability-here", here)
     lab.screenshot_themes("panels-portability-gpu", gpu)
     assert contrast_failures(lab) == {"JupyterLab Light": [], "JupyterLab Dark": []}
+    # the options bar: the second explorer shows its target; typing one in the first re-traces for it
+    assert gpu.locator('input[data-option="target_device"]').input_value() == "cuda"
+    device = here.locator('input[data-option="target_device"]')
+    assert device.input_value() == "" and device.get_attribute("placeholder") == "as traced"
+    device.fill("cuda")
+    device.press("Enter")
+    device.blur()
+    here.locator(badge, has_text="warnings").wait_for(timeout=90_000)
+    history = here.locator(".jp-TraceExplorer-history select option").all_inner_texts()
+    assert len(history) == 2 and 'target_device="cuda"' in history[1], history
     assert not lab.extension_errors()

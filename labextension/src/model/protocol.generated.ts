@@ -605,6 +605,10 @@ export interface ExplorerOptions {
    * trace under torch.no_grad()
    */
   no_grad: boolean;
+  /**
+   * the device the traced model will run on, when not the one it is traced on: a device baked into the graph that differs from it is a warning (default: where it is traced)
+   */
+  target_device?: string | null;
 }
 /**
  * the options bar: the live trace options (core/options.py LIVE, SPECS), with check_inputs_enabled in place of check_inputs
@@ -641,6 +645,10 @@ export interface ExplorerOptions1 {
    * trace under torch.no_grad()
    */
   no_grad: boolean;
+  /**
+   * the device the traced model will run on, when not the one it is traced on: a device baked into the graph that differs from it is a warning (default: where it is traced)
+   */
+  target_device?: string | null;
 }
 /**
  * This interface was referenced by `ExplorerState`'s JSON-Schema
@@ -719,7 +727,14 @@ export const OPTION_SPECS = [
     default: 'as_is',
     choices: ['as_is', 'train', 'eval']
   },
-  { key: 'no_grad', label: 'no_grad', description: 'trace under torch.no_grad()', default: false }
+  { key: 'no_grad', label: 'no_grad', description: 'trace under torch.no_grad()', default: false },
+  {
+    key: 'target_device',
+    label: 'target device',
+    description:
+      'the device the traced model will run on, when not the one it is traced on: a device baked into the graph that differs from it is a warning (default: where it is traced)',
+    default: null
+  }
 ] as const;
 /** Each widget trait's default (explorer.schema.json). */
 export const TRAIT_DEFAULTS: ExplorerState = {
