@@ -346,15 +346,9 @@ def _origin(graph: Graph, value_id: int) -> str:
 
 
 def _line(graph: Graph, node: Node) -> int | None:
-    """A node's user line; plumbing the tracer records without one takes its input's (``for row in x``)."""
-    for _ in range(4):
-        if node.source is not None:
-            return node.source.line
-        producer = graph.producer(node.inputs[0]) if node.inputs else None
-        if producer is None:
-            return None
-        node = producer
-    return None
+    """A node's user line (plumbing without one takes its input's, see :func:`_recorded_at`)."""
+    place = _recorded_at(graph, node)
+    return place[1] if place is not None else None
 
 
 def _follows(graph: Graph, root_id: int, side: str) -> str:

@@ -168,7 +168,12 @@ export class TraceRunModel {
       return given;
     }
     const roots = this.cases.reduce((n, c) => n + (c.diff?.roots.length ?? 0), 0);
-    const counts = { warnings: this.userWarnings.length, findings: 0, probe: 0, roots };
+    const counts = {
+      warnings: this.userWarnings.length,
+      findings: this.findings.filter(findingIsProblem).length,
+      probe: 0,
+      roots
+    };
     if (this.raw.ok) {
       return { level: 'ok', label: 'ok', reasons: [], ...counts };
     }
