@@ -291,7 +291,7 @@ def device_constants(
         here = f"This run's inputs and parameters are on {names} as well, and no" if devices_used else "No"
         why = (
             f"{here} target device was given: fine where it was traced. It matters where the model is served on "
-            "another device: pass target_device='cuda' to check for that."
+            "another device: declare it (target_device='cuda', --target-device cuda) to check for that."
         )
     return Finding(
         kind="device_constant",
