@@ -73,6 +73,21 @@ def test_gpt2_traced_on_cpu_for_cpu_is_not_amber_for_its_position_ids(gpt2: nn.M
     assert served_on_gpu.verdict.problems == run.verdict.problems + 1
 
 
+def test_gpt2_traced_on_another_device_bakes_that_device_and_is_amber_for_the_cpu() -> None:
+    # the whole model and its inputs on meta (no data; torch's check cannot run there: transformers calls .item())
+    torch.manual_seed(0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        on_meta = GPT2Logits().to("meta")
+    ids = torch.randint(0, 1000, (2, 12), device="meta")
+    run = tj.trace(on_meta, (ids,), check_trace=False)
+    assert run.error is None and device_finding(run).title == 'device "meta" baked into the graph'
+    assert device_finding(run).severity == "info" and device_reasons(run) == []
+    served_on_cpu = run.request.run(target_device="cpu")
+    assert device_finding(served_on_cpu).severity == "warning"
+    assert device_reasons(served_on_cpu) == ['warning: device "meta" baked into the graph']
+
+
 def test_bert_traced_on_cpu_is_green_and_amber_for_a_gpu_target() -> None:
     torch.manual_seed(0)
     config = transformers.BertConfig(
