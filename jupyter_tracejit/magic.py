@@ -86,6 +86,7 @@ _EXAMPLES = {
     "check_inputs": "%trace --check-inputs [(x2,), (x3,)] model(x)",
     "check_inputs_kw": "%trace --check-inputs [dict(x=x2), dict(x=x3)] model(x=x)",
     "tol": "%trace --tol 1e-4 model(x)",
+    "target_device": "%trace --target-device cuda model(x)",
     "output": "%trace -o run model(x)",
     "mode": "%trace --eval model(x)",
     "cell": "%%trace (newline) def f(x): return x * 2 (newline) f(x)",
@@ -96,6 +97,7 @@ _VALUE_EXAMPLES = {
     "--method": _EXAMPLES["method"],
     "--tol": _EXAMPLES["tol"],
     "--check-inputs": _EXAMPLES["check_inputs"],
+    "--target-device": _EXAMPLES["target_device"],
 }
 
 

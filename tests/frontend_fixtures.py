@@ -99,6 +99,11 @@ def make_runs() -> dict[str, tj.TraceRun]:
             "chain": tj.trace(long_chain, (torch.rand(2),), check_trace=False),
             # a frozen branch, then a loop over rows: causes on three lines, each with its warning
             "causes": tj.trace(branch_then_rows, (torch.ones(2, 3),), check_inputs=[(-torch.ones(4, 3),)]),
+            # a loop over a size downstream of a frozen branch: every op of it reads the branch's values
+            "behind": tj.trace(branch_then_loop, (torch.rand(3, 8),), check_inputs=[(-torch.rand(5, 8),)]),
+            # a device baked in: a portability note where it was traced, a warning for another target device
+            "portable": tj.trace(positions_added, (torch.ones(2, 3),)),
+            "served_elsewhere": tj.trace(positions_added, (torch.ones(2, 3),), target_device="cuda"),
         }
 
 
@@ -109,6 +114,18 @@ def branch_then_rows(x):
     for row in x:
         out = out + row.relu()
     return out
+
+
+def branch_then_loop(x):
+    x = x.relu() if x.sum() > 0 else x.abs()  # the frozen branch
+    out = x[0]
+    for i in range(x.size(0)):
+        out = out + x[i].relu()
+    return out
+
+
+def positions_added(x):
+    return x + torch.arange(x.shape[-1], device=x.device)
 
 
 # -- machine-independent JSON ---------------------------------------------------------------------------------
@@ -172,6 +189,8 @@ def facts(run: tj.TraceRun) -> dict[str, Any]:
         ]
         out["matched"] = [[c.index, c.method, len(c.diff.matched) if c.diff else 0] for c in run.check.cases]
     out["warnings"] = [[w.category, w.count, w.line, w.node_ids] for w in run.warnings]
+    out["findings"] = [[f.kind, f.portability, f.is_problem] for f in run.findings]
+    out["problems"] = run.verdict.problems
     return out
 
 

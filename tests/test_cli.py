@@ -63,6 +63,10 @@ def as_dict(x):
     return {"y": x * 2}
 
 
+def positions(x):
+    return x + torch.arange(x.shape[-1], device=x.device)
+
+
 class NeedsWidth(nn.Module):
     def __init__(self, width):
         super().__init__()
@@ -136,7 +140,12 @@ def _in_process_cases(d: Path) -> dict[str, list[str]]:
         "nan_tol": ["trace", f"{m}:loop", "--inputs", "torch.ones(2)", "--tol", "nan"],
         "inf_tol": ["trace", f"{m}:loop", "--inputs", "torch.ones(2)", "--tol", "inf"],
         "eval_and_train": ["trace", f"{m}:loop", "--inputs", "torch.ones(2)", "--eval", "--train"],
-    }
+        "target_device": [
+            "trace", f"{m}:positions", "--inputs", "torch.ones(2, 3)", "--target-device", "cuda",
+            "--json", str(d / "target.json"),
+        ],
+        "bad_target_device": ["trace", f"{m}:positions", "--inputs", "torch.ones(2)", "--target-device", "gpu"],
+    }  # fmt: skip
 
 
 def _files(d: Path) -> None:
@@ -229,6 +238,15 @@ def test_failed_trace_exits_1_with_error_and_hint(results):
     assert results["dict_output_non_strict"].returncode == 0, ok(results["dict_output_non_strict"])
 
 
+def test_a_target_device_reaches_the_trace(results):
+    r = results["target_device"]
+    assert r.returncode == 0, ok(r)  # warnings alone exit 0
+    run = tj.TraceRun.from_json(json.loads((r.files / "target.json").read_text()))
+    assert run.options["target_device"] == "cuda"
+    (finding,) = [f for f in run.findings if f.kind == "device_constant"]
+    assert finding.severity == "warning" and run.verdict.level == "warning"
+
+
 def test_options_reach_the_trace(results):
     run = tj.TraceRun.from_json(json.loads((results["options"].files / "opts.json").read_text()))
     o = run.options
@@ -257,6 +275,7 @@ def test_options_reach_the_trace(results):
         ("nan_tol", "--tol needs a finite number >= 0"),
         ("inf_tol", "got 'inf'"),
         ("eval_and_train", "--eval and --train contradict each other"),
+        ("bad_target_device", "--target-device needs a device name such as 'cuda', 'cuda:0' or 'cpu', got 'gpu'"),
     ],
 )
 def test_usage_errors_exit_2_with_one_clear_line(results, case, message):

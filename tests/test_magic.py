@@ -38,6 +38,7 @@ OPTIONS = (
     "--train",
     "--no-grad",
     "--probe",
+    "--target-device",
     "--static",
     "--quiet",
 )
@@ -344,6 +345,15 @@ def test_no_grad(ip: InteractiveShell, monkeypatch: pytest.MonkeyPatch) -> None:
     assert torch.is_grad_enabled()
 
 
+def test_target_device(ip: InteractiveShell, monkeypatch: pytest.MonkeyPatch) -> None:
+    ip.user_ns["on_cpu"] = lambda x: x + torch.ones(x.shape[-1], device="cpu")
+    here = traced(ip, monkeypatch, "on_cpu(x)")
+    assert here.options["target_device"] is None and here.verdict.level == "ok"
+    run = traced(ip, monkeypatch, "--target-device cuda on_cpu(x)")
+    assert run.options["target_device"] == "cuda" and run.request.options.target_device == "cuda"
+    assert run.verdict.level == "warning" and run.verdict.reasons == ['warning: device "cpu" baked into the graph']
+
+
 def test_probe(ip: InteractiveShell, monkeypatch: pytest.MonkeyPatch) -> None:
     assert traced(ip, monkeypatch, "relu_fn(x)").probe is None
     run = traced(ip, monkeypatch, "--probe relu_fn(x)")
@@ -550,6 +560,11 @@ LINE_ERRORS = [
     ("--tol -1 relu_fn(x)", "got '-1'", "%trace --tol 1e-4 model(x)"),
     ("--tol nan relu_fn(x)", "got 'nan'", "%trace --tol 1e-4 model(x)"),
     ("--tol", "option --tol needs a value", "%trace --tol 1e-4 model(x)"),
+    (
+        "--target-device gpu relu_fn(x)",
+        "--target-device needs a device name such as 'cuda', 'cuda:0' or 'cpu', got 'gpu'",
+        "%trace --target-device cuda model(x)",
+    ),
     ("--check-inputs x relu_fn(x)", "must evaluate to a list", "%trace --check-inputs [(x2,), (x3,)] model(x)"),
     ("--check-inputs (x2,) relu_fn(x)", "got a tuple", "%trace --check-inputs [(x2,), (x3,)] model(x)"),
     ("--check-inputs [1] relu_fn(x)", "item 0 is a int", "%trace --check-inputs [(x2,), (x3,)] model(x)"),

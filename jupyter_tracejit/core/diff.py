@@ -14,6 +14,10 @@ nodes are identified by *what they compute from what*:
 - A divergent node whose inputs all match is a **root**: the place where the graphs first part.
   Divergent nodes that read a divergent value are **downstream**. Constants and list/tuple
   plumbing are looked through: a changed constant makes its consumer the root.
+- Downstream nodes are paired op with op (kind and line). One that is more than a consequence is a root of its
+  own, a second cause that would otherwise hide behind the first: at a line holding no root, an op the other side
+  records fewer times (a loop over a shape ran another number of times) or whose constant arguments differ (a size
+  frozen into the trace).
 
 Everything is linear in the graph size.
 """
@@ -21,13 +25,14 @@ Everything is linear in the graph size.
 from __future__ import annotations
 
 import json
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from .graph import Graph, Node
 from .jsonio import JsonRecord
+from .loops import enclosing_loop, loops_in
 
 ROOT = "root"
 DOWNSTREAM = "downstream"
@@ -341,15 +346,9 @@ def _origin(graph: Graph, value_id: int) -> str:
 
 
 def _line(graph: Graph, node: Node) -> int | None:
-    """A node's user line; plumbing the tracer records without one takes its input's (``for row in x``)."""
-    for _ in range(4):
-        if node.source is not None:
-            return node.source.line
-        producer = graph.producer(node.inputs[0]) if node.inputs else None
-        if producer is None:
-            return None
-        node = producer
-    return None
+    """A node's user line (plumbing without one takes its input's, see :func:`_recorded_at`)."""
+    place = _recorded_at(graph, node)
+    return place[1] if place is not None else None
 
 
 def _follows(graph: Graph, root_id: int, side: str) -> str:
@@ -357,6 +356,125 @@ def _follows(graph: Graph, root_id: int, side: str) -> str:
     line = _line(graph, root)
     where = f" at line {line}" if line is not None else ""
     return f"follows from the divergence{where} ({root.kind} in the {side})"
+
+
+def _pair_in_order(ga: list[int], gb: list[int]) -> list[tuple[int | None, int | None]]:
+    """The k-th divergent node of one graph with the k-th of the other, the longer side's rest alone."""
+    return [(ga[i] if i < len(ga) else None, gb[i] if i < len(gb) else None) for i in range(max(len(ga), len(gb)))]
+
+
+def _place(node: Node) -> tuple[str, int] | None:
+    return (node.source.file, node.source.line) if node.source is not None else None
+
+
+def _pair_by_op(a: Graph, b: Graph, ga: list[int], gb: list[int]) -> list[tuple[int | None, int | None]]:
+    """Downstream nodes paired by what they are: the k-th op of a kind at a line with the k-th of that kind and line
+    on the other side, then what is left of both sides in order (``aten::sin`` changed into ``aten::cos``); only the
+    surplus of the longer side stays alone. Pairing by position alone would pair an ``aten::relu`` with an
+    ``aten::add`` as soon as one side ran a loop more often, and hide which ops it recorded more."""
+    waiting: dict[tuple[str, tuple[str, int] | None], deque[int]] = {}
+    for y in gb:
+        waiting.setdefault((b.nodes[y].kind, _place(b.nodes[y])), deque()).append(y)
+    partner: dict[int, int] = {}
+    for x in ga:
+        queue = waiting.get((a.nodes[x].kind, _place(a.nodes[x])))
+        if queue:
+            partner[x] = queue.popleft()
+    taken = set(partner.values())
+    rest = iter(_pair_in_order([x for x in ga if x not in partner], [y for y in gb if y not in taken]))
+    pairs: list[tuple[int | None, int | None]] = []
+    for x in ga:  # in the trace's order, each leftover trace node with the next leftover check node
+        pairs.append((x, partner[x]) if x in partner else next(rest))
+    pairs += list(rest)
+    return pairs
+
+
+def _causes_of_their_own(
+    graphs: tuple[Graph, Graph],
+    roots: list[Divergence],
+    downstream: list[Divergence],
+    matched_values: dict[int, int],
+) -> dict[int, Divergence]:
+    """Downstream divergences that are causes of their own, by ``id()`` of the divergence, as roots with the reason.
+
+    A divergence reads a diverged value, so the diff calls it downstream; but when no root sits at its line (nor in
+    the loop that holds it) and it is more than a consequence, it is a second cause, which would otherwise hide
+    behind the first: an op the other side records fewer times at that line (a loop over a shape ran another number
+    of times, a later branch went the other way), or an op whose constant arguments differ (a size frozen into the
+    trace).
+    """
+    a, b = graphs
+    rooted: set[tuple[str, int]] = set()
+    for d in roots:
+        for graph, node_id in ((a, d.trace_node), (b, d.check_node)):
+            place = _recorded_at(graph, graph.nodes[node_id]) if node_id is not None else None
+            if place is not None:
+                rooted.add(place)
+    spans: dict[str, tuple[tuple[int, int], ...]] = {}
+
+    def explained_by_a_root(place: tuple[str, int]) -> bool:
+        """A root at this line, or in the loop that holds it (the loop is then that root's own)."""
+        file, line = place
+        if file not in spans:
+            spans[file] = loops_in(file)
+        loop = enclosing_loop(file, line, spans[file])
+        if loop is None:
+            return place in rooted
+        return any(f == file and loop[0] <= at <= loop[1] for f, at in rooted)
+
+    own: dict[int, Divergence] = {}
+    recorded: list[Counter[tuple[str, tuple[str, int] | None]]] = []  # per graph, counted once when needed
+    for d in downstream:
+        an = a.nodes[d.trace_node] if d.trace_node is not None else None
+        bn = b.nodes[d.check_node] if d.check_node is not None else None
+        node = an if an is not None else bn
+        assert node is not None
+        place = _place(node)
+        if place is None or explained_by_a_root(place):
+            continue
+        if an is None or bn is None:
+            if not recorded:
+                recorded += [Counter((n.kind, _place(n)) for n in g.nodes) for g in (a, b)]
+            in_trace, in_check = (count[(node.kind, place)] for count in recorded)
+            if in_trace == in_check:  # alone only because of where it sits, not recorded more often
+                continue
+            side = "trace" if bn is None else "check trace"
+            reason = (
+                f"only in the {side}: {node.kind} (line {place[1]} records it {in_trace} time"
+                f"{'' if in_trace == 1 else 's'} in the trace, {in_check} in the check trace: a cause of its own)"
+            )
+        else:
+            differs = _constant_difference(a, b, an, bn, matched_values)
+            if differs is None:
+                continue
+            reason = differs
+        own[id(d)] = Divergence(d.trace_node, d.check_node, ROOT, reason)
+    return own
+
+
+def _recorded_at(graph: Graph, node: Node) -> tuple[str, int] | None:
+    """A node's user line; plumbing the tracer records without one takes its input's (``for row in x``)."""
+    for _ in range(4):
+        if node.source is not None:
+            return _place(node)
+        producer = graph.producer(node.inputs[0]) if node.inputs else None
+        if producer is None:
+            return None
+        node = producer
+    return None
+
+
+def _constant_difference(a: Graph, b: Graph, an: Node, bn: Node, matched_values: dict[int, int]) -> str | None:
+    """``input 1 of aten::view differs: [3, -1] vs [5, -1]`` when paired ops read constants that differ."""
+    if an.kind != bn.kind or len(an.inputs) != len(bn.inputs):
+        return None
+    for i, (va, vb) in enumerate(zip(an.inputs, bn.inputs, strict=True)):
+        if matched_values.get(va) == vb:
+            continue
+        ca, cb = _describe_constant(a, va), _describe_constant(b, vb)
+        if ca is not None and cb is not None and ca != cb:
+            return f"input {i} of {an.kind} differs: {ca} vs {cb} (a cause of its own)"
+    return None
 
 
 def structural_diff(a: Graph, b: Graph, *, compare_tensors: TensorCompare | None = None) -> GraphDiff:
@@ -431,9 +549,8 @@ def structural_diff(a: Graph, b: Graph, *, compare_tensors: TensorCompare | None
             ga, gb = groups_a.get(anchor, []), groups_b.get(anchor, [])
             # where the anchor sits in the trace graph, for ordering check-only nodes
             base = inverse.get(anchor, -1) if anchor >= 0 else -1
-            for i in range(max(len(ga), len(gb))):
-                x = ga[i] if i < len(ga) else None
-                y = gb[i] if i < len(gb) else None
+            pairs = _pair_by_op(a, b, ga, gb) if kind == DOWNSTREAM else _pair_in_order(ga, gb)
+            for x, y in pairs:
                 xn = a.nodes[x] if x is not None else None
                 yn = b.nodes[y] if y is not None else None
                 if kind == ROOT:
@@ -448,6 +565,11 @@ def structural_diff(a: Graph, b: Graph, *, compare_tensors: TensorCompare | None
 
     ordered_roots = sorted(pair(roots_a, roots_b, ROOT), key=lambda t: t[0])
     ordered_down = sorted(pair(down_a, down_b, DOWNSTREAM), key=lambda t: t[0])
+    own = _causes_of_their_own((a, b), [d for _, d in ordered_roots], [d for _, d in ordered_down], matched_values)
+    if own:
+        ordered_roots += [(order, own[id(d)]) for order, d in ordered_down if id(d) in own]
+        ordered_down = [(order, d) for order, d in ordered_down if id(d) not in own]
+        ordered_roots.sort(key=lambda t: t[0])
 
     constant_diffs: list[ConstantDiff] = []
     for x, y in matched.items():

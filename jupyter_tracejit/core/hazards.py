@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-import ast
 import functools
-import linecache
+import math
+from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -13,6 +14,7 @@ import torch
 from .check import CheckReport
 from .graph import Graph, Node
 from .jsonio import JsonRecord
+from .loops import enclosing_loop, loops_in
 from .source import source_line
 
 #: fused kernels that torch's nn.Transformer* layers switch to under no_grad in eval mode
@@ -31,6 +33,15 @@ class Finding(JsonRecord):
     #: the explorer options that apply ``hint`` (``{"no_grad": True}``), offered as one click that re-traces;
     #: empty when the fix is in the user's code
     fix: dict[str, Any] = field(default_factory=dict)
+    #: about running the trace elsewhere (a device baked into the graph), not about this run: listed in a group of
+    #: its own, and a warning only when it can matter for this run (else ``info``, which leaves the badge green)
+    portability: bool = False
+
+    @property
+    def is_problem(self) -> bool:
+        """Whether it says the trace may be wrong (the badge turns amber, the Warnings tab counts it): any severity
+        but ``info``. The explorer's ``findingIsProblem`` (model/run.ts) is the same rule."""
+        return self.severity != "info"
 
 
 def _where(graph: Graph, ids: list[int], limit: int = 4) -> str:
@@ -157,37 +168,14 @@ def transformer_fastpath(graph: Graph, check: CheckReport | None) -> Finding | N
     return None
 
 
-@functools.lru_cache(maxsize=64)
-def _loops_of(text: str) -> tuple[tuple[int, int], ...]:
-    """``(first line, last line)`` of every ``for`` / ``while`` statement of a source text, innermost last."""
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError):
-        return ()
-    loops = [n for n in ast.walk(tree) if isinstance(n, (ast.For, ast.AsyncFor, ast.While))]
-    return tuple(sorted((n.lineno, n.end_lineno or n.lineno) for n in loops))
-
-
-def loops_in(file: str) -> tuple[tuple[int, int], ...]:
-    """``(first line, last line)`` of every loop of ``file`` (as linecache has it; none when it has no source)."""
-    text = "".join(linecache.getlines(file))
-    return _loops_of(text) if text else ()
-
-
-def enclosing_loop(file: str, line: int, spans: tuple[tuple[int, int], ...] | None = None) -> tuple[int, int] | None:
-    """The innermost ``for`` / ``while`` loop of ``file`` that holds ``line`` (its header included), or None;
-    ``spans`` are ``loops_in(file)`` when the caller has them."""
-    holding = [s for s in (loops_in(file) if spans is None else spans) if s[0] <= line <= s[1]]
-    return max(holding, key=lambda s: s[0]) if holding else None
-
-
 def frozen_loops(graph: Graph, check: CheckReport | None) -> Finding | None:
     """Ops only one of the check's traces has, inside a Python loop: the loop ran another number of times for the
     check inputs. Tracing unrolls it with the example's count, and a count read from a shape (``x.size(0)``,
     ``len(x)``) makes torch say nothing, so the root alone reads "1 op only in the check trace"."""
     if check is None:
         return None
-    loops: dict[tuple[str, int, int], None] = {}
+    #: each loop, with the check graph that ran it another number of times (the first case that did)
+    loops: dict[tuple[str, int, int], Graph | None] = {}
     spans_of: dict[str, tuple[tuple[int, int], ...]] = {}  # each file read and parsed once, however many roots
     for case in check.cases:
         if case.method != graph.method or case.diff is None:
@@ -205,7 +193,7 @@ def frozen_loops(graph: Graph, check: CheckReport | None) -> Finding | None:
                 spans = spans_of[source.file] = loops_in(source.file)
             span = enclosing_loop(source.file, source.line, spans)
             if span is not None:
-                loops[(source.file, *span)] = None
+                loops.setdefault((source.file, *span), case.graph)
     if not loops:
         return None
     ids = [
@@ -214,8 +202,10 @@ def frozen_loops(graph: Graph, check: CheckReport | None) -> Finding | None:
         if n.source is not None
         and any(n.source.file == f and first <= n.source.line <= last for f, first, last in loops)
     ]
-    headers = [(f, first, source_line(f, first)) for f, first, _ in loops]
-    where = "; ".join(f"line {line}: `{code}`" for _f, line, code in headers)
+    where = "; ".join(
+        f"line {first}: `{source_line(f, first)}`{_times_run(graph, checked, f, first, last)}"
+        for (f, first, last), checked in loops.items()
+    )
     return Finding(
         kind="frozen_loop",
         severity="warning",
@@ -230,7 +220,48 @@ def frozen_loops(graph: Graph, check: CheckReport | None) -> Finding | None:
     )
 
 
-def device_constants(graph: Graph) -> Finding | None:
+def _times_run(trace: Graph, check: Graph | None, file: str, first: int, last: int) -> str:
+    """`` ran 3 times in the trace, 5 in the check trace`` for a loop, from the ops its body recorded; when the
+    counts do not read as whole passes of one body, the op counts instead; "" without the check's graph."""
+    if check is None:
+        return ""
+    body = (first + 1, last) if last > first else (first, last)
+    per_op = [_ops_at(g, file, *body) for g in (trace, check)]
+    ops = [sum(c.values()) for c in per_op]
+    passes = [math.gcd(*c.values()) if c else 0 for c in per_op]
+    if all(passes) and ops[0] // passes[0] == ops[1] // passes[1]:
+        return f" ran {passes[0]} time{'s' if passes[0] != 1 else ''} in the trace, {passes[1]} in the check trace"
+    return f" recorded {ops[0]} op{'s' if ops[0] != 1 else ''} in the trace, {ops[1]} in the check trace"
+
+
+def _ops_at(graph: Graph, file: str, first: int, last: int) -> Counter[tuple[str, int]]:
+    """How many ops of each kind each line from ``first`` to ``last`` of ``file`` recorded (plumbing left out)."""
+    return Counter(
+        (n.kind, n.source.line)
+        for n in graph.nodes
+        if not n.foldable and n.source is not None and n.source.file == file and first <= n.source.line <= last
+    )
+
+
+def same_device(a: str, b: str) -> bool:
+    """Whether two device names mean the same device: same type, and the same index where both name one (``"cuda"``
+    is the current CUDA device, so it is ``"cuda:0"`` for a trace made on ``cuda:0``)."""
+    da, db = torch.device(a), torch.device(b)
+    return da.type == db.type and (da.index is None or db.index is None or da.index == db.index)
+
+
+def _quoted(devices: Iterable[str]) -> str:
+    return ", ".join(f'"{d}"' for d in sorted(devices))
+
+
+def device_constants(
+    graph: Graph, devices_used: Iterable[str] = (), target_device: str | None = None
+) -> Finding | None:
+    """Ops that create or move tensors to a device fixed at trace time (``torch.arange(n, device=x.device)``).
+
+    A portability finding: a warning only when it can matter for this run, i.e. when a device of this run's inputs
+    or parameters (``devices_used``), or the declared ``target_device``, is not a baked one; else a note.
+    """
     devices: dict[str, list[int]] = {}
     for n in graph.nodes:
         if n.kind != "prim::Constant":
@@ -243,17 +274,38 @@ def device_constants(graph: Graph) -> Finding | None:
     if not devices:
         return None
     ids = sorted({i for v in devices.values() for i in v})
-    names = ", ".join(f'"{d}"' for d in sorted(devices))
+    names = _quoted(devices)
+    elsewhere = sorted({d for d in devices_used if any(not same_device(d, baked) for baked in devices)})
+    target_differs = target_device is not None and any(not same_device(target_device, b) for b in devices)
+    if target_differs:
+        why = (
+            f'The target device is "{target_device}": served there, these ops still make tensors on {names}, '
+            "which fails or copies on every call."
+        )
+    elif elsewhere:
+        why = (
+            f"This run's inputs or parameters are on {_quoted(elsewhere)}, not only {names}: these ops make tensors "
+            "on the baked device whatever the inputs are."
+        )
+    else:
+        here = f"This run's inputs and parameters are on {names} as well, and no" if devices_used else "No"
+        why = (
+            f"{here} target device was given: fine where it was traced. It matters where the model is served on "
+            "another device: declare it (target_device='cuda', --target-device cuda) to check for that."
+        )
     return Finding(
         kind="device_constant",
-        severity="warning",
+        severity="warning" if target_differs or elsewhere else "info",
         title=f"device {names} baked into the graph",
-        message=f"{len(ids)} op{'s' if len(ids) != 1 else ''} ({_where(graph, ids)}) create or move tensors to a "
-        f"device fixed at trace time ({names}). The traced model will keep using it on another device.",
+        message=f"{len(ids)} op{'s' if len(ids) != 1 else ''} ({_where(graph, ids)}) "
+        f"{'create or move' if len(ids) != 1 else 'creates or moves'} tensors to a device fixed at trace time "
+        f'({names}). {why} A device without an index ("cuda") is the same as any indexed one of its type '
+        '("cuda:0").',
         hint="Create tensors with *_like ops (torch.zeros_like(x)) or register them as buffers so they move with "
-        "the module.",
+        "the module; or trace on the device the model will run on.",
         node_ids=ids,
         method=graph.method,
+        portability=True,
     )
 
 

@@ -87,6 +87,21 @@ def _is_input_sets(value: Any) -> bool:
     return value is None or (isinstance(value, (list, tuple)) and not isinstance(value, torch.Tensor))
 
 
+def is_device(value: Any) -> bool:
+    """A device name torch understands (``"cuda"``, ``"cuda:0"``, ``"cpu"``, ``"mps"``), not a device object."""
+    if not isinstance(value, str):
+        return False
+    try:
+        torch.device(value)
+    except (RuntimeError, ValueError):
+        return False
+    return True
+
+
+def _is_target_device(value: Any) -> bool:
+    return value is None or is_device(value)
+
+
 def _is_probe_dims(value: Any) -> bool:
     if value is None:
         return True
@@ -157,19 +172,38 @@ SPECS: dict[str, OptionSpec] = {
             "probe dims",
             _is_probe_dims,
         ),
+        OptionSpec(
+            "target_device",
+            None,
+            "a device name such as 'cuda', 'cuda:0' or 'cpu', or None",
+            "the device the traced model will run on, when not the one it is traced on: a device baked into the "
+            "graph that differs from it is a warning (default: where it is traced)",
+            "Pass the device the traced model is served on as text, e.g. target_device='cuda', or None.",
+            "target device",
+            _is_target_device,
+        ),
     )
 }
 
 #: options the explorer's options bar offers (its ``options`` trait), in display order
-LIVE = ("strict", "check_trace", "check_tolerance", "check_inputs", "force_outplace", "module_mode", "no_grad")
+LIVE = (
+    "strict",
+    "check_trace",
+    "check_tolerance",
+    "check_inputs",
+    "force_outplace",
+    "module_mode",
+    "no_grad",
+    "target_device",
+)
 
 
 @dataclass(frozen=True)
 class TraceOptions:
     """Every option of a trace. The torch ones mean what they mean for ``torch.jit.trace``
     (``force_outplace`` is its private ``_force_outplace``); beyond torch: ``module_mode``, ``no_grad``,
-    ``probe`` and ``probe_dims``. Unvalidated until :meth:`problem` is asked: a bad value is the user's to fix,
-    and a run records it rather than raising."""
+    ``probe``, ``probe_dims`` and ``target_device``. Unvalidated until :meth:`problem` is asked: a bad value is
+    the user's to fix, and a run records it rather than raising."""
 
     check_trace: bool = SPECS["check_trace"].default
     #: live input sets: a list of tuples (or of ``{method: inputs}`` dicts for ``trace_module``)
@@ -182,6 +216,8 @@ class TraceOptions:
     probe: bool = SPECS["probe"].default
     #: ``{argument index or keyword name: [dims]}``
     probe_dims: Mapping[int | str, Sequence[int]] | None = SPECS["probe_dims"].default
+    #: where the traced model will run (``"cuda"``), when not where it is traced; ``None``: where it is traced
+    target_device: str | None = SPECS["target_device"].default
 
     @classmethod
     def names(cls) -> tuple[str, ...]:
@@ -282,6 +318,13 @@ COMMAND_LINE: tuple[Flag, ...] = (
     ),
     Flag("no_grad", "--no-grad", "no_grad=True: trace under torch.no_grad()", value=True),
     Flag("probe", "--probe", "probe=True: also run the generalization probe", value=True),
+    Flag(
+        "target_device",
+        "--target-device",
+        "target_device: the device the traced model will run on (e.g. cuda), when not the one it is traced on; a "
+        "device baked into the graph that differs is a warning",
+        metavar="DEVICE",
+    ),
 )
 
 
@@ -334,6 +377,15 @@ def parse_tolerance(text: str, flag: str = "--tol") -> float:
     return value
 
 
+def parse_device(text: str, flag: str = "--target-device") -> str:
+    """``--target-device``'s value, or :class:`CommandLineError` saying what it needs."""
+    if not is_device(text):
+        raise CommandLineError(
+            flag, f"{flag} needs {SPECS['target_device'].expects.removesuffix(', or None')}, got {text!r}"
+        )
+    return text
+
+
 def from_command_line(namespace: Any) -> tuple[dict[str, Any], str | None]:
     """The options a parsed command line sets (only those given), and ``--check-inputs``' unevaluated text.
 
@@ -350,7 +402,9 @@ def from_command_line(namespace: Any) -> tuple[dict[str, Any], str | None]:
             if f.option == "check_inputs":
                 check_inputs_expr = raw
                 continue
-            given[f.option] = parse_tolerance(raw, f.flag)
+            given[f.option] = (
+                parse_tolerance(raw, f.flag) if f.option == "check_tolerance" else parse_device(raw, f.flag)
+            )
         elif raw:
             if f.option in set_by:
                 raise CommandLineError(
@@ -377,5 +431,7 @@ __all__ = [
     "add_command_line",
     "command_line_spelling",
     "from_command_line",
+    "is_device",
+    "parse_device",
     "parse_tolerance",
 ]

@@ -93,13 +93,16 @@ def trace(
     no_grad: bool = False,
     probe: bool = False,
     probe_dims: Mapping[int | str, Sequence[int]] | None = None,
+    target_device: str | None = None,
 ) -> TraceRun:
     """Trace ``func`` like ``torch.jit.trace`` and return everything it did as a :class:`TraceRun`.
 
     The options mean what they mean for ``torch.jit.trace`` (``force_outplace`` is its private
     ``_force_outplace``). Beyond torch: ``module_mode`` (``"train"`` / ``"eval"`` for this trace only,
     restored after), ``no_grad`` (trace under ``torch.no_grad()``), ``probe`` (also run the generalization
-    probe on derived inputs; ``probe_dims`` marks dimensions to vary, ``{arg index or kwarg name: [dims]}``).
+    probe on derived inputs; ``probe_dims`` marks dimensions to vary, ``{arg index or kwarg name: [dims]}``),
+    ``target_device`` (where the traced model will run, e.g. ``"cuda"``, when not where it is traced: a device
+    baked into the graph that differs is then a warning; otherwise it is a portability note).
     Each option is described in :data:`jupyter_tracejit.core.options.SPECS`.
 
     Never raises for a failure in the traced code or for bad arguments: see ``run.ok`` and ``run.error``.
@@ -145,6 +148,7 @@ def trace_module(
     no_grad: bool = False,
     probe: bool = False,
     probe_dims: Mapping[int | str, Sequence[int]] | None = None,
+    target_device: str | None = None,
 ) -> TraceRun:
     """Trace methods of a module like ``torch.jit.trace_module``: ``inputs`` maps method names to example
     inputs, ``check_inputs`` is a list of such dicts. Extra options as for :func:`trace`."""

@@ -87,7 +87,9 @@ class Verdict(JsonRecord):
     ``error`` (red): tracing failed, or torch's check failed. ``warning`` (amber): the trace is right for these
     inputs, but a tracer warning, a finding (severity warning or error) or the generalization probe says it may be
     wrong for others. ``ok`` (green) only when nothing says so (warnings that are not about the trace, such as a
-    library's deprecation notice, are counted but leave it green).
+    library's deprecation notice, are counted but leave it green). A portability finding (a device baked into the
+    graph) is a warning only when it can matter for this run (inputs, parameters or the target device elsewhere);
+    otherwise it is a note among the reasons, and the badge stays green.
     """
 
     level: str
@@ -191,7 +193,7 @@ class TraceRun(JsonRecord):
     def verdict(self) -> Verdict:
         """The badge: ``ok`` / ``warnings`` / ``check failed`` / ``failed``, with its reasons and counts."""
         user = self.user_warnings
-        serious = [f for f in self.findings if f.severity != "info"]
+        serious = [f for f in self.findings if f.is_problem]
         probe = self.probe.findings if self.probe is not None else []
         roots = sum(len(c.diff.roots) for c in self.check.cases if c.diff) if self.check is not None else 0
         counts = {"warnings": len(user), "findings": len(serious), "probe": len(probe), "roots": roots}
@@ -227,6 +229,11 @@ class TraceRun(JsonRecord):
             return Verdict("error", "failed", reasons, **counts)
         others = len(user) - len(hazards)
         notes = [f"{_plural(others, 'other warning')}, not about the trace"] if others else []
+        notes += [
+            f"portability: {f.title} (fine where it was traced; pass target_device to check another device)"
+            for f in self.findings
+            if f.portability and not f.is_problem
+        ]
         if reasons:
             return Verdict("warning", "warnings", reasons + notes, **counts)
         checked = (

@@ -523,6 +523,14 @@ class TraceSession:
             )
         self._timed("probe", t0)
 
+    def _devices_used(self) -> set[str]:
+        """Where this run's inputs (example and check) and the module's parameters and buffers are."""
+        plan = self.plan
+        found = tensor_devices([list(plan.inputs.values()), plan.check_sets], set())
+        if plan.module is not None:
+            found.update(str(t.device) for t in (*plan.module.parameters(), *plan.module.buffers()))
+        return found
+
     def _findings(
         self, run: TraceRun, top_level_nondeterministic: dict[str, bool], mutated: list[str]
     ) -> list[hazards.Finding]:
@@ -532,7 +540,7 @@ class TraceSession:
                 hazards.nondeterministic_nodes(graph, top_level_nondeterministic.get(name, False)),
                 hazards.transformer_fastpath(graph, run.check),
                 hazards.frozen_loops(graph, run.check),
-                hazards.device_constants(graph),
+                hazards.device_constants(graph, self._devices_used(), self.plan.options.target_device),
                 hazards.train_mode_batchnorm(graph, self.python_runs),
             ):
                 if finding is not None:
@@ -542,6 +550,19 @@ class TraceSession:
         if runs is not None:
             found.append(runs)
         return found
+
+
+def tensor_devices(value: Any, found: set[str], depth: int = 0) -> set[str]:
+    """The devices of the tensors in ``value`` and the containers in it (lists, tuples, dicts), added to ``found``."""
+    if isinstance(value, torch.Tensor):
+        found.add(str(value.device))
+    elif depth < 8 and isinstance(value, (list, tuple)):
+        for item in value:
+            tensor_devices(item, found, depth + 1)
+    elif depth < 8 and isinstance(value, dict):
+        for item in value.values():
+            tensor_devices(item, found, depth + 1)
+    return found
 
 
 def nondeterministic_message(node_texts: list[str]) -> str:

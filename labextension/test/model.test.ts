@@ -12,7 +12,7 @@ import { decodeGraph, NodeInfo, TraceGraph, userFrame, ValueInfo } from '../src/
 import { BUCKET_SIZE, GroupTree, REPEAT_MIN, SECTION_SIZE, structureIds } from '../src/model/groups';
 import { openingFocus } from '../src/model/opening';
 import { floatValue, runProblem, TraceRunJSON } from '../src/model/protocol';
-import { CaseDivergence, decodeRun, TraceRunModel } from '../src/model/run';
+import { CaseDivergence, decodeRun, findingIsProblem, TraceRunModel } from '../src/model/run';
 import { searchNodes, SearchCursor } from '../src/model/search';
 import { Stepper } from '../src/model/stepper';
 
@@ -42,6 +42,10 @@ interface RunFacts {
   matched?: [number, string, number][];
   /** `[category, count, line, node ids]` */
   warnings: [string, number, number, number[]][];
+  /** `[kind, portability, is_problem]` */
+  findings: [string, boolean, boolean][];
+  /** Verdict.problems */
+  problems: number;
 }
 
 function load(name: string): { run: TraceRunModel; facts: RunFacts; raw: TraceRunJSON } {
@@ -89,6 +93,25 @@ describe('decoding agrees with the Python model', () => {
       expect(run.warnings.map(w => [w.category, w.count, w.line, w.node_ids])).toEqual(facts.warnings);
     });
   }
+
+  it("a finding is a problem by one rule, and the count is the verdict's, on both sides", () => {
+    const kinds = new Set<string>();
+    for (const name of [...NAMES, 'causes', 'behind', 'portable', 'served_elsewhere']) {
+      const { run, facts } = load(name);
+      expect(run.findings.map(f => [f.kind, f.portability ?? false, findingIsProblem(f)])).toEqual(facts.findings);
+      expect(run.problems).toBe(facts.problems);
+      facts.findings.forEach(([kind, portability, problem]) => kinds.add(`${kind}:${portability}:${problem}`));
+    }
+    // the fixtures hold a portability note (green) and the same finding as a warning (amber), and other findings
+    expect(kinds).toContain('device_constant:true:false');
+    expect(kinds).toContain('device_constant:true:true');
+    expect(kinds).toContain('python_runs:false:false');
+    expect(kinds).toContain('frozen_loop:false:true');
+    const portable = load('portable').run;
+    const elsewhere = load('served_elsewhere').run;
+    expect([portable.verdict.level, portable.problems]).toEqual(['ok', 0]);
+    expect([elsewhere.verdict.level, elsewhere.problems]).toEqual(['warning', 1]);
+  });
 
   it('divergences flatten case-major with roots first, like Python', () => {
     for (const name of ['net', 'loop']) {

@@ -66,6 +66,25 @@ describe('divergences by cause', () => {
     expect(stepOrder({ causes, following: [] }, false).every(i => run.divergences[i].kind === 'root')).toBe(true);
   });
 
+  it('a loop over a size behind a frozen branch is a cause of its own: both causes named, both stepped to', () => {
+    // `if x.sum() > 0` then `for i in range(x.size(0))`, checked with 5 rows instead of 3: every op of the loop
+    // reads the branch's values, yet the loop's 2 passes more are a cause of their own
+    const run = load('behind');
+    const { causes } = groupByCause(run);
+    const toBool = run.userWarnings.find(w => w.category === 'to_bool')!;
+    const loop = run.findings.find(f => f.kind === 'frozen_loop')!;
+    expect(loop.message).toContain('`for i in range(x.size(0)):` ran 3 times in the trace, 5 in the check trace');
+    expect(causes.map(c => c.line)).toEqual([toBool.line, toBool.line + 3]);
+    expect(causes.map(c => c.summary)).toEqual(['1 op differs', '6 ops only in the check trace']);
+    expect(causes[0].warnings.map(w => w.category)).toEqual(['to_bool']);
+    expect(causes[1].findings.map(f => f.kind)).toEqual(['frozen_loop']);
+    expect(causes[0].findings).toEqual([]);
+    // the stepper's roots reach both causes, as many as the verdict counts
+    const order = stepOrder({ causes, following: [] }, false);
+    expect(order.length).toBe(run.verdict.roots);
+    expect(order).toContain(causes[1].roots[0]);
+  });
+
   it('a loop over a size, which torch says nothing about, is explained by the frozen-loop finding at its line', () => {
     const run = load('loop');
     const { causes } = groupByCause(run);

@@ -129,8 +129,11 @@ print(len(encoder_run.graph), "nodes with grad →", len(encoder_nograd.graph), 
 # A tensor created inside `forward` (`torch.ones(n, 1)`, `torch.arange(n)`, `torch.tensor(...)`) is created on a
 # device, and the trace records that device **as a constant** — even when you wrote `device=x.device`: the tracer
 # sees the value `cpu` (or `cuda:0`), not the expression. A model traced on a GPU then creates those tensors on
-# `cuda:0` forever, which fails on a CPU-only machine or silently uses GPU 0. The explorer reports each device
-# constant as a finding.
+# `cuda:0` forever, which fails on a CPU-only machine or silently uses GPU 0. The explorer lists each device
+# constant under **Portability** in the Warnings tab, with its fix. Traced and served on one device it is only a
+# note (the badge stays green); it turns the badge amber when it can matter: inputs or parameters on another
+# device than the baked one, or a target device you declare (`--target-device cuda`, `target_device="cuda"`, or
+# the options bar's "target device") that differs. `cuda` and `cuda:0` count as the same device.
 
 # %%
 def weight_rows(x):
@@ -140,6 +143,10 @@ def weight_rows(x):
 
 %trace -o device_run weight_rows(x)
 print(device_run.traced.code)
+
+# %%
+%trace --target-device cuda -o served_on_gpu weight_rows(x)
+print(device_run.verdict.level, "where it was traced;", served_on_gpu.verdict.level, "for a GPU target")
 
 # %% [markdown]
 # The fixes, from PyTorch's FAQ and practice: create new tensors **from the input** (`torch.ones_like`,

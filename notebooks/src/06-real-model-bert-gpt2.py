@@ -98,9 +98,11 @@ lm = LogitsOnly(gpt2)
 # %% [markdown]
 # It traces, and the check at length 24 passes. Two things in the explorer deserve a look:
 #
-# 1. A **device baked into the graph** (a finding): GPT-2 makes its position ids with
-#    `torch.arange(seq_len, device=inputs_embeds.device)`; the tracer records `cpu`. Traced on a GPU, this model
-#    would create its position ids on `cuda:0` forever. Trace on the device you will run on (notebook 5).
+# 1. A **device baked into the graph** (under Portability in the Warnings tab): GPT-2 makes its position ids
+#    with `torch.arange(seq_len, device=inputs_embeds.device)`; the tracer records `cpu`. Traced on a GPU, this
+#    model would create its position ids on `cuda:0` forever. Here it is traced and run on the CPU, so it is a
+#    note and not what makes the badge amber; `--target-device cuda` would make it a warning. Trace on the device
+#    you will run on (notebook 5).
 # 2. The `to_bool` warnings in the attention and mask code. For GPT-2 `is_causal` *does* depend on the length:
 #    it is `True` for `q_length > 1`. The trace froze it.
 

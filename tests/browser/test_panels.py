@@ -283,3 +283,111 @@ def test_a_findings_fix_is_one_click_that_retraces(lab):
     lab.page.keyboard.press("Escape")
     full.wait_for(state="detached")
     assert not lab.extension_errors()
+
+
+BEHIND = """\
+def branch_then_loop(x):
+    x = x.relu() if x.sum() > 0 else x.abs()  # the frozen branch
+    out = x[0]
+    for i in range(x.size(0)):
+        out = out + x[i].relu()  # the loop
+    return out
+
+def positions_added(x):
+    return x + torch.arange(x.shape[-1], device=x.device)  # the baked device
+"""
+CELL_BEHIND = SETUP + BEHIND
+
+
+def line_in(cell: str, marker: str) -> int:
+    return next(i for i, text in enumerate(cell.splitlines(), start=1) if marker in text)
+
+
+def test_a_loop_behind_a_frozen_branch_is_a_cause_of_its_own_named_and_stepped_to(lab):
+    """`if x.sum() > 0` then `for i in range(x.size(0))`, checked with -torch.rand(5, 8): every op of the loop reads
+    the branch's values, yet the loop's 2 passes more are a second cause, with its line, its finding and its roots."""
+    lab.write_notebook(
+        "behind.ipynb",
+        [
+            CELL_BEHIND,
+            "bt = tj.explore(branch_then_loop, (torch.rand(3, 8),), check_inputs=[(-torch.rand(5, 8),)])\nbt",
+        ],
+    )
+    lab.open_notebook("behind.ipynb")
+    lab.run_all(timeout=90_000)
+    explorer = explorer_in(lab, 1)
+    check = panel(explorer, "check")
+    branch, loop = line_in(CELL_BEHIND, "# the frozen branch"), line_in(CELL_BEHIND, "# the loop")
+    heads = check.locator(".jp-TraceExplorer-causeHead").all_inner_texts()
+    assert len(heads) == 2, heads
+    assert heads[0].startswith(f"cell [1], line {branch}: 1 op differs"), heads
+    assert heads[1].startswith(f"cell [1], line {loop}: 6 ops only in the check trace"), heads
+    causes = check.locator(".jp-TraceExplorer-cause")
+    assert "tensor → Python bool (frozen branch)" in causes.nth(0).inner_text()
+    behind = causes.nth(1)
+    finding = behind.locator('.jp-TraceExplorer-because[data-kind="frozen_loop"]')
+    assert "1 loop unrolled with the example's count" in finding.inner_text()
+    assert "ran 3 times in the trace, 5 in the check trace" in finding.inner_text()
+    assert "records it 3 times in the trace, 5 in the check trace" in behind.inner_text()
+    # the stepper walks the roots of both causes, as many as the tab and the header count
+    roots = int(re.search(r"Check \((\d+) roots?\)", tab(explorer, "check").inner_text()).group(1))
+    assert roots == 7
+    step_label = check.locator(".jp-TraceExplorer-stepLabel")
+    assert step_label.inner_text() == "root 1 of 7"
+    check.get_by_role("button", name="next root").click()
+    assert step_label.inner_text() == "root 2 of 7"
+    assert behind.evaluate("el => el.classList.contains('jp-mod-active')")
+    assert not causes.nth(0).evaluate("el => el.classList.contains('jp-mod-active')")
+    behind.scroll_into_view_if_needed()
+    lab.screenshot_themes("panels-cause-behind-a-cause", explorer)
+    assert contrast_failures(lab) == {"JupyterLab Light": [], "JupyterLab Dark": []}
+    assert not lab.extension_errors()
+
+
+def test_a_baked_device_is_a_portability_note_here_and_a_warning_for_another_target(lab):
+    lab.write_notebook(
+        "portable.ipynb",
+        [
+            CELL_BEHIND,
+            "here = tj.explore(positions_added, (torch.ones(2, 3),))\nhere",
+            "gpu = tj.explore(positions_added, (torch.ones(2, 3),), target_device='cuda')\ngpu",
+        ],
+    )
+    lab.open_notebook("portable.ipynb")
+    lab.run_all(timeout=90_000)
+    here, gpu = explorer_in(lab, 1), explorer_in(lab, 2)
+    badge = ".jp-TraceExplorer-header .jp-TraceExplorer-badge"
+    assert here.locator(badge).inner_text() == "ok"
+    assert gpu.locator(badge).inner_text() == "warnings"
+    for explorer, severity in ((here, "info"), (gpu, "warning")):
+        tab(explorer, "warnings").click()
+        group = panel(explorer, "warnings").locator(".jp-TraceExplorer-portability")
+        assert group.locator("h4").inner_text() == "Portability: where the trace can run"
+        finding = group.locator('.jp-TraceExplorer-finding[data-kind="device_constant"]')
+        assert finding.evaluate("(el, s) => el.classList.contains(`jp-mod-${s}`)", severity)
+        # shown in full, not folded like a note: what, why, the fix
+        assert finding.locator("strong").first.inner_text() == 'device "cpu" baked into the graph'
+        assert finding.locator(".jp-TraceExplorer-message").is_visible()
+        assert finding.locator(".jp-TraceExplorer-hint").inner_text().startswith("Fix: Create tensors with")
+        # listed once, in its group, not among the findings torch does not report
+        listed = panel(explorer, "warnings").locator('.jp-TraceExplorer-finding[data-kind="device_constant"]')
+        assert listed.count() == 1
+    assert (
+        "no target device was given: fine where it was traced"
+        in here.locator(".jp-TraceExplorer-portability .jp-TraceExplorer-message").inner_text()
+    )
+    assert 'The target device is "cuda"' in gpu.locator(".jp-TraceExplorer-portability").inner_text()
+    lab.screenshot_themes("panels-portability-here", here)
+    lab.screenshot_themes("panels-portability-gpu", gpu)
+    assert contrast_failures(lab) == {"JupyterLab Light": [], "JupyterLab Dark": []}
+    # the options bar: the second explorer shows its target; typing one in the first re-traces for it
+    assert gpu.locator('input[data-option="target_device"]').input_value() == "cuda"
+    device = here.locator('input[data-option="target_device"]')
+    assert device.input_value() == "" and device.get_attribute("placeholder") == "as traced"
+    device.fill("cuda")
+    device.press("Enter")
+    device.blur()
+    here.locator(badge, has_text="warnings").wait_for(timeout=90_000)
+    history = here.locator(".jp-TraceExplorer-history select option").all_inner_texts()
+    assert len(history) == 2 and 'target_device="cuda"' in history[1], history
+    assert not lab.extension_errors()

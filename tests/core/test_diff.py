@@ -272,3 +272,54 @@ def test_a_bool_constant_is_not_an_int_constant():
 
     diff = structural_diff(graph_of(f, torch.rand(3, 3)), graph_of(g, torch.rand(3, 3)))
     assert [d.reason for d in diff.roots] == ["input 1 of aten::sum differs: [0] vs [1]"]
+
+
+def branch_then_loop(x):
+    x = x.relu() if x.sum() > 0 else x.abs()  # the branch line
+    out = x[0]
+    for i in range(x.size(0)):
+        out = out + x[i].relu()  # the loop body
+    return out
+
+
+def test_a_loop_downstream_of_a_frozen_branch_is_a_cause_of_its_own():
+    """Every op of the loop reads the branch's diverged value, so all of them are downstream of it; the loop ran 3
+    times for the example and 5 for the check all the same, and its 6 extra ops must be named at the loop's line."""
+    import jupyter_tracejit as tj
+
+    run = tj.trace(branch_then_loop, (torch.rand(3, 8),), check_inputs=[(-torch.rand(5, 8),)])
+    case = run.check.cases[0]
+    branch, body = line_of(branch_then_loop, "the branch line"), line_of(branch_then_loop, "the loop body")
+    lines: dict[int, list[str]] = {}
+    for d in case.diff.roots:
+        node = run.graph.nodes[d.trace_node] if d.trace_node is not None else case.graph.nodes[d.check_node]
+        lines.setdefault(node.source.line, []).append(node.kind)
+    assert sorted(lines) == [branch, body]
+    # the two passes more of the check: an index, a relu and an add each, only in the check trace
+    assert sorted(lines[body]) == sorted(["aten::select", "aten::relu", "aten::add"] * 2)
+    at_body = [d for d in case.diff.roots if d.trace_node is None]
+    assert len(at_body) == 6
+    assert all(f"line {body} records it 3 times in the trace, 5 in the check trace" in d.reason for d in at_body)
+    # the downstream ops of the 3 passes both ran are paired op with op, not one kind with another
+    for d in case.diff.downstream:
+        assert d.trace_node is not None and d.check_node is not None
+        assert run.graph.nodes[d.trace_node].kind == case.graph.nodes[d.check_node].kind
+    (loop,) = [f for f in run.findings if f.kind == "frozen_loop"]
+    assert "`for i in range(x.size(0)):` ran 3 times in the trace, 5 in the check trace" in loop.message
+
+
+def branch_then_size(x):
+    x = x.relu() if x.sum() > 0 else x.abs()  # the frozen branch
+    return x.reshape(len(x) * 2, -1)  # the frozen size
+
+
+def test_a_size_frozen_downstream_of_a_frozen_branch_is_a_cause_of_its_own():
+    import jupyter_tracejit as tj
+
+    run = tj.trace(branch_then_size, (torch.rand(4, 8),), check_inputs=[(-torch.rand(6, 8),)])
+    roots = run.check.cases[0].diff.roots
+    assert [run.graph.nodes[d.trace_node].source.line for d in roots] == [
+        line_of(branch_then_size, "the frozen branch"),
+        line_of(branch_then_size, "the frozen size"),
+    ]
+    assert roots[1].reason == "input 1 of aten::reshape differs: [8, -1] vs [12, -1] (a cause of its own)"

@@ -201,12 +201,43 @@ def test_a_device_constant_names_its_consumers() -> None:
     finding = hazards.device_constants(g)
     assert finding.title == 'device "cpu" baked into the graph'
     assert kinds(g, finding.node_ids) == ["aten::ones"]
-    assert finding.message.startswith("1 op (aten::ones in top level) create or move tensors to a device fixed")
+    assert finding.message.startswith("1 op (aten::ones in top level) creates or moves tensors to a device fixed")
     two = graph_of(on_two_devices, torch.rand(2))
     finding = hazards.device_constants(two)
     assert finding.title == 'device "cpu", "meta" baked into the graph'
     assert kinds(two, finding.node_ids) == ["aten::ones", "aten::zeros"]
     assert finding.message.startswith("2 ops (")
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "same"),
+    [
+        ("cpu", "cpu", True),
+        ("cuda", "cuda:0", True),  # a graph baked with cuda:0, served on "cuda" (the current device): no mismatch
+        ("cuda:0", "cuda", True),
+        ("cuda:0", "cuda:1", False),
+        ("cpu", "cuda", False),
+        ("cpu", "meta", False),
+    ],
+)
+def test_what_one_device_means(a: str, b: str, same: bool) -> None:
+    assert hazards.same_device(a, b) is same
+
+
+def test_a_baked_device_is_a_portability_note_where_everything_runs_on_it() -> None:
+    g = graph_of(on_cpu, torch.rand(2))
+    finding = hazards.device_constants(g, {"cpu"})
+    assert finding.portability and finding.severity == "info"
+    assert "no target device was given: fine where it was traced" in finding.message
+    assert finding.node_ids and "zeros_like" in finding.hint  # it keeps its nodes and its fix
+    # it can matter for this run: a target elsewhere, or inputs and parameters elsewhere
+    for devices_used, target in [({"cpu"}, "cuda"), ({"cpu"}, "cuda:0"), ({"meta"}, None), ({"cpu", "meta"}, None)]:
+        finding = hazards.device_constants(g, devices_used, target)
+        assert finding.portability and finding.severity == "warning", (devices_used, target)
+    assert 'The target device is "cuda"' in hazards.device_constants(g, {"cpu"}, "cuda").message
+    assert 'on "meta", not only "cpu"' in hazards.device_constants(g, {"meta"}).message
+    # two devices baked in: wrong on either
+    assert hazards.device_constants(graph_of(on_two_devices, torch.rand(2)), {"cpu"}).severity == "warning"
 
 
 def test_no_device_finding_for_like_ops() -> None:

@@ -87,6 +87,9 @@ BAD_VALUES = [
     ("probe_dims", {0: [1.5]}, "{0: [1.5]}"),
     ("probe_dims", {0: [True]}, "{0: [True]}"),
     ("probe_dims", {1.0: [0]}, "{1.0: [0]}"),
+    ("target_device", "gpu", "'gpu'"),
+    ("target_device", "cuda:x", "'cuda:x'"),
+    ("target_device", torch.device("cuda"), "device(type='cuda')"),
 ]
 
 
@@ -147,6 +150,7 @@ def test_to_json_of_the_defaults() -> None:
         "no_grad": False,
         "probe": False,
         "probe_dims": None,
+        "target_device": None,
     }
 
 

@@ -48,6 +48,7 @@ def test_every_option_given_to_trace_is_recorded() -> None:
         "no_grad": True,
         "probe": False,
         "probe_dims": {0: [0]},
+        "target_device": "cuda",
     }
     assert set(given) == set(SPECS)
     x = torch.rand(2)

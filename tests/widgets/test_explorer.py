@@ -114,6 +114,7 @@ def test_explorer_on_a_traced_module(clock: FakeClock) -> None:
         "force_outplace": False,
         "module_mode": "as_is",
         "no_grad": False,
+        "target_device": None,
     }
     assert ex.runs == [
         {
@@ -178,6 +179,7 @@ def test_the_top_level_explore_is_the_widget_one(clock: FakeClock) -> None:
             "option 'check_inputs_enabled' must be a list of 2 true/false value(s), one per check",
         ),
         ({"check_inputs_enabled": [1, 0]}, "got [1, 0]"),
+        ({"target_device": "gpu"}, "option 'target_device' must be a device name such as 'cuda', 'cuda:0' or 'cpu'"),
     ],
 )
 def test_bad_options_are_refused_with_a_message(clock: FakeClock, change: dict[str, Any], message: str) -> None:
@@ -224,6 +226,26 @@ def test_a_bad_update_from_the_front_end_is_shown_not_raised(clock: FakeClock) -
 
 
 # -- live re-tracing --------------------------------------------------------------------------------------
+
+
+def on_cpu(x: torch.Tensor) -> torch.Tensor:
+    return x + torch.ones(x.shape[-1], device="cpu")
+
+
+def test_a_target_device_set_in_the_options_bar_retraces_with_it_and_the_history_says_so(clock: FakeClock) -> None:
+    ex = explore(on_cpu, (X,), scheduler=clock)
+    here = ex.run
+    assert ex.options["target_device"] is None and here.verdict.level == "ok"
+    front_end_update(ex, options={"target_device": "cuda"})
+    clock.advance(0.3 + SETTLE)
+    served = ex.run
+    assert served is not here and served.options["target_device"] == "cuda"
+    assert served.verdict.level == "warning"
+    assert served.verdict.reasons == ['warning: device "cpu" baked into the graph']
+    assert [e["explorer_options"]["target_device"] for e in ex.runs] == [None, "cuda"]
+    front_end_update(ex, options={"target_device": None})  # emptied: where it is traced
+    clock.advance(0.3 + SETTLE)
+    assert ex.run.options["target_device"] is None and ex.run.verdict.level == "ok"
 
 
 def test_options_change_retraces_once_after_the_debounce(clock: FakeClock) -> None:

@@ -413,8 +413,10 @@ export class CheckPanel {
       ...cause.findings.map(f =>
         h(
           'li',
-          { class: `jp-TraceExplorer-because jp-mod-${f.severity}` },
+          { class: `jp-TraceExplorer-because jp-mod-${f.severity}`, 'data-kind': f.kind },
           h('strong', {}, f.title),
+          // what it found here (a loop's passes in the trace and in the check): the cause in its own words
+          h('p', { class: 'jp-TraceExplorer-message' }, ...withCode(f.message)),
           f.hint ? h('p', { class: 'jp-TraceExplorer-hint' }, h('strong', {}, 'Fix: '), ...withCode(f.hint)) : null,
           fixButton(this.ctx, f.fix)
         )

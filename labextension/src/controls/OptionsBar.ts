@@ -1,6 +1,6 @@
 /**
  * The options bar of a live explorer: strict, check_trace, tolerance, which check inputs are on, force_outplace,
- * module mode, no_grad, a re-trace button, the status and the run history. Changing an option re-traces in the
+ * module mode, no_grad, the target device, a re-trace button, the status and the run history. Changing an option re-traces in the
  * kernel (debounced there); a read-only explorer shows the options of the saved run instead.
  *
  * Every click shows at once what it did, before the kernel answers: a control whose value is not yet the one the
@@ -279,6 +279,33 @@ export class OptionsBar {
       }
       mode.addEventListener('change', () => this.set({ module_mode: mode.value as ExplorerOptions['module_mode'] }));
       return [this.wrap(h('label', { class: 'jp-TraceExplorer-toggle' }, mode), this.pending(key), spec.description)];
+    }
+    if (key === 'target_device') {
+      // free text (any device torch names: "cuda", "cuda:1", "mps"), the common ones offered; empty: where it is
+      // traced. The kernel validates it with the option's one definition and says why in the status when it is not
+      const device = h('input', {
+        type: 'text',
+        value: options.target_device ?? '',
+        placeholder: 'as traced',
+        size: 7,
+        list: 'jp-TraceExplorer-devices',
+        class: 'jp-TraceExplorer-device',
+        'data-option': key,
+        'aria-label': spec.description
+      });
+      device.addEventListener('change', () => this.set({ target_device: device.value.trim() || null }));
+      const devices = h(
+        'datalist',
+        { id: 'jp-TraceExplorer-devices' },
+        ...['cpu', 'cuda', 'cuda:0', 'mps'].map(d => h('option', { value: d }))
+      );
+      return [
+        this.wrap(
+          h('label', { class: 'jp-TraceExplorer-toggle' }, `${spec.label} `, device, devices),
+          this.pending(key),
+          spec.description
+        )
+      ];
     }
     const box = h('input', { type: 'checkbox', checked: options[key], 'data-option': key });
     box.addEventListener('change', () => this.set({ [key]: box.checked }));

@@ -1,10 +1,11 @@
 /**
  * Divergences grouped by cause: the check's roots of one case at one source line form a cause ("cell [9], line 13:
  * 6 ops only in the check trace"), with the warnings and findings that explain it and the option fix a finding
- * names. A line that only holds downstream divergences but carries a warning of its own (a loop frozen after a
- * frozen branch reads the branch's diverged values, so the diff calls it downstream) is a cause too: it must not
- * hide behind the branch. What is left downstream joins the cause at its line, or is counted as following from
- * the roots.
+ * names. A cause behind a cause is a root already: the diff (core/diff.py) makes a downstream divergence that is
+ * more than a consequence a root of its own (a loop over a shape that ran another number of times after a frozen
+ * branch, a size frozen into the trace). A line that still only holds downstream divergences but carries a warning
+ * of its own is a cause too: it must not hide behind the branch. What is left downstream joins the cause at its
+ * line, or is counted as following from the roots.
  *
  * The stepper walks `stepOrder`: the roots, cause by cause (what the Check tab counts), or every divergence.
  * A cause without roots is listed (and reached by its link, or by the stepper with downstream on).
@@ -13,7 +14,7 @@
 
 import { userFrame } from './graph';
 import { FindingJSON, TraceWarningJSON } from './protocol';
-import { CaseDivergence, TraceRunModel } from './run';
+import { CaseDivergence, findingIsProblem, TraceRunModel } from './run';
 
 /** Warning categories that never explain a divergence: a library's notice, and the mismatches divergences cause. */
 const NOT_A_CAUSE = new Set(['other', 'already_script', 'output_mismatch_python', 'output_mismatch_retrace']);
@@ -144,7 +145,7 @@ export function groupByCause(run: TraceRunModel): Causes {
     cause.findings = run.findings.filter(
       f =>
         f.method === cause.method &&
-        f.severity !== 'info' &&
+        findingIsProblem(f) &&
         (onNodes(f.node_ids) || onLine(f.node_ids) || isAboutTheCheck(f))
     );
     cause.summary = describeDivergences((cause.roots.length ? cause.roots : cause.downstream).map(i => all[i]));

@@ -330,6 +330,10 @@ export interface RecordedOptions {
     | null
     | string;
   /**
+   * the device the traced model will run on ("cuda"), when not where it was traced; null: where it was traced; absent in runs saved before it existed
+   */
+  target_device?: string | null;
+  /**
    * tj.trace only: the keyword names of keyword example inputs; null when positional
    */
   example_kwarg_inputs?: string[] | null | string;
@@ -511,6 +515,10 @@ export interface Finding {
   node_ids: number[];
   method: string;
   /**
+   * about running the trace elsewhere (a device baked into the graph): listed in a group of its own, severity warning only when it can matter for this run, else info; absent in runs saved before it existed
+   */
+  portability?: boolean;
+  /**
    * explorer options that apply the hint ({"no_grad": true}), offered as one click that re-traces; {} when the fix is in the user's code; absent in runs saved before it existed
    */
   fix?: {
@@ -598,6 +606,10 @@ export interface ExplorerOptions {
    * trace under torch.no_grad()
    */
   no_grad: boolean;
+  /**
+   * the device the traced model will run on, when not the one it is traced on: a device baked into the graph that differs from it is a warning (default: where it is traced)
+   */
+  target_device?: string | null;
 }
 /**
  * the options bar: the live trace options (core/options.py LIVE, SPECS), with check_inputs_enabled in place of check_inputs
@@ -634,6 +646,10 @@ export interface ExplorerOptions1 {
    * trace under torch.no_grad()
    */
   no_grad: boolean;
+  /**
+   * the device the traced model will run on, when not the one it is traced on: a device baked into the graph that differs from it is a warning (default: where it is traced)
+   */
+  target_device?: string | null;
 }
 /**
  * This interface was referenced by `ExplorerState`'s JSON-Schema
@@ -714,7 +730,14 @@ export const OPTION_SPECS = [
     default: 'as_is',
     choices: ['as_is', 'train', 'eval']
   },
-  { key: 'no_grad', label: 'no_grad', description: 'trace under torch.no_grad()', default: false }
+  { key: 'no_grad', label: 'no_grad', description: 'trace under torch.no_grad()', default: false },
+  {
+    key: 'target_device',
+    label: 'target device',
+    description:
+      'the device the traced model will run on, when not the one it is traced on: a device baked into the graph that differs from it is a warning (default: where it is traced)',
+    default: null
+  }
 ] as const;
 /** Each widget trait's default (explorer.schema.json). */
 export const TRAIT_DEFAULTS: ExplorerState = {

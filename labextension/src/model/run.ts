@@ -168,7 +168,12 @@ export class TraceRunModel {
       return given;
     }
     const roots = this.cases.reduce((n, c) => n + (c.diff?.roots.length ?? 0), 0);
-    const counts = { warnings: this.userWarnings.length, findings: 0, probe: 0, roots };
+    const counts = {
+      warnings: this.userWarnings.length,
+      findings: this.findings.filter(findingIsProblem).length,
+      probe: 0,
+      roots
+    };
     if (this.raw.ok) {
       return { level: 'ok', label: 'ok', reasons: [], ...counts };
     }
@@ -182,7 +187,7 @@ export class TraceRunModel {
 
   /**
    * What the header, the Warnings tab's title and its badges count (Verdict.problems in run.py): distinct
-   * warnings, findings that are not info and probe disagreements.
+   * warnings, findings that are problems (`findingIsProblem`) and probe disagreements.
    */
   get problems(): number {
     const verdict = this.verdict;
@@ -217,6 +222,15 @@ export class TraceRunModel {
   caseOf(d: CaseDivergence): CheckCase | undefined {
     return this.cases.find(c => c.index === d.caseIndex && c.method === d.method);
   }
+}
+
+/**
+ * Whether a finding says the trace may be wrong (amber badge, counted, its nodes marked as hazards): any severity
+ * but info. Finding.is_problem in core/hazards.py is the same rule; a portability finding (a device baked into the
+ * graph) is info unless it can matter for the run.
+ */
+export function findingIsProblem(f: FindingJSON): boolean {
+  return f.severity !== 'info';
 }
 
 function decodeCase(c: CheckCaseJSON): CheckCase {

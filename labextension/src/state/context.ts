@@ -6,7 +6,7 @@
 
 import { TraceGraph } from '../model/graph';
 import { GroupTree } from '../model/groups';
-import { CaseDivergence, decodeRun, TraceRunModel } from '../model/run';
+import { CaseDivergence, decodeRun, findingIsProblem, TraceRunModel } from '../model/run';
 import { SearchOptions } from '../model/search';
 import { ExplorerHost, HostKey } from './host';
 
@@ -131,7 +131,7 @@ export class ExplorerContext {
       }
     }
     for (const f of run.findings) {
-      if (f.method === method && f.severity !== 'info') {
+      if (f.method === method && findingIsProblem(f)) {
         f.node_ids.forEach(id => add(id, 'hazard'));
       }
     }

@@ -2,13 +2,14 @@
  * Tracer warnings grouped by category with counts; each shows its message, its place (a link that selects that
  * line's nodes), code, torch's detail (an output mismatch's numbers) and its fix (the core's advice, the text the
  * CLI and the HTML report print). Clicking one selects its first node (the graph reveals and highlights all of
- * them). Findings (hazards torch does not report) follow, with their fix as one click where it is an option, then
- * the generalization probe.
+ * them). Findings (hazards torch does not report) follow, with their fix as one click where it is an option; then
+ * the portability findings (a device baked into the graph) in a group of their own, shown in full whether they
+ * make the badge amber or not; then the generalization probe.
  */
 
 import { ExplorerContext } from '../state/context';
 import { append, clear, formatNumber, h, location, withCode } from '../state/dom';
-import { floatValue, TraceWarningJSON } from '../model/protocol';
+import { FindingJSON, floatValue, TraceWarningJSON } from '../model/protocol';
 import { WARNING_TITLES as CATEGORY_TITLES } from '../model/run';
 import { fixButton } from '../controls/fix';
 
@@ -45,6 +46,29 @@ export class WarningsPanel {
     if (nodeIds.length) {
       this.ctx.host.set({ selectedMethod: method, selectedNode: nodeIds[0] });
     }
+  }
+
+  /** One finding: its title, what and why, the fix (one click where it is an option); its nodes on click. */
+  private findingItem(f: FindingJSON, expanded = false): HTMLElement {
+    const body = [
+      h('p', { class: 'jp-TraceExplorer-message' }, ...withCode(f.message)),
+      f.hint ? h('p', { class: 'jp-TraceExplorer-hint' }, h('strong', {}, 'Fix: '), ...withCode(f.hint)) : null,
+      fixButton(this.ctx, f.fix)
+    ];
+    const li = h(
+      'li',
+      {
+        class: `jp-TraceExplorer-finding jp-mod-${f.severity}${f.node_ids.length ? ' jp-mod-clickable' : ''}`,
+        tabindex: f.node_ids.length ? 0 : undefined,
+        'data-kind': f.kind
+      },
+      // a note (how often the Python code ran) says nothing is wrong: one line, opened on demand
+      ...(f.severity === 'info' && !expanded
+        ? [h('details', {}, h('summary', {}, h('strong', {}, f.title)), ...body)]
+        : [h('strong', {}, f.title), ...body])
+    );
+    li.addEventListener('click', () => this.show(f.node_ids, f.method));
+    return li;
   }
 
   render(): void {
@@ -136,33 +160,30 @@ export class WarningsPanel {
         )
       );
     }
-    if (run.findings.length) {
+    const findings = run.findings.filter(f => !f.portability);
+    if (findings.length) {
       append(
         this.element,
         h('h4', {}, 'Findings torch does not report'),
+        h('ul', { class: 'jp-TraceExplorer-list' }, ...findings.map(f => this.findingItem(f)))
+      );
+    }
+    // where the trace can run: listed in full whatever their severity (a note here is still worth reading before
+    // serving the model elsewhere); amber only when this run's devices or its target differ
+    const portability = run.findings.filter(f => f.portability);
+    if (portability.length) {
+      append(
+        this.element,
         h(
-          'ul',
-          { class: 'jp-TraceExplorer-list' },
-          ...run.findings.map(f => {
-            const body = [
-              h('p', { class: 'jp-TraceExplorer-message' }, ...withCode(f.message)),
-              f.hint ? h('p', { class: 'jp-TraceExplorer-hint' }, h('strong', {}, 'Fix: '), ...withCode(f.hint)) : null,
-              fixButton(this.ctx, f.fix)
-            ];
-            const li = h(
-              'li',
-              {
-                class: `jp-TraceExplorer-finding jp-mod-${f.severity}${f.node_ids.length ? ' jp-mod-clickable' : ''}`,
-                tabindex: f.node_ids.length ? 0 : undefined
-              },
-              // a note (how often the Python code ran) says nothing is wrong: one line, opened on demand
-              ...(f.severity === 'info'
-                ? [h('details', {}, h('summary', {}, h('strong', {}, f.title)), ...body)]
-                : [h('strong', {}, f.title), ...body])
-            );
-            li.addEventListener('click', () => this.show(f.node_ids, f.method));
-            return li;
-          })
+          'section',
+          { class: 'jp-TraceExplorer-portability', 'aria-label': 'portability' },
+          h('h4', {}, 'Portability: where the trace can run'),
+          h(
+            'p',
+            { class: 'jp-TraceExplorer-muted' },
+            'Fine where it was traced; a warning when the inputs, the parameters or the target device are elsewhere.'
+          ),
+          h('ul', { class: 'jp-TraceExplorer-list' }, ...portability.map(f => this.findingItem(f, true)))
         )
       );
     }
