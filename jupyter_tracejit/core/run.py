@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
+from .categories import WARNING_CATEGORIES
 from .check import CheckReport
 from .errors import TraceError
 from .graph import Graph
@@ -112,9 +113,9 @@ class Verdict(JsonRecord):
         return self.warnings + self.findings + self.probe
 
 
-#: warning categories that say nothing about whether the trace is right (a library's own deprecation notices, a
-#: module that was already TorchScript): counted with the others, but they leave the badge green
-NOT_ABOUT_THE_TRACE = frozenset({"other", "already_script"})
+#: warning categories that say nothing about whether the trace is right (a library's own warnings, a module that was
+#: already TorchScript): counted with the others, but they leave the badge green (the table: core/categories.py)
+NOT_ABOUT_THE_TRACE = frozenset(c.name for c in WARNING_CATEGORIES if c.counted and not c.about_the_trace)
 
 
 def _plural(n: int, word: str) -> str:

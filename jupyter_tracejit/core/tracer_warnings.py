@@ -21,105 +21,23 @@ from typing import Any, ClassVar
 from torch.jit._trace import TracerWarning
 
 from .caller import installed_package
+from .categories import BY_NAME, WARNING_CATEGORIES
 from .graph import Graph
 from .jsonio import JsonRecord
 from .source import is_torch_file, source_line
-from .torch_facts import TORCH_RELEASE, tracer_warning_filters
+from .torch_facts import tracer_warning_filters
 
-#: every category tag, in the order the UI lists them
-CATEGORIES = (
-    "to_bool",
-    "to_int",
-    "to_float",
-    "to_complex",
-    "to_number",
-    "to_list",
-    "to_numpy",
-    "tensor_const",
-    "from_numpy_const",
-    "iterate",
-    "len",
-    "live_refs",
-    "nondeterministic",
-    "output_mismatch_python",
-    "output_mismatch_retrace",
-    "list_output",
-    "already_script",
-    "deprecated",
-    "other",
+#: every category tag, in the order the UI lists them (the table: core/categories.py)
+CATEGORIES = tuple(c.name for c in WARNING_CATEGORIES)
+# (substring of torch's message, category), the longest first: the first match wins, and a longer text is the more
+# specific one (torch.from_numpy's message holds torch.tensor's "results are registered as constants in the trace")
+_PATTERNS: tuple[tuple[str, str], ...] = tuple(
+    sorted(((c.torch_text, c.name) for c in WARNING_CATEGORIES if c.torch_text), key=lambda p: -len(p[0]))
 )
-
-# (substring of torch's message, category); the first match wins
-_PATTERNS: tuple[tuple[str, str], ...] = (
-    ("Converting a tensor to a Python boolean", "to_bool"),
-    ("Converting a tensor to a Python integer", "to_int"),
-    ("Converting a tensor to a Python float", "to_float"),
-    ("Converting a tensor to a Python complex", "to_complex"),
-    ("Converting a tensor to a Python number", "to_number"),
-    ("Converting a tensor to a Python list", "to_list"),
-    ("Converting a tensor to a NumPy array", "to_numpy"),
-    ("torch.from_numpy results are registered as constants", "from_numpy_const"),
-    ("results are registered as constants in the trace", "tensor_const"),
-    ("Iterating over a tensor", "iterate"),
-    ("Using len to get tensor shape", "len"),
-    ("live references to the data region", "live_refs"),
-    ("Trace had nondeterministic nodes", "nondeterministic"),
-    ("the corresponding output of the Python function", "output_mismatch_python"),
-    ("the corresponding output of the repeated trace", "output_mismatch_retrace"),
-    ("Encountering a list at the output of the tracer", "list_output"),
-    ("The input to trace is already a ScriptModule", "already_script"),
-)
-
 #: what a user can do about each category (shown beside the message)
-ADVICE: dict[str, str] = {
-    "to_bool": "A Python `if`/`while` on a tensor is frozen into the trace: only the branch taken now is "
-    "recorded. Use torch.where, or script this function (torch.jit.script) and call it from the traced code.",
-    "to_int": "The integer is baked in as a constant. Keep it a tensor (e.g. use x.size(0) without int(), "
-    "or tensor ops) if it depends on the input.",
-    "to_float": "The float is baked in as a constant. Keep the computation in tensor ops if it depends on the input.",
-    "to_complex": "The complex number is baked in as a constant. Keep the computation in tensor ops.",
-    "to_number": "The number (.item()) is baked in as a constant. Keep the computation in tensor ops.",
-    "to_list": "tolist() values are baked in as constants. Index or slice the tensor instead.",
-    "to_numpy": "NumPy computations are invisible to the tracer; their results become constants. Use torch ops.",
-    "tensor_const": "torch.tensor(...) built from input-dependent values is frozen. Build it from tensors "
-    "(torch.stack, ops on the input) or ignore the warning if the values are truly constant.",
-    "from_numpy_const": "torch.from_numpy(...) results are frozen. Compute them with torch ops if they depend on "
-    "the input.",
-    "iterate": "Iterating over a tensor unrolls the loop for this input's length. Use tensor ops (e.g. unbind "
-    "inside scripted code) or check with inputs of other lengths (check_inputs).",
-    "len": "len(tensor) is baked in as a constant; use x.size(0) to keep it dynamic.",
-    "live_refs": "An in-place op modified a tensor that other views still reference; the trace may be wrong. "
-    "Use the out-of-place op.",
-    "nondeterministic": "The graph contains random ops (dropout in train mode, rand). Call model.eval() "
-    "before tracing, or pass check_trace=False.",
-    "output_mismatch_python": "The trace does not compute what the Python code computes on these inputs. Where the "
-    "check's graphs differ, its divergences say where; where they agree, the numbers differ: random ops (dropout "
-    "in train mode: call model.eval()) or a check_tolerance too tight for the model.",
-    "output_mismatch_retrace": "Re-tracing gives a graph that computes something else: where the graphs agree, "
-    "random ops are the usual cause (call model.eval()); else see the divergences.",
-    "list_output": "A list output is treated as a fixed structure. Return a tuple.",
-    "already_script": "The input is already TorchScript; tracing is a no-op. Pass the original nn.Module.",
-    "deprecated": f"torch {TORCH_RELEASE[0]}.{TORCH_RELEASE[1]} marks torch.jit.trace as deprecated; tracing still "
-    "works.",
-    "other": "",
-}
-
+ADVICE: dict[str, str] = {c.name: c.advice for c in WARNING_CATEGORIES}
 #: categories where a value of this trace was frozen into it by the line the warning names
-FROZEN = frozenset(
-    {
-        "to_bool",
-        "to_int",
-        "to_float",
-        "to_complex",
-        "to_number",
-        "to_list",
-        "to_numpy",
-        "tensor_const",
-        "from_numpy_const",
-        "iterate",
-        "len",
-    }
-)
+FROZEN = frozenset(c.name for c in WARNING_CATEGORIES if c.frozen)
 #: the advice for a frozen value in an installed library's code, which the user cannot rewrite
 LIBRARY_ADVICE = (
     "This line is in the installed package {package}, not in your code: rewriting it is not the fix. The trace is "
@@ -182,7 +100,9 @@ class TraceWarning(JsonRecord):
 
     @property
     def is_user_problem(self) -> bool:
-        return self.category != "deprecated"
+        """Counted in the Warnings tab and the verdict (a deprecation notice is not)."""
+        row = BY_NAME.get(self.category)
+        return row.counted if row is not None else True
 
     @property
     def advice(self) -> str:

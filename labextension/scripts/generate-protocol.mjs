@@ -88,6 +88,11 @@ function constants() {
     `/** The run layout this front end reads (run.schema.json \`schema_version\`). */`,
     `export const SCHEMA_VERSION = ${JSON.stringify(run.properties.schema_version.const)};`,
     `export const GRAPH_SCHEMA_VERSION = ${JSON.stringify(run.definitions.Graph.properties.graph_schema.const)};`,
+    `/** Warning categories in the order they are listed, each with what the explorer says and decides about it`,
+    ` * (run.schema.json TraceWarning category x-categories, written from core/categories.py). */`,
+    `export const WARNING_CATEGORIES = ${JSON.stringify(
+      run.definitions.TraceWarning.properties.category['x-categories']
+    )} as const;`,
     `/** The options bar's options, in order (explorer.schema.json ExplorerOptions, from core/options.py). */`,
     `export const OPTION_SPECS = ${JSON.stringify(specs)} as const;`,
     `/** Each widget trait's default (explorer.schema.json). */`,

@@ -14,10 +14,7 @@
 
 import { userFrame } from './graph';
 import { FindingJSON, TraceWarningJSON } from './protocol';
-import { CaseDivergence, findingIsProblem, TraceRunModel } from './run';
-
-/** Warning categories that never explain a divergence: a library's notice, and the mismatches divergences cause. */
-const NOT_A_CAUSE = new Set(['other', 'already_script', 'output_mismatch_python', 'output_mismatch_retrace']);
+import { CaseDivergence, categoryOf, findingIsProblem, TraceRunModel } from './run';
 
 export interface Cause {
   caseIndex: number;
@@ -102,7 +99,8 @@ export function groupByCause(run: TraceRunModel): Causes {
   const warned = (method: string, place: { file: string; line: number } | null): TraceWarningJSON[] =>
     place ? explaining.filter(w => w.method === method && w.line === place.line && w.file === place.file) : [];
   // warnings that can say why the graphs part: not a library's notice, not the mismatch the divergence causes
-  const explaining = run.userWarnings.filter(w => !NOT_A_CAUSE.has(w.category));
+  // (the table: core/categories.py)
+  const explaining = run.userWarnings.filter(w => categoryOf(w.category).explains_divergences);
   const places = all.map(d => divergencePlace(run, d));
   all.forEach((d, i) => {
     if (d.kind === 'root') {

@@ -690,6 +690,69 @@ export const RUN_KIND = 'jupyter-tracejit.run';
 /** The run layout this front end reads (run.schema.json `schema_version`). */
 export const SCHEMA_VERSION = 1;
 export const GRAPH_SCHEMA_VERSION = 1;
+/** Warning categories in the order they are listed, each with what the explorer says and decides about it
+ * (run.schema.json TraceWarning category x-categories, written from core/categories.py). */
+export const WARNING_CATEGORIES = {
+  to_bool: {
+    title: 'tensor → Python bool (frozen branch)',
+    counted: true,
+    about_the_trace: true,
+    explains_divergences: true
+  },
+  to_int: { title: 'tensor → Python int', counted: true, about_the_trace: true, explains_divergences: true },
+  to_float: { title: 'tensor → Python float', counted: true, about_the_trace: true, explains_divergences: true },
+  to_complex: { title: 'tensor → Python complex', counted: true, about_the_trace: true, explains_divergences: true },
+  to_number: {
+    title: 'tensor → Python number (.item())',
+    counted: true,
+    about_the_trace: true,
+    explains_divergences: true
+  },
+  to_list: { title: 'tensor → Python list', counted: true, about_the_trace: true, explains_divergences: true },
+  to_numpy: { title: 'tensor → NumPy', counted: true, about_the_trace: true, explains_divergences: true },
+  tensor_const: {
+    title: 'torch.tensor(...) frozen as a constant',
+    counted: true,
+    about_the_trace: true,
+    explains_divergences: true
+  },
+  from_numpy_const: {
+    title: 'torch.from_numpy(...) frozen as a constant',
+    counted: true,
+    about_the_trace: true,
+    explains_divergences: true
+  },
+  iterate: { title: 'iterating over a tensor', counted: true, about_the_trace: true, explains_divergences: true },
+  len: { title: 'len(tensor)', counted: true, about_the_trace: true, explains_divergences: true },
+  live_refs: {
+    title: 'in-place op on a viewed tensor',
+    counted: true,
+    about_the_trace: true,
+    explains_divergences: true
+  },
+  nondeterministic: {
+    title: 'nondeterministic nodes',
+    counted: true,
+    about_the_trace: true,
+    explains_divergences: true
+  },
+  output_mismatch_python: {
+    title: 'trace ≠ Python function',
+    counted: true,
+    about_the_trace: true,
+    explains_divergences: false
+  },
+  output_mismatch_retrace: {
+    title: 'trace ≠ re-trace',
+    counted: true,
+    about_the_trace: true,
+    explains_divergences: false
+  },
+  list_output: { title: 'list output', counted: true, about_the_trace: true, explains_divergences: true },
+  already_script: { title: 'already TorchScript', counted: true, about_the_trace: false, explains_divergences: false },
+  deprecated: { title: 'deprecation notice', counted: false, about_the_trace: false, explains_divergences: false },
+  other: { title: 'other warnings', counted: true, about_the_trace: false, explains_divergences: false }
+} as const;
 /** The options bar's options, in order (explorer.schema.json ExplorerOptions, from core/options.py). */
 export const OPTION_SPECS = [
   {

@@ -44,7 +44,14 @@ export type {
   ValueRow,
   Verdict
 } from './protocol.generated';
-export { GRAPH_SCHEMA_VERSION, OPTION_SPECS, RUN_KIND, SCHEMA_VERSION, TRAIT_DEFAULTS } from './protocol.generated';
+export {
+  GRAPH_SCHEMA_VERSION,
+  OPTION_SPECS,
+  RUN_KIND,
+  SCHEMA_VERSION,
+  TRAIT_DEFAULTS,
+  WARNING_CATEGORIES
+} from './protocol.generated';
 
 export type TraceRunJSON = TraceRun;
 export type GraphJSON = Graph;

@@ -16,31 +16,29 @@ import {
   TraceErrorJSON,
   TraceRunJSON,
   TraceWarningJSON,
-  Verdict
+  Verdict,
+  WARNING_CATEGORIES
 } from './protocol';
 
-/** Warning categories in order, with their titles (mirrors jupyter_tracejit/core/tracer_warnings.py CATEGORIES). */
-export const WARNING_TITLES: Record<string, string> = {
-  to_bool: 'tensor → Python bool (frozen branch)',
-  to_int: 'tensor → Python int',
-  to_float: 'tensor → Python float',
-  to_complex: 'tensor → Python complex',
-  to_number: 'tensor → Python number (.item())',
-  to_list: 'tensor → Python list',
-  to_numpy: 'tensor → NumPy',
-  tensor_const: 'torch.tensor(...) frozen as a constant',
-  from_numpy_const: 'torch.from_numpy(...) frozen as a constant',
-  iterate: 'iterating over a tensor',
-  len: 'len(tensor)',
-  live_refs: 'in-place op on a viewed tensor',
-  nondeterministic: 'nondeterministic nodes',
-  output_mismatch_python: 'trace ≠ Python function',
-  output_mismatch_retrace: 'trace ≠ re-trace',
-  list_output: 'list output',
-  already_script: 'already TorchScript',
-  deprecated: 'deprecation notice',
-  other: 'other warnings'
-};
+/** Warning categories in order, with their titles (the table is core/categories.py, through the run schema). */
+export const WARNING_TITLES: Record<string, string> = Object.fromEntries(
+  Object.entries(WARNING_CATEGORIES).map(([name, row]) => [name, row.title])
+);
+
+/** What the explorer decides about a warning's category: counted, about the trace, may explain a divergence. */
+export function categoryOf(category: string): {
+  counted: boolean;
+  about_the_trace: boolean;
+  explains_divergences: boolean;
+} {
+  return (
+    (WARNING_CATEGORIES as Record<string, (typeof WARNING_CATEGORIES)[keyof typeof WARNING_CATEGORIES]>)[category] ?? {
+      counted: true,
+      about_the_trace: false,
+      explains_divergences: false
+    }
+  );
+}
 
 export interface Divergence {
   traceNode: number | null;
@@ -205,7 +203,7 @@ export class TraceRunModel {
 
   /** Warnings that point at a problem (the deprecation notice excluded). */
   get userWarnings(): TraceWarningJSON[] {
-    return this.raw.warnings.filter(w => w.category !== 'deprecated');
+    return this.raw.warnings.filter(w => categoryOf(w.category).counted);
   }
 
   /** Every divergence, case-major, each case's roots first (the order the Python side writes). */
