@@ -248,7 +248,8 @@ def device_constants(graph: Graph) -> Finding | None:
         kind="device_constant",
         severity="warning",
         title=f"device {names} baked into the graph",
-        message=f"{len(ids)} op{'s' if len(ids) != 1 else ''} ({_where(graph, ids)}) create or move tensors to a "
+        message=f"{len(ids)} op{'s' if len(ids) != 1 else ''} ({_where(graph, ids)}) "
+        f"{'create or move' if len(ids) != 1 else 'creates or moves'} tensors to a "
         f"device fixed at trace time ({names}). The traced model will keep using it on another device.",
         hint="Create tensors with *_like ops (torch.zeros_like(x)) or register them as buffers so they move with "
         "the module.",

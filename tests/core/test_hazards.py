@@ -201,12 +201,13 @@ def test_a_device_constant_names_its_consumers() -> None:
     finding = hazards.device_constants(g)
     assert finding.title == 'device "cpu" baked into the graph'
     assert kinds(g, finding.node_ids) == ["aten::ones"]
-    assert finding.message.startswith("1 op (aten::ones in top level) create or move tensors to a device fixed")
+    assert finding.message.startswith("1 op (aten::ones in top level) creates or moves tensors to a device fixed")
     two = graph_of(on_two_devices, torch.rand(2))
     finding = hazards.device_constants(two)
     assert finding.title == 'device "cpu", "meta" baked into the graph'
     assert kinds(two, finding.node_ids) == ["aten::ones", "aten::zeros"]
     assert finding.message.startswith("2 ops (")
+    assert " create or move tensors " in finding.message
 
 
 def test_no_device_finding_for_like_ops() -> None:
