@@ -150,7 +150,12 @@ def portable(run: tj.TraceRun) -> dict[str, Any]:
 
 # -- what the TypeScript side must derive on its own ------------------------------------------------------------
 def facts(run: tj.TraceRun) -> dict[str, Any]:
-    out: dict[str, Any] = {"ok": run.ok, "summary": run.summary(), "graphs": {}}
+    out: dict[str, Any] = {
+        "ok": run.ok,
+        "summary": run.summary(),
+        "problems": run.verdict.problems_text,
+        "graphs": {},
+    }
     for name, g in run.graphs.items():
         out["graphs"][name] = {
             "nodes": len(g.nodes),

@@ -34,7 +34,7 @@ function facts(run: TraceRunModel): string[] {
   const graph = method ? run.graphs.get(method) : undefined;
   out.push(graph ? plural(graph.size, 'node') : 'no graph');
   if (run.problems > 0) {
-    out.push(plural(run.problems, 'warning'));
+    out.push(run.problemsText);
   }
   const check = run.raw.check;
   if (!check) {
