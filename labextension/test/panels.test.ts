@@ -7,8 +7,9 @@ import { join } from 'path';
 import { describe, expect, it } from 'vitest';
 
 import { describeFix, pendingFix } from '../src/controls/fix';
+import { historyLabel } from '../src/model/history';
 import { describeDivergences, divergencePlace, groupByCause, stepOrder } from '../src/model/causes';
-import { ExplorerOptions, OPTION_SPECS } from '../src/model/protocol';
+import { ExplorerOptions, HistoryEntry, OPTION_SPECS } from '../src/model/protocol';
 import { argumentsOf, decodeRun, TraceRunModel } from '../src/model/run';
 import { shapeText } from '../src/model/graph';
 import { Inspector } from '../src/inspector/Inspector';
@@ -137,6 +138,35 @@ describe("a finding's fix as options", () => {
     expect(pendingFix({ no_grad: true }, { ...options, no_grad: false })).toEqual({ no_grad: true });
     expect(pendingFix({ no_grad: true }, { ...options, no_grad: true })).toEqual({});
     expect(pendingFix(undefined, options)).toEqual({});
+  });
+});
+
+describe('the run history', () => {
+  const defaults = Object.fromEntries(OPTION_SPECS.map(s => [s.key, s.default])) as unknown as ExplorerOptions;
+  const entry = (n: number, options: Partial<ExplorerOptions>, summary: string): HistoryEntry => ({
+    run_id: `r${n}`,
+    summary,
+    ok: true,
+    verdict: 'ok',
+    created: '',
+    options: {} as HistoryEntry['options'],
+    explorer_options: { ...defaults, ...options }
+  });
+
+  it('names every option that differs from the first run, not only the change from the run before', () => {
+    const history = [
+      entry(1, {}, 'Net: ok; 12 nodes, check passed (1 input set)'),
+      entry(2, { no_grad: true }, 'Net: ok; 12 nodes, check passed (1 input set)'),
+      entry(3, { no_grad: true, module_mode: 'eval' }, 'Net: ok; 11 nodes, not checked'),
+      entry(4, { module_mode: 'eval' }, 'Net: ok; 11 nodes, not checked')
+    ];
+    expect(history.map((_, i) => historyLabel(history, i))).toEqual([
+      'run 1: ok · 12 nodes, check passed (1 input set)',
+      'run 2: ok · no_grad=true · 12 nodes, check passed (1 input set)',
+      'run 3: ok · module_mode="eval", no_grad=true · 11 nodes, not checked',
+      // no_grad went back to the first run's: only the mode is left to name
+      'run 4: ok · module_mode="eval" · 11 nodes, not checked'
+    ]);
   });
 });
 

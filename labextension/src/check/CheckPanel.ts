@@ -11,6 +11,7 @@ import { ExplorerContext } from '../state/context';
 import { append, button, clear, formatNumber, h, location, withCode } from '../state/dom';
 import { sideBySide } from '../model/align';
 import { decodeGraph, TraceGraph, userFrame } from '../model/graph';
+import { historyLabel } from '../model/history';
 import { floatValue } from '../model/protocol';
 import { Cause, Causes, groupByCause, stepOrder } from '../model/causes';
 import { CheckCase, Divergence, GraphDiff, TraceRunModel, WARNING_TITLES } from '../model/run';
@@ -613,13 +614,7 @@ export class CheckPanel {
       return section;
     }
     const options = (selected: string): HTMLOptionElement[] =>
-      history.map((e, i) =>
-        h(
-          'option',
-          { value: e.run_id, selected: e.run_id === selected },
-          `#${i + 1} ${e.ok ? 'ok' : 'problems'} · ${e.summary.slice(0, 60)}`
-        )
-      );
+      history.map((e, i) => h('option', { value: e.run_id, selected: e.run_id === selected }, historyLabel(history, i)));
     this.compareA ||= history[history.length - 2].run_id;
     this.compareB ||= history[history.length - 1].run_id;
     const a = h('select', { 'aria-label': 'run A' }, ...options(this.compareA));
