@@ -10,7 +10,7 @@ import { sideBySide } from '../src/model/align';
 import { escapeText, labelLines, visibleDot } from '../src/model/dot';
 import { decodeGraph, NodeInfo, TraceGraph, userFrame, ValueInfo } from '../src/model/graph';
 import { BUCKET_SIZE, GroupTree, REPEAT_MIN, SECTION_SIZE, structureIds } from '../src/model/groups';
-import { openingFocus } from '../src/model/opening';
+import { inputsAnchor, openingFocus } from '../src/model/opening';
 import { floatValue, runProblem, TraceRunJSON } from '../src/model/protocol';
 import { CaseDivergence, decodeRun, TraceRunModel } from '../src/model/run';
 import { searchNodes, SearchCursor } from '../src/model/search';
@@ -425,6 +425,17 @@ describe('where the graph view opens', () => {
     // nothing to point at: the view opens on the inputs
     expect(openingFocus(load('mlp').run, 'forward', null)).toBeNull();
     expect(openingFocus(net.run, 'no-such-method', null)).toBeNull();
+  });
+
+  it('with no focus, opens on the inputs when one view holds them, else on the first input', () => {
+    // the trial's nn.Transformer: src above the encoder (right), tgt a picture's width away at the decoder
+    const src = { x: 1146, y: 21 };
+    const tgt = { x: 206, y: 1059 };
+    expect(inputsAnchor([src, tgt], 625)).toEqual(src); // their middle (676) was blank canvas
+    expect(inputsAnchor([tgt, src], 625)).toEqual(tgt); // the first argument, wherever it is drawn
+    // inputs side by side: their middle, at the topmost's height
+    expect(inputsAnchor([{ x: 100, y: 30 }, { x: 300, y: 20 }], 625)).toEqual({ x: 200, y: 20 });
+    expect(inputsAnchor([], 625)).toBeNull();
   });
 });
 

@@ -306,3 +306,44 @@ def test_group_labels_stay_in_view_wherever_the_view_is(lab):
         slid += [lab_["label"] for lab_ in labels if lab_["slid"]]
     assert slid, "no label had to slide: the view never left a group's left edge behind"
     assert not lab.extension_errors()
+
+
+#: the new-user trial's nn.Transformer: 2 + 2 layers, d_model 64, traced under no_grad, the check passing (nothing
+#: to open on but the inputs, and the inputs of an encoder-decoder lie far apart: src at the encoder, tgt at the
+#: decoder)
+TRANSFORMER_OK = """\
+ok_model = nn.Transformer(d_model=64, nhead=4, num_encoder_layers=2, num_decoder_layers=2,
+                          dim_feedforward=128).eval()
+ok_transformer = tj.explore(ok_model, (torch.rand(5, 2, 64), torch.rand(4, 2, 64)), no_grad=True)
+ok_transformer"""
+
+#: how many of the drawn nodes (ops, boxes, inputs, outputs) lie wholly inside the canvas, and how many in all
+NODES_IN_VIEW = """(root) => {
+  const c = root.querySelector('.jp-TraceExplorer-canvas').getBoundingClientRect();
+  const nodes = [...root.querySelectorAll('.jp-TraceExplorer-canvas svg g.node')];
+  const inside = nodes.filter(g => {
+    const a = g.getBoundingClientRect();
+    return a.left >= c.left - 1 && a.right <= c.right + 1 && a.top >= c.top - 1 && a.bottom <= c.bottom + 1;
+  });
+  return {inside: inside.length, all: nodes.length,
+          inputs: inside.filter(g => g.classList.contains('input')).length};
+}"""
+
+
+def test_an_ok_encoder_decoder_opens_on_the_model_not_a_blank_canvas(lab):
+    lab.write_notebook("ok_transformer.ipynb", [SETUP, TRANSFORMER_OK])
+    lab.open_notebook("ok_transformer.ipynb")
+    lab.run_all(timeout=120_000)
+    explorer = explorer_in(lab, 1)
+    explorer.scroll_into_view_if_needed()
+    settle(lab)
+    assert explorer.locator(".jp-TraceExplorer-header .jp-TraceExplorer-badge").inner_text() == "ok"
+    seen = explorer.evaluate(NODES_IN_VIEW)
+    lab.screenshot_themes("graph-ok-transformer-open", explorer)
+    # the model is in view: its first input (src) and the encoder's ops it flows into, readable; it opened on a
+    # blank canvas between src and tgt, with 4 nodes at its right edge
+    assert seen["inputs"] == 1 and seen["inside"] >= 6, seen
+    src = explorer.locator(".jp-TraceExplorer-canvas svg g.node.input", has_text="src")
+    assert inside_canvas(lab, explorer, src) == "in"
+    assert src.evaluate(TEXT_PX) >= 7
+    assert not lab.extension_errors()
