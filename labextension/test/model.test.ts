@@ -434,7 +434,11 @@ describe('where the graph view opens', () => {
     expect(inputsAnchor([src, tgt], 625)).toEqual(src); // their middle (676) was blank canvas
     expect(inputsAnchor([tgt, src], 625)).toEqual(tgt); // the first argument, wherever it is drawn
     // inputs side by side: their middle, at the topmost's height
-    expect(inputsAnchor([{ x: 100, y: 30 }, { x: 300, y: 20 }], 625)).toEqual({ x: 200, y: 20 });
+    const sideBySide = [
+      { x: 100, y: 30 },
+      { x: 300, y: 20 }
+    ];
+    expect(inputsAnchor(sideBySide, 625)).toEqual({ x: 200, y: 20 });
     expect(inputsAnchor([], 625)).toBeNull();
   });
 });

@@ -614,7 +614,9 @@ export class CheckPanel {
       return section;
     }
     const options = (selected: string): HTMLOptionElement[] =>
-      history.map((e, i) => h('option', { value: e.run_id, selected: e.run_id === selected }, historyLabel(history, i)));
+      history.map((e, i) =>
+        h('option', { value: e.run_id, selected: e.run_id === selected }, historyLabel(history, i))
+      );
     this.compareA ||= history[history.length - 2].run_id;
     this.compareB ||= history[history.length - 1].run_id;
     const a = h('select', { 'aria-label': 'run A' }, ...options(this.compareA));
