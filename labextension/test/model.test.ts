@@ -559,6 +559,7 @@ interface DotCase {
   highlights?: Record<string, string[]>;
   rankdir?: 'TB' | 'LR';
   title?: string;
+  fileNames?: Record<string, string>;
   dot: string;
 }
 
@@ -570,6 +571,8 @@ describe('one DOT writer: the same view gives the same text on both sides', () =
     // a folded repeat group and sections of a long chain are among the views both sides write
     expect(cases.some(c => /scope-repeat/.test(c.dot) && /Block ×3/.test(c.dot))).toBe(true);
     expect(cases.some(c => /part 1 of 2/.test(c.dot))).toBe(true);
+    // a named file's lines read as the panels write them, in the tooltips too
+    expect(cases.some(c => c.fileNames && /cell \[9\], line \d+/.test(c.dot))).toBe(true);
   });
   for (const c of cases) {
     it(c.name, () => {
@@ -582,7 +585,8 @@ describe('one DOT writer: the same view gives the same text on both sides', () =
         showShapes: c.showShapes,
         highlights,
         rankdir: c.rankdir,
-        title: c.title
+        title: c.title,
+        fileNames: c.fileNames
       });
       expect(view.dot).toBe(c.dot);
     });

@@ -4,6 +4,8 @@ view, and the panes still move together from there. Light and dark screenshots."
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from .test_explorer import SETUP, explorer_in, open_comparison
@@ -45,6 +47,10 @@ PANES = """(full) => [...full.querySelectorAll('.jp-TraceExplorer-comparePane')]
 VIEW_BOXES = """(full) => [...full.querySelectorAll('.jp-TraceExplorer-compareCanvas > svg')]
   .map(s => s.getAttribute('viewBox'))"""
 
+#: the tooltips of the panes' nodes
+TITLES = """(full) => [...full.querySelectorAll('.jp-TraceExplorer-compareCanvas svg g.node > title')]
+  .map(t => t.textContent)"""
+
 
 def test_compare_panes_open_readable_and_fit_shows_both_pictures_whole(lab):
     lab.write_notebook("compare.ipynb", [SETUP, MODEL])
@@ -62,6 +68,10 @@ def test_compare_panes_open_readable_and_fit_shows_both_pictures_whole(lab):
     assert [pane["current"] for pane in opened] == [None, True], opened
     # the check draws 4 more loop steps: at this scale part of each picture is out of view
     assert any(pane["inside"] < pane["all"] for pane in opened), opened
+    # a node's tooltip names its line as the panels do (it said 3441435211.py:16 beside "cell [2], line 16")
+    titles = full.evaluate(TITLES)
+    assert titles and all(re.search(r"^cell \[2\], line \d+$", t, re.M) for t in titles), titles[:3]
+    assert not [t for t in titles if re.search(r"\d+\.py:\d+", t)], titles[:3]
     before = full.evaluate(VIEW_BOXES)
     full.get_by_role("button", name="fit").click()
     lab.page.wait_for_timeout(450)  # the fit's animation

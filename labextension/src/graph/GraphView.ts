@@ -286,7 +286,7 @@ export class GraphView {
         focus = opening;
       }
     }
-    this.visible = visibleDot(graph, tree, { expanded: this.expandedSet(), fold: this.fold });
+    this.visible = visibleDot(graph, tree, { expanded: this.expandedSet(), fold: this.fold, fileNames: run.fileNames });
     const visible = this.visible;
     this.groupOfSvgId.clear();
     for (const id of tree.groups.keys()) {
