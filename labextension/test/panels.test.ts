@@ -8,8 +8,9 @@ import { describe, expect, it } from 'vitest';
 
 import { describeFix, pendingFix } from '../src/controls/fix';
 import { historyLabel } from '../src/model/history';
+import { warningSets } from '../src/model/warningSets';
 import { describeDivergences, divergencePlace, groupByCause, stepOrder } from '../src/model/causes';
-import { ExplorerOptions, HistoryEntry, OPTION_SPECS } from '../src/model/protocol';
+import { ExplorerOptions, HistoryEntry, OPTION_SPECS, TraceWarningJSON } from '../src/model/protocol';
 import { argumentsOf, decodeRun, TraceRunModel } from '../src/model/run';
 import { shapeText } from '../src/model/graph';
 import { Inspector } from '../src/inspector/Inspector';
@@ -205,5 +206,39 @@ describe('the inspector reads arguments like Netron', () => {
       ['dim', '0'],
       ['index', '0']
     ]);
+  });
+});
+
+describe("a library's warnings", () => {
+  const warning = (line: number, advice: string, message = 'Converting a tensor to a Python boolean might…') =>
+    ({
+      category: 'to_bool',
+      message,
+      file: '/env/site-packages/transformers/x.py',
+      line,
+      code: '',
+      func: '',
+      count: 1,
+      node_ids: [],
+      node_match: '',
+      method: 'forward',
+      warning_class: 'TracerWarning',
+      phases: ['trace'],
+      torch_location: '',
+      advice
+    }) as TraceWarningJSON;
+  const library = 'This line is in the installed package transformers, not in your code…';
+
+  it("say torch's paragraph and the fix once per set that says the same, each place after it", () => {
+    const own = warning(7, 'Use torch.where…');
+    const sets = warningSets([warning(159, library), own, warning(180, library), warning(307, library)]);
+    expect(sets.map(s => [s.advice, s.warnings.map(w => w.line)])).toEqual([
+      [library, [159, 180, 307]],
+      ['Use torch.where…', [7]]
+    ]);
+    expect(sets[0].headline).toBe('Converting a tensor to a Python boolean might…');
+    // torch's numbers under the first line are each warning's own: they do not split a set
+    const numbers = warningSets([warning(1, 'x', 'Output nr 1.\nMax 1.5'), warning(2, 'x', 'Output nr 1.\nMax 2.5')]);
+    expect(numbers.map(s => s.warnings.length)).toEqual([2]);
   });
 });
