@@ -51,6 +51,24 @@ VIEW_BOXES = """(full) => [...full.querySelectorAll('.jp-TraceExplorer-compareCa
 TITLES = """(full) => [...full.querySelectorAll('.jp-TraceExplorer-compareCanvas svg g.node > title')]
   .map(t => t.textContent)"""
 
+#: numbers in the check tab (its table, torch's detail of an output mismatch) that the layout split over two lines
+SPLIT_NUMBERS = r"""(root) => {
+  const split = [];
+  for (const pre of root.querySelectorAll('.jp-TraceExplorer-panel[data-panel="check"]')) {
+    if (!pre.offsetParent) continue;
+    const walker = document.createTreeWalker(pre, NodeFilter.SHOW_TEXT);
+    for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+      for (const m of node.textContent.matchAll(/\d+\.\d+(e-?\d+)?/g)) {
+        const range = document.createRange();
+        range.setStart(node, m.index);
+        range.setEnd(node, m.index + m[0].length);
+        if (range.getClientRects().length > 1) split.push(m[0]);
+      }
+    }
+  }
+  return split;
+}"""
+
 
 def test_compare_panes_open_readable_and_fit_shows_both_pictures_whole(lab):
     lab.write_notebook("compare.ipynb", [SETUP, MODEL])
@@ -72,6 +90,9 @@ def test_compare_panes_open_readable_and_fit_shows_both_pictures_whole(lab):
     titles = full.evaluate(TITLES)
     assert titles and all(re.search(r"^cell \[2\], line \d+$", t, re.M) for t in titles), titles[:3]
     assert not [t for t in titles if re.search(r"\d+\.py:\d+", t)], titles[:3]
+    # the check tab beside the panes shows numbers whole (they wrapped mid-number: "4.14582|2286605835", "1.00e-|5")
+    assert explorer.locator(".jp-TraceExplorer-detail:visible").count() >= 1
+    assert explorer.evaluate(SPLIT_NUMBERS) == []
     before = full.evaluate(VIEW_BOXES)
     full.get_by_role("button", name="fit").click()
     lab.page.wait_for_timeout(450)  # the fit's animation

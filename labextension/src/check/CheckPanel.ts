@@ -8,7 +8,7 @@
  */
 
 import { ExplorerContext } from '../state/context';
-import { append, button, clear, formatNumber, h, location, withCode } from '../state/dom';
+import { append, button, clear, h, location, numberText, withCode } from '../state/dom';
 import { sideBySide } from '../model/align';
 import { decodeGraph, TraceGraph, userFrame } from '../model/graph';
 import { historyLabel } from '../model/history';
@@ -225,12 +225,15 @@ export class CheckPanel {
           { class: o.ok ? 'jp-mod-ok' : 'jp-mod-error' },
           h('td', {}, `output ${o.index + 1} vs ${o.against === 'python' ? 'Python' : 're-trace'}`),
           h('td', {}, o.ok ? 'ok' : 'MISMATCH'),
-          h('td', {}, `max abs ${formatNumber(floatValue(o.max_abs))}`),
-          h('td', {}, `max rel ${formatNumber(floatValue(o.max_rel))}`),
+          h('td', {}, 'max abs ', numberText(floatValue(o.max_abs))),
+          h('td', {}, 'max rel ', numberText(floatValue(o.max_rel))),
           h(
             'td',
             { class: 'jp-TraceExplorer-muted' },
-            `rtol ${formatNumber(floatValue(o.rtol))}, atol ${formatNumber(floatValue(o.atol))}`
+            'rtol ',
+            numberText(floatValue(o.rtol)),
+            ', atol ',
+            numberText(floatValue(o.atol))
           )
         ),
         // torch's own words for the mismatch (mismatched elements, greatest differences), not cut short
