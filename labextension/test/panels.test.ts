@@ -14,6 +14,7 @@ import { ExplorerOptions, HistoryEntry, OPTION_SPECS, TraceWarningJSON } from '.
 import { argumentsOf, decodeRun, TraceRunModel } from '../src/model/run';
 import { shapeText } from '../src/model/graph';
 import { Inspector } from '../src/inspector/Inspector';
+import { followingNote } from '../src/model/stepper';
 import { searchNodes } from '../src/model/search';
 
 const dir = process.env.TRACEJIT_FIXTURES ?? join(__dirname, 'fixtures');
@@ -240,5 +241,16 @@ describe("a library's warnings", () => {
     // torch's numbers under the first line are each warning's own: they do not split a set
     const numbers = warningSets([warning(1, 'x', 'Output nr 1.\nMax 1.5'), warning(2, 'x', 'Output nr 1.\nMax 2.5')]);
     expect(numbers.map(s => s.warnings.length)).toEqual([2]);
+  });
+});
+
+describe('the downstream divergences at other lines', () => {
+  it('ask to tick "downstream too" until it is ticked', () => {
+    expect(followingNote(3, false)).toBe(
+      '3 downstream divergences at other lines follow from these roots (tick "downstream too" to walk them)'
+    );
+    expect(followingNote(1, true)).toBe(
+      '1 downstream divergence at other lines follow from these roots (the stepper walks them)'
+    );
   });
 });

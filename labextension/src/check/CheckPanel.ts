@@ -15,7 +15,7 @@ import { historyLabel } from '../model/history';
 import { floatValue } from '../model/protocol';
 import { Cause, Causes, groupByCause, stepOrder } from '../model/causes';
 import { CheckCase, Divergence, GraphDiff, TraceRunModel, WARNING_TITLES } from '../model/run';
-import { STEP_KEYS, StepCommand, Stepper } from '../model/stepper';
+import { followingNote, STEP_KEYS, StepCommand, Stepper } from '../model/stepper';
 import { fixButton } from '../controls/fix';
 import { ComparePanes, PaneSpec } from './ComparePanes';
 
@@ -346,12 +346,7 @@ export class CheckPanel {
         ? h('ol', { class: 'jp-TraceExplorer-causes' }, ...grouped.causes.map(c => this.causeItem(c, current)))
         : null,
       grouped.following.length
-        ? h(
-            'p',
-            { class: 'jp-TraceExplorer-muted' },
-            `${grouped.following.length} downstream divergence${grouped.following.length === 1 ? '' : 's'} ` +
-              'at other lines follow from these roots (tick "downstream too" to walk them)'
-          )
+        ? h('p', { class: 'jp-TraceExplorer-muted' }, followingNote(grouped.following.length, this.withDownstream))
         : null
     );
     const shown = this.checkComparison();
