@@ -346,4 +346,44 @@ def test_an_ok_encoder_decoder_opens_on_the_model_not_a_blank_canvas(lab):
     src = explorer.locator(".jp-TraceExplorer-canvas svg g.node.input", has_text="src")
     assert inside_canvas(lab, explorer, src) == "in"
     assert src.evaluate(TEXT_PX) >= 7
+    # the minimap sits over blank canvas (the left of the view is blank here), not over the model's nodes
+    minimap = explorer.locator(".jp-TraceExplorer-minimap")
+    assert minimap.is_visible()
+    assert explorer.evaluate(NODES_UNDER, minimap.element_handle()) == [], "the minimap covers nodes"
+    assert not lab.extension_errors()
+
+
+#: the DOT ids of the drawn nodes the element's box overlaps
+NODES_UNDER = """(root, el) => {
+  const m = el.getBoundingClientRect();
+  return [...root.querySelectorAll('.jp-TraceExplorer-canvas svg g.node')].filter(g => {
+    const a = g.getBoundingClientRect();
+    return a.left < m.right && m.left < a.right && a.top < m.bottom && m.top < a.bottom;
+  }).map(g => g.id);
+}"""
+
+#: a function of two ops with a frozen branch (tutorial 2's `branchy`): a graph far smaller than the canvas
+BRANCHY = """def branchy(x):
+    if x.sum() > 0:
+        return x * 2
+    return x - 1
+
+small = tj.explore(branchy, (torch.ones(3),))
+small"""
+
+
+def test_a_small_graph_opens_at_the_top_of_the_canvas(lab):
+    lab.write_notebook("small.ipynb", [SETUP, BRANCHY])
+    lab.open_notebook("small.ipynb")
+    lab.run_all(timeout=120_000)
+    explorer = explorer_in(lab, 1)
+    explorer.scroll_into_view_if_needed()
+    settle(lab)
+    canvas = canvas_of(explorer).bounding_box()
+    drawing = explorer.locator(".jp-TraceExplorer-canvas svg g.graph").bounding_box()
+    lab.screenshot_themes("graph-small-open", explorer)
+    # at the top, across the middle (it opened centred both ways: low in a blank pane)
+    assert drawing["y"] - canvas["y"] < 40, (drawing, canvas)
+    middle = drawing["x"] + drawing["width"] / 2 - (canvas["x"] + canvas["width"] / 2)
+    assert abs(middle) < 0.05 * canvas["width"], (drawing, canvas)
     assert not lab.extension_errors()

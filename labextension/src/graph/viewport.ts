@@ -375,7 +375,10 @@ export class Viewport {
     }
   }
 
-  /** Show the whole graph, centred, at whatever scale that takes (never magnified past MAX_FIT_SCALE). */
+  /**
+   * Show the whole graph at whatever scale that takes (never magnified past MAX_FIT_SCALE), centred across and at
+   * the top of the canvas: a small graph centred both ways sat low in a blank pane (it reads from the top down).
+   */
   fitWhole(animate = false): void {
     const full = this.padded();
     if (!full) {
@@ -386,9 +389,9 @@ export class Viewport {
       this.pendingPlace = () => this.fitWhole();
       return;
     }
-    const minW = this.width / MAX_FIT_SCALE;
-    const grow = Math.max(0, minW - full.w) / 2;
-    this.setView({ x: full.x - grow, y: full.y, w: full.w + 2 * grow, h: full.h }, animate);
+    const aspect = this.aspect();
+    const w = Math.max(full.w, full.h / aspect, this.width / MAX_FIT_SCALE);
+    this.setView({ x: full.x + full.w / 2 - w / 2, y: full.y, w, h: w * aspect }, animate);
   }
 
   /** How many layout units wide the view is at the smallest readable scale (what a first view shows). */
