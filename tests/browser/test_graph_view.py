@@ -243,10 +243,12 @@ LABELS_IN_VIEW = """(root) => {
               outside: t.left < frame.left - 0.5 || t.right > frame.right + 0.5,
               over: pinned.some(([, p]) => hits(p, t))});  // hidden under a pinned label
   }
-  // labels pinned to the view's top (their group's row is above the view): inside the canvas, not on each other
+  // labels pinned to the view's top (their group's row is above the view): inside the canvas, not on each other,
+  // not over a node (they covered nodes of the module far right)
+  const nodes = [...root.querySelectorAll('.jp-TraceExplorer-canvas svg g.node')].map(g => g.getBoundingClientRect());
   for (const [label, t] of pinned) {
     const over = pinned.some(([other, o]) => other !== label && hits(o, t));
-    out.push({label, slid: false, pinned: true, over,
+    out.push({label, slid: false, pinned: true, over, covers: nodes.filter(n => hits(n, t)).length,
               cut: t.left < canvas.left - 0.5 || t.right > canvas.right + 0.5 || t.top < canvas.top - 0.5,
               outside: false});
   }
@@ -261,8 +263,8 @@ RIGHTMOST_OP = """(root) => [...root.querySelectorAll('.jp-TraceExplorer-canvas 
 
 def assert_group_labels_readable(explorer, where: str) -> list:
     labels = explorer.evaluate(LABELS_IN_VIEW)
-    bad = [lab for lab in labels if lab["cut"] or lab["outside"] or lab.get("over")]
-    assert not bad, f"{where}: group labels cut or outside their frame: {bad}"
+    bad = [lab for lab in labels if lab["cut"] or lab["outside"] or lab.get("over") or lab.get("covers")]
+    assert not bad, f"{where}: group labels cut, outside their frame, or pinned over a node: {bad}"
     return labels
 
 
