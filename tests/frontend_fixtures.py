@@ -129,6 +129,10 @@ def positions_added(x):
 
 
 # -- machine-independent JSON ---------------------------------------------------------------------------------
+#: this file as the fixtures write it (the file of the traced code: the checkout's prefix removed)
+FIXTURE_FILE = "tests/frontend_fixtures.py"
+
+
 def _prefixes() -> list[tuple[str, str]]:
     torch_dir = os.path.dirname(os.path.abspath(torch.__file__))
     found = [(str(ROOT) + os.sep, ""), (torch_dir + os.sep, "<torch>/")]
@@ -167,7 +171,12 @@ def portable(run: tj.TraceRun) -> dict[str, Any]:
 
 # -- what the TypeScript side must derive on its own ------------------------------------------------------------
 def facts(run: tj.TraceRun) -> dict[str, Any]:
-    out: dict[str, Any] = {"ok": run.ok, "summary": run.summary(), "graphs": {}}
+    out: dict[str, Any] = {
+        "ok": run.ok,
+        "summary": run.summary(),
+        "problems": run.verdict.problems_text,
+        "graphs": {},
+    }
     for name, g in run.graphs.items():
         out["graphs"][name] = {
             "nodes": len(g.nodes),
@@ -234,6 +243,8 @@ def dot_views(runs: dict[str, tj.TraceRun]) -> list[dict[str, Any]]:
             "highlights": {"0": ["odd class!"], "1": [""]},
         },
         {"name": "hostile-closed", "run": "hostile", "expanded": [""]},
+        # tooltips name a file the run names as every view does ("cell [9], line 7"), others by their base name
+        {"name": "net-file-names", "run": "net", "expanded": everything(net), "fileNames": {FIXTURE_FILE: "cell [9]"}},
         {
             "name": "loop-divergences",
             "run": "loop",
@@ -253,6 +264,7 @@ def dot_of(graph: Any, view: dict[str, Any]) -> str:
         show_shapes=view.get("showShapes", True),
         rankdir=view.get("rankdir", "TB"),
         title=view.get("title"),
+        file_names=view.get("fileNames"),
     ).dot
 
 

@@ -9,6 +9,7 @@ import traceback
 from dataclasses import dataclass
 from typing import Any
 
+from .caller import installed_package
 from .inputs import with_article
 from .jsonio import JsonRecord
 from .source import is_torch_file, source_line
@@ -183,6 +184,29 @@ _GENERIC_HINTS = {
     "trace": "Your code raised while torch.jit.trace ran it once on the example inputs, as it would run eagerly: "
     "fix the error at the line shown, or check that the example inputs are what the code expects.",
 }
+#: the same for an exception raised inside an installed library: the line shown is the library's, not the user's
+_LIBRARY_HINT = (
+    "The exception was raised inside {owner} code, not yours, while torch.jit.trace ran the model once on the "
+    "example inputs, as it would run eagerly: rewriting that line is not the fix. Check what your code passes to "
+    "{package} (the example inputs' shapes and dtypes, the arguments and the configuration it expects); the "
+    "traceback shows the call from your code."
+)
+#: an output holding a cache object (a Hugging Face model's past key/values): return_dict=False still returns it
+_CACHE_HINT = (
+    "The cache object is the model's past key/values (a Hugging Face model returns it when use_cache is on, "
+    "return_dict=False or not): pass use_cache=False to the model (or set it in its config), or wrap the model in a "
+    "small nn.Module whose forward returns only the tensors you need, e.g. `out[0]`."
+)
+
+
+def holds_cache(value: Any) -> bool:
+    """Whether ``value`` is or holds (in tuples, lists, dicts) a cache object: its class or a base is ``*Cache``
+    (transformers' ``DynamicCache``, ``EncoderDecoderCache``)."""
+    if isinstance(value, dict):
+        return any(holds_cache(v) for v in value.values())
+    if isinstance(value, (list, tuple)):
+        return any(holds_cache(v) for v in value)
+    return any(cls.__name__.endswith("Cache") for cls in type(value).__mro__)
 
 
 def _clean_message(message: str) -> str:
@@ -225,13 +249,17 @@ def error_from_exception(
             )
         else:
             message = f"{message}\n(the {container} with mixed types is in the example inputs)"
-    if not hint:
-        hint = _GENERIC_HINTS.get(phase, "")
-    if tag == "output_type" and returned is not _NOTHING:
-        hint = f"The traced code returns {describe_returned(returned)}. " + hint
     # what traceback.format_exception(exc) builds; its stack is traceback.extract_tb's, so the traceback is read once
     formatted = traceback.TracebackException(type(exc), exc, exc.__traceback__, compact=True)
     file, line, code = _user_frame(formatted.stack)
+    if not hint:
+        package = installed_package(file) if file else None
+        owner = f"{package}'" if package and package.endswith("s") else f"{package}'s"
+        hint = _LIBRARY_HINT.format(package=package, owner=owner) if package else _GENERIC_HINTS.get(phase, "")
+    if tag == "output_type" and returned is not _NOTHING:
+        hint = f"The traced code returns {describe_returned(returned)}. " + (
+            _CACHE_HINT if holds_cache(returned) else hint
+        )
     return TraceError(
         type=type_name,
         message=message,

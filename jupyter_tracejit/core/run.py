@@ -112,6 +112,14 @@ class Verdict(JsonRecord):
         """What the Warnings tab counts: tracer warnings, findings and probe disagreements."""
         return self.warnings + self.findings + self.probe
 
+    @property
+    def problems_text(self) -> str:
+        """The same counts named apart, as the explorer's header and the summary say them: ``1 warning, 2 findings``
+        (a finding is ours, not torch's: counted as warnings they read as three of torch's); empty when none.
+        ``TraceRunModel.problemsText`` in labextension/src/model/run.ts mirrors it."""
+        counts = ((self.warnings, "warning"), (self.findings, "finding"), (self.probe, "probe disagreement"))
+        return ", ".join(_plural(n, word) for n, word in counts if n)
+
 
 #: warning categories that say nothing about whether the trace is right (a library's own warnings, a module that was
 #: already TorchScript): counted with the others, but they leave the badge green (the table: core/categories.py)
@@ -267,10 +275,10 @@ class TraceRun(JsonRecord):
             return f"{self.target.name}: FAILED ({self.error.type}: {self.error.message.splitlines()[0]})"
         g = self.graph
         parts = [f"{len(g)} nodes" if g is not None else "no graph"]
-        # counted as the explorer's header and Warnings tab count: distinct warnings, findings, probe disagreements
-        problems = self.verdict.problems
+        # named as the explorer's header names them: distinct warnings, findings, probe disagreements
+        problems = self.verdict.problems_text
         if problems:
-            parts.append(_plural(problems, "warning"))
+            parts.append(problems)
         if self.check is not None:
             roots = sum(len(c.diff.roots) for c in self.check.cases if c.diff)
             if self.check.ok:

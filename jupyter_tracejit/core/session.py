@@ -39,7 +39,7 @@ from .schemas import argument_names, parameter_types
 from .source import attribute_to_caller, is_torch_file
 from .torch_facts import nondeterministic_warning
 from .torch_trace import Steps, TraceCall, call_torch, make_call, own_compilation_unit, resume, trace_call
-from .tracer_warnings import WarningRecorder, is_torch_jit_notice
+from .tracer_warnings import TraceWarning, WarningRecorder, is_torch_jit_notice
 
 #: one capture at a time in a process: the warning machinery (filters, ``showwarning``), torch's RNG (the probe) and
 #: the tracer's state are process-wide, so two threads tracing at once would get each other's warnings and leave
@@ -485,6 +485,7 @@ class TraceSession:
             elif w.category in ("output_mismatch_python", "output_mismatch_retrace"):
                 failing = [c for c in run.check.cases if c.method == w.method and not c.outputs_ok]
                 w.node_ids = output_warning_nodes(graph, failing[0]) if failing else []
+                place_at_first_difference(w, graph)
 
     # -- probe and findings ---------------------------------------------------------------------
     def _probe(self, run: TraceRun) -> None:
@@ -591,6 +592,18 @@ def output_warning_nodes(graph: Graph, case: CheckCase) -> list[int]:
         if roots:
             return roots
     return [p.id for v in graph.outputs if (p := graph.producer(v)) is not None]
+
+
+def place_at_first_difference(warning: TraceWarning, graph: Graph) -> None:
+    """Move an output-mismatch warning from the def line (where torch's check reports it) to where the outputs
+    differ first: the line of its first node (a root divergence, else the returned value's producer) when that
+    node was recorded in the same file; else (ops recorded in torch's or a library's code) it stays there."""
+    for node_id in sorted(warning.node_ids):
+        source = graph.nodes[node_id].source
+        frame = source.user_frame if source is not None else None
+        if frame is not None and not frame.internal and frame.file == warning.file:
+            warning.line, warning.code, warning.func = frame.line, frame.code, frame.func
+            return
 
 
 __all__ = ["CODE_MAX_SUBMODULES", "TraceSession", "method_code", "output_warning_nodes", "stamp"]

@@ -20,7 +20,7 @@ def _dot(run: TraceRun, method: str | None, **options: Any) -> str:
     graph = run.graphs[method] if method is not None else run.graph
     if graph is None:
         raise ValueError("this run has no graph (tracing failed); see run.error")
-    return to_dot(graph, **options)
+    return to_dot(graph, **{"file_names": run.file_names, **options})
 
 
 def _html(run: TraceRun, *, graph: bool = True) -> str:

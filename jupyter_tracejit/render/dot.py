@@ -28,6 +28,7 @@ from typing import Any
 
 from ..core.graph import Graph, Node, js_number
 from .groups import Group, GroupTree
+from .location import location_label
 
 __all__ = ["RANKDIRS", "VisibleGraph", "escape_text", "to_dot", "visible_dot"]
 
@@ -48,7 +49,6 @@ _SURROGATE = re.compile(r"[\ud800-\udfff]")
 _CLASS_BAD = re.compile(r"[^A-Za-z0-9_-]+")
 _ID_BAD = re.compile(r"[^A-Za-z0-9_.-]")
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_PATH_SEP = re.compile(r"[\\/]")
 _LIST_KINDS = {"prim::ListConstruct": ("[", "]"), "prim::TupleConstruct": ("(", ")")}
 
 
@@ -96,10 +96,6 @@ def dom_id(text: str) -> str:
 
 def _quoted(text: str) -> str:
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
-
-
-def basename(file: str) -> str:
-    return _PATH_SEP.split(file)[-1] or file
 
 
 # -- values as the browser prints them -----------------------------------------------------------------------------
@@ -196,7 +192,9 @@ def node_label(graph: Graph, node: Node, fold: bool, show_shapes: bool) -> list[
     return lines
 
 
-def node_tooltip(graph: Graph, node: Node) -> list[str]:
+def node_tooltip(graph: Graph, node: Node, file_names: Mapping[str, str] | None = None) -> list[str]:
+    """Kind, outputs with shapes, folded arguments, scope, and the source line as every view names it
+    (``cell [9], line 7`` for a file ``file_names`` names, :func:`.location.location_label`)."""
     lines = [node.kind]
     for v in node.outputs[:MAX_TOOLTIP_OUTPUTS]:
         lines.append(f"%{graph.values[v].name} : {graph.values[v].shape_str()}")
@@ -210,7 +208,7 @@ def node_tooltip(graph: Graph, node: Node) -> list[str]:
         lines.append(f"scope: {node.scope}" + (f" ({scope_type})" if scope_type else ""))
     if node.source is not None:
         frame = node.source.user_frame
-        lines.append(f"{basename(frame.file)}:{frame.line}")
+        lines.append(location_label(frame.file, frame.line, file_names or {}))
         if frame.code:
             lines.append(frame.code)
     return lines
@@ -239,8 +237,10 @@ def visible_dot(
     show_shapes: bool = True,
     rankdir: str = "TB",
     title: str | None = None,
+    file_names: Mapping[str, str] | None = None,
 ) -> VisibleGraph:
-    """The DOT of what is visible: groups in ``expanded`` are clusters, the outermost closed ones boxes."""
+    """The DOT of what is visible: groups in ``expanded`` are clusters, the outermost closed ones boxes.
+    ``file_names`` (``run.file_names``) names files in the tooltips as every view does (``cell [9], line 7``)."""
     if rankdir not in RANKDIRS:
         raise ValueError(f"rankdir must be one of {', '.join(RANKDIRS)}, not {rankdir!r}")
     highlights = highlights or {}
@@ -343,7 +343,7 @@ def visible_dot(
         cls = base + sorted(classes.get(f"n{n.id}", set()) - set(base))
         attrs = (
             f'id="n{n.id}" label={label_lines(node_label(graph, n, fold, show_shapes))} '
-            f"tooltip={tooltip_lines(node_tooltip(graph, n))} class={_quoted(' '.join(cls))}"
+            f"tooltip={tooltip_lines(node_tooltip(graph, n, file_names))} class={_quoted(' '.join(cls))}"
         )
         content.setdefault(groups.owner(n.id).id, []).append((n.id, "line", f"n{n.id} [{attrs}];"))
     first_of_box: dict[str, int] = {}
@@ -438,12 +438,14 @@ def to_dot(
     show_shapes: bool = True,
     title: str | None = None,
     rankdir: str = "TB",
+    file_names: Mapping[str, str] | None = None,
 ) -> str:
     """The DOT source of ``graph`` with every group open except those in ``collapsed`` (module paths or bucket
     ids), as the explorer's "export DOT" writes it for the same view.
 
     ``highlights`` maps node ids to extra CSS classes (``root``, ``warning``, ``selected``, ...). ``fold`` draws
-    constants, attribute reads and list/tuple plumbing inside their consumers.
+    constants, attribute reads and list/tuple plumbing inside their consumers. ``file_names`` (``run.file_names``)
+    names notebook cells in the tooltips (``cell [9], line 7``).
     """
     groups = GroupTree(graph)
     return visible_dot(
@@ -455,4 +457,5 @@ def to_dot(
         show_shapes=show_shapes,
         rankdir=rankdir,
         title=title,
+        file_names=file_names,
     ).dot

@@ -13,13 +13,13 @@ Torch-free: it reads the run's data only.
 from __future__ import annotations
 
 import html
-import os
 import shutil
 import subprocess
 import xml.etree.ElementTree as ET
 from typing import TYPE_CHECKING
 
 from .dot import to_dot
+from .location import location_label
 
 if TYPE_CHECKING:
     from ..core.check import CheckCase
@@ -56,15 +56,6 @@ _STYLE = """<style>
 
 def _e(text: object) -> str:
     return html.escape(str(text), quote=True)
-
-
-def location_label(file: str, line: int, file_names: dict[str, str]) -> str:
-    """``cell [9], line 7`` for a notebook cell's file (``run.file_names``), else ``model.py:7`` (as the explorer's
-    ``locationLabel`` writes it)."""
-    name = file_names.get(file)
-    if name:
-        return f"{name}, line {line}"
-    return f"{os.path.basename(file)}:{line}" if file else "?"
 
 
 def _code(text: str) -> str:
@@ -243,7 +234,7 @@ def graph_svg(run: TraceRun, method: str, *, timeout: float = DOT_TIMEOUT) -> st
     if dot is None or graph is None or len(graph) > MAX_SVG_NODES:
         return None
     try:
-        source = to_dot(graph, highlights=_highlights(run, method))
+        source = to_dot(graph, highlights=_highlights(run, method), file_names=run.file_names)
         done = subprocess.run([dot, "-Tsvg"], input=source.encode(), capture_output=True, timeout=timeout, check=False)
     except Exception:  # a display fallback never raises: the IR text is shown instead
         return None

@@ -2,23 +2,19 @@
 
 from __future__ import annotations
 
-import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from ..core.check import CheckCase
 from ..core.graph import Graph
 from ..core.run import TraceRun
+from .location import location_label
 
 
-def _where(file: str, line: int) -> str:
-    return f"{os.path.basename(file)}:{line}" if file else "?"
-
-
-def _node(graph: Graph | None, node_id: int | None) -> str:
+def _node(graph: Graph | None, node_id: int | None, file_names: Mapping[str, str]) -> str:
     if graph is None or node_id is None:
         return "-"
     n = graph.nodes[node_id]
-    src = f" at {_where(n.source.file, n.source.line)}" if n.source is not None else ""
+    src = f" at {location_label(n.source.file, n.source.line, file_names)}" if n.source is not None else ""
     scope = f" [{n.scope}]" if n.scope else ""
     return f"%{n.id} {n.kind}{scope}{src}"
 
@@ -37,8 +33,8 @@ def _case_lines(run: TraceRun, case: CheckCase, limit: int) -> list[str]:
         trace_graph = run.graphs.get(case.method)
         for d in roots[:limit]:
             lines.append(f"    - {d.reason}")
-            lines.append(f"        trace: {_node(trace_graph, d.trace_node)}")
-            lines.append(f"        check: {_node(case.graph, d.check_node)}")
+            lines.append(f"        trace: {_node(trace_graph, d.trace_node, run.file_names)}")
+            lines.append(f"        check: {_node(case.graph, d.check_node, run.file_names)}")
         if len(roots) > limit:
             lines.append(f"    ... {len(roots) - limit} more")
     elif case.text_differs:
@@ -56,14 +52,15 @@ def format_run(run: TraceRun, *, limit: int = 5, spelling: Callable[[str], str] 
         e = run.error
         lines.append(f"error: {e.type}: {e.message}")
         if e.file:
-            lines.append(f"  at {_where(e.file, e.line)}: {e.code}")
+            lines.append(f"  at {location_label(e.file, e.line, run.file_names)}: {e.code}")
         if e.hint:
             lines.append(f"  hint: {spelling(e.hint)}")
     if run.user_warnings:
         lines.append("warnings:")
         for w in run.user_warnings:
             times = f" (x{w.count})" if w.count > 1 else ""
-            lines.append(f"  [{w.category}]{times} {_where(w.file, w.line)}: {w.code or w.message.splitlines()[0]}")
+            where = location_label(w.file, w.line, run.file_names)
+            lines.append(f"  [{w.category}]{times} {where}: {w.code or w.message.splitlines()[0]}")
             if w.advice:
                 lines.append(f"    {spelling(w.advice)}")
     if run.check is not None:

@@ -10,7 +10,7 @@ import { sideBySide } from '../src/model/align';
 import { escapeText, labelLines, visibleDot } from '../src/model/dot';
 import { decodeGraph, NodeInfo, TraceGraph, userFrame, ValueInfo } from '../src/model/graph';
 import { BUCKET_SIZE, GroupTree, REPEAT_MIN, SECTION_SIZE, structureIds } from '../src/model/groups';
-import { openingFocus } from '../src/model/opening';
+import { inputsAnchor, openingFocus } from '../src/model/opening';
 import { floatValue, runProblem, TraceRunJSON } from '../src/model/protocol';
 import { CaseDivergence, decodeRun, findingIsProblem, TraceRunModel } from '../src/model/run';
 import { searchNodes, SearchCursor } from '../src/model/search';
@@ -35,6 +35,8 @@ interface GraphFacts {
 interface RunFacts {
   ok: boolean;
   summary: string;
+  /** Verdict.problems_text: the counts named apart (`1 warning, 2 findings`) */
+  problems: string;
   graphs: Record<string, GraphFacts>;
   /** `[case, method, trace node, check node, kind, reason]`; only for runs with a check */
   divergences?: [number, string, number | null, number | null, string, string][];
@@ -62,6 +64,7 @@ describe('decoding agrees with the Python model', () => {
       const { run, facts } = load(name);
       expect(run.ok).toBe(facts.ok);
       expect(run.summary).toBe(facts.summary);
+      expect(run.problemsText).toBe(facts.problems);
       expect([...run.graphs.keys()].sort()).toEqual(Object.keys(facts.graphs).sort());
       for (const [method, f] of Object.entries(facts.graphs)) {
         const g = run.graphs.get(method)!;
@@ -446,6 +449,21 @@ describe('where the graph view opens', () => {
     expect(openingFocus(load('mlp').run, 'forward', null)).toBeNull();
     expect(openingFocus(net.run, 'no-such-method', null)).toBeNull();
   });
+
+  it('with no focus, opens on the inputs when one view holds them, else on the first input', () => {
+    // the trial's nn.Transformer: src above the encoder (right), tgt a picture's width away at the decoder
+    const src = { x: 1146, y: 21 };
+    const tgt = { x: 206, y: 1059 };
+    expect(inputsAnchor([src, tgt], 625)).toEqual(src); // their middle (676) was blank canvas
+    expect(inputsAnchor([tgt, src], 625)).toEqual(tgt); // the first argument, wherever it is drawn
+    // inputs side by side: their middle, at the topmost's height
+    const sideBySide = [
+      { x: 100, y: 30 },
+      { x: 300, y: 20 }
+    ];
+    expect(inputsAnchor(sideBySide, 625)).toEqual({ x: 200, y: 20 });
+    expect(inputsAnchor([], 625)).toBeNull();
+  });
 });
 
 describe('escaping of untrusted text', () => {
@@ -564,6 +582,7 @@ interface DotCase {
   highlights?: Record<string, string[]>;
   rankdir?: 'TB' | 'LR';
   title?: string;
+  fileNames?: Record<string, string>;
   dot: string;
 }
 
@@ -575,6 +594,8 @@ describe('one DOT writer: the same view gives the same text on both sides', () =
     // a folded repeat group and sections of a long chain are among the views both sides write
     expect(cases.some(c => /scope-repeat/.test(c.dot) && /Block ×3/.test(c.dot))).toBe(true);
     expect(cases.some(c => /part 1 of 2/.test(c.dot))).toBe(true);
+    // a named file's lines read as the panels write them, in the tooltips too
+    expect(cases.some(c => c.fileNames && /cell \[9\], line \d+/.test(c.dot))).toBe(true);
   });
   for (const c of cases) {
     it(c.name, () => {
@@ -587,7 +608,8 @@ describe('one DOT writer: the same view gives the same text on both sides', () =
         showShapes: c.showShapes,
         highlights,
         rankdir: c.rankdir,
-        title: c.title
+        title: c.title,
+        fileNames: c.fileNames
       });
       expect(view.dot).toBe(c.dot);
     });

@@ -8,7 +8,15 @@ import { describe, expect, it } from 'vitest';
 
 import { LEGEND } from '../src/graph/legend';
 
-import { contains, fitInto, outlineBox, stickyLabelLeft, translation, unionBox } from '../src/model/geometry';
+import {
+  contains,
+  fitInto,
+  freeStart,
+  outlineBox,
+  stickyLabelLeft,
+  translation,
+  unionBox
+} from '../src/model/geometry';
 import { GraphNavigator, parseEdgeTitle, PlacedItem } from '../src/model/navigate';
 
 describe('geometry', () => {
@@ -151,5 +159,18 @@ describe('the legend', () => {
     for (const c of ['selected', 'root', 'downstream', 'current', 'warning', 'search-hit', 'unmatched', 'kbd-cursor']) {
       expect(kinds.has(c), c).toBe(true);
     }
+  });
+});
+
+describe('a pinned label on a row with nodes', () => {
+  const node = (x: number, w: number) => ({ x, y: 0, w, h: 20 });
+  it('starts where it would, off the nodes in its way, never past its last start', () => {
+    expect(freeStart(10, 50, 300, [], 4)).toBe(10); // nothing in the way
+    expect(freeStart(10, 50, 300, [node(100, 40)], 4)).toBe(10); // a node further right
+    expect(freeStart(10, 50, 300, [node(30, 40)], 4)).toBe(74); // just right of the node it would cover
+    // two nodes close together: past both (the gap between them is too narrow)
+    expect(freeStart(10, 50, 300, [node(80, 40), node(30, 40)], 4)).toBe(124);
+    // no room left before the frame's end: where it would be (a label over a node beats none)
+    expect(freeStart(10, 50, 60, [node(30, 40)], 4)).toBe(10);
   });
 });

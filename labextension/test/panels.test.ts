@@ -7,11 +7,14 @@ import { join } from 'path';
 import { describe, expect, it } from 'vitest';
 
 import { describeFix, pendingFix } from '../src/controls/fix';
+import { historyLabel } from '../src/model/history';
+import { warningSets } from '../src/model/warningSets';
 import { describeDivergences, divergencePlace, groupByCause, stepOrder } from '../src/model/causes';
-import { ExplorerOptions, OPTION_SPECS } from '../src/model/protocol';
+import { ExplorerOptions, HistoryEntry, OPTION_SPECS, TraceWarningJSON } from '../src/model/protocol';
 import { argumentsOf, decodeRun, TraceRunModel } from '../src/model/run';
 import { shapeText } from '../src/model/graph';
 import { Inspector } from '../src/inspector/Inspector';
+import { followingNote } from '../src/model/stepper';
 import { searchNodes } from '../src/model/search';
 
 const dir = process.env.TRACEJIT_FIXTURES ?? join(__dirname, 'fixtures');
@@ -159,6 +162,35 @@ describe("a finding's fix as options", () => {
   });
 });
 
+describe('the run history', () => {
+  const defaults = Object.fromEntries(OPTION_SPECS.map(s => [s.key, s.default])) as unknown as ExplorerOptions;
+  const entry = (n: number, options: Partial<ExplorerOptions>, summary: string): HistoryEntry => ({
+    run_id: `r${n}`,
+    summary,
+    ok: true,
+    verdict: 'ok',
+    created: '',
+    options: {} as HistoryEntry['options'],
+    explorer_options: { ...defaults, ...options }
+  });
+
+  it('names every option that differs from the first run, not only the change from the run before', () => {
+    const history = [
+      entry(1, {}, 'Net: ok; 12 nodes, check passed (1 input set)'),
+      entry(2, { no_grad: true }, 'Net: ok; 12 nodes, check passed (1 input set)'),
+      entry(3, { no_grad: true, module_mode: 'eval' }, 'Net: ok; 11 nodes, not checked'),
+      entry(4, { module_mode: 'eval' }, 'Net: ok; 11 nodes, not checked')
+    ];
+    expect(history.map((_, i) => historyLabel(history, i))).toEqual([
+      'run 1: ok · 12 nodes, check passed (1 input set)',
+      'run 2: ok · no_grad=true · 12 nodes, check passed (1 input set)',
+      'run 3: ok · module_mode="eval", no_grad=true · 11 nodes, not checked',
+      // no_grad went back to the first run's: only the mode is left to name
+      'run 4: ok · module_mode="eval" · 11 nodes, not checked'
+    ]);
+  });
+});
+
 describe('the inspector reads arguments like Netron', () => {
   it('names inputs from the op schema, with constants inline and parameters by path and shape', () => {
     const run = load('net');
@@ -194,5 +226,50 @@ describe('the inspector reads arguments like Netron', () => {
       ['dim', '0'],
       ['index', '0']
     ]);
+  });
+});
+
+describe("a library's warnings", () => {
+  const warning = (line: number, advice: string, message = 'Converting a tensor to a Python boolean might…') =>
+    ({
+      category: 'to_bool',
+      message,
+      file: '/env/site-packages/transformers/x.py',
+      line,
+      code: '',
+      func: '',
+      count: 1,
+      node_ids: [],
+      node_match: '',
+      method: 'forward',
+      warning_class: 'TracerWarning',
+      phases: ['trace'],
+      torch_location: '',
+      advice
+    }) as TraceWarningJSON;
+  const library = 'This line is in the installed package transformers, not in your code…';
+
+  it("say torch's paragraph and the fix once per set that says the same, each place after it", () => {
+    const own = warning(7, 'Use torch.where…');
+    const sets = warningSets([warning(159, library), own, warning(180, library), warning(307, library)]);
+    expect(sets.map(s => [s.advice, s.warnings.map(w => w.line)])).toEqual([
+      [library, [159, 180, 307]],
+      ['Use torch.where…', [7]]
+    ]);
+    expect(sets[0].headline).toBe('Converting a tensor to a Python boolean might…');
+    // torch's numbers under the first line are each warning's own: they do not split a set
+    const numbers = warningSets([warning(1, 'x', 'Output nr 1.\nMax 1.5'), warning(2, 'x', 'Output nr 1.\nMax 2.5')]);
+    expect(numbers.map(s => s.warnings.length)).toEqual([2]);
+  });
+});
+
+describe('the downstream divergences at other lines', () => {
+  it('ask to tick "downstream too" until it is ticked', () => {
+    expect(followingNote(3, false)).toBe(
+      '3 downstream divergences at other lines follow from these roots (tick "downstream too" to walk them)'
+    );
+    expect(followingNote(1, true)).toBe(
+      '1 downstream divergence at other lines follow from these roots (the stepper walks them)'
+    );
   });
 });

@@ -204,10 +204,18 @@ def test_live_options_retrace_and_the_saved_notebook_renders_without_a_kernel(la
     assert explorer.locator(".jp-TraceExplorer-header .jp-TraceExplorer-badge").inner_text() == "failed"
     assert "strict=False" in explorer.locator(".jp-TraceExplorer-error").inner_text()
     assert explorer.locator(".jp-TraceExplorer-canvas svg").count() == 0
+    # no empty graph pane (it stood ~450 px tall, blank): the side panel alone, as tall as what it holds
+    graph_pane = explorer.locator(".jp-TraceExplorer-graph")
+    main = explorer.locator(".jp-TraceExplorer-main")
+    assert not graph_pane.is_visible()
+    assert main.bounding_box()["height"] < 300, main.bounding_box()
+    assert explorer.locator(".jp-TraceExplorer-sidebar").bounding_box()["width"] >= main.bounding_box()["width"] - 2
+    lab.screenshot_themes("explorer-failed", explorer)
 
     # strict off: re-traced in the kernel, the graph appears
     explorer.locator('input[data-option="strict"]').uncheck()
     explorer.locator(".jp-TraceExplorer-canvas svg").wait_for(timeout=60_000)
+    assert graph_pane.is_visible() and main.bounding_box()["height"] > 400
     explorer.locator(".jp-TraceExplorer-header .jp-TraceExplorer-badge", has_text="warnings").wait_for()
     assert "strict" not in explorer.locator(".jp-TraceExplorer-status").inner_text()
 

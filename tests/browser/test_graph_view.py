@@ -243,10 +243,12 @@ LABELS_IN_VIEW = """(root) => {
               outside: t.left < frame.left - 0.5 || t.right > frame.right + 0.5,
               over: pinned.some(([, p]) => hits(p, t))});  // hidden under a pinned label
   }
-  // labels pinned to the view's top (their group's row is above the view): inside the canvas, not on each other
+  // labels pinned to the view's top (their group's row is above the view): inside the canvas, not on each other,
+  // not over a node (they covered nodes of the module far right)
+  const nodes = [...root.querySelectorAll('.jp-TraceExplorer-canvas svg g.node')].map(g => g.getBoundingClientRect());
   for (const [label, t] of pinned) {
     const over = pinned.some(([other, o]) => other !== label && hits(o, t));
-    out.push({label, slid: false, pinned: true, over,
+    out.push({label, slid: false, pinned: true, over, covers: nodes.filter(n => hits(n, t)).length,
               cut: t.left < canvas.left - 0.5 || t.right > canvas.right + 0.5 || t.top < canvas.top - 0.5,
               outside: false});
   }
@@ -261,8 +263,8 @@ RIGHTMOST_OP = """(root) => [...root.querySelectorAll('.jp-TraceExplorer-canvas 
 
 def assert_group_labels_readable(explorer, where: str) -> list:
     labels = explorer.evaluate(LABELS_IN_VIEW)
-    bad = [lab for lab in labels if lab["cut"] or lab["outside"] or lab.get("over")]
-    assert not bad, f"{where}: group labels cut or outside their frame: {bad}"
+    bad = [lab for lab in labels if lab["cut"] or lab["outside"] or lab.get("over") or lab.get("covers")]
+    assert not bad, f"{where}: group labels cut, outside their frame, or pinned over a node: {bad}"
     return labels
 
 
@@ -305,4 +307,85 @@ def test_group_labels_stay_in_view_wherever_the_view_is(lab):
             lab.screenshot_themes("graph-group-labels-slid", explorer.locator(".jp-TraceExplorer-graph"))
         slid += [lab_["label"] for lab_ in labels if lab_["slid"]]
     assert slid, "no label had to slide: the view never left a group's left edge behind"
+    assert not lab.extension_errors()
+
+
+#: the new-user trial's nn.Transformer: 2 + 2 layers, d_model 64, traced under no_grad, the check passing (nothing
+#: to open on but the inputs, and the inputs of an encoder-decoder lie far apart: src at the encoder, tgt at the
+#: decoder)
+TRANSFORMER_OK = """\
+ok_model = nn.Transformer(d_model=64, nhead=4, num_encoder_layers=2, num_decoder_layers=2,
+                          dim_feedforward=128).eval()
+ok_transformer = tj.explore(ok_model, (torch.rand(5, 2, 64), torch.rand(4, 2, 64)), no_grad=True)
+ok_transformer"""
+
+#: how many of the drawn nodes (ops, boxes, inputs, outputs) lie wholly inside the canvas, and how many in all
+NODES_IN_VIEW = """(root) => {
+  const c = root.querySelector('.jp-TraceExplorer-canvas').getBoundingClientRect();
+  const nodes = [...root.querySelectorAll('.jp-TraceExplorer-canvas svg g.node')];
+  const inside = nodes.filter(g => {
+    const a = g.getBoundingClientRect();
+    return a.left >= c.left - 1 && a.right <= c.right + 1 && a.top >= c.top - 1 && a.bottom <= c.bottom + 1;
+  });
+  return {inside: inside.length, all: nodes.length,
+          inputs: inside.filter(g => g.classList.contains('input')).length};
+}"""
+
+
+def test_an_ok_encoder_decoder_opens_on_the_model_not_a_blank_canvas(lab):
+    lab.write_notebook("ok_transformer.ipynb", [SETUP, TRANSFORMER_OK])
+    lab.open_notebook("ok_transformer.ipynb")
+    lab.run_all(timeout=120_000)
+    explorer = explorer_in(lab, 1)
+    explorer.scroll_into_view_if_needed()
+    settle(lab)
+    assert explorer.locator(".jp-TraceExplorer-header .jp-TraceExplorer-badge").inner_text() == "ok"
+    seen = explorer.evaluate(NODES_IN_VIEW)
+    lab.screenshot_themes("graph-ok-transformer-open", explorer)
+    # the model is in view: its first input (src) and the encoder's ops it flows into, readable; it opened on a
+    # blank canvas between src and tgt, with 4 nodes at its right edge
+    assert seen["inputs"] == 1 and seen["inside"] >= 6, seen
+    src = explorer.locator(".jp-TraceExplorer-canvas svg g.node.input", has_text="src")
+    assert inside_canvas(lab, explorer, src) == "in"
+    assert src.evaluate(TEXT_PX) >= 7
+    # the minimap sits over blank canvas (the left of the view is blank here), not over the model's nodes
+    minimap = explorer.locator(".jp-TraceExplorer-minimap")
+    assert minimap.is_visible()
+    assert explorer.evaluate(NODES_UNDER, minimap.element_handle()) == [], "the minimap covers nodes"
+    assert not lab.extension_errors()
+
+
+#: the DOT ids of the drawn nodes the element's box overlaps
+NODES_UNDER = """(root, el) => {
+  const m = el.getBoundingClientRect();
+  return [...root.querySelectorAll('.jp-TraceExplorer-canvas svg g.node')].filter(g => {
+    const a = g.getBoundingClientRect();
+    return a.left < m.right && m.left < a.right && a.top < m.bottom && m.top < a.bottom;
+  }).map(g => g.id);
+}"""
+
+#: a function of two ops with a frozen branch (tutorial 2's `branchy`): a graph far smaller than the canvas
+BRANCHY = """def branchy(x):
+    if x.sum() > 0:
+        return x * 2
+    return x - 1
+
+small = tj.explore(branchy, (torch.ones(3),))
+small"""
+
+
+def test_a_small_graph_opens_at_the_top_of_the_canvas(lab):
+    lab.write_notebook("small.ipynb", [SETUP, BRANCHY])
+    lab.open_notebook("small.ipynb")
+    lab.run_all(timeout=120_000)
+    explorer = explorer_in(lab, 1)
+    explorer.scroll_into_view_if_needed()
+    settle(lab)
+    canvas = canvas_of(explorer).bounding_box()
+    drawing = explorer.locator(".jp-TraceExplorer-canvas svg g.graph").bounding_box()
+    lab.screenshot_themes("graph-small-open", explorer)
+    # at the top, across the middle (it opened centred both ways: low in a blank pane)
+    assert drawing["y"] - canvas["y"] < 40, (drawing, canvas)
+    middle = drawing["x"] + drawing["width"] / 2 - (canvas["x"] + canvas["width"] / 2)
+    assert abs(middle) < 0.05 * canvas["width"], (drawing, canvas)
     assert not lab.extension_errors()

@@ -390,4 +390,43 @@ def test_a_baked_device_is_a_portability_note_here_and_a_warning_for_another_tar
     here.locator(badge, has_text="warnings").wait_for(timeout=90_000)
     history = here.locator(".jp-TraceExplorer-history select option").all_inner_texts()
     assert len(history) == 2 and 'target_device="cuda"' in history[1], history
+
+
+LIBRARY_MODEL = """\
+import os
+os.environ["HF_HUB_OFFLINE"] = "1"
+from transformers import GPT2Config, GPT2Model
+
+class GPT2Hidden(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.gpt2 = GPT2Model(GPT2Config(n_layer=1, n_embd=32, n_head=2, vocab_size=100, use_cache=False))
+
+    def forward(self, ids):
+        return self.gpt2(ids).last_hidden_state
+
+gpt2 = tj.explore(GPT2Hidden().eval(), (torch.randint(0, 100, (1, 8)),))
+gpt2"""
+
+
+def test_a_librarys_warnings_say_torchs_paragraph_and_the_fix_once(lab):
+    lab.write_notebook("library.ipynb", [SETUP, LIBRARY_MODEL])
+    lab.open_notebook("library.ipynb")
+    lab.run_all(timeout=120_000)
+    explorer = explorer_in(lab, 1)
+    tab(explorer, "warnings").click()
+    warnings = panel(explorer, "warnings")
+    group = warnings.locator(".jp-TraceExplorer-group").filter(
+        has=lab.page.locator('.jp-TraceExplorer-warning[data-category="to_bool"]')
+    )
+    cards = group.locator('.jp-TraceExplorer-warning[data-category="to_bool"]')
+    assert cards.count() >= 2  # transformers' frozen branches, each at its own line
+    text = group.inner_text()
+    # torch's paragraph and the fix (the library advice) once for them all, not on every card
+    assert text.count("Converting a tensor to a Python boolean") == 1, text
+    assert text.count("This line is in the installed package transformers") == 1, text
+    assert text.count("Fix: ") == 1, text
+    places = group.locator(".jp-TraceExplorer-warning button.jp-TraceExplorer-loc").all_inner_texts()
+    assert len(set(places)) == cards.count(), places  # each card keeps its own place
+    lab.screenshot_themes("panels-library-warnings", panel(explorer, "warnings"))
     assert not lab.extension_errors()

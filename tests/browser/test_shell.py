@@ -91,16 +91,21 @@ def test_the_badge_says_the_verdict_in_its_colour_and_the_counts_agree_with_the_
         assert badge.evaluate("el => getComputedStyle(el).backgroundColor") == css_colour(lab.page, colour)
         reasons = badge.get_attribute("title")
         assert reasons, label
-        # what the header counts is what the tabs count
+        # the header names torch's warnings and our findings apart ("1 warning, 2 findings"); the Warnings tab
+        # counts them together
         header = explorer.locator(".jp-TraceExplorer-summary").inner_text()
         warnings_tab = explorer.locator('.jp-TraceExplorer-tab[data-tab="warnings"]').inner_text()
-        counted = re.search(r"(\d+) warnings?", header)
-        assert (f"Warnings ({counted.group(1)})" if counted else "Warnings") == warnings_tab, (header, warnings_tab)
-        # and what the Warnings tab lists adds up to the same: its group badges (distinct warnings) and findings
+        counted = {
+            word: int(m.group(1)) if (m := re.search(rf"(\d+) {word}s?\b", header)) else 0
+            for word in ("warning", "finding", "probe disagreement")
+        }
+        total = sum(counted.values())
+        assert (f"Warnings ({total})" if total else "Warnings") == warnings_tab, (header, warnings_tab)
+        # and what the Warnings tab lists is what the header names: its group badges (distinct warnings), findings
         explorer.locator('.jp-TraceExplorer-tab[data-tab="warnings"]').click()
         badges = explorer.locator(".jp-TraceExplorer-group summary .jp-TraceExplorer-count").all_inner_texts()
         findings = explorer.locator(".jp-TraceExplorer-finding:not(.jp-mod-info)").count()
-        assert sum(map(int, badges)) + findings == (int(counted.group(1)) if counted else 0), (header, badges)
+        assert (sum(map(int, badges)), findings) == (counted["warning"], counted["finding"]), (header, badges)
         # a note (info: how often the Python code ran) is one line until opened
         notes = explorer.locator(".jp-TraceExplorer-finding.jp-mod-info").all()
         noted += len(notes)

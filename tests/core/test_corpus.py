@@ -77,6 +77,8 @@ def test_branch_taken_differently_by_check_inputs_fails_like_torch():
     assert [w.category for w in run.user_warnings] == ["to_bool", "output_mismatch_python"]
     mismatch = run.warnings_of("output_mismatch_python")[0]
     assert kinds_of(run.graph, mismatch.node_ids) == ["aten::mul"]
+    # shown where the outputs differ first (the branch's line), not at `def branchy` where torch's check reports it
+    assert (mismatch.line, mismatch.code) == (line_of(branchy, "return x * 2"), "return x * 2")
     oracle = torch_verdict(branchy, (torch.ones(3),), check_inputs=[(-2 * torch.ones(3),)])
     assert oracle.check_failed
     roundtrip(run)
@@ -107,8 +109,10 @@ def test_loop_over_a_dimension_root_is_the_extra_select():
     # the extra select is recorded at the loop body's line
     assert case.graph.nodes[root.check_node].source.line == line_of(loop_in_traced_fn, "result * x[i]")
     assert [case.graph.nodes[d.check_node].kind for d in case.diff.downstream] == ["aten::mul"]
-    # no warning at all from torch for this, only the check catches it
+    # no warning at all from torch for this, only the check catches it; shown at the returned value's line (the
+    # root is only in the check trace: the trace's output producer stands for it)
     assert [w.category for w in run.user_warnings] == ["output_mismatch_python"]
+    assert run.user_warnings[0].line == line_of(loop_in_traced_fn, "result * x[i]")
     assert torch_verdict(loop_in_traced_fn, inputs, check_inputs=check_inputs).check_failed
 
 

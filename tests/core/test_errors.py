@@ -11,6 +11,7 @@ import os
 import subprocess
 import sys
 import warnings
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -18,6 +19,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+import jupyter_tracejit as tj
 from jupyter_tracejit.core.errors import (
     _HINTS,
     TraceError,
@@ -362,3 +364,66 @@ def test_argument_error() -> None:
 def test_trace_error_json_round_trip() -> None:
     err = error_from_exception(torch_raises(lambda x: {"y": x}, (x3,)))
     assert TraceError.from_json(err.to_json()) == err
+
+
+class EncoderDecoderCache:
+    """Stands for transformers' cache class (what a Hugging Face model returns when use_cache is on)."""
+
+
+def test_an_output_holding_a_cache_names_use_cache_not_return_dict() -> None:
+    """T5 with return_dict=False still returns its cache: the hint said "pass return_dict=False" again."""
+
+    class WithCache(nn.Module):
+        def forward(self, x):
+            return x * 2, EncoderDecoderCache()
+
+    err = tj.trace(WithCache(), (x3,)).error
+    assert err is not None and err.tag == "output_type"
+    assert err.hint.startswith("The traced code returns a tuple of tensors and EncoderDecoderCaches. ")
+    assert "use_cache=False" in err.hint and "return_dict=False" in err.hint  # (named as what did not help)
+    assert "pass return_dict=False where" not in err.hint
+
+
+def test_a_real_t5_returning_its_cache_gets_the_use_cache_hint() -> None:
+    transformers = pytest.importorskip("transformers")
+    config = transformers.T5Config(
+        d_model=16, d_ff=32, num_layers=1, num_decoder_layers=1, num_heads=2, d_kv=8, vocab_size=50
+    )
+
+    class T5Tuple(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.t5 = transformers.T5Model(config).eval()
+
+        def forward(self, ids, decoder_ids):
+            return self.t5(input_ids=ids, decoder_input_ids=decoder_ids, return_dict=False)
+
+    ids = torch.randint(0, 50, (1, 4))
+    err = tj.trace(T5Tuple().eval(), (ids, ids)).error
+    assert err is not None and "EncoderDecoderCache" in err.hint and "use_cache=False" in err.hint
+
+
+def test_an_exception_inside_an_installed_library_says_so(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    lib = tmp_path / "site-packages" / "fakelib"
+    lib.mkdir(parents=True)
+    (lib / "__init__.py").write_text("def forward(x):\n    raise ValueError('bad config')\n")
+    monkeypatch.syspath_prepend(str(tmp_path / "site-packages"))
+    import fakelib
+
+    err = tj.trace(lambda x: fakelib.forward(x), (x3,)).error
+    assert err is not None and err.file == str(lib / "__init__.py")
+    assert err.hint.startswith("The exception was raised inside fakelib's code, not yours")
+    # a library whose name ends in s: transformers' code
+    assert "inside transformers' code" in error_from_exception(_raised_in("transformers")).hint
+    # the user's own code keeps the plain hint
+    assert tj.trace(lambda x: x.no_such_method(), (x3,)).error.hint.startswith("Your code raised")
+
+
+def _raised_in(package: str) -> BaseException:
+    """An exception whose innermost frame is a file of the installed ``package``."""
+    code = compile("raise RuntimeError('inside')", f"/env/lib/python3.11/site-packages/{package}/x.py", "exec")
+    try:
+        exec(code)
+    except RuntimeError as e:
+        return e
+    raise AssertionError("did not raise")

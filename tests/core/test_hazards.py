@@ -207,6 +207,7 @@ def test_a_device_constant_names_its_consumers() -> None:
     assert finding.title == 'device "cpu", "meta" baked into the graph'
     assert kinds(two, finding.node_ids) == ["aten::ones", "aten::zeros"]
     assert finding.message.startswith("2 ops (")
+    assert " create or move tensors " in finding.message
 
 
 @pytest.mark.parametrize(

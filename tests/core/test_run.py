@@ -15,7 +15,7 @@ import torch.nn as nn
 import jupyter_tracejit as tj
 from jupyter_tracejit.core import probe as probe_module
 from jupyter_tracejit.core.options import SPECS, TraceOptions
-from jupyter_tracejit.core.run import SCHEMA_VERSION, TraceRun
+from jupyter_tracejit.core.run import SCHEMA_VERSION, TraceRun, Verdict
 from jupyter_tracejit.core.tracer_warnings import CATEGORIES
 
 SCHEMA_PATH = Path(tj.__file__).parent / "core" / "run.schema.json"
@@ -220,6 +220,30 @@ def test_the_verdict_is_green_only_when_nothing_says_the_trace_is_wrong(all_runs
     checked = all_runs["checked"].verdict
     assert checked.problems == checked.warnings + checked.findings + checked.probe
     assert checked.probe == len(all_runs["checked"].probe.findings)
+
+
+class BranchyBatchNorm(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.bn = nn.BatchNorm1d(4)
+
+    def forward(self, x):
+        if x.sum() > 0:
+            x = x * 2
+        return self.bn(x)
+
+
+def test_warnings_and_findings_are_counted_apart() -> None:
+    """A GRU's header said "3 warnings" for one tracer warning and two findings: torch warned once, the others are
+    ours. The summary (the CLI's and the text report's first line) names them apart, as the explorer's header does."""
+    assert Verdict("warning", "warnings", warnings=1, findings=2).problems_text == "1 warning, 2 findings"
+    assert Verdict("warning", "warnings", findings=1, probe=2).problems_text == "1 finding, 2 probe disagreements"
+    assert Verdict("ok", "ok").problems_text == ""
+    run = tj.trace(BranchyBatchNorm().train(), (torch.rand(3, 4),))
+    verdict = run.verdict
+    assert verdict.warnings == 1 and verdict.findings >= 1 and run.graph is not None
+    assert f"; {len(run.graph)} nodes, {verdict.problems_text}, check passed" in run.summary()
+    assert verdict.problems_text.startswith("1 warning, ") and "finding" in verdict.problems_text
 
 
 def test_the_verdict_is_in_the_json_for_readers_without_the_model(all_runs: dict[str, TraceRun]) -> None:

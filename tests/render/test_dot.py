@@ -458,6 +458,15 @@ def test_default_structure() -> None:
     assert "label" not in dot.graph_attrs
 
 
+def test_tooltips_name_a_notebook_cell_as_every_panel_does() -> None:
+    """A node's tooltip said ``3441435211.py:16`` where every panel said ``cell [1], line 16``: one rule."""
+    graph = make_graph()
+    file = graph.nodes[4].source.file
+    named = parse_dot(to_dot(graph, file_names={file: "cell [1]"}))
+    assert "cell [1], line 12" in display(named.nodes["n4"]["tooltip"]).split("\n")
+    assert "model.py:12" in display(parse_dot(to_dot(graph)).nodes["n4"]["tooltip"]).split("\n")
+
+
 def test_unfolded_shows_every_node() -> None:
     dot = parse_dot(to_dot(make_graph(), fold=False))
     assert {f"n{i}" for i in range(14)} | {"in0", "in1", "in2", "out0"} == set(dot.nodes)

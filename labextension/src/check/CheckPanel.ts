@@ -8,13 +8,14 @@
  */
 
 import { ExplorerContext } from '../state/context';
-import { append, button, clear, formatNumber, h, location, withCode } from '../state/dom';
+import { append, button, clear, h, location, numberText, withCode } from '../state/dom';
 import { sideBySide } from '../model/align';
 import { decodeGraph, TraceGraph, userFrame } from '../model/graph';
+import { historyLabel } from '../model/history';
 import { floatValue } from '../model/protocol';
 import { Cause, Causes, groupByCause, stepOrder } from '../model/causes';
 import { CheckCase, Divergence, GraphDiff, TraceRunModel, WARNING_TITLES } from '../model/run';
-import { STEP_KEYS, StepCommand, Stepper } from '../model/stepper';
+import { followingNote, STEP_KEYS, StepCommand, Stepper } from '../model/stepper';
 import { fixButton } from '../controls/fix';
 import { ComparePanes, PaneSpec } from './ComparePanes';
 
@@ -224,12 +225,15 @@ export class CheckPanel {
           { class: o.ok ? 'jp-mod-ok' : 'jp-mod-error' },
           h('td', {}, `output ${o.index + 1} vs ${o.against === 'python' ? 'Python' : 're-trace'}`),
           h('td', {}, o.ok ? 'ok' : 'MISMATCH'),
-          h('td', {}, `max abs ${formatNumber(floatValue(o.max_abs))}`),
-          h('td', {}, `max rel ${formatNumber(floatValue(o.max_rel))}`),
+          h('td', {}, 'max abs ', numberText(floatValue(o.max_abs))),
+          h('td', {}, 'max rel ', numberText(floatValue(o.max_rel))),
           h(
             'td',
             { class: 'jp-TraceExplorer-muted' },
-            `rtol ${formatNumber(floatValue(o.rtol))}, atol ${formatNumber(floatValue(o.atol))}`
+            'rtol ',
+            numberText(floatValue(o.rtol)),
+            ', atol ',
+            numberText(floatValue(o.atol))
           )
         ),
         // torch's own words for the mismatch (mismatched elements, greatest differences), not cut short
@@ -342,12 +346,7 @@ export class CheckPanel {
         ? h('ol', { class: 'jp-TraceExplorer-causes' }, ...grouped.causes.map(c => this.causeItem(c, current)))
         : null,
       grouped.following.length
-        ? h(
-            'p',
-            { class: 'jp-TraceExplorer-muted' },
-            `${grouped.following.length} downstream divergence${grouped.following.length === 1 ? '' : 's'} ` +
-              'at other lines follow from these roots (tick "downstream too" to walk them)'
-          )
+        ? h('p', { class: 'jp-TraceExplorer-muted' }, followingNote(grouped.following.length, this.withDownstream))
         : null
     );
     const shown = this.checkComparison();
@@ -616,11 +615,7 @@ export class CheckPanel {
     }
     const options = (selected: string): HTMLOptionElement[] =>
       history.map((e, i) =>
-        h(
-          'option',
-          { value: e.run_id, selected: e.run_id === selected },
-          `#${i + 1} ${e.ok ? 'ok' : 'problems'} · ${e.summary.slice(0, 60)}`
-        )
+        h('option', { value: e.run_id, selected: e.run_id === selected }, historyLabel(history, i))
       );
     this.compareA ||= history[history.length - 2].run_id;
     this.compareB ||= history[history.length - 1].run_id;

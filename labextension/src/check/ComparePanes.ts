@@ -2,13 +2,15 @@
  * The comparison of two graphs around one divergence: two panes over the whole graph area (Model Explorer's split
  * view), each labelled by what it is ("trace" / "check with check_inputs[0]", "run 1" / "run 2"). Each pane is a
  * Viewport (graph/viewport.ts: drag, wheel, keys, fit), and the two move together: a pan or zoom of either is put
- * on the other at the same scale and the same offset from its divergent node, so the two divergent nodes stay at
- * the same place on screen. Esc or "close" goes back to the graph.
+ * on the other at the same scale and the same offset from its origin. They open on the divergent nodes (the
+ * origins), in the middle of their panes, at a scale that draws the labels at their laid-out size; `fit` shows
+ * both pictures whole, each centred in its pane (the centres become the origins). Esc or "close" goes back to the
+ * graph.
  */
 
 import { layoutDot } from '../graph/layout';
 import { svgElement } from '../graph/svg';
-import { MIN_READABLE_SCALE, Viewport, ZOOM_KEY } from '../graph/viewport';
+import { Viewport, ZOOM_KEY } from '../graph/viewport';
 import { button, h } from '../state/dom';
 
 export interface PaneSpec {
@@ -21,12 +23,21 @@ export interface PaneSpec {
   note?: string;
 }
 
+/**
+ * The panes' scale at the first view, at least (screen pixels per layout unit): labels at the size Graphviz laid
+ * them out (9 px). The graph view's readable minimum (0.8, 7 px text) is for finding one's way in a big picture;
+ * here two pictures are read side by side, label by label.
+ */
+const COMPARE_MIN_SCALE = 1;
+
 interface Pane {
   viewport: Viewport;
   /** the divergent node's centre, in the picture's units (the picture's centre when it has none) */
   anchor: { x: number; y: number };
   /** whether the anchor is the divergent node itself (else it is placed from the other pane's) */
   anchored: boolean;
+  /** the point the panes keep at the same offset from each other's: the anchor, after `fit` the picture's centre */
+  origin: { x: number; y: number };
 }
 
 /**
@@ -78,7 +89,7 @@ export class ComparePanes {
         h('span', { class: 'jp-TraceExplorer-compareTitle', title }, title),
         button('−', () => first().zoom(1.25), { title: 'zoom both out (-)', 'aria-label': 'zoom out' }),
         button('+', () => first().zoom(0.8), { title: 'zoom both in (+)', 'aria-label': 'zoom in' }),
-        button('fit', () => this.fit(true), { title: 'both pictures whole, each around its divergent node (0)' }),
+        button('fit', () => this.fit(true), { title: 'both pictures whole (0)' }),
         button('close', () => this.close(), { title: 'back to the graph (Esc)', 'data-action': 'close-compare' })
       ),
       body
@@ -89,7 +100,7 @@ export class ComparePanes {
         label: `${spec.label}: drag to pan, ${ZOOM_KEY} + wheel to zoom (both panes move together), 0 fits`,
         fit: animate => this.fit(animate)
       });
-      const pane: Pane = { viewport, anchor: { x: 0, y: 0 }, anchored: false };
+      const pane: Pane = { viewport, anchor: { x: 0, y: 0 }, anchored: false, origin: { x: 0, y: 0 } };
       this.panes.push(pane);
       viewport.onViewChange(() => this.follow(pane));
       body.appendChild(
@@ -124,7 +135,7 @@ export class ComparePanes {
     });
     this.rendered = Promise.all(specs.map((s, i) => this.draw(i, s.dot))).then(() => {
       this.alignAnchors();
-      this.fit();
+      this.openOnAnchors();
     });
   }
 
@@ -204,21 +215,47 @@ export class ComparePanes {
   }
 
   /**
-   * Each divergent node in the middle of its pane, at the scale that shows both pictures whole around it, but
-   * never so small that the labels cannot be read (pan and zoom out for the rest): the viewport's fit rule around
-   * a point, at the smaller of the two panes' scales.
+   * The first view: each divergent node in the middle of its pane, at the scale that shows both pictures whole
+   * around it, but never below COMPARE_MIN_SCALE (pan, zoom out or `fit` for the rest).
+   */
+  private openOnAnchors(): void {
+    this.panes.forEach(p => (p.origin = p.anchor));
+    const scales = this.scales(p => p.viewport.fitScale(p.anchor));
+    if (scales.length) {
+      this.showOrigins(Math.max(Math.min(...scales), COMPARE_MIN_SCALE), false);
+    }
+  }
+
+  /**
+   * Both pictures whole, each centred in its pane, at one scale (the smaller of the two fits: the panes keep one
+   * scale, so a node is drawn the same size in both); pans and zooms from there move both alike.
    */
   fit(animate = false): void {
-    const scales = this.panes.map(p => p.viewport.fitScale(p.anchor)).filter((s): s is number => s !== null && s > 0);
+    const scales = this.scales(p => p.viewport.fitScale());
     if (!scales.length) {
       return;
     }
-    const scale = Math.max(Math.min(...scales), MIN_READABLE_SCALE);
-    const lead = this.panes.find(p => p.viewport.svg) ?? this.panes[0];
-    lead.viewport.showAt(lead.anchor, scale, animate);
+    for (const pane of this.panes) {
+      const b = pane.viewport.bounds;
+      if (b) {
+        pane.origin = { x: b.x + b.w / 2, y: b.y + b.h / 2 };
+      }
+    }
+    this.showOrigins(Math.min(...scales), animate);
   }
 
-  /** Put `pane`'s view on the other pane: the same scale, the same offset from its divergent node. */
+  /** The scales `of` the panes with a picture on a sized canvas. */
+  private scales(of: (pane: Pane) => number | null): number[] {
+    return this.panes.map(of).filter((s): s is number => s !== null && s > 0);
+  }
+
+  /** Each pane's origin in its middle at `scale`: the first pane with a picture moves, the other follows. */
+  private showOrigins(scale: number, animate: boolean): void {
+    const lead = this.panes.find(p => p.viewport.svg) ?? this.panes[0];
+    lead.viewport.showAt(lead.origin, scale, animate);
+  }
+
+  /** Put `pane`'s view on the other pane: the same scale, the same offset from its origin. */
   private follow(pane: Pane): void {
     const at = pane.viewport.centre;
     if (this.syncing || !at || !pane.viewport.svg) {
@@ -230,7 +267,7 @@ export class ComparePanes {
       for (const other of this.panes) {
         if (other !== pane && other.viewport.svg) {
           other.viewport.showAt(
-            { x: other.anchor.x + at.x - pane.anchor.x, y: other.anchor.y + at.y - pane.anchor.y },
+            { x: other.origin.x + at.x - pane.origin.x, y: other.origin.y + at.y - pane.origin.y },
             scale
           );
         }

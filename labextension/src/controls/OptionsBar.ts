@@ -14,6 +14,7 @@
 import { ExplorerContext } from '../state/context';
 import { append, button, clear, h } from '../state/dom';
 import { ExplorerOptions, HistoryEntry, OPTION_SPECS } from '../model/protocol';
+import { historyLabel } from '../model/history';
 
 type OptionSpec = (typeof OPTION_SPECS)[number];
 type OptionKey = OptionSpec['key'];
@@ -37,17 +38,6 @@ type Waiting =
   | { kind: 'switching'; runId: string; since: number }
   /** cancel clicked: the kernel will drop the result */
   | { kind: 'cancelled' };
-
-/** " · no_grad=true, module_mode=\"eval\"": what a run of the history was traced with that the one before was not. */
-function changedOptions(before: ExplorerOptions | undefined, after: ExplorerOptions): string {
-  if (!before) {
-    return '';
-  }
-  const keys = (Object.keys(after) as (keyof ExplorerOptions)[]).filter(
-    k => JSON.stringify(before[k]) !== JSON.stringify(after[k])
-  );
-  return keys.length ? ` · ${keys.map(k => `${k}=${JSON.stringify(after[k])}`).join(', ')}` : '';
-}
 
 export class OptionsBar {
   readonly element: HTMLElement;
@@ -323,16 +313,7 @@ export class OptionsBar {
     const current = this.ctx.run?.runId;
     const select = h('select', { 'aria-label': 'run history' });
     history.forEach((e, i) => {
-      // "Net: ok; 12 nodes, 1 warning, check passed": the badge's word says the first part better
-      const facts = e.summary.includes('; ') ? e.summary.slice(e.summary.indexOf('; ') + 2) : e.summary;
-      select.appendChild(
-        h(
-          'option',
-          { value: e.run_id, selected: e.run_id === current },
-          `run ${i + 1}: ${e.verdict}${changedOptions(history[i - 1]?.explorer_options, e.explorer_options)} · ` +
-            facts.slice(0, 70)
-        )
-      );
+      select.appendChild(h('option', { value: e.run_id, selected: e.run_id === current }, historyLabel(history, i)));
     });
     select.addEventListener('change', () => {
       this.waiting = { kind: 'switching', runId: select.value, since: Date.now() / 1000 };

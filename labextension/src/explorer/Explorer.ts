@@ -34,7 +34,7 @@ function facts(run: TraceRunModel): string[] {
   const graph = method ? run.graphs.get(method) : undefined;
   out.push(graph ? plural(graph.size, 'node') : 'no graph');
   if (run.problems > 0) {
-    out.push(plural(run.problems, 'warning'));
+    out.push(run.problemsText);
   }
   const check = run.raw.check;
   if (!check) {
@@ -201,6 +201,9 @@ export class Explorer {
   private renderHeader(): void {
     clear(this.header);
     const run = this.ctx.run;
+    // no graph to show (tracing failed): no empty graph pane; the error is in the header, the tabs keep what they
+    // have (the warnings raised before it failed); a re-trace that works brings the graph back
+    this.element.classList.toggle('jp-mod-noGraph', run !== null && run.graphs.size === 0);
     const tools = h('span', { class: 'jp-TraceExplorer-headerTools' }, this.fullScreenButton);
     if (!run) {
       append(this.header, h('span', { class: 'jp-TraceExplorer-summary' }, this.ctx.error ?? 'no trace yet'), tools);

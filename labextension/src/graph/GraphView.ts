@@ -21,7 +21,7 @@ import { HostKey } from '../state/host';
 import { domId, visibleDot, VisibleGraph } from '../model/dot';
 import { translation } from '../model/geometry';
 import { GroupTree } from '../model/groups';
-import { openingFocus } from '../model/opening';
+import { inputsAnchor, openingFocus, Point } from '../model/opening';
 import { SearchCursor, searchNodes } from '../model/search';
 import { layoutDot } from './layout';
 import { exportDot, exportJson } from './export';
@@ -286,7 +286,7 @@ export class GraphView {
         focus = opening;
       }
     }
-    this.visible = visibleDot(graph, tree, { expanded: this.expandedSet(), fold: this.fold });
+    this.visible = visibleDot(graph, tree, { expanded: this.expandedSet(), fold: this.fold, fileNames: run.fileNames });
     const visible = this.visible;
     this.groupOfSvgId.clear();
     for (const id of tree.groups.keys()) {
@@ -479,16 +479,13 @@ export class GraphView {
     return el ? textAnchor(svg, el) : null;
   }
 
-  /** Where the graph's inputs are drawn (the middle of the first and last), in layout units. */
-  private inputsAnchor(svg: SVGSVGElement): { x: number; y: number } | null {
+  /** Where a picture with no focus opens (model/opening.ts `inputsAnchor`), in layout units. */
+  private inputsAnchor(svg: SVGSVGElement): Point | null {
+    // drawn in the graph's input order (the DOT lists them so)
     const points = Array.from(svg.querySelectorAll<SVGGraphicsElement>('g.node.input'))
       .map(el => textAnchor(svg, el))
-      .filter((p): p is { x: number; y: number } => p !== null);
-    if (!points.length) {
-      return null;
-    }
-    const xs = points.map(p => p.x);
-    return { x: (Math.min(...xs) + Math.max(...xs)) / 2, y: Math.min(...points.map(p => p.y)) };
+      .filter((p): p is Point => p !== null);
+    return inputsAnchor(points, this.viewport.readableWidth);
   }
 
   // -- search ------------------------------------------------------------------------------------

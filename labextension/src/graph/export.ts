@@ -230,7 +230,7 @@ export function exportDot(ctx: ExplorerContext, fold: boolean): void {
     download(
       `${fileStem(ctx)}.dot`,
       'text/vnd.graphviz',
-      visibleDot(graph, tree, { expanded: new Set(tree.groups.keys()), fold }).dot
+      visibleDot(graph, tree, { expanded: new Set(tree.groups.keys()), fold, fileNames: ctx.run?.fileNames }).dot
     );
   }
 }

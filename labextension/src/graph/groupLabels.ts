@@ -16,7 +16,7 @@
  * page layout is forced), so following an animated pan costs a few attribute writes per frame.
  */
 
-import { Box, outlineBox, stickyLabelLeft, translation } from '../model/geometry';
+import { Box, freeStart, outlineBox, stickyLabelLeft, translation } from '../model/geometry';
 import { Viewport, ViewBox } from './viewport';
 
 const SVG_NS = 'http://www.w3.org/2000/svg';
@@ -55,9 +55,17 @@ function svgEl<K extends keyof SVGElementTagNameMap>(tag: K, attrs: Record<strin
   return el;
 }
 
+/** An ellipse's box from its own attributes (no layout forced): a graph input's or output's shape. */
+function ellipseBox(el: Element): Box | null {
+  const [cx, cy, rx, ry] = ['cx', 'cy', 'rx', 'ry'].map(a => Number(el.getAttribute(a)));
+  return [cx, cy, rx, ry].every(Number.isFinite) ? { x: cx - rx, y: cy - ry, w: 2 * rx, h: 2 * ry } : null;
+}
+
 export class GroupLabels {
   private picture: SVGSVGElement | null = null;
   private labels: GroupLabel[] = [];
+  /** the drawn nodes' boxes (user units): a pinned label moves along its row off the nodes under it */
+  private nodes: Box[] = [];
   private layer: SVGGElement | null = null;
 
   constructor(private readonly viewport: Viewport) {
@@ -91,6 +99,18 @@ export class GroupLabels {
         dx: 0,
         pinned: null
       });
+    }
+    this.nodes = [];
+    for (const g of Array.from(svg.querySelectorAll('g.node'))) {
+      const shape = g.querySelector('polygon, path, ellipse');
+      const box = !shape
+        ? null
+        : shape.localName === 'ellipse'
+          ? ellipseBox(shape)
+          : outlineBox(shape.getAttribute(shape.localName === 'path' ? 'd' : 'points'));
+      if (box) {
+        this.nodes.push({ ...box, x: box.x + tx, y: box.y + ty });
+      }
     }
     // nesting from the frames (Graphviz draws clusters as siblings): the smallest frame around each one
     const byArea = [...this.labels].sort((a, b) => a.frame.w * a.frame.h - b.frame.w * b.frame.h);
@@ -184,8 +204,15 @@ export class GroupLabels {
       }
       const row = label.size * ROW_EM;
       const f = label.frame;
-      const x = stickyLabelLeft(f.x + pad, label.width, f.x + f.w, view.x, pad);
       const top = view.y + (depth - skip) * row;
+      // off the nodes its row would cover (a pinned label drew over a node in T5), along its frame's width
+      const x = freeStart(
+        stickyLabelLeft(f.x + pad, label.width, f.x + f.w, view.x, pad),
+        label.width,
+        f.x + f.w - pad - label.width,
+        this.nodes.filter(n => n.y < top + row && n.y + n.h > top),
+        pad
+      );
       const p = this.pinnedOf(svg, label);
       p.g.removeAttribute('display');
       p.chip.setAttribute('x', (x - pad / 2).toFixed(2));

@@ -14,7 +14,6 @@ import { Direction, GraphNavigator, parseEdgeTitle, PlacedItem } from '../model/
 import { ExplorerContext } from '../state/context';
 import { h } from '../state/dom';
 import { shapeBox } from './minimap';
-import { nameNodeForPeople } from './tooltips';
 
 /** The class of the item the keyboard cursor is on (a focus ring drawn in graph-tools.css). */
 export const CURSOR_CLASS = 'kbd-cursor';
@@ -160,7 +159,6 @@ export class GraphKeyboard {
 
   private moveTo(el: SVGGraphicsElement): void {
     this.setCursor(el);
-    nameNodeForPeople(el, this.ctx);
     // the tooltip's first lines: kind and outputs, or the module and what a key does to it
     const title = el.querySelector(':scope > title')?.textContent ?? '';
     this.announcer.textContent = title.split('\n').slice(0, 2).join(', ');

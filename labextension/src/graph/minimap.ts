@@ -6,7 +6,8 @@
  * height (and MAX_WIDTH_PX x MAX_HEIGHT_PX), and on a canvas smaller than MIN_CANVAS_PX (a narrow notebook
  * output) it is off until the toolbar's "map" button turns it on. It never covers the node in focus (the
  * selection, the stepper's divergence, the keyboard cursor, the current search hit): it moves to another corner
- * of the canvas, or hides while no corner is free.
+ * of the canvas, or hides while no corner is free; and it sits in a corner over blank canvas where there is one,
+ * rather than over the graph's nodes.
  *
  * It watches the canvas rather than being told: a new picture (child list), a pan or zoom (the SVG's `viewBox`)
  * and a change of highlights (`class`) each schedule one redraw per frame. Shapes are read from the SVG's
@@ -321,14 +322,12 @@ export class Minimap {
     });
   }
 
-  /** The focused nodes' boxes on the canvas (CSS px from its top left), from the boxes read with the picture. */
-  private focusBoxes(view: Box): Box[] {
+  /** The boxes of `shapes` on the canvas (CSS px from its top left), from the boxes read with the picture. */
+  private onCanvas(view: Box, shapes: Iterable<Shape>): Box[] {
     const k = this.hostSize().w / Math.max(view.w, 1e-9);
     const out: Box[] = [];
-    for (const s of this.marked) {
-      if (FOCUS.some(c => s.el.classList.contains(c))) {
-        out.push({ x: (s.box.x - view.x) * k, y: (s.box.y - view.y) * k, w: s.box.w * k, h: s.box.h * k });
-      }
+    for (const s of shapes) {
+      out.push({ x: (s.box.x - view.x) * k, y: (s.box.y - view.y) * k, w: s.box.w * k, h: s.box.h * k });
     }
     return out;
   }
@@ -349,12 +348,15 @@ export class Minimap {
     };
   }
 
-  /** The first corner (the current one first) where the map covers no focused node; null when there is none. */
+  /**
+   * Where the map goes: never over a focused node (null when every corner would be); and over no node at all where
+   * a corner is free of them: the current corner while it covers none, else the first that covers none (a corner
+   * over blank canvas, not over the graph), else the current one or the first clear of the focus.
+   */
   private freeCorner(view: Box): Corner | null {
-    const focus = this.focusBoxes(view);
-    const clear = (c: Corner): boolean => {
+    const covers = (c: Corner, boxes: Box[]): boolean => {
       const m = this.boxIn(c);
-      return !focus.some(
+      return boxes.some(
         f =>
           f.x < m.x + m.w + MARGIN_PX &&
           f.x + f.w > m.x - MARGIN_PX &&
@@ -362,10 +364,19 @@ export class Minimap {
           f.y + f.h > m.y - MARGIN_PX
       );
     };
-    if (clear(this.corner)) {
-      return this.corner;
+    const focus = this.onCanvas(
+      view,
+      [...this.marked].filter(s => FOCUS.some(c => s.el.classList.contains(c)))
+    );
+    const allowed = [this.corner, ...CORNERS.filter(c => c !== this.corner)].filter(c => !covers(c, focus));
+    if (!allowed.length) {
+      return null;
     }
-    return CORNERS.find(clear) ?? null;
+    const nodes = this.onCanvas(
+      view,
+      this.shapes.filter(s => !s.cluster && s.box.x < view.x + view.w && s.box.x + s.box.w > view.x)
+    );
+    return allowed.find(c => !covers(c, nodes)) ?? allowed[0];
   }
 
   /** Put the map in `corner` of the canvas (it is positioned in the graph element, which also holds the toolbar). */

@@ -1,7 +1,8 @@
 /**
- * The graph view's tools beside pan and zoom: the minimap, the keyboard cursor, the colour legend, tooltips that
- * name what a node is, group labels that stay in view, the look of repeat groups, and the picture export menu. The graph view makes one and places its toolbar items; the
- * rest watch the canvas for new pictures, so the view needs no other hook.
+ * The graph view's tools beside pan and zoom: the minimap, the keyboard cursor, the colour legend, group labels
+ * that stay in view, the look of repeat groups, and the picture export menu. (Node tooltips come with the DOT:
+ * model/dot.ts names the cell's line as every view does.) The graph view makes one and places its toolbar items;
+ * the rest watch the canvas for new pictures, so the view needs no other hook.
  */
 
 import { ExplorerContext } from '../state/context';
@@ -12,7 +13,6 @@ import { GraphKeyboard } from './keyboard';
 import { Legend } from './legend';
 import { Minimap } from './minimap';
 import { decorateRepeats } from './repeats';
-import { installTooltips } from './tooltips';
 import { Viewport } from './viewport';
 
 export interface GraphToolsHost {
@@ -41,7 +41,6 @@ export class GraphTools {
       () => viewport.canvasSize
     );
     this.toolbarItems = [pictureMenu(ctx, () => viewport.svg), this.legend.button, this.minimap.button];
-    installTooltips(viewport.element, ctx);
     new GroupLabels(viewport);
     // each new picture (it comes with a view) gets its repeat groups' stack and badge
     let decorated: SVGSVGElement | null = null;

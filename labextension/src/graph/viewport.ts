@@ -375,7 +375,10 @@ export class Viewport {
     }
   }
 
-  /** Show the whole graph, centred, at whatever scale that takes (never magnified past MAX_FIT_SCALE). */
+  /**
+   * Show the whole graph at whatever scale that takes (never magnified past MAX_FIT_SCALE), centred across and at
+   * the top of the canvas: a small graph centred both ways sat low in a blank pane (it reads from the top down).
+   */
   fitWhole(animate = false): void {
     const full = this.padded();
     if (!full) {
@@ -386,15 +389,21 @@ export class Viewport {
       this.pendingPlace = () => this.fitWhole();
       return;
     }
-    const minW = this.width / MAX_FIT_SCALE;
-    const grow = Math.max(0, minW - full.w) / 2;
-    this.setView({ x: full.x - grow, y: full.y, w: full.w + 2 * grow, h: full.h }, animate);
+    const aspect = this.aspect();
+    const w = Math.max(full.w, full.h / aspect, this.width / MAX_FIT_SCALE);
+    this.setView({ x: full.x + full.w / 2 - w / 2, y: full.y, w, h: w * aspect }, animate);
+  }
+
+  /** How many layout units wide the view is at the smallest readable scale (what a first view shows). */
+  get readableWidth(): number {
+    return Math.max(1, this.width) / MIN_READABLE_SCALE;
   }
 
   /**
    * The first view of a picture: the whole graph when it is readable that way; else, at the smallest readable
-   * scale, `anchor` (a point in layout units) in the middle when `centre`, else the top of the graph (where
-   * its inputs are) below `anchor` (by default the middle of the graph).
+   * scale, `anchor` (a point in layout units) in the middle when `centre`, else `anchor` near the view's top (the
+   * graph's top when the anchor is close to it) and what follows from it below (by default the graph's top
+   * middle).
    */
   openAt(anchor: { x: number; y: number } | null = null, centre = false): void {
     const full = this.padded();
@@ -413,14 +422,14 @@ export class Viewport {
       this.fitWhole();
       return;
     }
-    const w = px / MIN_READABLE_SCALE;
+    const w = this.readableWidth;
     const h = w * aspect;
     const cx = anchor ? anchor.x : full.x + full.w / 2;
     // keep the view on the picture: no empty margin beside a wide graph's edge; and when the anchor is near the
     // left edge anyway, start there, where the module groups' labels are
     const nearLeft = anchor !== null && centre && anchor.x - full.x <= w * 0.75;
     const x = nearLeft ? full.x : Math.min(Math.max(cx - w / 2, full.x), Math.max(full.x, full.x + full.w - w));
-    const y = anchor && centre ? anchor.y - h / 2 : full.y;
+    const y = !anchor ? full.y : centre ? anchor.y - h / 2 : Math.max(full.y, anchor.y - h / 4);
     this.setViewBox({ x, y, w, h });
   }
 

@@ -139,7 +139,7 @@ function sideDot(
     }
     const cls = ['node', `kind-${cssToken(n.kind)}`, ...classesOf(id)].join(' ');
     lines.push(
-      `  ${name} [id="${name}" label=${labelLines(label)} tooltip=${tooltipLines(nodeTooltip(graph, n))} class="${cls}"];`
+      `  ${name} [id="${name}" label=${labelLines(label)} tooltip=${tooltipLines(nodeTooltip(graph, n, fileNames))} class="${cls}"];`
     );
   }
   const edges = new Set<string>();

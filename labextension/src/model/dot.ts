@@ -16,7 +16,8 @@
  * control characters become spaces. No link attributes (`URL`, `href`) are emitted.
  */
 
-import { basename, NodeInfo, shapeText, TraceGraph, userFrame } from './graph';
+import { NodeInfo, shapeText, TraceGraph, userFrame } from './graph';
+import { FileNames, locationLabel } from './location';
 import { Group, GroupTree } from './groups';
 
 export const MAX_LABEL_CHARS = 48;
@@ -136,6 +137,8 @@ export interface DotOptions {
   rankdir?: 'TB' | 'LR' | 'BT' | 'RL';
   /** A title above the graph. */
   title?: string;
+  /** file -> display name (`run.fileNames`): the tooltips say `cell [9], line 7` as every view does. */
+  fileNames?: FileNames;
 }
 
 export interface VisibleGraph {
@@ -209,14 +212,10 @@ export function nodeLabel(graph: TraceGraph, node: NodeInfo, fold: boolean, show
 }
 
 /**
- * The tooltip's lines: kind, outputs with shapes, folded arguments, scope, source line. `place` names the
- * source line; the DOT (shared with render/dot.py) uses the file's base name, the explorer its cell label.
+ * The tooltip's lines: kind, outputs with shapes, folded arguments, scope, and the source line as every view names
+ * it (`cell [9], line 7` for a file `fileNames` names: location.ts).
  */
-export function nodeTooltip(
-  graph: TraceGraph,
-  node: NodeInfo,
-  place: (file: string, line: number) => string = (file, line) => `${basename(file)}:${line}`
-): string[] {
+export function nodeTooltip(graph: TraceGraph, node: NodeInfo, fileNames: FileNames = {}): string[] {
   const lines = [node.kind];
   for (const v of node.outputs.slice(0, MAX_TOOLTIP_OUTPUTS)) {
     lines.push(`%${graph.values[v].name} : ${shapeText(graph.values[v])}`);
@@ -234,7 +233,7 @@ export function nodeTooltip(
   }
   const f = userFrame(node.source);
   if (f) {
-    lines.push(place(f.file, f.line));
+    lines.push(locationLabel(f.file, f.line, fileNames));
     if (f.code) {
       lines.push(f.code);
     }
@@ -394,7 +393,7 @@ export function visibleDot(graph: TraceGraph, groups: GroupTree, options: DotOpt
     const extra = [...(classes.get(`n${n.id}`) ?? [])].filter(c => !base.includes(c)).sort();
     const attrs =
       `id="n${n.id}" label=${labelLines(nodeLabel(graph, n, fold, showShapes))} ` +
-      `tooltip=${tooltipLines(nodeTooltip(graph, n))} class=${quoted([...base, ...extra].join(' '))}`;
+      `tooltip=${tooltipLines(nodeTooltip(graph, n, options.fileNames))} class=${quoted([...base, ...extra].join(' '))}`;
     push(groups.owner(n.id).id, [n.id, 'line', `n${n.id} [${attrs}];`]);
   }
   const firstOfBox = new Map<string, number>();

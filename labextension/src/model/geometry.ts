@@ -88,3 +88,24 @@ export function stickyLabelLeft(home: number, width: number, right: number, view
   }
   return Math.max(home, Math.min(wanted, right - pad - width));
 }
+
+/**
+ * Where a label `width` wide starts on a row where `blockers` lie (boxes whose band meets the row): at `preferred`
+ * when that is free, else just right of the blockers in its way (`gap` apart), never past `last` (its rightmost
+ * start); `preferred` when no place is free (a label that reads over a node is better than none).
+ */
+export function freeStart(
+  preferred: number,
+  width: number,
+  last: number,
+  blockers: readonly Box[],
+  gap: number
+): number {
+  let x = preferred;
+  for (const b of [...blockers].sort((a, c) => a.x - c.x)) {
+    if (b.x < x + width + gap && b.x + b.w + gap > x) {
+      x = b.x + b.w + gap;
+    }
+  }
+  return x <= last ? x : preferred;
+}

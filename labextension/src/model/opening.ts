@@ -20,3 +20,29 @@ export function openingFocus(run: TraceRunModel, method: string, current: CaseDi
   const warned = run.userWarnings.find(w => w.method === method && w.category !== 'other' && w.node_ids.length);
   return warned ? warned.node_ids.reduce((a, b) => Math.min(a, b)) : null;
 }
+
+/** A point in layout units (y down). */
+export interface Point {
+  x: number;
+  y: number;
+}
+
+/**
+ * What a first picture with no focus opens on, from where the graph's inputs are drawn (in the graph's input
+ * order) and how wide one readable view is (`viewWidth`, layout units): the middle of the inputs, at the
+ * topmost's height, when one view holds them all; else the first input, the model's first argument. The inputs
+ * of an encoder-decoder lie far apart (`src` at the encoder, `tgt` at the decoder, a picture's width away), and
+ * their middle is blank canvas: the trial's nn.Transformer opened there, 4 nodes at the view's right edge.
+ */
+export function inputsAnchor(inputs: readonly Point[], viewWidth: number): Point | null {
+  if (!inputs.length) {
+    return null;
+  }
+  const xs = inputs.map(p => p.x);
+  const left = Math.min(...xs);
+  const right = Math.max(...xs);
+  if (right - left > viewWidth * 0.9) {
+    return { ...inputs[0] };
+  }
+  return { x: (left + right) / 2, y: Math.min(...inputs.map(p => p.y)) };
+}

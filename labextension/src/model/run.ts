@@ -192,6 +192,23 @@ export class TraceRunModel {
     return verdict.warnings + verdict.findings + verdict.probe;
   }
 
+  /**
+   * The same counts named apart, as the header says them: `1 warning, 2 findings` (a finding is ours, not torch's:
+   * counted as warnings they read as three of torch's); empty when none. Mirrors Verdict.problems_text in run.py.
+   */
+  get problemsText(): string {
+    const verdict = this.verdict;
+    const counts: [number, string][] = [
+      [verdict.warnings, 'warning'],
+      [verdict.findings, 'finding'],
+      [verdict.probe, 'probe disagreement']
+    ];
+    return counts
+      .filter(([n]) => n > 0)
+      .map(([n, word]) => `${n} ${word}${n === 1 ? '' : 's'}`)
+      .join(', ');
+  }
+
   /** `forward`, else the first traced method, else null. */
   get defaultMethod(): string | null {
     if (this.graphs.has('forward')) {

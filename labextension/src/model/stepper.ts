@@ -83,3 +83,12 @@ export class Stepper {
     return this.index;
   }
 }
+
+/**
+ * The note under the causes on the downstream divergences at other lines: it asks to tick "downstream too" (the
+ * stepper's downstream mode) until that is ticked (it stayed, asking, after the tick).
+ */
+export function followingNote(count: number, withDownstream: boolean): string {
+  const walk = withDownstream ? 'the stepper walks them' : 'tick "downstream too" to walk them';
+  return `${count} downstream divergence${count === 1 ? '' : 's'} at other lines follow from these roots (${walk})`;
+}

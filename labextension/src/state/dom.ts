@@ -103,3 +103,8 @@ export function formatNumber(x: number | null): string {
   }
   return Math.abs(x) >= 1e4 || (Math.abs(x) < 1e-3 && x !== 0) ? x.toExponential(2) : String(Number(x.toPrecision(4)));
 }
+
+/** A number as `formatNumber` writes it, kept on one line: a narrow sidebar broke `1.00e-5` at its minus sign. */
+export function numberText(x: number | null): HTMLElement {
+  return h('span', { class: 'jp-TraceExplorer-number' }, formatNumber(x));
+}

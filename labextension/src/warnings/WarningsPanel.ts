@@ -10,8 +10,9 @@
 import { ExplorerContext } from '../state/context';
 import { append, clear, formatNumber, h, location, withCode } from '../state/dom';
 import { FindingJSON, floatValue, TraceWarningJSON } from '../model/protocol';
-import { WARNING_TITLES as CATEGORY_TITLES } from '../model/run';
+import { categoryOf, WARNING_TITLES as CATEGORY_TITLES } from '../model/run';
 import { fixButton } from '../controls/fix';
+import { detailOf, headlineOf, warningSets } from '../model/warningSets';
 
 function groupWarnings(warnings: TraceWarningJSON[]): [string, TraceWarningJSON[]][] {
   const order = Object.keys(CATEGORY_TITLES);
@@ -22,6 +23,16 @@ function groupWarnings(warnings: TraceWarningJSON[]): [string, TraceWarningJSON[
     groups.set(w.category, list);
   }
   return [...groups].sort((a, b) => order.indexOf(a[0]) - order.indexOf(b[0]));
+}
+
+/** torch's paragraph (a message's first line): on a warning's card, or once above a set that says the same. */
+function paragraph(headline: string): HTMLElement {
+  return h('p', { class: 'jp-TraceExplorer-message' }, headline);
+}
+
+/** The fix (the core's advice), where there is one: on a card or once above a set. */
+function fix(advice: string | undefined): HTMLElement | null {
+  return advice ? h('p', { class: 'jp-TraceExplorer-hint' }, h('strong', {}, 'Fix: '), ...withCode(advice)) : null;
 }
 
 export class WarningsPanel {
@@ -71,6 +82,58 @@ export class WarningsPanel {
     return li;
   }
 
+  /** A warning's card: its place, count, code and torch's detail; torch's paragraph and the fix when `saying`. */
+  private card(w: TraceWarningJSON, selected: number, saying: boolean): HTMLElement {
+    const detail = detailOf(w);
+    const active = w.node_ids.includes(selected) && w.method === this.ctx.method;
+    const item = h(
+      'li',
+      {
+        class: `jp-TraceExplorer-warning${active ? ' jp-mod-active' : ''}${w.node_ids.length ? ' jp-mod-clickable' : ''}`,
+        tabindex: w.node_ids.length ? 0 : undefined,
+        role: w.node_ids.length ? 'button' : undefined,
+        'data-category': w.category
+      },
+      h(
+        'div',
+        { class: 'jp-TraceExplorer-warningHead' },
+        location(w.file, w.line, this.ctx.run, (file, line) => this.ctx.showPlace(file, line)),
+        w.count > 1
+          ? h('span', { class: 'jp-TraceExplorer-muted', title: `torch raised it ${w.count} times` }, `×${w.count}`)
+          : null,
+        w.node_ids.length
+          ? h(
+              'span',
+              { class: 'jp-TraceExplorer-muted' },
+              `${w.node_ids.length} node${w.node_ids.length === 1 ? '' : 's'}`
+            )
+          : null
+      ),
+      w.code ? h('pre', { class: 'jp-TraceExplorer-code' }, w.code) : null,
+      saying ? paragraph(headlineOf(w)) : null,
+      // torch's own detail (an output mismatch's "Mismatched elements… Greatest absolute difference…")
+      detail ? h('pre', { class: 'jp-TraceExplorer-code jp-TraceExplorer-detail' }, detail) : null,
+      saying ? fix(w.advice) : null,
+      w.torch_location
+        ? h(
+            'p',
+            { class: 'jp-TraceExplorer-muted' },
+            `torch raised it in ${w.torch_location.split(/[\\/]/).pop()}; shown at your line`
+          )
+        : null
+    );
+    const activate = (): void => this.show(w.node_ids, w.method);
+    item.addEventListener('click', activate);
+    item.addEventListener('keydown', e => {
+      // keys on the link inside the card are the link's
+      if (e.target === item && (e.key === 'Enter' || e.key === ' ')) {
+        e.preventDefault();
+        activate();
+      }
+    });
+    return item;
+  }
+
   render(): void {
     clear(this.element);
     const run = this.ctx.run;
@@ -84,63 +147,28 @@ export class WarningsPanel {
     }
     for (const [category, list] of groups) {
       const raised = list.reduce((s, w) => s + w.count, 0);
-      const counted = category !== 'deprecated'; // the deprecation notice says nothing about this trace
-      const items = list.map(w => {
-        const [headline, ...rest] = w.message.split('\n');
-        const detail = rest.join('\n').trim();
-        const active = w.node_ids.includes(selected) && w.method === this.ctx.method;
-        const item = h(
-          'li',
-          {
-            class: `jp-TraceExplorer-warning${active ? ' jp-mod-active' : ''}${w.node_ids.length ? ' jp-mod-clickable' : ''}`,
-            tabindex: w.node_ids.length ? 0 : undefined,
-            role: w.node_ids.length ? 'button' : undefined,
-            'data-category': category
-          },
-          h(
-            'div',
-            { class: 'jp-TraceExplorer-warningHead' },
-            location(w.file, w.line, this.ctx.run, (file, line) => this.ctx.showPlace(file, line)),
-            w.count > 1
-              ? h('span', { class: 'jp-TraceExplorer-muted', title: `torch raised it ${w.count} times` }, `×${w.count}`)
-              : null,
-            w.node_ids.length
-              ? h(
-                  'span',
-                  { class: 'jp-TraceExplorer-muted' },
-                  `${w.node_ids.length} node${w.node_ids.length === 1 ? '' : 's'}`
-                )
-              : null
-          ),
-          w.code ? h('pre', { class: 'jp-TraceExplorer-code' }, w.code) : null,
-          h('p', { class: 'jp-TraceExplorer-message' }, headline),
-          // torch's own detail (an output mismatch's "Mismatched elements… Greatest absolute difference…")
-          detail ? h('pre', { class: 'jp-TraceExplorer-code jp-TraceExplorer-detail' }, detail) : null,
-          w.advice ? h('p', { class: 'jp-TraceExplorer-hint' }, h('strong', {}, 'Fix: '), ...withCode(w.advice)) : null,
-          w.torch_location
-            ? h(
-                'p',
-                { class: 'jp-TraceExplorer-muted' },
-                `torch raised it in ${w.torch_location.split(/[\\/]/).pop()}; shown at your line`
+      const counted = categoryOf(category).counted; // the deprecation notice says nothing about this trace
+      const items = warningSets(list).map(set =>
+        set.warnings.length === 1
+          ? this.card(set.warnings[0], selected, true)
+          : h(
+              'li',
+              { class: 'jp-TraceExplorer-warningSet' },
+              // said once for the set (every warning one library raised reads alike), then each place
+              paragraph(set.headline),
+              fix(set.advice),
+              h(
+                'ul',
+                { class: 'jp-TraceExplorer-list', 'aria-label': `${set.warnings.length} places` },
+                ...set.warnings.map(w => this.card(w, selected, false))
               )
-            : null
-        );
-        const activate = (): void => this.show(w.node_ids, w.method);
-        item.addEventListener('click', activate);
-        item.addEventListener('keydown', e => {
-          // keys on the link inside the card are the link's
-          if (e.target === item && (e.key === 'Enter' || e.key === ' ')) {
-            e.preventDefault();
-            activate();
-          }
-        });
-        return item;
-      });
+            )
+      );
       append(
         this.element,
         h(
           'details',
-          { class: 'jp-TraceExplorer-group', open: category !== 'deprecated' },
+          { class: 'jp-TraceExplorer-group', open: counted },
           h(
             'summary',
             {},

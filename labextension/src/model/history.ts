@@ -1,0 +1,31 @@
+/**
+ * How the run history names its runs (the options bar's history and the check tab's "compare two runs" list
+ * read the same labels): `run 3: warnings · no_grad=true, module_mode="eval" · 12 nodes, check passed`.
+ * A run names every option that differs from the first run, not only what changed since the run before: after
+ * two changes, the run before's label no longer tells what the run was traced with.
+ */
+import { ExplorerOptions, HistoryEntry, OPTION_SPECS } from './protocol';
+
+/** `module_mode="eval", no_grad=true`: each option `run` was traced with that `first` was not, in the bar's order. */
+export function optionsDiffering(first: ExplorerOptions, run: ExplorerOptions): string[] {
+  return OPTION_SPECS.map(spec => spec.key)
+    .filter(k => JSON.stringify(first[k]) !== JSON.stringify(run[k]))
+    .map(k => `${k}=${JSON.stringify(run[k])}`);
+}
+
+/** How many characters of a run's summary a label keeps (a select's option is one line). */
+const MAX_FACTS_CHARS = 70;
+
+/** The label of run `i` of `history` (see the header). */
+export function historyLabel(history: readonly HistoryEntry[], i: number): string {
+  const entry = history[i];
+  const differ = i > 0 ? optionsDiffering(history[0].explorer_options, entry.explorer_options) : [];
+  // "Net: ok; 12 nodes, 1 warning, check passed": the badge's word says the first part better
+  const summary = entry.summary;
+  const facts = summary.includes('; ') ? summary.slice(summary.indexOf('; ') + 2) : summary;
+  return (
+    `run ${i + 1}: ${entry.verdict}` +
+    (differ.length ? ` · ${differ.join(', ')}` : '') +
+    ` · ${facts.slice(0, MAX_FACTS_CHARS)}`
+  );
+}
