@@ -174,7 +174,7 @@ def facts(run: tj.TraceRun) -> dict[str, Any]:
     out: dict[str, Any] = {
         "ok": run.ok,
         "summary": run.summary(),
-        "problems": run.verdict.problems_text,
+        "problems_text": run.verdict.problems_text,
         "graphs": {},
     }
     for name, g in run.graphs.items():

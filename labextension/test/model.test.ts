@@ -36,7 +36,7 @@ interface RunFacts {
   ok: boolean;
   summary: string;
   /** Verdict.problems_text: the counts named apart (`1 warning, 2 findings`) */
-  problems: string;
+  problems_text: string;
   graphs: Record<string, GraphFacts>;
   /** `[case, method, trace node, check node, kind, reason]`; only for runs with a check */
   divergences?: [number, string, number | null, number | null, string, string][];
@@ -64,7 +64,7 @@ describe('decoding agrees with the Python model', () => {
       const { run, facts } = load(name);
       expect(run.ok).toBe(facts.ok);
       expect(run.summary).toBe(facts.summary);
-      expect(run.problemsText).toBe(facts.problems);
+      expect(run.problemsText).toBe(facts.problems_text);
       expect([...run.graphs.keys()].sort()).toEqual(Object.keys(facts.graphs).sort());
       for (const [method, f] of Object.entries(facts.graphs)) {
         const g = run.graphs.get(method)!;
