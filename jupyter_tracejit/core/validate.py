@@ -288,12 +288,10 @@ def schema_problem(data: Any) -> tuple[str, str] | None:
 # -- references --------------------------------------------------------------------------------------------------
 def _index(value: int, size: int, what: str, optional: bool = False) -> str | None:
     """Why ``value`` is not an index of a table of ``size`` (``-1`` allowed when ``optional``), or ``None``."""
-    if optional and value == -1:
+    if (optional and value == -1) or 0 <= value < size:
         return None
-    if 0 <= value < size:
-        return None
-    extra = " or -1" if optional else ""
-    return f"{what} {value} points nowhere (the graph has {size} {what}s: 0..{size - 1}{extra})"
+    has = f"{size} {what}s, 0..{size - 1}" if size else f"no {what}s"
+    return f"{what} {value} points nowhere (the graph has {has}{', or -1 for none' if optional else ''})"
 
 
 def _attribute_problem(attributes: Any) -> str | None:
@@ -383,15 +381,20 @@ def _graph_problems(graph: Mapping[str, Any], at: str) -> Iterator[tuple[str, st
                     yield where, f"node {child} is in a block of node {i} but its parent is {nodes[child][7]}"
                 else:
                     block_owner[child] = i
-    for i, (*_row, parent, _flags) in enumerate(nodes):
-        # parents inside the table (checked above) and matching their blocks: now no node may be its own ancestor
-        seen = {i}
-        while 0 <= parent < len(nodes) and parent not in seen:
-            seen.add(parent)
-            parent = nodes[parent][7]
-        if parent in seen:
+    # parents are in the table and match their blocks (above): now no node may be its own ancestor. Each node is
+    # walked up once (0: not seen, 1: on this walk, 2: reaches the top): a long chain costs no more than its length
+    state = [0] * len(nodes)
+    for i in range(len(nodes)):
+        walk, j = [], i
+        while 0 <= j < len(nodes) and state[j] == 0:
+            state[j] = 1
+            walk.append(j)
+            j = nodes[j][7]
+        if 0 <= j < len(nodes) and state[j] == 1:
             yield f"{at}/nodes/{i}/7", f"node {i} is inside itself (its parents go round in a circle)"
             break
+        for k in walk:
+            state[k] = 2
     for key in ("inputs", "outputs"):
         for j, v in enumerate(graph[key]):
             why = _index(v, len(values), "value")

@@ -13,6 +13,7 @@ import json
 import os
 import random
 import reprlib
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -26,6 +27,7 @@ from jupyter_tracejit.core.run import TraceRun
 from jupyter_tracejit.core.validate import RunInvalid, reference_problem, schema_problem
 from jupyter_tracejit.render import html as html_render
 from jupyter_tracejit.render.text import format_run
+from tests.frontend_fixtures import apply_edits
 
 FIXTURES = Path(__file__).resolve().parents[2] / "labextension" / "test" / "fixtures"
 SCHEMA = json.loads((Path(tj.__file__).parent / "core" / "run.schema.json").read_text())
@@ -61,7 +63,7 @@ def test_load_names_the_file_and_where_it_is_wrong(tmp_path: Path) -> None:
     values = len(data["graphs"]["forward"]["values"])
     assert message == (
         f"{path}: not a valid jupyter-tracejit run: at /graphs/forward/nodes/3/1/0: value 999 points nowhere "
-        f"(the graph has {values} values: 0..{values - 1})"
+        f"(the graph has {values} values, 0..{values - 1})"
     )
     with pytest.raises(RunInvalid) as direct:  # from_json's own error: the same, without the path
         TraceRun.from_json(data)
@@ -284,3 +286,31 @@ def test_the_schema_check_agrees_with_jsonschema(name: str) -> None:
         if ours != theirs:
             disagreements.append(f"{what}: ours {ours}, jsonschema {theirs}")
     assert not disagreements, "\n".join(disagreements[:10])
+
+
+# -- the rules the front end shares --------------------------------------------------------------------------
+SHARED = json.loads((FIXTURES / "references.cases.json").read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize("case", SHARED, ids=[c["name"] for c in SHARED])
+def test_the_shared_damaged_runs_are_refused_with_their_words(case: dict[str, Any]) -> None:
+    """``references.cases.json`` (tests/frontend_fixtures.py) is what the TypeScript check must also say."""
+    data = apply_edits(real(case["run"]), case["edits"])
+    assert schema_problem(data) is None  # only the ids are wrong
+    with pytest.raises(RunInvalid) as info:
+        TraceRun.from_json(data)
+    assert (info.value.location, info.value.detail) == (case["at"], case["detail"])
+
+
+def test_a_parent_cycle_is_found_in_one_pass_over_a_long_chain() -> None:
+    data = real("chain")
+    nodes = data["graphs"]["forward"]["nodes"]
+    for i, row in enumerate(nodes):
+        row[7] = i - 1  # every node inside the one before it: 900 deep
+    nodes[0][7] = len(nodes) - 1  # and the first inside the last
+    started = time.perf_counter()
+    assert reference_problem(data) == (
+        "/graphs/forward/nodes/0/7",
+        "node 0 is inside itself (its parents go round in a circle)",
+    )
+    assert time.perf_counter() - started < 0.5
