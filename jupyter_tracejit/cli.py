@@ -19,7 +19,12 @@
     Prints the text report (summary, warnings with their source lines, check divergences, findings) and exits
     with 0 when the trace is ok, 1 when tracing failed or a check failed (``--fail-on-warnings``: also on tracer
     warnings, findings or a probe disagreement), so it can gate CI; 2 on usage errors (missing file or name, an
-    expression that does not evaluate, the file failing to import), with one line on stderr naming the problem.
+    expression that does not evaluate, the file failing to import, an output that would overwrite a file the run
+    read), with one line on stderr naming the problem; 130 when interrupted (Ctrl-C), with one line.
+
+    The outputs (``-o``, ``--json``, ``--dot``) are written whole or not at all (:mod:`.core.files`): a full disk
+    or an interrupt leaves the files that were there. A closed stdout (``| head -1``) is not an error: the report
+    stops, the outputs are still written.
 
 ``tracejit demo [-o demo.html] [--json run.json] [--dot graph.dot] [--no-probe]``
     Traces the bundled example model (:func:`jupyter_tracejit.demo.demo_run`) and prints the report. The model
