@@ -47,7 +47,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from .core.files import same_file, write_files
+from .core.files import same_file, source_overwritten, write_files
 from .core.options import CommandLineError, add_command_line, command_line_spelling, from_command_line
 
 EXIT_OK = 0
@@ -274,13 +274,13 @@ def check_outputs(outputs: list[tuple[str, Path]], inputs: list[str]) -> None:
         for other_option, other in outputs[:i]:
             if same_file(path, other):
                 raise UsageError(f"{other_option} and {option} both name {path}: give each output its own file")
-        for source in inputs:
-            if source and not source.startswith("<") and same_file(path, source):
-                instead = path.with_suffix(_SUFFIXES[option])
-                raise UsageError(
-                    f"{option} {path} would overwrite {source}, a source file of this run: write the output to "
-                    f"another file" + (f", e.g. {option} {instead}" if instead != path else "")
-                )
+        source = source_overwritten(path, inputs)
+        if source is not None:
+            instead = path.with_suffix(_SUFFIXES[option])
+            raise UsageError(
+                f"{option} {path} would overwrite {source}, a source file of this run: write the output to "
+                f"another file" + (f", e.g. {option} {instead}" if instead != path else "")
+            )
 
 
 #: the usual suffix of each output, for the suggestion when an output names a source file

@@ -319,3 +319,20 @@ def test_to_dot_of_a_failed_trace_says_why_there_is_no_graph():
 
         done = subprocess.run(["dot", "-Tsvg"], input=dot, capture_output=True, text=True, timeout=60)
         assert done.returncode == 0 and "<svg" in done.stdout, done.stderr
+
+
+def test_save_html_never_overwrites_a_source_file_of_the_run(tmp_path, monkeypatch):
+    import importlib.util
+
+    source = tmp_path / "user_model.py"
+    source.write_text("def double(x):\n    return x * 2\n")
+    spec = importlib.util.spec_from_file_location("user_model_for_save_html", source)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    run = tj.trace(module.double, (torch.ones(2),), check_trace=False)
+    assert str(source) in set(run.files())
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ValueError, match=r"would overwrite .*user_model\.py, a source file of this run: save the"):
+        run.save_html("user_model.py")  # the same file by a relative name
+    assert source.read_text() == "def double(x):\n    return x * 2\n"

@@ -13,7 +13,7 @@ import secrets
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-__all__ = ["same_file", "write_file", "write_files"]
+__all__ = ["same_file", "source_overwritten", "write_file", "write_files"]
 
 #: bytes handed to ``os.write`` at a time (a short write on a full disk is retried, then raises)
 CHUNK = 1 << 16
@@ -84,3 +84,12 @@ def same_file(a: str | os.PathLike[str], b: str | os.PathLike[str]) -> bool:
     except OSError:
         pass
     return Path(a).resolve() == Path(b).resolve()
+
+
+def source_overwritten(path: str | os.PathLike[str], sources: Iterable[str]) -> str | None:
+    """The file of ``sources`` (a run's :meth:`~.run.TraceRun.files`) that writing ``path`` would overwrite, or
+    ``None``: an output must never replace the code it reports on. Names like ``<string>`` are no files."""
+    for source in dict.fromkeys(sources):
+        if source and not source.startswith("<") and same_file(path, source):
+            return source
+    return None
