@@ -249,8 +249,11 @@ def _nest(levels: int) -> Any:
 #: (core/validate.py, labextension/src/model/references.ts): references.cases.json holds the words Python gives.
 REFERENCE_CASES: list[tuple[str, str, list[list[Any]], str]] = [
     ("a node input", "net", [["/graphs/forward/nodes/3/1/0", 999]], "/graphs/forward/nodes/3/1/0"),
-    ("a node output", "net", [["/graphs/forward/nodes/3/2/0", -1]], "/graphs/forward/nodes/3/2/0"),
+    ("a node output", "net", [["/graphs/forward/nodes/3/2", [5, -1]]], "/graphs/forward/nodes/3/2/1"),
     ("a value's producer", "net", [["/graphs/forward/values/0/6", 4000]], "/graphs/forward/values/0/6"),
+    ("a producer that does not output its value", "net", [["/graphs/forward/values/0/6", 0]],
+     "/graphs/forward/values/0/6"),
+    ("a value read before it is made", "net", [["/graphs/forward/nodes/1/1", [5]]], "/graphs/forward/nodes/1/1/0"),
     ("a node's kind string", "net", [["/graphs/forward/nodes/0/0", 100000]], "/graphs/forward/nodes/0/0"),
     ("a value's dtype string", "net", [["/graphs/forward/values/2/3", 96]], "/graphs/forward/values/2/3"),
     ("a node's stack", "net", [["/graphs/forward/nodes/1/4", 6]], "/graphs/forward/nodes/1/4"),

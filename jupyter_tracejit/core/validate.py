@@ -345,6 +345,8 @@ def _graph_problems(graph: Mapping[str, Any], at: str) -> Iterator[tuple[str, st
         why = _index(producer, len(nodes), "node", optional=True)
         if why:
             yield f"{at}/values/{i}/6", why
+        elif producer != -1 and i not in nodes[producer][2]:
+            yield f"{at}/values/{i}/6", f"node {producer} is named as its producer but does not output value {i}"
     block_owner: dict[int, int] = {}
     for i, (kind, inputs, outputs, scope, stack, attributes, blocks, parent, _flags) in enumerate(nodes):
         here = f"{at}/nodes/{i}"
@@ -355,6 +357,9 @@ def _graph_problems(graph: Mapping[str, Any], at: str) -> Iterator[tuple[str, st
                 why = _index(v, len(values), "value")
                 if why:
                     yield f"{here}/{column}/{j}", why
+                elif column == 1 and values[v][6] >= i:
+                    # graph order is data order: a value is read after the node that makes it (no cycles)
+                    yield f"{here}/1/{j}", f"value {v} is read by node {i} before node {values[v][6]} makes it"
         why = _index(stack, len(stacks), "stack", optional=True)
         if why:
             yield f"{here}/4", why

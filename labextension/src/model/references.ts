@@ -122,6 +122,11 @@ function* graphProblems(graph: GraphJSON, at: string): Generator<ReferenceProble
     const why = index(producer, nodes.length, 'node', true);
     if (why) {
       yield { at: `${at}/values/${i}/6`, detail: why };
+    } else if (producer !== -1 && !nodes[producer][2].includes(i)) {
+      yield {
+        at: `${at}/values/${i}/6`,
+        detail: `node ${producer} is named as its producer but does not output value ${i}`
+      };
     }
   }
   const blockOwner = new Map<number, number>();
@@ -137,6 +142,12 @@ function* graphProblems(graph: GraphJSON, at: string): Generator<ReferenceProble
         const why = index(v, values.length, 'value');
         if (why) {
           yield { at: `${here}/${column}/${j}`, detail: why };
+        } else if (column === 1 && values[v][6] >= i) {
+          // graph order is data order: a value is read after the node that makes it (no cycles)
+          yield {
+            at: `${here}/1/${j}`,
+            detail: `value ${v} is read by node ${i} before node ${values[v][6]} makes it`
+          };
         }
       }
     }
