@@ -19,7 +19,12 @@
     Prints the text report (summary, warnings with their source lines, check divergences, findings) and exits
     with 0 when the trace is ok, 1 when tracing failed or a check failed (``--fail-on-warnings``: also on tracer
     warnings, findings or a probe disagreement), so it can gate CI; 2 on usage errors (missing file or name, an
-    expression that does not evaluate, the file failing to import), with one line on stderr naming the problem.
+    expression that does not evaluate, the file failing to import, an output that would overwrite a file the run
+    read), with one line on stderr naming the problem; 130 when interrupted (Ctrl-C), with one line.
+
+    The outputs (``-o``, ``--json``, ``--dot``) are written whole or not at all (:mod:`.core.files`): a full disk
+    or an interrupt leaves the files that were there. A closed stdout (``| head -1``) is not an error: the report
+    stops, the outputs are still written.
 
 ``tracejit demo [-o demo.html] [--json run.json] [--dot graph.dot] [--no-probe]``
     Traces the bundled example model (:func:`jupyter_tracejit.demo.demo_run`) and prints the report. The model
@@ -33,6 +38,8 @@ import argparse
 import hashlib
 import importlib.util
 import json
+import os
+import shlex
 import sys
 import traceback
 from collections.abc import Callable
@@ -40,11 +47,14 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from .core.files import same_file, source_overwritten, write_files
 from .core.options import CommandLineError, add_command_line, command_line_spelling, from_command_line
 
 EXIT_OK = 0
 EXIT_PROBLEMS = 1
 EXIT_USAGE = 2
+#: 128 + SIGINT, as shells report a command stopped with Ctrl-C
+EXIT_INTERRUPTED = 130
 
 
 class UsageError(Exception):
@@ -127,14 +137,29 @@ def load_file(path: Path) -> ModuleType:
         sys.modules.pop(name, None)
         frames = traceback.extract_tb(exc.__traceback__)
         user = [f for f in frames if Path(f.filename).resolve() == resolved]
-        where = f" (line {user[-1].lineno})" if user else ""
-        detail = traceback.format_exception(exc)
+        line = user[-1].lineno if user else exc.lineno if isinstance(exc, SyntaxError) else None
+        where = f" (line {line})" if line else ""
         raise UsageError(
             f"importing {path} failed{where}: {type(exc).__name__}: {exc}".splitlines()[0]
             + "\n"
-            + "".join(detail).rstrip()
+            + user_traceback(exc).rstrip()
         ) from exc
     return module
+
+
+def user_traceback(exc: BaseException) -> str:
+    """The traceback of an exception raised while importing the user's file, without our frames and importlib's
+    (which come first and say nothing about the user's code): a syntax error is its file, line and caret only."""
+    here = str(Path(__file__).resolve().parent)
+    te = traceback.TracebackException.from_exception(exc)
+    te.stack = traceback.StackSummary.from_list(
+        [
+            f
+            for f in te.stack
+            if not f.filename.startswith("<frozen importlib") and not str(Path(f.filename).resolve()).startswith(here)
+        ]
+    )
+    return "".join(te.format())
 
 
 def resolve_name(module: ModuleType, name: str, path: Path) -> Any:
@@ -217,21 +242,74 @@ def input_set(value: Any, option: str) -> tuple[Any, dict[str, Any] | None]:
 
 
 # -- running --------------------------------------------------------------------------------------------------
+class Stdout:
+    """Prints the report until its reader goes away (``tracejit ... | head -1``): the rest is then dropped quietly,
+    as other shell tools do, and the run still writes its files."""
+
+    def __init__(self) -> None:
+        self.gone = False
+
+    def __call__(self, text: str) -> None:
+        if self.gone:
+            return
+        try:
+            print(text, flush=True)  # flushed: a closed pipe is noticed here, not at exit
+        except BrokenPipeError:
+            self.gone = True
+            try:  # what is still buffered (and Python's flush at exit) goes nowhere instead of raising again
+                os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            except (OSError, ValueError):
+                pass
+
+
+def _requested_outputs(args: argparse.Namespace) -> list[tuple[str, Path]]:
+    named = (("-o", args.output), ("--json", args.json), ("--dot", args.dot))
+    return [(option, path) for option, path in named if path is not None]
+
+
+def check_outputs(outputs: list[tuple[str, Path]], inputs: list[str]) -> None:
+    """Refuse an output path that would overwrite a file the run read (the traced file, a source file of its
+    stacks) or another output of this command: compared as resolved paths."""
+    for i, (option, path) in enumerate(outputs):
+        for other_option, other in outputs[:i]:
+            if same_file(path, other):
+                raise UsageError(f"{other_option} and {option} both name {path}: give each output its own file")
+        source = source_overwritten(path, inputs)
+        if source is not None:
+            instead = path.with_suffix(_SUFFIXES[option])
+            raise UsageError(
+                f"{option} {path} would overwrite {source}, a source file of this run: write the output to "
+                f"another file" + (f", e.g. {option} {instead}" if instead != path else "")
+            )
+
+
+#: the usual suffix of each output, for the suggestion when an output names a source file
+_SUFFIXES = {"-o": ".html", "--json": ".json", "--dot": ".dot"}
+
+
 def _write_outputs(run: Any, args: argparse.Namespace, say: Callable[[str], None]) -> None:
+    """Write every requested output or none (atomically: a failed write leaves the files that were there)."""
+    outputs = _requested_outputs(args)
+    check_outputs(outputs, sorted(set(run.files())))
+    contents: dict[Path, str] = {}
+    notes: list[str] = []
     if args.json:
-        args.json.write_text(json.dumps(run.to_json(), allow_nan=False))
-        say(f"wrote {args.json}")
+        contents[args.json] = json.dumps(run.to_json(), allow_nan=False)
     if args.dot:
         if run.graph is None:
-            say(f"not writing {args.dot}: tracing failed, there is no graph")
+            notes.append(f"not writing {args.dot}: tracing failed, there is no graph")
         else:
-            args.dot.write_text(run.to_dot())
-            say(f"wrote {args.dot}")
+            contents[args.dot] = run.to_dot()
     if args.output:
-        from .render.page import save_html
+        from .render.page import render_html
 
-        path = save_html(run, args.output)
-        say(f"wrote {path} ({path.stat().st_size / 1024:.0f} KiB)")
+        contents[args.output] = render_html(run)
+    write_files(contents)
+    for note in notes:
+        say(note)
+    for path in contents:
+        size = f" ({path.stat().st_size / 1024:.0f} KiB)" if path == args.output else ""
+        say(f"wrote {path}{size}")
 
 
 def _exit_code(run: Any, fail_on_warnings: bool) -> int:
@@ -248,9 +326,12 @@ def cmd_trace(args: argparse.Namespace) -> int:
         raise UsageError(f"{path} is not a .py file (expected FILE.py:NAME)")
     if not path.is_file():
         raise UsageError(f"no such file: {path}")
-    for out in (args.output, args.json, args.dot):
-        if out is not None and not out.parent.is_dir():
+    outputs = _requested_outputs(args)
+    for _, out in outputs:
+        if not out.parent.is_dir():
             raise UsageError(f"cannot write {out}: no such directory {out.parent}")
+    # the traced file now, before the trace; the other files the run read once it has run (_write_outputs)
+    check_outputs(outputs, [str(path)])
 
     try:
         trace_options, check_inputs_expr = from_command_line(args)
@@ -282,8 +363,9 @@ def cmd_trace(args: argparse.Namespace) -> int:
 
     with call_site(str(path.resolve()), definition_line(path, name)):
         run = tj.trace(target, example, example_kwarg_inputs=kwargs, **trace_options, check_inputs=check_inputs)
-    print(format_run(run, spelling=command_line_spelling))
-    _write_outputs(run, args, print)
+    say = Stdout()
+    say(format_run(run, spelling=command_line_spelling))
+    _write_outputs(run, args, say)
     return _exit_code(run, args.fail_on_warnings)
 
 
@@ -291,17 +373,39 @@ def cmd_demo(args: argparse.Namespace) -> int:
     from .demo import demo_run
     from .render.text import format_run
 
+    check_outputs(_requested_outputs(args), [])
     run = demo_run(probe=not args.no_probe)
-    print(format_run(run, spelling=command_line_spelling))
-    _write_outputs(run, args, print)
+    say = Stdout()
+    say(format_run(run, spelling=command_line_spelling))
+    _write_outputs(run, args, say)
     return 0
+
+
+def _parse(parser: argparse.ArgumentParser, argv: list[str] | None) -> argparse.Namespace:
+    args, extra = parser.parse_known_args(argv)
+    if not extra:
+        return args
+    words = sys.argv[1:] if argv is None else argv
+    after = words[: words.index(extra[0])] if extra[0] in words else []
+    option = next((w for w in reversed(after) if w.startswith("-")), "")
+    if option in ("--inputs", "--check-inputs"):
+        given = getattr(args, option[2:].replace("-", "_"))
+        together = (
+            "(" + ", ".join([given, *extra]) + ")" if option == "--inputs" else "[" + ", ".join([given, *extra]) + "]"
+        )
+        kind = "a tuple of the inputs" if option == "--inputs" else "a list of the input sets"
+        parser.error(
+            f"{option} takes one Python expression, but it was followed by {len(extra)} more ({' '.join(extra)}); "
+            f"pass several as one expression, {kind}: {option} {shlex.quote(together)}"
+        )
+    parser.error(f"unrecognized arguments: {' '.join(extra)}")
 
 
 def main(argv: list[str] | None = None, prog: str | None = None) -> int:
     """Run the command line; returns the exit status (``sys.exit(main())``)."""
     parser = build_parser(prog or "tracejit")
-    args = parser.parse_args(argv)
     try:
+        args = _parse(parser, argv)
         if args.command == "trace":
             return cmd_trace(args)
         return cmd_demo(args)
@@ -311,6 +415,10 @@ def main(argv: list[str] | None = None, prog: str | None = None) -> int:
         if rest:
             print(rest, file=sys.stderr)
         return EXIT_USAGE
+    except KeyboardInterrupt:
+        # outputs are written atomically: an interrupt leaves the files that were there, and no partial one
+        print(f"{parser.prog}: interrupted; no file was written", file=sys.stderr)
+        return EXIT_INTERRUPTED
     except OSError as exc:  # cannot write an output file, or the report bundle is missing
         print(f"{parser.prog}: error: {exc}", file=sys.stderr)
         return EXIT_USAGE

@@ -268,6 +268,82 @@ def dot_of(graph: Any, view: dict[str, Any]) -> str:
     ).dot
 
 
+def _nest(levels: int) -> Any:
+    value: Any = 0
+    for _ in range(levels):
+        value = [value]
+    return value
+
+
+#: damaged runs that still match the run schema, but whose ids point nowhere: (name, fixture run, edits as
+#: [JSON pointer, new value], the place the check must name). Both sides must refuse each with the same words
+#: (core/validate.py, labextension/src/model/references.ts): references.cases.json holds the words Python gives.
+REFERENCE_CASES: list[tuple[str, str, list[list[Any]], str]] = [
+    ("a node input", "net", [["/graphs/forward/nodes/3/1/0", 999]], "/graphs/forward/nodes/3/1/0"),
+    ("a node output", "net", [["/graphs/forward/nodes/3/2", [5, -1]]], "/graphs/forward/nodes/3/2/1"),
+    ("a value's producer", "net", [["/graphs/forward/values/0/6", 4000]], "/graphs/forward/values/0/6"),
+    ("a producer that does not output its value", "net", [["/graphs/forward/values/0/6", 0]],
+     "/graphs/forward/values/0/6"),
+    ("a value read before it is made", "net", [["/graphs/forward/nodes/1/1", [5]]], "/graphs/forward/nodes/1/1/0"),
+    ("a node's kind string", "net", [["/graphs/forward/nodes/0/0", 100000]], "/graphs/forward/nodes/0/0"),
+    ("a value's dtype string", "net", [["/graphs/forward/values/2/3", 96]], "/graphs/forward/values/2/3"),
+    ("a node's stack", "net", [["/graphs/forward/nodes/1/4", 6]], "/graphs/forward/nodes/1/4"),
+    ("a frame of a stack", "net", [["/graphs/forward/stacks/0/2", 12]], "/graphs/forward/stacks/0/2"),
+    ("a stack's user frame", "net", [["/graphs/forward/stacks/0/0", 5]], "/graphs/forward/stacks/0/0"),
+    ("a frame's file string", "net", [["/graphs/forward/frames/0/0", -3]], "/graphs/forward/frames/0/0"),
+    ("a parent cycle", "net", [["/graphs/forward/nodes/2/7", 2]], "/graphs/forward/nodes/2/7"),
+    ("a parent out of range", "net", [["/graphs/forward/nodes/2/7", 35]], "/graphs/forward/nodes/2/7"),
+    ("a block holding a stranger", "net", [["/graphs/forward/nodes/0/6", [[[], [], [1]]]]],
+     "/graphs/forward/nodes/0/6/0/2/0"),
+    ("a block's input", "net", [["/graphs/forward/nodes/0/6", [[[999], [], []]]]], "/graphs/forward/nodes/0/6/0/0/0"),
+    ("a graph input", "net", [["/graphs/forward/inputs/0", 37]], "/graphs/forward/inputs/0"),
+    ("a graph output", "net", [["/graphs/forward/outputs/0", -1]], "/graphs/forward/outputs/0"),
+    ("a scope's type string", "net", [["/graphs/forward/scopes/0/1", 5000]], "/graphs/forward/scopes/0/1"),
+    ("a warning's node", "net", [["/warnings/1/node_ids", [3, 999]]], "/warnings/1/node_ids/1"),
+    ("a warning of a method with no graph", "net", [["/warnings/1/method", "backward"]], "/warnings/1/node_ids/0"),
+    ("a finding's node", "causes", [["/findings/0/node_ids/2", 14]], "/findings/0/node_ids/2"),
+    ("a divergence's check node", "loop", [["/check/cases/0/diff/divergences/0/1", 4000]],
+     "/check/cases/0/diff/divergences/0/1"),
+    ("a matched run past the end", "loop", [["/check/cases/0/diff/matched_runs", [[0, 0, 1000000]]]],
+     "/check/cases/0/diff/matched_runs/0"),
+    ("a constant diff's check node", "loop",
+     [["/check/cases/0/diff/constant_diffs", [{"trace_node": 0, "check_node": 999, "message": "", "max_abs": None}]]],
+     "/check/cases/0/diff/constant_diffs/0/check_node"),
+    ("a check graph's node input", "causes", [["/check/cases/0/graph/nodes/2/1/0", 500]],
+     "/check/cases/0/graph/nodes/2/1/0"),
+    ("attributes nested too deeply", "net", [["/graphs/forward/nodes/0/5", {"value": _nest(70)}]],
+     "/graphs/forward/nodes/0/5"),
+    ("a tensor constant of another form", "causes", [["/graphs/forward/nodes/0/5/value/tensor/shape", 3]],
+     "/graphs/forward/nodes/0/5"),
+]  # fmt: skip
+
+
+def apply_edits(data: Any, edits: list[list[Any]]) -> Any:
+    """``data`` with each ``[JSON pointer, value]`` set (``labextension/test/references.test.ts`` does the same)."""
+    for path, value in edits:
+        keys = [k.replace("~1", "/").replace("~0", "~") for k in path.split("/")[1:]]
+        parent = data
+        for key in keys[:-1]:
+            parent = parent[int(key) if isinstance(parent, list) else key]
+        last = keys[-1]
+        parent[int(last) if isinstance(parent, list) else last] = value
+    return data
+
+
+def reference_cases(runs: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    """The cases of :data:`REFERENCE_CASES` with the place and words the Python check gives for each."""
+    from jupyter_tracejit.core.validate import reference_problem, schema_problem
+
+    cases = []
+    for name, run, edits, at in REFERENCE_CASES:
+        damaged = apply_edits(json.loads(json.dumps(runs[run])), edits)
+        assert schema_problem(damaged) is None, (name, schema_problem(damaged))
+        problem = reference_problem(damaged)
+        assert problem is not None and problem[0] == at, (name, problem)
+        cases.append({"name": name, "run": run, "edits": edits, "at": at, "detail": problem[1]})
+    return cases
+
+
 def fixture_files() -> dict[str, str]:
     """File name -> text of every fixture."""
     files: dict[str, str] = {}
@@ -281,6 +357,9 @@ def fixture_files() -> dict[str, str]:
         )
     cases = [{**view, "dot": dot_of(runs[view["run"]].graph, view)} for view in dot_views(runs)]
     files["dot.cases.json"] = json.dumps(cases, indent=1, ensure_ascii=False) + "\n"
+    saved = {name: json.loads(text) for name, text in files.items() if name.endswith(".run.json")}
+    references = reference_cases({name.removesuffix(".run.json"): data for name, data in saved.items()})
+    files["references.cases.json"] = json.dumps(references, indent=1, ensure_ascii=False) + "\n"
     return files
 
 

@@ -7,9 +7,11 @@ checks its own; the exit status is the contract: 0 ok, 1 problems, 2 usage error
 from __future__ import annotations
 
 import contextlib
+import errno
 import io
 import json
 import os
+import signal
 import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
@@ -83,6 +85,32 @@ x = 1
 y = x / 0
 """
 
+HELPER = """\
+def double(x):
+    return x * 2
+"""
+
+USES_HELPER = """\
+from helper import double
+"""
+
+NOT_PYTHON = """\
+import torch
+
+def f(x):
+    return x +* 2
+"""
+
+SLOW = """\
+import time
+
+
+def slow(x):
+    print("tracing", flush=True)
+    time.sleep(60)
+    return x * 2
+"""
+
 
 @dataclass
 class Result:
@@ -117,6 +145,19 @@ def _cases(d: Path) -> dict[str, list[str]]:
         "syntax": ["trace", f"{m}:loop", "--inputs", "torch.rand(3,"],
         "no_inputs": ["trace", f"{m}:loop"],
         "demo": ["demo", "--no-probe", *demo_html, "--json", str(d / "demo.json")],
+        "syntax_error_in_file": ["trace", str(d / "not_python.py") + ":f", "--inputs", "torch.ones(1)"],
+        "two_inputs": ["trace", f"{m}:scaled", "--inputs", "torch.ones(2)", "torch.tensor(3.0)"],
+        "two_check_inputs": [
+            "trace", f"{m}:loop", "--inputs", "torch.ones(2)", "--check-inputs", "(torch.ones(3),)", "(torch.ones(4),)",
+        ],
+        # outputs over files the run read: the traced file (given another way), a module its stacks point into
+        "json_over_target": [
+            "trace", str(d / "target.py") + ":loop", "--inputs", "torch.ones(2)", "--json", "target.py",
+        ],
+        "dot_over_source": ["trace", str(d / "uses_helper.py") + ":double", "--inputs", "torch.ones(2)", "--dot",
+                            str(d / "helper.py")],
+        "json_and_dot_alike": ["trace", f"{m}:loop", "--inputs", "torch.ones(2)", "--json", "same.out", "--dot",
+                               "./same.out"],
     }  # fmt: skip
 
 
@@ -152,6 +193,10 @@ def _files(d: Path) -> None:
     (d / "model.py").write_text(MODEL)
     (d / "model.txt").write_text(MODEL)
     (d / "broken.py").write_text(BROKEN)
+    (d / "target.py").write_text(MODEL)
+    (d / "helper.py").write_text(HELPER)
+    (d / "uses_helper.py").write_text(USES_HELPER)
+    (d / "not_python.py").write_text(NOT_PYTHON)
 
 
 @pytest.fixture(scope="module")
@@ -276,18 +321,123 @@ def test_options_reach_the_trace(results):
         ("inf_tol", "got 'inf'"),
         ("eval_and_train", "--eval and --train contradict each other"),
         ("bad_target_device", "--target-device needs a device name such as 'cuda', 'cuda:0' or 'cpu', got 'gpu'"),
+        ("syntax_error_in_file", "importing "),
+        (
+            "two_inputs",
+            "--inputs takes one Python expression, but it was followed by 1 more (torch.tensor(3.0)); pass several "
+            "as one expression, a tuple of the inputs: --inputs '(torch.ones(2), torch.tensor(3.0))'",
+        ),
+        ("two_check_inputs", "--check-inputs '[(torch.ones(3),), (torch.ones(4),)]'"),
+        ("json_over_target", "--json target.py would overwrite "),
+        ("dot_over_source", "helper.py, a source file of this run: write the output to another file, e.g. --dot "),
+        ("json_and_dot_alike", "--json and --dot both name same.out: give each output its own file"),
     ],
 )
 def test_usage_errors_exit_2_with_one_clear_line(results, case, message):
     r = results[case]
     assert r.returncode == 2, ok(r)
-    assert r.stdout == "", r.stdout
+    # a source file is known once the trace ran: its report is printed (nothing computed is lost), no file written
+    assert r.stdout == "" or case == "dot_over_source", r.stdout
     # argparse prints its usage first and names the subcommand
-    first = r.stderr.strip().splitlines()[-1] if case == "no_inputs" else r.stderr.splitlines()[0]
+    argparse_usage = case in ("no_inputs", "two_inputs", "two_check_inputs")
+    first = r.stderr.strip().splitlines()[-1] if argparse_usage else r.stderr.splitlines()[0]
     assert first.startswith("tracejit trace: error: " if case == "no_inputs" else "tracejit: error: "), r.stderr
     assert message in first, r.stderr
-    if case != "broken_file":  # an import failure also prints the file's traceback after the line
-        assert len(r.stderr.strip().splitlines()) == 1 or case == "no_inputs", r.stderr
+    if case not in ("broken_file", "syntax_error_in_file"):  # an import failure also prints the file's traceback
+        assert len(r.stderr.strip().splitlines()) == 1 or argparse_usage, r.stderr
+
+
+def test_an_output_never_overwrites_a_file_the_run_read(results):
+    assert (results["json_over_target"].files / "target.py").read_text() == MODEL
+    assert (results["dot_over_source"].files / "helper.py").read_text() == HELPER
+    assert not (results["json_and_dot_alike"].files / "same.out").exists()
+
+
+def test_a_syntax_error_in_the_file_shows_the_users_line_not_our_frames(results):
+    r = results["syntax_error_in_file"]
+    assert r.returncode == 2, ok(r)
+    first, *rest = r.stderr.splitlines()
+    assert "not_python.py failed (line 4): SyntaxError: invalid syntax" in first
+    shown = "\n".join(rest)
+    assert "jupyter_tracejit" not in shown and "importlib" not in shown, shown
+    assert "Traceback" not in shown, shown  # no frame of the user's runs: a syntax error is its place alone
+    assert 'not_python.py", line 4' in shown and "return x +* 2" in shown and "^" in shown
+
+
+def _popen(args: list[str], cwd: Path) -> subprocess.Popen[str]:
+    exe = BIN / "tracejit"
+    if not exe.exists():
+        pytest.skip(f"{exe} is missing: reinstall the package (pip install -e .) to get the console script")
+    env = dict(os.environ, OMP_NUM_THREADS="1", PYTHONWARNINGS="ignore")
+    return subprocess.Popen(
+        [str(exe), *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=cwd, env=env
+    )
+
+
+def test_a_closed_pipe_is_quiet_and_the_outputs_are_still_written(tmp_path):
+    """``tracejit ... | head -1``: the reader goes away; no "Broken pipe" error, and nothing computed is lost."""
+    _files(tmp_path)
+    proc = _popen(["trace", f"{tmp_path / 'model.py'}:branchy", "--inputs", "torch.ones(3)", "--json", "run.json"],
+                  tmp_path)  # fmt: skip
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.close()  # before anything is printed: every print meets a closed pipe
+    stderr = proc.stderr.read()
+    assert proc.wait(timeout=300) == 0, stderr  # the run's own status (warnings alone: 0)
+    assert stderr == ""
+    assert tj.TraceRun.load(tmp_path / "run.json").target.name == "branchy"
+
+
+def test_ctrl_c_prints_one_line_exits_130_and_touches_no_file(tmp_path):
+    _files(tmp_path)
+    (tmp_path / "slow.py").write_text(SLOW)
+    (tmp_path / "run.json").write_text("previous")
+    proc = _popen(["trace", f"{tmp_path / 'slow.py'}:slow", "--inputs", "torch.ones(2)", "--json", "run.json"],
+                  tmp_path)  # fmt: skip
+    assert proc.stdout is not None and proc.stderr is not None
+    assert proc.stdout.readline() == "tracing\n"  # inside the traced function
+    proc.send_signal(signal.SIGINT)
+    assert proc.wait(timeout=60) == 130
+    assert proc.stderr.read() == "tracejit: interrupted; no file was written\n"
+    assert (tmp_path / "run.json").read_text() == "previous"
+
+
+@pytest.mark.parametrize("failing", [1, 2], ids=["the first output", "the second output"])
+def test_a_full_disk_leaves_the_previous_outputs_whole(tmp_path, monkeypatch, failing):
+    """The JSON is written first, then the page: the disk fills up in one of them; neither old file is replaced
+    (before: a 64 KiB cut-off page and 45 KB of invalid JSON), and no temporary file is left."""
+    _files(tmp_path)
+    old = {"run.json": '{"previous": "run"}', "report.html": "<html>previous</html>", "graph.dot": "digraph {}"}
+    for name, text in old.items():
+        (tmp_path / name).write_text(text)
+    real_write, real_fsync, synced = os.write, os.fsync, [0]
+
+    def full_disk(fd: int, data: bytes) -> int:
+        if synced[0] == failing - 1:  # files before it were written whole (and synced)
+            real_write(fd, bytes(data[: len(data) // 2]))
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        return real_write(fd, data)
+
+    def fsync(fd: int) -> None:
+        synced[0] += 1
+        real_fsync(fd)
+
+    monkeypatch.setattr(os, "write", full_disk)
+    monkeypatch.setattr(os, "fsync", fsync)
+    args = ["trace", f"{tmp_path / 'model.py'}:loop", "--inputs", "torch.ones(2)"]
+    args += ["--json", str(tmp_path / "run.json"), "--dot", str(tmp_path / "graph.dot")]
+    args += ["-o", str(tmp_path / "report.html")] if STATIC_JS.exists() else []
+    stdout, stderr = io.StringIO(), io.StringIO()
+    saved_path = list(sys.path)
+    try:
+        with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
+            code = cli.main(args)
+    finally:
+        sys.path[:] = saved_path
+        monkeypatch.undo()
+    assert code == 2, stderr.getvalue()
+    assert stderr.getvalue().splitlines() == ["tracejit: error: [Errno 28] No space left on device"]
+    assert {name: (tmp_path / name).read_text() for name in old} == old
+    assert not [p.name for p in tmp_path.iterdir() if p.name.startswith(".")]
 
 
 # -- demo ----------------------------------------------------------------------------------------------------

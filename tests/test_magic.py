@@ -714,6 +714,27 @@ def test_beyond_the_bound_the_oldest_explorer_is_closed(ip: InteractiveShell, mo
     assert shown[0].run is not None  # a closed explorer's run stays readable
 
 
+def test_fifty_runs_of_a_cell_leave_one_explorer_registered(
+    ip: InteractiveShell, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Re-running a cell closes its previous explorer, and with it the Layout widget every DOMWidget makes: before,
+    that one stayed registered (comm open) per run, 51 widgets after 50 runs."""
+    monkeypatch.setattr(magic, "_cell_id", lambda shell: "the-same-cell")
+    before = set(ipywidgets.Widget.widgets)
+    for _ in range(50):
+        run_magic(ip, monkeypatch, "--no-check relu_fn(x)")
+    explorer = ip.user_ns["_trace_explorer"]
+    left = {ipywidgets.Widget.widgets[k] for k in set(ipywidgets.Widget.widgets) - before}
+    assert left == {explorer, explorer.layout}, sorted(type(w).__name__ for w in left)
+
+
+def test_a_closed_explorer_closes_its_layout(ip: InteractiveShell) -> None:
+    explorer = tj.explore(tj.trace(relu_fn, (torch.ones(2),), check_trace=False))
+    layout = explorer.layout
+    explorer.close()
+    assert layout.comm is None and layout not in ipywidgets.Widget.widgets.values()
+
+
 # -- a real kernel -------------------------------------------------------------------------------------
 
 

@@ -3,8 +3,10 @@ self-contained offline file with the read-only explorer). The browser side is in
 
 from __future__ import annotations
 
+import errno
 import html
 import json
+import os
 import re
 import shutil
 from html.parser import HTMLParser
@@ -284,3 +286,53 @@ def test_missing_bundle_names_the_fix(loop_run, tmp_path, monkeypatch):
         loop_run.save_html(tmp_path / "r.html")
     assert not (tmp_path / "r.html").exists()
     assert issubclass(report.ReportBundleMissing, FileNotFoundError)
+
+
+def test_save_html_failing_midway_leaves_the_previous_report(loop_run, tmp_path, monkeypatch, bundle_built):
+    """A full disk while the page is written (before: a previous good report became a 64 KiB cut-off page)."""
+    path = tmp_path / "report.html"
+    path.write_text("<html>the previous good report</html>")
+    real_write = os.write
+
+    def full_disk(fd: int, data: bytes) -> int:
+        real_write(fd, bytes(data[: len(data) // 2]))
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(os, "write", full_disk)
+    with pytest.raises(OSError, match="No space left on device"):
+        loop_run.save_html(path)
+    monkeypatch.undo()
+    assert path.read_text() == "<html>the previous good report</html>"
+    assert list(tmp_path.iterdir()) == [path]  # no temporary file left
+
+
+def test_to_dot_of_a_failed_trace_says_why_there_is_no_graph():
+    """``TraceRun`` promises nothing on it raises: a failed trace's DOT is a graph of one note (as to_html says)."""
+    run = tj.trace(lambda x: {"y": x}, (torch.ones(2),))
+    assert run.error is not None and run.graph is None
+    dot = run.to_dot()
+    assert dot.startswith("digraph {") and "no graph: tracing failed (trace)" in dot
+    assert f"{run.error.type}: " in dot
+    assert "no graph: tracing failed" in run.to_dot("forward")
+    if shutil.which("dot"):  # Graphviz reads it
+        import subprocess
+
+        done = subprocess.run(["dot", "-Tsvg"], input=dot, capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0 and "<svg" in done.stdout, done.stderr
+
+
+def test_save_html_never_overwrites_a_source_file_of_the_run(tmp_path, monkeypatch):
+    import importlib.util
+
+    source = tmp_path / "user_model.py"
+    source.write_text("def double(x):\n    return x * 2\n")
+    spec = importlib.util.spec_from_file_location("user_model_for_save_html", source)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    run = tj.trace(module.double, (torch.ones(2),), check_trace=False)
+    assert str(source) in set(run.files())
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ValueError, match=r"would overwrite .*user_model\.py, a source file of this run: save the"):
+        run.save_html("user_model.py")  # the same file by a relative name
+    assert source.read_text() == "def double(x):\n    return x * 2\n"

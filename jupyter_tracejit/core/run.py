@@ -17,6 +17,7 @@ from .hazards import Finding
 from .jsonio import NOT_IN_JSON, Decoders, JsonRecord, list_of
 from .probe import ProbeReport
 from .tracer_warnings import TraceWarning
+from .validate import check_run
 
 #: bump when the JSON layout changes; ``from_json`` refuses other versions with a clear message
 SCHEMA_VERSION = 1
@@ -126,6 +127,11 @@ class Verdict(JsonRecord):
 NOT_ABOUT_THE_TRACE = frozenset(c.name for c in WARNING_CATEGORIES if c.counted and not c.about_the_trace)
 
 
+def first_line(text: str) -> str:
+    """The first line of a message (``""`` for an empty one: a saved run may hold one)."""
+    return (text.splitlines() or [""])[0]
+
+
 def _plural(n: int, word: str) -> str:
     return f"{n} {word}" if n == 1 else f"{n} {word}{'es' if word.endswith(('ch', 'sh', 's', 'x')) else 's'}"
 
@@ -211,7 +217,7 @@ class TraceRun(JsonRecord):
         check_raised = self.error is not None and self.error.phase == "check"
         if self.error is not None:
             failed = "torch's check raised" if check_raised else "tracing failed"
-            reasons.append(f"{failed}: {self.error.type}: {self.error.message.splitlines()[0]}")
+            reasons.append(f"{failed}: {self.error.type}: {first_line(self.error.message)}")
         elif not self.graphs:
             reasons.append("tracing recorded no graph")
         if self.check is not None and not self.check.ok and not check_raised:
@@ -272,7 +278,7 @@ class TraceRun(JsonRecord):
     def summary(self) -> str:
         """One line: verdict, node count, warnings, divergences."""
         if self.error is not None:
-            return f"{self.target.name}: FAILED ({self.error.type}: {self.error.message.splitlines()[0]})"
+            return f"{self.target.name}: FAILED ({self.error.type}: {first_line(self.error.message)})"
         g = self.graph
         parts = [f"{len(g)} nodes" if g is not None else "no graph"]
         # named as the explorer's header names them: distinct warnings, findings, probe disagreements
@@ -327,12 +333,30 @@ class TraceRun(JsonRecord):
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> TraceRun:
         """Read a run saved as JSON: ``json.dump(run.to_json(), f)``, ``tracejit --json``, or the explorer's JSON
-        download."""
-        with open(path, encoding="utf-8") as f:
-            return cls.from_json(json.load(f))
+        download. A file that is not such a run (not JSON, cut short, edited so that it no longer matches the run
+        schema or its ids point nowhere) raises one ``ValueError`` naming the file and where it is wrong."""
+        try:
+            with open(path, encoding="utf-8") as f:
+                data = json.load(f)
+        except UnicodeDecodeError as exc:
+            raise ValueError(f"{os.fspath(path)}: not a jupyter-tracejit run: not UTF-8 text ({exc.reason})") from None
+        except json.JSONDecodeError as exc:
+            raise ValueError(
+                f"{os.fspath(path)}: not valid JSON ({exc}); "
+                "the file was probably cut short or edited: save the run again"
+            ) from None
+        except RecursionError:
+            raise ValueError(f"{os.fspath(path)}: not a jupyter-tracejit run: its JSON nests too deeply") from None
+        try:
+            return cls.from_json(data)
+        except ValueError as exc:
+            raise ValueError(f"{os.fspath(path)}: {exc}") from None
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> TraceRun:
+        """Read back :meth:`to_json`. Data that is not such a run raises one ``ValueError`` saying where it is
+        wrong (a JSON pointer): it is checked against the run schema and its ids first (:mod:`.validate`), so what
+        loads can be summarized, rendered and explored."""
         if not isinstance(data, Mapping) or data.get("kind") != JSON_KIND:
             raise ValueError(
                 "not a jupyter-tracejit run: expected a dict with kind "
@@ -340,8 +364,13 @@ class TraceRun(JsonRecord):
             )
         version = data.get("schema_version")
         if version != SCHEMA_VERSION:
+            # a repr only of a plain value: another may be huge, or nested too deeply to write
+            shown = (
+                repr(version) if isinstance(version, (int, str, type(None))) else f"of type {type(version).__name__}"
+            )
             raise ValueError(
-                f"this run was saved with schema_version {version!r}, but this jupyter-tracejit reads "
+                f"this run was saved with schema_version {shown}, but this jupyter-tracejit reads "
                 f"version {SCHEMA_VERSION}; re-run the trace, or install the version that wrote it"
             )
+        check_run(data)
         return super().from_json(data)

@@ -17,10 +17,25 @@ from ..core.run import TraceRun, register_presenter
 def _dot(run: TraceRun, method: str | None, **options: Any) -> str:
     from .dot import to_dot
 
-    graph = run.graphs[method] if method is not None else run.graph
+    if method is not None and method not in run.graphs and run.graphs:
+        raise ValueError(f"this run has no method {method!r}; it traced {', '.join(map(repr, run.graphs))}")
+    graph = run.graphs.get(method) if method is not None else run.graph
     if graph is None:
-        raise ValueError("this run has no graph (tracing failed); see run.error")
+        return _no_graph_dot(run)
     return to_dot(graph, **{"file_names": run.file_names, **options})
+
+
+def _no_graph_dot(run: TraceRun) -> str:
+    """A DOT graph of one note saying why there is no graph (a failed trace), as ``to_html()`` says it: a run
+    never raises for what its trace did."""
+    from .dot import label_lines
+
+    if run.error is not None:
+        first = (run.error.message.splitlines() or [""])[0]
+        why = [f"no graph: tracing failed ({run.error.phase})", f"{run.error.type}: {first}"]
+    else:
+        why = ["no graph: tracing recorded none"]
+    return f"digraph {{\n  node [shape=note];\n  no_graph [label={label_lines([run.target.name, *why])}];\n}}\n"
 
 
 def _html(run: TraceRun, *, graph: bool = True) -> str:

@@ -27,6 +27,7 @@ from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..core.files import source_overwritten, write_file
 from .html import to_html
 
 if TYPE_CHECKING:
@@ -128,7 +129,12 @@ def render_html(run: TraceRun) -> str:
 
 
 def save_html(run: TraceRun, path: str | os.PathLike[str]) -> Path:
-    """Write :func:`render_html` of ``run`` to ``path`` (UTF-8); returns the path."""
-    out = Path(path)
-    out.write_text(render_html(run), encoding="utf-8")
-    return out
+    """Write :func:`render_html` of ``run`` to ``path`` (UTF-8, atomically: a failed write leaves the file that was
+    there intact); returns the path. A ``path`` that is a source file of the run raises ``ValueError``."""
+    source = source_overwritten(path, run.files())
+    if source is not None:
+        raise ValueError(
+            f"save_html({os.fspath(path)!r}) would overwrite {source}, a source file of this run: "
+            f"save the report to another file, e.g. {Path(path).with_suffix('.html').name!r}"
+        )
+    return write_file(path, render_html(run))

@@ -6,7 +6,7 @@ from collections.abc import Callable, Mapping
 
 from ..core.check import CheckCase
 from ..core.graph import Graph
-from ..core.run import TraceRun
+from ..core.run import TraceRun, first_line
 from .location import location_label
 
 
@@ -22,7 +22,7 @@ def _node(graph: Graph | None, node_id: int | None, file_names: Mapping[str, str
 def _case_lines(run: TraceRun, case: CheckCase, limit: int) -> list[str]:
     lines = [f"  {case.label} ({case.method}, {', '.join(case.inputs)}): {'ok' if case.ok else 'FAILED'}"]
     if case.exception is not None:
-        lines.append(f"    ! {case.exception.message.splitlines()[0]}")
+        lines.append(f"    ! {first_line(case.exception.message)}")
     for o in case.outputs:
         if not o.ok:
             err = "shapes differ" if o.max_abs is None else f"max abs error {o.max_abs:.3g} (rtol {o.rtol:g})"
@@ -60,7 +60,7 @@ def format_run(run: TraceRun, *, limit: int = 5, spelling: Callable[[str], str] 
         for w in run.user_warnings:
             times = f" (x{w.count})" if w.count > 1 else ""
             where = location_label(w.file, w.line, run.file_names)
-            lines.append(f"  [{w.category}]{times} {where}: {w.code or w.message.splitlines()[0]}")
+            lines.append(f"  [{w.category}]{times} {where}: {w.code or first_line(w.message)}")
             if w.advice:
                 lines.append(f"    {spelling(w.advice)}")
     if run.check is not None:

@@ -357,7 +357,12 @@ class TraceExplorer(ipywidgets.DOMWidget):
             if current is not None:
                 self._history[current.run_id] = current
             self._request = None
+        # every DOMWidget makes its own Layout widget, which ipywidgets' close() leaves registered (and its comm
+        # open): one widget left behind per %trace run. Ours is never shared, so it goes with the explorer.
+        layout = self.layout if "layout" in self._trait_values else None
         super().close()
+        if layout is not None:
+            layout.close()
 
     # -- validation at the boundary -----------------------------------------------------------------
     @validate("options")

@@ -199,3 +199,45 @@ def test_mime_renderer_says_once_what_is_wrong_with_a_malformed_saved_run(lab):
     assert "Javascript Error" not in nb.inner_text()
     lab.screenshot("malformed-saved-runs", nb)
     assert lab.extension_errors() == []
+
+
+def test_mime_renderer_refuses_a_saved_run_whose_ids_point_nowhere(lab):
+    """Saved runs that match the schema but whose ids point nowhere (the shared cases of references.cases.json):
+    before, an empty graph and "Cannot read properties of undefined (reading 'source')"; now the one message a
+    schema error gets, naming the place, and the valid run beside them still shows its graph."""
+    from tests.frontend_fixtures import FIXTURES, apply_edits
+
+    shared = json.loads((FIXTURES / "references.cases.json").read_text(encoding="utf-8"))
+    names = ("a node input", "a parent cycle", "a warning's node", "a divergence's check node", "a block's input")
+    picked = [c for c in shared if c["name"] in names]
+    runs = {c["run"]: json.loads((FIXTURES / f"{c['run']}.run.json").read_text(encoding="utf-8")) for c in picked}
+    cases = [apply_edits(json.loads(json.dumps(runs[c["run"]])), c["edits"]) for c in picked]
+    cases.append(runs["net"])  # untouched: shown as before
+    outputs = {
+        i: [{"output_type": "display_data", "metadata": {}, "data": {MIME: run_mime_payload(data), "text/plain": "t"}}]
+        for i, data in enumerate(cases)
+    }
+    lab.write_notebook("dangling.ipynb", [f"# output {i}" for i in range(len(cases))], outputs=outputs)
+
+    nb = lab.open_notebook("dangling.ipynb", wait_for_kernel=False)
+    explorers = nb.locator(f".jp-OutputArea-output{EXPLORER}")
+    explorers.nth(len(cases) - 1).wait_for()
+    assert explorers.count() == len(cases)
+
+    def said(i: int) -> str:
+        explorers.nth(i).scroll_into_view_if_needed()
+        return explorers.nth(i).inner_text().strip()
+
+    for i, case in enumerate(picked):
+        place = " › ".join(case["at"].split("/")[1:])
+        assert said(i) == (
+            f"jupyter-tracejit cannot show this saved trace: not a valid jupyter-tracejit run (at {place}: "
+            f"{case['detail']}). The output was probably edited or cut short: re-run the cell to trace again."
+        )
+        assert explorers.nth(i).locator("svg, button, [role=tab]").count() == 0
+    explorers.nth(len(cases) - 1).scroll_into_view_if_needed()
+    explorers.nth(len(cases) - 1).locator(".jp-TraceExplorer-graph svg").wait_for()
+    explorers.nth(0).scroll_into_view_if_needed()
+    lab.screenshot("dangling-ids-in-saved-runs", nb)
+    assert "Javascript Error" not in nb.inner_text()
+    assert lab.extension_errors() == []

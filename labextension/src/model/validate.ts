@@ -3,20 +3,27 @@
  * truncated or written by another version; checked against the run's JSON Schema (the same file the Python tests
  * validate real runs against), a malformed one gets one clear message instead of a renderer that throws later,
  * on a click. Live runs come from our own kernel and are not checked (a 70k-node run would cost a frame).
- * The validator is Ajv's, compiled from the schema at build time (run.validate.generated.js).
+ * The validator is Ajv's, compiled from the schema at build time (run.validate.generated.js); a run that matches
+ * the schema is then checked for ids that point nowhere (references.ts), and gets the same one message.
  */
 import type { ErrorObject } from 'ajv';
 
-import { runProblem } from './protocol';
+import { runProblem, TraceRunJSON } from './protocol';
+import { referenceProblem } from './references';
 import validate from './run.validate.generated';
 
-/** Where in the run and what is wrong, in words ("at graphs › forward › nodes › 3: must be array"). */
-function describe(error: ErrorObject): string {
-  const path = error.instancePath
+/** A JSON pointer in words: "/graphs/forward/nodes/3" -> "graphs › forward › nodes › 3". */
+function placeOf(pointer: string): string {
+  return pointer
     .split('/')
     .slice(1)
     .map(part => part.replace(/~1/g, '/').replace(/~0/g, '~'))
     .join(' › ');
+}
+
+/** Where in the run and what is wrong, in words ("at graphs › forward › nodes › 3: must be array"). */
+function describe(error: ErrorObject): string {
+  const path = placeOf(error.instancePath);
   const detail =
     error.keyword === 'additionalProperties'
       ? `unexpected field ${JSON.stringify((error.params as { additionalProperty: string }).additionalProperty)}`
@@ -39,12 +46,20 @@ export function savedRunProblem(data: unknown): string | null {
   if (basic) {
     return basic;
   }
+  let why: string;
   if (validate(data)) {
-    return null;
+    // the schema holds; do its ids point at something? (a node's input 999 drew an empty graph, then threw)
+    const dangling = referenceProblem(data as TraceRunJSON);
+    if (!dangling) {
+      return null;
+    }
+    why = `at ${placeOf(dangling.at)}: ${dangling.detail}`;
+  } else {
+    const first = validate.errors?.[0];
+    why = first ? describe(first) : 'it does not match the run schema';
   }
-  const first = validate.errors?.[0];
   return (
-    `not a valid jupyter-tracejit run (${first ? describe(first) : 'it does not match the run schema'}). ` +
+    `not a valid jupyter-tracejit run (${why}). ` +
     'The output was probably edited or cut short: re-run the cell to trace again.'
   );
 }

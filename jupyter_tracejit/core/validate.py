@@ -1,0 +1,474 @@
+"""Is this saved run something we can read? (``TraceRun.from_json`` / ``TraceRun.load`` ask before decoding.)
+
+A run read from a file may have been edited, cut short or written by another version. Two checks, each the one
+definition on this side (``labextension/src/model/validate.ts`` and ``references.ts`` are the front end's):
+
+- the run's JSON Schema (``run.schema.json``), with a small validator compiled here from the keywords that schema
+  uses (``tests/core/test_validate.py`` checks it agrees with ``jsonschema`` on damaged runs, and compiling refuses a
+  keyword it does not know, so a schema change cannot be skipped silently). Not ``jsonschema``: it would be a
+  dependency of the core for one file, and is ~50x slower on a large run. One deviation, on purpose: an
+  ``integer`` is a JSON integer (``1``, not ``1.0``), as the ids it holds index lists;
+- the references inside it (:func:`reference_problem`): every id points at something that exists (strings, frames,
+  stacks, values, nodes, blocks, divergence endpoints, warnings' and findings' nodes), a block's nodes are its
+  node's children, and attribute values are not nested deeper than the renderers walk.
+
+Either gives one :class:`RunInvalid` (a ``ValueError``) naming where (a JSON pointer) and what is wrong.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from importlib import resources
+from typing import Any
+
+__all__ = ["MAX_ATTRIBUTE_DEPTH", "RunInvalid", "check_run", "reference_problem", "schema_problem"]
+
+#: attribute values (a node's constants) nested deeper than this are refused: the renderers walk them recursively
+MAX_ATTRIBUTE_DEPTH = 64
+
+
+class RunInvalid(ValueError):
+    """A saved run that does not match the run schema or whose ids point nowhere."""
+
+    def __init__(self, location: str, detail: str) -> None:
+        self.location = location
+        self.detail = detail
+        super().__init__(f"not a valid jupyter-tracejit run: at {location or '/'}: {detail}")
+
+
+# -- the schema --------------------------------------------------------------------------------------------------
+#: where (the keys from the problem up, innermost first: built only on failure) and what is wrong
+Problem = tuple[list[str], str]
+#: a compiled check: ``None`` when the instance matches, else the :data:`Problem`
+Check = Callable[[Any], "Problem | None"]
+
+#: keywords that only document
+_ANNOTATIONS = {"$schema", "$id", "title", "description", "default", "examples", "$comment"}
+_TYPES: dict[str, Callable[[Any], bool]] = {
+    "object": lambda x: isinstance(x, Mapping),
+    "array": lambda x: isinstance(x, (list, tuple)),
+    "string": lambda x: isinstance(x, str),
+    "integer": lambda x: isinstance(x, int) and not isinstance(x, bool),
+    "number": lambda x: isinstance(x, (int, float)) and not isinstance(x, bool),
+    "boolean": lambda x: isinstance(x, bool),
+    "null": lambda x: x is None,
+}
+
+
+def _pointer(path: str, key: object) -> str:
+    return f"{path}/{str(key).replace('~', '~0').replace('/', '~1')}"
+
+
+def _same(a: Any, b: Any) -> bool:
+    """JSON equality: ``1`` is not ``true``."""
+    return type(a) is type(b) and a == b if isinstance(a, bool) or isinstance(b, bool) else a == b
+
+
+def _ok(x: Any) -> Problem | None:
+    return None
+
+
+class _Compiler:
+    def __init__(self, root: Mapping[str, Any]) -> None:
+        self.root = root
+        self.refs: dict[str, Check] = {}
+
+    def ref(self, ref: str) -> Check:
+        if not ref.startswith("#/"):
+            raise NotImplementedError(f"run schema: only local $ref is supported, not {ref!r}")
+        if ref not in self.refs:
+            late: list[Check] = []
+            self.refs[ref] = lambda x: late[0](x)  # while compiling it: a definition may refer to itself
+            target: Any = self.root
+            for part in ref[2:].split("/"):
+                target = target[part]
+            late.append(self.compile(target))
+            self.refs[ref] = late[0]
+        return self.refs[ref]
+
+    def compile(self, schema: Any) -> Check:
+        if schema is True or schema == {}:
+            return _ok
+        if schema is False:
+            return lambda x: ([], "no value is allowed here")
+        # "x-" keys are the schema's own tables (x-categories), annotations that validate nothing
+        unknown = {k for k in schema if not k.startswith("x-")} - _ANNOTATIONS - {
+            "$ref", "type", "enum", "const", "required", "properties", "additionalProperties", "items",
+            "additionalItems", "minItems", "minimum", "oneOf", "definitions",
+        }  # fmt: skip
+        if unknown:
+            raise NotImplementedError(f"run schema: keyword(s) {sorted(unknown)} are not supported by core/validate.py")
+        checks: list[Check] = []
+        if "$ref" in schema:
+            checks.append(self.ref(schema["$ref"]))
+        if "type" in schema:
+            checks.append(self._type(schema["type"]))
+        if "const" in schema:
+            const = schema["const"]
+            checks.append(lambda x: None if _same(x, const) else ([], f"must be {json.dumps(const)}"))
+        if "enum" in schema:
+            options = list(schema["enum"])
+            spelled = ", ".join(json.dumps(o) for o in options)
+            checks.append(lambda x: None if any(_same(x, o) for o in options) else ([], f"must be one of {spelled}"))
+        if "minimum" in schema:
+            low = schema["minimum"]
+            checks.append(lambda x: ([], f"must be >= {low}") if _TYPES["number"](x) and x < low else None)
+        if "required" in schema or "properties" in schema or "additionalProperties" in schema:
+            checks.append(self._object(schema))
+        if "items" in schema or "minItems" in schema:
+            checks.append(self._array(schema))
+        if "oneOf" in schema:
+            checks.append(self._one_of(schema["oneOf"]))
+        if len(checks) == 1:
+            return checks[0]
+
+        def check_all(x: Any) -> Problem | None:
+            for c in checks:
+                problem = c(x)
+                if problem is not None:
+                    return problem
+            return None
+
+        return check_all
+
+    @staticmethod
+    def _type(spec: str | list[str]) -> Check:
+        names = [spec] if isinstance(spec, str) else list(spec)
+        accepted = _kinds(names)
+        want = " or ".join(names)
+
+        def check_type(x: Any) -> Problem | None:
+            return None if _kind(x) in accepted else ([], f"must be {want}, not {_kind(x)}")
+
+        return check_type
+
+    def _object(self, schema: Mapping[str, Any]) -> Check:
+        required = list(schema.get("required", ()))
+        properties = {k: self.compile(v) for k, v in schema.get("properties", {}).items()}
+        extra = schema.get("additionalProperties", True)
+        others: Check | None = None if extra is False else self.compile(extra)
+
+        def check_object(x: Any) -> Problem | None:
+            if not isinstance(x, Mapping):
+                return None
+            for key in required:
+                if key not in x:
+                    return [], f'missing field "{key}"'
+            for key, value in x.items():
+                check = properties.get(key, others)
+                if check is None:
+                    return [], f"unexpected field {json.dumps(key)}"
+                problem = check(value)
+                if problem is not None:
+                    problem[0].append(str(key))
+                    return problem
+            return None
+
+        return check_object
+
+    def _array(self, schema: Mapping[str, Any]) -> Check:
+        items = schema.get("items", True)
+        positional = [self.compile(s) for s in items] if isinstance(items, list) else None
+        each = None if positional is not None else self.compile(items)
+        more = schema.get("additionalItems", True)
+        more_check = None if more is False else self.compile(more)
+        least = schema.get("minItems", 0)
+
+        def check_array(x: Any) -> Problem | None:
+            if not isinstance(x, (list, tuple)):
+                return None
+            if len(x) < least:
+                return [], f"must have at least {least} items, not {len(x)}"
+            if positional is not None:
+                if more_check is None and len(x) > len(positional):
+                    return [], f"must have at most {len(positional)} items, not {len(x)}"
+                for i, value in enumerate(x):
+                    check = positional[i] if i < len(positional) else more_check
+                    problem = check(value) if check is not None else None
+                    if problem is not None:
+                        problem[0].append(str(i))
+                        return problem
+                return None
+            if each is _ok:
+                return None
+            assert each is not None
+            for i, value in enumerate(x):
+                problem = each(value)
+                if problem is not None:
+                    problem[0].append(str(i))
+                    return problem
+            return None
+
+        return check_array
+
+    def _one_of(self, alternatives: Sequence[Any]) -> Check:
+        checks = [(self._accepts(s), self.compile(s)) for s in alternatives]
+
+        def check_one_of(x: Any) -> Problem | None:
+            kind = _kind(x)
+            # the alternatives this kind of value can match (every oneOf of the run schema tells them apart by it)
+            candidates = [check for kinds, check in checks if kinds is None or kind in kinds]
+            if len(candidates) == 1:
+                return candidates[0](x)
+            if not candidates:
+                allowed = sorted({k for kinds, _ in checks for k in kinds or ()})
+                return [], f"must be {' or '.join(allowed)}, not {kind}"
+            problems = [check(x) for check in candidates]
+            matched = problems.count(None)
+            if matched == 1:
+                return None
+            if matched > 1:
+                return [], "matches more than one of its allowed forms"
+            # the alternative that got furthest says the most ("at /check/cases/0: missing field ...")
+            return max((p for p in problems if p is not None), key=lambda p: len(p[0]))
+
+        return check_one_of
+
+    def _accepts(self, schema: Any) -> frozenset[str] | None:
+        """The kinds of JSON value (:func:`_kind`) ``schema`` can match; ``None``: any."""
+        if not isinstance(schema, Mapping):
+            return None
+        if "$ref" in schema:
+            target: Any = self.root
+            for part in schema["$ref"][2:].split("/"):
+                target = target[part]
+            return self._accepts(target)
+        if "type" in schema:
+            return _kinds([schema["type"]] if isinstance(schema["type"], str) else schema["type"])
+        if "const" in schema:
+            return frozenset({_kind(schema["const"])})
+        if "enum" in schema:
+            return frozenset(_kind(v) for v in schema["enum"])
+        return None
+
+
+#: the JSON kind of a Python value as json.load makes it (a tuple reads as an array)
+_KIND_OF_TYPE: dict[type, str] = {
+    type(None): "null", bool: "boolean", int: "integer", float: "number", str: "string", list: "array",
+    tuple: "array", dict: "object",
+}  # fmt: skip
+
+
+def _kind(x: Any) -> str:
+    kind = _KIND_OF_TYPE.get(type(x))
+    return kind if kind is not None else _json_type(x)
+
+
+def _kinds(names: Sequence[str]) -> frozenset[str]:
+    """The :func:`_kind` values a ``type`` keyword takes (a number may be an integer)."""
+    return frozenset(names) | ({"integer"} if "number" in names else set())
+
+
+def _json_type(x: Any) -> str:
+    for name in ("null", "boolean", "integer", "number", "string", "array", "object"):
+        if _TYPES[name](x):
+            return name
+    return type(x).__name__
+
+
+@functools.cache
+def _run_check() -> Check:
+    schema = json.loads((resources.files(__package__) / "run.schema.json").read_text(encoding="utf-8"))
+    return _Compiler(schema).compile(schema)
+
+
+def schema_problem(data: Any) -> tuple[str, str] | None:
+    """``(JSON pointer, what is wrong)`` for the first place ``data`` does not match the run schema, or ``None``."""
+    problem = _run_check()(data)
+    if problem is None:
+        return None
+    parts, detail = problem
+    path = ""
+    for key in reversed(parts):
+        path = _pointer(path, key)
+    return path, detail
+
+
+# -- references --------------------------------------------------------------------------------------------------
+def _index(value: int, size: int, what: str, optional: bool = False) -> str | None:
+    """Why ``value`` is not an index of a table of ``size`` (``-1`` allowed when ``optional``), or ``None``."""
+    if (optional and value == -1) or 0 <= value < size:
+        return None
+    has = f"{size} {what}s, 0..{size - 1}" if size else f"no {what}s"
+    return f"{what} {value} points nowhere (the graph has {has}{', or -1 for none' if optional else ''})"
+
+
+def _attribute_problem(attributes: Any) -> str | None:
+    """Why a node's attribute values cannot be shown, or ``None``: nested deeper than the renderers walk
+    (iteratively here: the value may be deeper than the interpreter's recursion limit), or a tensor constant
+    (``{"tensor": {"dtype": ..., "shape": [...], "preview": [...]}}``) of another form than the one they read."""
+    stack: list[tuple[Any, int]] = [(attributes, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if not isinstance(item, (list, tuple, Mapping)):
+            continue
+        if depth >= MAX_ATTRIBUTE_DEPTH:
+            return f"attribute values nest deeper than {MAX_ATTRIBUTE_DEPTH} levels"
+        if isinstance(item, Mapping) and "tensor" in item:
+            tensor = item["tensor"]
+            if not isinstance(tensor, Mapping):
+                return "a tensor constant must be an object"
+            for key, kind in (("shape", "array"), ("preview", "array"), ("dtype", "string")):
+                if key in tensor and not _TYPES[kind](tensor[key]):
+                    return f"a tensor constant's {key} must be {kind}, not {_kind(tensor[key])}"
+        stack.extend((child, depth + 1) for child in (item.values() if isinstance(item, Mapping) else item))
+    return None
+
+
+def _graph_problems(graph: Mapping[str, Any], at: str) -> Iterator[tuple[str, str]]:
+    strings = len(graph["strings"])
+    frames, stacks = graph["frames"], graph["stacks"]
+    values, nodes = graph["values"], graph["nodes"]
+
+    def string(i: int, where: str) -> Iterator[tuple[str, str]]:
+        why = _index(i, strings, "string")
+        if why:
+            yield where, why
+
+    for i, (file, _line, func, code, _internal) in enumerate(frames):
+        for column in (0, 2, 3):
+            yield from string((file, _line, func, code)[column], f"{at}/frames/{i}/{column}")
+    for i, row in enumerate(stacks):
+        for j, frame in enumerate(row[1:], start=1):
+            why = _index(frame, len(frames), "frame")
+            if why:
+                yield f"{at}/stacks/{i}/{j}", why
+        if not 0 <= row[0] < len(row) - 1:
+            yield f"{at}/stacks/{i}/0", f"the user frame {row[0]} is not one of the stack's {len(row) - 1} frames"
+    for i, (name, typ, _shape, dtype, device, _grad, producer) in enumerate(values):
+        yield from string(name, f"{at}/values/{i}/0")
+        yield from string(typ, f"{at}/values/{i}/1")
+        for column, index in ((3, dtype), (4, device)):
+            if index != -1:
+                yield from string(index, f"{at}/values/{i}/{column}")
+        why = _index(producer, len(nodes), "node", optional=True)
+        if why:
+            yield f"{at}/values/{i}/6", why
+        elif producer != -1 and i not in nodes[producer][2]:
+            yield f"{at}/values/{i}/6", f"node {producer} is named as its producer but does not output value {i}"
+    block_owner: dict[int, int] = {}
+    for i, (kind, inputs, outputs, scope, stack, attributes, blocks, parent, _flags) in enumerate(nodes):
+        here = f"{at}/nodes/{i}"
+        yield from string(kind, f"{here}/0")
+        yield from string(scope, f"{here}/3")
+        for column, ids in ((1, inputs), (2, outputs)):
+            for j, v in enumerate(ids):
+                why = _index(v, len(values), "value")
+                if why:
+                    yield f"{here}/{column}/{j}", why
+                elif column == 1 and values[v][6] >= i:
+                    # graph order is data order: a value is read after the node that makes it (no cycles)
+                    yield f"{here}/1/{j}", f"value {v} is read by node {i} before node {values[v][6]} makes it"
+        why = _index(stack, len(stacks), "stack", optional=True)
+        if why:
+            yield f"{here}/4", why
+        why = _attribute_problem(attributes) if attributes else None
+        if why:
+            yield f"{here}/5", why
+        why = _index(parent, len(nodes), "node", optional=True)
+        if why:
+            yield f"{here}/7", why
+        for b, (b_inputs, b_outputs, b_nodes) in enumerate(blocks or []):
+            for column, ids, size, what in ((0, b_inputs, len(values), "value"), (1, b_outputs, len(values), "value")):
+                for j, v in enumerate(ids):
+                    why = _index(v, size, what)
+                    if why:
+                        yield f"{here}/6/{b}/{column}/{j}", why
+            for j, child in enumerate(b_nodes):
+                where = f"{here}/6/{b}/2/{j}"
+                why = _index(child, len(nodes), "node")
+                if why:
+                    yield where, why
+                elif child in block_owner:
+                    yield where, f"node {child} is already in a block of node {block_owner[child]}"
+                elif nodes[child][7] != i:
+                    yield where, f"node {child} is in a block of node {i} but its parent is {nodes[child][7]}"
+                else:
+                    block_owner[child] = i
+    # parents are in the table and match their blocks (above): now no node may be its own ancestor. Each node is
+    # walked up once (0: not seen, 1: on this walk, 2: reaches the top): a long chain costs no more than its length
+    state = [0] * len(nodes)
+    for i in range(len(nodes)):
+        walk, j = [], i
+        while 0 <= j < len(nodes) and state[j] == 0:
+            state[j] = 1
+            walk.append(j)
+            j = nodes[j][7]
+        if 0 <= j < len(nodes) and state[j] == 1:
+            yield f"{at}/nodes/{i}/7", f"node {i} is inside itself (its parents go round in a circle)"
+            break
+        for k in walk:
+            state[k] = 2
+    for key in ("inputs", "outputs"):
+        for j, v in enumerate(graph[key]):
+            why = _index(v, len(values), "value")
+            if why:
+                yield f"{at}/{key}/{j}", why
+    for i, (path, typ) in enumerate(graph["scopes"]):
+        yield from string(path, f"{at}/scopes/{i}/0")
+        yield from string(typ, f"{at}/scopes/{i}/1")
+
+
+def _node_ids(ids: Sequence[int], graph: Mapping[str, Any] | None, at: str) -> Iterator[tuple[str, str]]:
+    size = len(graph["nodes"]) if graph is not None else 0
+    for j, node in enumerate(ids):
+        why = _index(node, size, "node")
+        if why:
+            yield f"{at}/{j}", why
+
+
+def _diff_problems(
+    diff: Mapping[str, Any], trace: Mapping[str, Any] | None, check: Mapping[str, Any] | None, at: str
+) -> Iterator[tuple[str, str]]:
+    trace_nodes = len(trace["nodes"]) if trace is not None else 0
+    check_nodes = len(check["nodes"]) if check is not None else 0
+    for i, (a, b, _kind, _reason) in enumerate(diff["divergences"]):
+        for column, node, size in ((0, a, trace_nodes), (1, b, check_nodes)):
+            why = _index(node, size, "node", optional=True)
+            if why:
+                yield f"{at}/divergences/{i}/{column}", why
+    for i, c in enumerate(diff["constant_diffs"]):
+        for key, size in (("trace_node", trace_nodes), ("check_node", check_nodes)):
+            why = _index(c[key], size, "node")
+            if why:
+                yield f"{at}/constant_diffs/{i}/{key}", why
+    for i, (a, b, length) in enumerate(diff["matched_runs"]):
+        if length < 0 or a < 0 or b < 0 or a + length > trace_nodes or b + length > check_nodes:
+            yield (
+                f"{at}/matched_runs/{i}",
+                f"the run [{a}, {b}, {length}] reaches past the graphs' nodes ({trace_nodes} and {check_nodes})",
+            )
+
+
+def reference_problems(data: Mapping[str, Any]) -> Iterator[tuple[str, str]]:
+    """Every ``(JSON pointer, what is wrong)`` for an id of a schema-valid run that points nowhere."""
+    graphs: Mapping[str, Any] = data["graphs"]
+    for method, graph in graphs.items():
+        yield from _graph_problems(graph, _pointer("/graphs", method))
+    for key in ("warnings", "findings"):
+        for i, item in enumerate(data[key]):
+            # node ids are of the graph of the item's method; one with no graph (a failed trace) has none
+            yield from _node_ids(item["node_ids"], graphs.get(item["method"]), f"/{key}/{i}/node_ids")
+    check = data["check"]
+    for i, case in enumerate(check["cases"] if check else []):
+        at = f"/check/cases/{i}"
+        if case["graph"] is not None:
+            yield from _graph_problems(case["graph"], f"{at}/graph")
+        if case["diff"] is not None:
+            trace = graphs.get(case["method"])
+            # the re-trace's graph is stored only when it differs; otherwise it is the trace's
+            yield from _diff_problems(case["diff"], trace, case["graph"] or trace, f"{at}/diff")
+
+
+def reference_problem(data: Mapping[str, Any]) -> tuple[str, str] | None:
+    """The first :func:`reference_problems` of a schema-valid run, or ``None``."""
+    return next(reference_problems(data), None)
+
+
+def check_run(data: Any) -> None:
+    """Raise :class:`RunInvalid` when ``data`` does not match the run schema or holds ids that point nowhere."""
+    problem = schema_problem(data) or reference_problem(data)
+    if problem is not None:
+        raise RunInvalid(*problem)
