@@ -65,7 +65,7 @@ def _register_display_if_in_ipython() -> None:
     import sys
 
     ipython_module = sys.modules.get("IPython")
-    shell = ipython_module.get_ipython() if ipython_module is not None else None  # type: ignore[attr-defined]
+    shell = ipython_module.get_ipython() if ipython_module is not None else None
     if shell is None or not hasattr(shell, "display_formatter"):
         return
     try:

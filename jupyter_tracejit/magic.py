@@ -45,13 +45,15 @@ import sys
 import time
 import uuid
 from dataclasses import dataclass, field
+from types import FrameType
 from typing import Any
 
 import torch
 from IPython.core.error import UsageError
+from IPython.core.interactiveshell import InteractiveShell
 from IPython.core.magic import Magics, line_cell_magic, magics_class, no_var_expand
 from IPython.core.magic_arguments import argument, kwds, magic_arguments
-from IPython.utils.process import arg_split
+from IPython.utils.process import arg_split  # type: ignore[attr-defined]  # IPython's public helper, not in __all__
 
 from .core.caller import calls_from, find_caller
 from .core.graph import Frame
@@ -482,6 +484,14 @@ def _trace_option_arguments(func: Any) -> Any:
 class TraceMagics(Magics):
     """``%trace`` / ``%%trace``."""
 
+    @property
+    def ipython(self) -> InteractiveShell:
+        """The shell the magics run in (IPython sets ``shell`` when it registers them)."""
+        shell = self.shell
+        if shell is None:
+            raise RuntimeError("the %trace magics are not registered with an IPython shell")
+        return shell
+
     @no_var_expand
     @magic_arguments()
     @argument(
@@ -581,13 +591,13 @@ class TraceMagics(Magics):
                 _EXAMPLES["cell"],
             )
         try:
-            body = self.shell.transform_cell(cell)
+            body = self.ipython.transform_cell(cell)
         except SyntaxError as e:
             raise MagicError(f"the cell is not valid Python ({e.msg})", _EXAMPLES["cell"]) from None
         # line 1 stands for the %%trace line, so line numbers (tracebacks, source lines in the explorer) are the
         # cell's; the cached name makes inspect.getsource work for functions defined here
         source = "# %%trace\n" + body
-        filename = self.shell.compile.cache(source, self._cell_number(), raw_code="%%trace\n" + cell)
+        filename = self.ipython.compile.cache(source, self._cell_number(), raw_code="%%trace\n" + cell)
         try:
             module = ast.parse(source, filename=filename)
         except SyntaxError as e:
@@ -609,12 +619,12 @@ class TraceMagics(Magics):
         prelude = ast.Module(body=module.body[:-1], type_ignores=[])
         code = compile(prelude, filename, "exec")
         try:
-            exec(code, self.shell.user_ns)
+            exec(code, self.ipython.user_ns)
         except Exception as e:
             # the user's own code failed (not the magic's arguments): their traceback, as for any cell, from the
             # cell's frame on (this frame is skipped)
             tb = e.__traceback__.tb_next if e.__traceback__ is not None else None
-            self.shell.showtraceback((type(e), e, tb), tb_offset=0)
+            self.ipython.showtraceback((type(e), e, tb), tb_offset=0)
             return
         site = Frame(file=filename, line=last.lineno, func="<module>", code=_first_line(call_text))
         self._run(opts, last.value, source, filename, site)
@@ -622,18 +632,18 @@ class TraceMagics(Magics):
     def _cell_number(self) -> int:
         """The execution count the running cell was compiled under, read from the cell's own code: IPython 9
         counts the cell in ``shell.execution_count`` before it runs, earlier versions after."""
-        format_code_name = getattr(self.shell.compile, "format_code_name", None)
-        frame = sys._getframe(1)
+        format_code_name = getattr(self.ipython.compile, "format_code_name", None)
+        frame: FrameType | None = sys._getframe(1)
         while frame is not None and format_code_name is not None:
             named = format_code_name(frame.f_code.co_filename)
             found = re.search(r"\d+", str(named[1])) if named else None
             if found:
                 return int(found.group())
             frame = frame.f_back
-        return self.shell.execution_count
+        return self.ipython.execution_count
 
     def _run(self, opts: Options, call: ast.Call, text: str, filename: str, site: Frame | None) -> None:
-        ns = self.shell.user_ns
+        ns = self.ipython.user_ns
         callee = _evaluate(call.func, text, ns, filename, "the callee")
         args = [_evaluate(a, text, ns, filename, "argument") for a in call.args]
         kwargs = {
@@ -684,7 +694,7 @@ class TraceMagics(Magics):
         cell closes the explorer its previous run showed, and beyond :data:`MAX_LIVE_EXPLORERS` the oldest is
         closed. A closed explorer stays on the page, read-only, from the run saved in its output."""
         live: dict[str, TraceExplorer] = self.__dict__.setdefault("_live_explorers", {})
-        key = _cell_id(self.shell) or uuid.uuid4().hex
+        key = _cell_id(self.ipython) or uuid.uuid4().hex
         previous = live.pop(key, None)
         if previous is not None and previous is not explorer:
             previous.close()

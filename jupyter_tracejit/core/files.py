@@ -45,7 +45,7 @@ def _remove(paths: Iterable[Path]) -> None:
             pass
 
 
-def write_files(contents: Mapping[str | os.PathLike[str], str | bytes]) -> list[Path]:
+def write_files(contents: Mapping[Path, str | bytes] | Mapping[str, str | bytes]) -> list[Path]:
     """Write every ``path -> text`` (UTF-8) or none: the old files are replaced only once all new ones are on
     disk. Raises what the write raised (``OSError``, ``KeyboardInterrupt``), with the old files intact and no
     temporary file left. Returns the paths, in order."""
@@ -72,7 +72,7 @@ def write_files(contents: Mapping[str | os.PathLike[str], str | bytes]) -> list[
 
 def write_file(path: str | os.PathLike[str], text: str | bytes) -> Path:
     """:func:`write_files` for one file."""
-    return write_files({path: text})[0]
+    return write_files({Path(path): text})[0]
 
 
 def same_file(a: str | os.PathLike[str], b: str | os.PathLike[str]) -> bool:
