@@ -9,17 +9,8 @@ from typing import Any
 
 from ..core.request import trace
 from ..core.run import TraceRun
-from .explorer import (
-    MODULE_NAME,
-    MODULE_VERSION,
-    OPTION_KEYS,
-    PROGRESS_MIME,
-    RUN_MIME,
-    TraceExplorer,
-    default_options,
-    run_from_mime,
-    run_mime_payload,
-)
+from .explorer import MODULE_NAME, MODULE_VERSION, OPTION_KEYS, TraceExplorer, default_options
+from .mime import PROGRESS_MIME, RUN_MIME, run_from_mime, run_mime_payload
 from .retrace import Retracer, Scheduler, default_scheduler
 
 

@@ -10,7 +10,6 @@ is the one on screen) and sends their JSON; it re-traces through ``run.request``
 from __future__ import annotations
 
 import asyncio
-import json
 import threading
 import time
 from collections import OrderedDict
@@ -25,38 +24,14 @@ from ..core.inputs import describe_inputs
 from ..core.options import LIVE, SPECS
 from ..core.run import TraceRun
 from .kernel_activity import as_kernel_work
+from .mime import RUN_MIME, run_from_mime, run_mime_payload
 from .retrace import Retracer, Scheduler, loop_scheduler
-
-#: the static representation of a run, for renderers without a kernel (and for nbconvert): the run's JSON as one
-#: string (see :func:`run_mime_payload`)
-RUN_MIME = "application/vnd.jupyter.tracejit+json"
-#: the placeholder shown while the kernel traces (explorer.schema.json TraceProgress)
-PROGRESS_MIME = "application/vnd.jupyter.tracejit.progress+json"
 
 MODULE_NAME = "jupyter-tracejit"
 #: the front end's npm version range this model speaks to (same release as the Python package)
 MODULE_VERSION = "^" + __version__
 
 STATUSES = ("idle", "tracing", "error")
-
-
-def run_mime_payload(run_json: dict[str, Any]) -> str:
-    """A run as the ``RUN_MIME`` value of an output: its JSON text, not the object.
-
-    JupyterLab deep-copies a JSON output's data (``JSON.parse(JSON.stringify(...))``) each time anything reads the
-    output model's ``data``, several times while it adds the output and again for the table of contents; for a
-    12,000-node run that object copy is most of the ~0.2 s it blocks the page. A string is copied whole, and the
-    renderer parses it once. nbformat keeps a ``+json`` value that is a string as one string.
-    """
-    return json.dumps(run_json, separators=(",", ":"), ensure_ascii=False)
-
-
-def run_from_mime(value: Any) -> dict[str, Any]:
-    """The run JSON of a saved ``RUN_MIME`` value: the string this version writes, or the object earlier ones wrote."""
-    found = json.loads(value) if isinstance(value, str) else value
-    if not isinstance(found, dict):
-        raise ValueError(f"not a saved jupyter-tracejit run: {RUN_MIME} holds {type(found).__name__}")
-    return found
 
 
 #: in the ``options`` trait, which of the request's check input sets are on (one bool per set) stands where
