@@ -39,12 +39,11 @@ from __future__ import annotations
 import ast
 import dataclasses
 import inspect
-import keyword
 import re
 import sys
 import time
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from types import FrameType
 from typing import Any
 
@@ -53,54 +52,33 @@ from IPython.core.error import UsageError
 from IPython.core.interactiveshell import InteractiveShell
 from IPython.core.magic import Magics, line_cell_magic, magics_class, no_var_expand
 from IPython.core.magic_arguments import argument, kwds, magic_arguments
-from IPython.utils.process import arg_split  # type: ignore[attr-defined]  # IPython's public helper, not in __all__
 
 from .core.caller import calls_from, find_caller
 from .core.graph import Frame
-from .core.options import COMMAND_LINE, CommandLineError, add_command_line, from_command_line
+from .core.options import add_command_line
 from .core.plan import target_of
 from .core.request import trace, trace_module
 from .core.run import TraceRun
+from .magic_line import (
+    CALL_NAMES,
+    DEFAULT_OUTPUT,
+    EXAMPLE,
+    EXAMPLES,
+    MagicError,
+    Options,
+    check_call_shape,
+    first_line,
+    parse_call,
+    parse_options,
+    split_line,
+)
 from .widgets import PROGRESS_MIME, RUN_MIME, TraceExplorer, explore, run_mime_payload
 
-#: where the run goes without ``-o`` (like ``_`` for the last output)
-DEFAULT_OUTPUT = "_trace"
 #: where the explorer of the last ``%trace`` goes (``_trace_explorer.run`` is the run on screen)
 EXPLORER_OUTPUT = "_trace_explorer"
 #: live explorers %trace keeps (each holds its model, inputs and up to history_limit ScriptModules); older ones
 #: are closed and stay on the page read-only
 MAX_LIVE_EXPLORERS = 10
-
-#: the magic's own options (the trace options come from :data:`jupyter_tracejit.core.options.COMMAND_LINE`)
-_OWN_VALUE_OPTIONS = ("-o", "--method")
-_OWN_SWITCHES = ("--static", "--quiet")
-#: options followed by a value; the value may be glued with ``=`` (``--tol=1e-4``) or come as the next word
-_VALUE_OPTIONS = frozenset({*_OWN_VALUE_OPTIONS, *(f.flag for f in COMMAND_LINE if f.metavar)})
-#: every option, in help order, for the "unknown option" message
-_ALL_OPTIONS = (*_OWN_VALUE_OPTIONS, *(f.flag for f in COMMAND_LINE), *_OWN_SWITCHES)
-#: names of bound methods that mean "call the module" rather than "trace this method"
-_CALL_NAMES = frozenset({"forward", "__call__", "_call_impl", "_wrapped_call_impl"})
-
-_EXAMPLE = "%trace model(x)"
-_EXAMPLES = {
-    "kwargs": "%trace model(input_ids=ids, mask=m)",
-    "method": "%trace --method encode model.encode(x)",
-    "check_inputs": "%trace --check-inputs [(x2,), (x3,)] model(x)",
-    "check_inputs_kw": "%trace --check-inputs [dict(x=x2), dict(x=x3)] model(x=x)",
-    "tol": "%trace --tol 1e-4 model(x)",
-    "target_device": "%trace --target-device cuda model(x)",
-    "output": "%trace -o run model(x)",
-    "mode": "%trace --eval model(x)",
-    "cell": "%%trace (newline) def f(x): return x * 2 (newline) f(x)",
-}
-
-_VALUE_EXAMPLES = {
-    "-o": _EXAMPLES["output"],
-    "--method": _EXAMPLES["method"],
-    "--tol": _EXAMPLES["tol"],
-    "--check-inputs": _EXAMPLES["check_inputs"],
-    "--target-device": _EXAMPLES["target_device"],
-}
 
 
 def _display(obj: Any, *, raw: bool = False, display_id: str | None = None, update: bool = False) -> None:
@@ -111,203 +89,12 @@ def _display(obj: Any, *, raw: bool = False, display_id: str | None = None, upda
     display(obj, raw=raw, display_id=display_id, update=update)
 
 
-class MagicError(Exception):
-    """A problem with how the magic was called: reported as one line, nothing traced or stored."""
-
-    def __init__(self, problem: str, example: str = _EXAMPLE) -> None:
-        super().__init__(problem)
-        self.problem = problem
-        self.example = example
-
-    def line(self, magic: str) -> str:
-        """``%trace: <problem>. Example: <correct use>`` on one line."""
-        problem = " ".join(self.problem.split())
-        return f"{magic}: {problem}. Example: {self.example}"
-
-
-def _first_line(text: object) -> str:
-    lines = str(text).strip().splitlines()
-    return lines[0] if lines else ""
-
-
-# -- the command line ---------------------------------------------------------------------------------
-
-
-def _word_end(line: str, start: int) -> tuple[int, bool]:
-    """End of the word starting at ``start`` (the first blank outside brackets and string quotes, or the end of
-    the line), and whether its brackets and quotes are closed there."""
-    depth = 0
-    quote = ""
-    i = start
-    while i < len(line):
-        c = line[i]
-        if quote:
-            if c == "\\":
-                i += 1
-            elif c == quote:
-                quote = ""
-        elif c in "'\"":
-            quote = c
-        elif c in "([{":
-            depth += 1
-        elif c in ")]}":
-            depth = max(depth - 1, 0)
-        elif c.isspace() and depth == 0:
-            return i, True
-        i += 1
-    return len(line), not (depth or quote)
-
-
-def split_line(line: str) -> tuple[list[str], str]:
-    """The option words (values glued on: ``--tol=1e-4``, ``-orun``) and CALL, the rest of the line verbatim."""
-    words: list[str] = []
-    i, n = 0, len(line)
-    pending = ""  # an option waiting for its value
-    while True:
-        while i < n and line[i].isspace():
-            i += 1
-        if i >= n:
-            if pending:
-                words.append(pending)
-            return words, ""
-        if not pending and not line.startswith("-", i):
-            return words, line[i:].strip()
-        j, closed = _word_end(line, i)
-        if not closed and pending:
-            raise MagicError(
-                f"the value of {pending} has an unclosed bracket or quote: {line[i:j]!r}",
-                _VALUE_EXAMPLES.get(pending, _EXAMPLE),
-            )
-        word = line[i:j]
-        i = j
-        if pending:
-            value = unquote(word)
-            words.append(f"{pending}={value}" if pending.startswith("--") else pending + value)
-            pending = ""
-        elif word == "--":
-            return words, line[i:].strip()
-        elif word in _VALUE_OPTIONS:
-            pending = word
-        elif "=" in word and word.split("=", 1)[0] in _VALUE_OPTIONS:
-            option, value = word.split("=", 1)
-            words.append(f"{option}={unquote(value)}")
-        else:
-            words.append(word)
-
-
-def unquote(value: str) -> str:
-    """An option value written in quotes, as IPython users write values with blanks (``--check-inputs '[(x, y)]'``),
-    read by IPython's own shell-like rules; an unquoted value is kept as it is."""
-    if value[:1] not in ("'", '"'):
-        return value
-    parts = arg_split(value, posix=True)
-    return parts[0] if len(parts) == 1 else value
-
-
-@dataclass
-class Options:
-    """The parsed options of one ``%trace``: the magic's own, and the trace options it sets."""
-
-    output: str = DEFAULT_OUTPUT
-    method: str | None = None
-    #: ``--check-inputs``' text, evaluated in the user's namespace once CALL is known
-    check_inputs_expr: str | None = None
-    static: bool = False
-    quiet: bool = False
-    #: the trace options given on the line (``TraceOptions`` names); the rest keep their defaults
-    trace_options: dict[str, Any] = field(default_factory=dict)
-
-
-def _option_error(message: str) -> MagicError:
-    """argparse's complaint as one of our lines."""
-    if message.startswith("unrecognized arguments:"):
-        unknown = message.split(":", 1)[1].split()[0].split("=")[0]
-        return MagicError(
-            f"unknown option {unknown!r}; the options are {', '.join(_ALL_OPTIONS)} (see %trace?)",
-            "%trace --no-check model(x)",
-        )
-    if "expected one argument" in message:
-        option = message.removeprefix("argument ").split(":")[0].split("/")[-1]
-        return MagicError(f"option {option} needs a value", _VALUE_EXAMPLES.get(option, _EXAMPLE))
-    if "ignored explicit argument" in message:
-        option = message.removeprefix("argument ").split(":")[0]
-        return MagicError(f"option {option} takes no value", f"%trace {option} model(x)")
-    return MagicError(f"bad options ({message})")
-
-
-def parse_options(parser: Any, words: list[str]) -> Options:
-    """Validate the option words; raises :class:`MagicError` with the first problem."""
-    try:
-        ns = parser.parse_args(words)
-    except UsageError as e:
-        raise _option_error(str(e)) from None
-    try:
-        trace_options, check_inputs_expr = from_command_line(ns)
-    except CommandLineError as e:
-        example = _EXAMPLES["mode"] if e.flag in ("--eval", "--train") else _VALUE_EXAMPLES.get(e.flag, _EXAMPLE)
-        raise MagicError(str(e), example) from None
-    if ns.static and ns.quiet:
-        raise MagicError(
-            "--static and --quiet contradict each other (--static shows the kernel-free view, --quiet shows "
-            "one line); give one",
-            "%trace --static model(x)",
-        )
-    if not ns.output.isidentifier() or keyword.iskeyword(ns.output):
-        raise MagicError(f"-o needs a Python variable name, got {ns.output!r}", _EXAMPLES["output"])
-    if ns.method is not None and (not ns.method.isidentifier() or keyword.iskeyword(ns.method)):
-        raise MagicError(f"--method needs a method name, got {ns.method!r}", _EXAMPLES["method"])
-    return Options(
-        output=ns.output,
-        method=ns.method,
-        check_inputs_expr=check_inputs_expr,
-        static=ns.static,
-        quiet=ns.quiet,
-        trace_options=trace_options,
-    )
-
-
-# -- CALL ---------------------------------------------------------------------------------------------
-
-
-def parse_call(source: str) -> ast.Call:
-    """CALL as an :class:`ast.Call` node, checked for what ``torch.jit.trace`` can take."""
-    text = source.strip()
-    if not text:
-        raise MagicError("missing CALL, the call to trace (after the options)")
-    try:
-        tree = ast.parse(text, mode="eval")
-    except SyntaxError as e:
-        raise MagicError(f"CALL {text!r} is not a Python expression ({e.msg})") from None
-    if not isinstance(tree.body, ast.Call):
-        raise MagicError(
-            f"CALL must be a single call expression like model(x), got {text!r} "
-            f"(a {type(tree.body).__name__.lower()}); pass the example inputs in the call"
-        )
-    check_call_shape(tree.body, text)
-    return tree.body
-
-
-def check_call_shape(call: ast.Call, text: str) -> None:
-    if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
-        raise MagicError(
-            f"CALL {text!r} unpacks arguments with * or **; write each example input out "
-            "(torch.jit.trace takes a tuple of inputs or a dict of keyword inputs)",
-            "%trace f(x, y)",
-        )
-    if call.args and call.keywords:
-        raise MagicError(
-            f"CALL {text!r} mixes positional and keyword arguments; torch.jit.trace takes example inputs either "
-            "as a tuple (positional) or as keyword inputs (example_kwarg_inputs), not both",
-            _EXAMPLES["kwargs"],
-        )
-
-
 def _source_of(node: ast.AST, text: str) -> str:
     return ast.get_source_segment(text, node) or ast.unparse(node)
 
 
 def _evaluate(
-    node: ast.expr, text: str, namespace: dict[str, Any], filename: str, what: str, example: str = _EXAMPLE
+    node: ast.expr, text: str, namespace: dict[str, Any], filename: str, what: str, example: str = EXAMPLE
 ) -> Any:
     """Evaluate one expression node in the user's namespace; a failure becomes a :class:`MagicError`."""
     code = compile(ast.fix_missing_locations(ast.Expression(body=node)), filename, "eval")
@@ -316,8 +103,8 @@ def _evaluate(
     except Exception as e:
         src = _source_of(node, text)
         if isinstance(e, NameError):
-            raise MagicError(f"unknown name in {what} {src!r}: {_first_line(e)}", example) from None
-        raise MagicError(f"evaluating {what} {src!r} raised {type(e).__name__}: {_first_line(e)}", example) from None
+            raise MagicError(f"unknown name in {what} {src!r}: {first_line(e)}", example) from None
+        raise MagicError(f"evaluating {what} {src!r} raised {type(e).__name__}: {first_line(e)}", example) from None
 
 
 @dataclass
@@ -363,29 +150,27 @@ def plan_call(
         if isinstance(callee, torch.nn.Module) and not isinstance(callee, torch.jit.ScriptModule):
             module, name = callee, opts.method
             if not callable(getattr(module, name, None)):
-                raise MagicError(
-                    f"--method {name}: {type(module).__name__} has no method {name!r}", _EXAMPLES["method"]
-                )
+                raise MagicError(f"--method {name}: {type(module).__name__} has no method {name!r}", EXAMPLES["method"])
         elif bound is not None:
             module, name = bound
-            called = "forward" if name in _CALL_NAMES else name
+            called = "forward" if name in CALL_NAMES else name
             if called != opts.method:
                 raise MagicError(
                     f"--method {opts.method} but CALL calls {callee_src!r} (method {called!r}); "
                     "name the method CALL calls",
-                    _EXAMPLES["method"],
+                    EXAMPLES["method"],
                 )
             name = called
         else:
             raise MagicError(
                 f"--method needs CALL to call an nn.Module or one of its methods, got {callee_src!r} "
                 f"(a {type(callee).__name__})",
-                _EXAMPLES["method"],
+                EXAMPLES["method"],
             )
         return Plan("trace_module", module, {name: inputs}, is_kwarg, method=name)
     if bound is not None:
         module, name = bound
-        if name in _CALL_NAMES:
+        if name in CALL_NAMES:
             return Plan("trace", module, inputs, is_kwarg)
         return Plan("trace_module", module, {name: inputs}, is_kwarg, method=name)
     return Plan("trace", callee, inputs, is_kwarg)
@@ -393,7 +178,7 @@ def plan_call(
 
 def check_inputs_for(value: Any, expr: str, plan: Plan) -> list[Any]:
     """``--check-inputs``' value, validated, in the form the chosen torch function takes."""
-    example = _EXAMPLES["check_inputs_kw" if plan.is_kwarg else "check_inputs"]
+    example = EXAMPLES["check_inputs_kw" if plan.is_kwarg else "check_inputs"]
     if not isinstance(value, list):
         raise MagicError(
             f"--check-inputs {expr!r} must evaluate to a list of input sets, one per check, got a "
@@ -588,12 +373,12 @@ class TraceMagics(Magics):
             raise MagicError(
                 f"%%trace takes only options on its first line, got {rest!r}; the call to trace is the last line "
                 "of the cell",
-                _EXAMPLES["cell"],
+                EXAMPLES["cell"],
             )
         try:
             body = self.ipython.transform_cell(cell)
         except SyntaxError as e:
-            raise MagicError(f"the cell is not valid Python ({e.msg})", _EXAMPLES["cell"]) from None
+            raise MagicError(f"the cell is not valid Python ({e.msg})", EXAMPLES["cell"]) from None
         # line 1 stands for the %%trace line, so line numbers (tracebacks, source lines in the explorer) are the
         # cell's; the cached name makes inspect.getsource work for functions defined here
         source = "# %%trace\n" + body
@@ -603,16 +388,16 @@ class TraceMagics(Magics):
         except SyntaxError as e:
             where = f": {e.text.strip()!r}" if e.text and e.text.strip() else ""
             raise MagicError(
-                f"syntax error on line {e.lineno} of the cell ({e.msg}){where}", _EXAMPLES["cell"]
+                f"syntax error on line {e.lineno} of the cell ({e.msg}){where}", EXAMPLES["cell"]
             ) from None
         if not module.body:
-            raise MagicError("the cell has no code; its last line must be the call to trace", _EXAMPLES["cell"])
+            raise MagicError("the cell has no code; its last line must be the call to trace", EXAMPLES["cell"])
         last = module.body[-1]
         if not isinstance(last, ast.Expr) or not isinstance(last.value, ast.Call):
-            got = _first_line(ast.get_source_segment(source, last) or type(last).__name__)
+            got = first_line(ast.get_source_segment(source, last) or type(last).__name__)
             raise MagicError(
                 f"the last line of a %%trace cell must be the call to trace, like model(x); got {got!r}",
-                _EXAMPLES["cell"],
+                EXAMPLES["cell"],
             )
         call_text = ast.get_source_segment(source, last.value) or ast.unparse(last.value)
         check_call_shape(last.value, call_text)
@@ -626,7 +411,7 @@ class TraceMagics(Magics):
             tb = e.__traceback__.tb_next if e.__traceback__ is not None else None
             self.ipython.showtraceback((type(e), e, tb), tb_offset=0)
             return
-        site = Frame(file=filename, line=last.lineno, func="<module>", code=_first_line(call_text))
+        site = Frame(file=filename, line=last.lineno, func="<module>", code=first_line(call_text))
         self._run(opts, last.value, source, filename, site)
 
     def _cell_number(self) -> int:
@@ -652,7 +437,7 @@ class TraceMagics(Magics):
         plan = plan_call(callee, call.func, text, args, kwargs, opts)
         check_inputs = None
         if opts.check_inputs_expr is not None:
-            example = _EXAMPLES["check_inputs_kw" if plan.is_kwarg else "check_inputs"]
+            example = EXAMPLES["check_inputs_kw" if plan.is_kwarg else "check_inputs"]
             source = opts.check_inputs_expr.strip()
             try:
                 expr = ast.parse(source, mode="eval")

@@ -18,6 +18,7 @@ import subprocess
 import xml.etree.ElementTree as ET
 from typing import TYPE_CHECKING
 
+from ..core.run import first_line
 from .dot import to_dot
 from .location import location_label
 
@@ -62,11 +63,6 @@ def _code(text: str) -> str:
     return f"<code>{_e(text)}</code>"
 
 
-def _first_line(text: str) -> str:
-    lines = text.splitlines()
-    return lines[0] if lines else ""
-
-
 def _node(run: TraceRun, graph: Graph | None, node_id: int | None) -> str:
     if graph is None or node_id is None or not 0 <= node_id < len(graph.nodes):
         return "<em>no counterpart</em>"
@@ -108,7 +104,7 @@ def _warnings(run: TraceRun) -> list[str]:
         items.append(
             f"<li>{_code('[' + w.category + ']')}{_e(times)} {_code(location_label(w.file, w.line, run.file_names))}"
             f"{code}"
-            f"<br>{_e(_first_line(w.message))}{shown}{advice}</li>"
+            f"<br>{_e(first_line(w.message))}{shown}{advice}</li>"
         )
     return ["<h4>Warnings</h4>", "<ul>", *items, "</ul>"]
 
@@ -118,7 +114,7 @@ def _case(run: TraceRun, case: CheckCase) -> str:
     head = f"{_e(case.label)} ({_e(case.method)}, {_e(', '.join(case.inputs))}): {verdict}"
     inner: list[str] = []
     if case.exception is not None:
-        inner.append(f"<li>{_e(case.exception.type)}: {_e(_first_line(case.exception.message))}</li>")
+        inner.append(f"<li>{_e(case.exception.type)}: {_e(first_line(case.exception.message))}</li>")
     for o in case.outputs:
         if not o.ok:
             err = "shapes differ" if o.max_abs is None else f"max abs error {o.max_abs:.3g} (rtol {o.rtol:g})"
