@@ -59,8 +59,8 @@ WAIT_MS = 420_000  # kernel start + `import torch` + tracing 10,000 layers on a 
 VIEWPORT = {"width": 1280, "height": 860}
 #: notebook panels, for page scripts (they pick the visible one: JupyterLab keeps hidden panels in the DOM)
 PANELS = ".jp-NotebookPanel"
-MARK_STATE = "tracejit:state"
-MARK_INTERACTIVE = "tracejit:interactive"
+# the page scripts below read the performance marks the explorer sets: 'tracejit:state' when a run's state arrives,
+# 'tracejit:interactive' when its picture can be used (MARK_STATE / MARK_INTERACTIVE in labextension/src/graph)
 
 SETUP_CELL = """\
 import json, os, time

@@ -9,7 +9,6 @@
 
 import type {
   CheckCase,
-  CheckReport,
   Comparison,
   ConstantDiff,
   Finding,
@@ -17,7 +16,6 @@ import type {
   GraphDiff,
   JsonFloat,
   OutputComparison,
-  ProbeCase,
   ProbeReport,
   Target,
   TraceError,
@@ -62,9 +60,7 @@ export type OutputComparisonJSON = OutputComparison;
 export type ConstantDiffJSON = ConstantDiff;
 export type GraphDiffJSON = GraphDiff;
 export type CheckCaseJSON = CheckCase;
-export type CheckReportJSON = CheckReport;
 export type FindingJSON = Finding;
-export type ProbeCaseJSON = ProbeCase;
 export type ProbeReportJSON = ProbeReport;
 export type ComparisonJSON = Comparison;
 
