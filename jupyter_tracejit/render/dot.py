@@ -24,6 +24,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from ..core.graph import Graph, Node, js_number
@@ -240,16 +241,51 @@ def visible_dot(
     file_names: Mapping[str, str] | None = None,
 ) -> VisibleGraph:
     """The DOT of what is visible: groups in ``expanded`` are clusters, the outermost closed ones boxes.
-    ``file_names`` (``run.file_names``) names files in the tooltips as every view does (``cell [9], line 7``)."""
+    ``file_names`` (``run.file_names``) names files in the tooltips as every view does (``cell [9], line 7``).
+
+    In three steps, as ``visibleDot`` in model/dot.ts: which item stands for each node, the edges between the
+    items, and the text."""
     if rankdir not in RANKDIRS:
         raise ValueError(f"rankdir must be one of {', '.join(RANKDIRS)}, not {rankdir!r}")
-    highlights = highlights or {}
+    rep, drawn = _representatives(graph, groups, expanded, fold)
+    classes: dict[str, set[str]] = {}
+    for nid, names in (highlights or {}).items():
+        r = rep.get(nid)
+        if r is None:
+            continue
+        direct = r == f"n{nid}"
+        classes.setdefault(r, set()).update(css_token(c if direct else f"has-{c}") for c in names if c)
+    edges, used_inputs = _edges(graph, rep, fold)
+    items = _VisibleItems(rep, drawn, classes, edges, used_inputs)
+    return _emit(graph, groups, expanded, items, fold, show_shapes, rankdir, title, file_names)
+
+
+@dataclass
+class _VisibleItems:
+    """What is drawn, before it is written: the items and the edges between them (``VisibleItems`` in dot.ts)."""
+
+    #: node id -> the DOT item that stands for it
+    rep: dict[int, str]
+    #: the nodes drawn as themselves, in id order
+    drawn: list[Node]
+    #: DOT item -> its highlight classes
+    classes: dict[str, set[str]]
+    #: ``(source, target)`` -> the value the edge carries (the first one, in graph order)
+    edges: dict[tuple[str, str], int]
+    #: graph inputs that feed something drawn
+    used_inputs: set[int]
+
+
+def _representatives(
+    graph: Graph, groups: GroupTree, expanded: set[str], fold: bool
+) -> tuple[dict[int, str], list[Node]]:
+    """Which DOT item stands for each node (its collapsed group's box, itself, or, folded, its consumer's), and the
+    nodes drawn as themselves, in id order."""
 
     def box_of(node_id: int) -> str | None:
         g = groups.collapsed_ancestor(node_id, expanded)
         return None if g is None else f"g{groups.index(g)}"
 
-    # 1. which DOT item stands for each node: its collapsed group's box, itself, or (folded) its consumer's
     rep: dict[int, str] = {}
     drawn: list[Node] = []
     for n in graph.nodes:
@@ -273,17 +309,12 @@ def visible_dot(
                     drawn.append(n)
             # else: dead plumbing (the GetAttr of a parameter-free submodule): nothing to show
     drawn.sort(key=lambda n: n.id)
+    return rep, drawn
 
-    classes: dict[str, set[str]] = {}
-    for nid, names in highlights.items():
-        r = rep.get(nid)
-        if r is None:
-            continue
-        direct = r == f"n{nid}"
-        classes.setdefault(r, set()).update(css_token(c if direct else f"has-{c}") for c in names if c)
 
-    # 2. edges between the items; folded plumbing is looked through to its sources
-    #: (source, target) -> the value the edge carries (the first one, in graph order)
+def _edges(graph: Graph, rep: dict[int, str], fold: bool) -> tuple[dict[tuple[str, str], int], set[int]]:
+    """The edges between the items, ``(source, target) -> the value it carries`` (the first one, in graph order),
+    folded plumbing looked through to its sources; and the graph inputs that feed something drawn."""
     edges: dict[tuple[str, str], int] = {}
     used_inputs: set[int] = set()
     graph_inputs = set(graph.inputs)
@@ -323,8 +354,23 @@ def visible_dot(
         sources(v, set(), srcs)
         for src, via in srcs:
             edges.setdefault((src, f"out{i}"), via)
+    return edges, used_inputs
 
-    # 3. emission: each group's own nodes, boxes and clusters in order of their first node
+
+def _emit(
+    graph: Graph,
+    groups: GroupTree,
+    expanded: set[str],
+    items: _VisibleItems,
+    fold: bool,
+    show_shapes: bool,
+    rankdir: str,
+    title: str | None,
+    file_names: Mapping[str, str] | None,
+) -> VisibleGraph:
+    """The text: each group's own nodes, boxes and clusters in order of their first node, then inputs, outputs and
+    edges."""
+    rep, drawn, classes, edges, used_inputs = items.rep, items.drawn, items.classes, items.edges, items.used_inputs
     lines = [
         "digraph trace {",
         f'  graph [rankdir={rankdir} fontname="Courier" fontsize=10 nodesep=0.25 ranksep=0.35 class="trace-graph"'

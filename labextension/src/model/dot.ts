@@ -258,19 +258,57 @@ function groupTip(g: Group, module: string, method: string): string {
 
 type Item = [number, 'line' | 'group', string];
 
-/** Build the DOT of what is visible under `options` (the rules of render/dot.py `visible_dot`). */
+/** What is drawn, before it is written: the items and the edges between them. */
+interface VisibleItems {
+  /** node id -> the DOT item that stands for it */
+  rep: Map<number, string>;
+  /** the nodes drawn as themselves, in id order */
+  drawn: NodeInfo[];
+  /** DOT item -> its highlight classes */
+  classes: Map<string, Set<string>>;
+  /** `source\0target` -> the value the edge carries (the first one, in graph order) */
+  edges: Map<string, number>;
+  /** graph inputs that feed something drawn */
+  usedInputs: Set<number>;
+}
+
+/**
+ * Build the DOT of what is visible under `options` (the rules of render/dot.py `visible_dot`), in the same three
+ * steps: which item stands for each node, the edges between the items, and the text.
+ */
 export function visibleDot(graph: TraceGraph, groups: GroupTree, options: DotOptions): VisibleGraph {
   const fold = options.fold ?? true;
-  const showShapes = options.showShapes ?? true;
-  const highlights = options.highlights ?? new Map<number, Set<string>>();
-  const expanded = options.expanded;
+  const { rep, drawn } = representatives(graph, groups, options.expanded, fold);
+  const classes = new Map<string, Set<string>>();
+  for (const [id, names] of options.highlights ?? new Map<number, Set<string>>()) {
+    const r = rep.get(id);
+    if (r === undefined) {
+      continue;
+    }
+    const direct = r === `n${id}`;
+    let set = classes.get(r);
+    if (!set) {
+      classes.set(r, (set = new Set()));
+    }
+    names.forEach(c => c && set!.add(cssToken(direct ? c : `has-${c}`)));
+  }
+
+  const { edges, usedInputs } = visibleEdges(graph, rep, fold);
+  return emitDot(graph, groups, options, { rep, drawn, classes, edges, usedInputs });
+}
+
+/** Which DOT item stands for each node: its collapsed group's box, itself, or (folded) its consumer's. */
+function representatives(
+  graph: TraceGraph,
+  groups: GroupTree,
+  expanded: Set<string>,
+  fold: boolean
+): { rep: Map<number, string>; drawn: NodeInfo[] } {
   const collapsedAncestor = groups.collapsedAncestors(expanded);
   const boxOf = (nodeId: number): string | null => {
     const g = collapsedAncestor(nodeId);
     return g === null ? null : `g${groups.index(g)}`;
   };
-
-  // 1. which DOT item stands for each node: its collapsed group's box, itself, or (folded) its consumer's
   const rep = new Map<number, string>();
   const drawn: NodeInfo[] = [];
   for (const n of graph.nodes) {
@@ -304,22 +342,15 @@ export function visibleDot(graph: TraceGraph, groups: GroupTree, options: DotOpt
   }
   drawn.sort((a, b) => a.id - b.id);
 
-  const classes = new Map<string, Set<string>>();
-  for (const [id, names] of highlights) {
-    const r = rep.get(id);
-    if (r === undefined) {
-      continue;
-    }
-    const direct = r === `n${id}`;
-    let set = classes.get(r);
-    if (!set) {
-      classes.set(r, (set = new Set()));
-    }
-    names.forEach(c => c && set!.add(cssToken(direct ? c : `has-${c}`)));
-  }
+  return { rep, drawn };
+}
 
-  // 2. edges between the items; folded plumbing is looked through to its sources
-  // `source\0target` -> the value the edge carries (the first one, in graph order)
+/** The edges between the items; folded plumbing is looked through to its sources. */
+function visibleEdges(
+  graph: TraceGraph,
+  rep: Map<number, string>,
+  fold: boolean
+): { edges: Map<string, number>; usedInputs: Set<number> } {
   const edges = new Map<string, number>();
   const usedInputs = new Set<number>();
   const graphInputs = new Set(graph.inputs);
@@ -369,7 +400,15 @@ export function visibleDot(graph: TraceGraph, groups: GroupTree, options: DotOpt
     srcs.forEach(([src, via]) => addEdge(src, `out${i}`, via));
   });
 
-  // 3. emission: each group's own nodes, boxes and clusters in order of their first node
+  return { edges, usedInputs };
+}
+
+/** The text: each group's own nodes, boxes and clusters in order of their first node, then inputs, outputs, edges. */
+function emitDot(graph: TraceGraph, groups: GroupTree, options: DotOptions, items: VisibleItems): VisibleGraph {
+  const { rep, drawn, classes, edges, usedInputs } = items;
+  const fold = options.fold ?? true;
+  const showShapes = options.showShapes ?? true;
+  const expanded = options.expanded;
   const title = options.title !== undefined ? ` label=${labelLines([options.title], MAX_TITLE_CHARS)} labelloc=t` : '';
   const lines: string[] = [
     'digraph trace {',
