@@ -10,31 +10,20 @@
 import { ExplorerContext } from '../state/context';
 import { append, button, clear, h, location, numberText, withCode } from '../state/dom';
 import { sideBySide } from '../model/align';
-import { decodeGraph, TraceGraph, userFrame } from '../model/graph';
-import { historyLabel } from '../model/history';
+import { TraceGraph, userFrame } from '../model/graph';
 import { floatValue } from '../model/protocol';
 import { Cause, Causes, groupByCause, stepOrder } from '../model/causes';
-import { CheckCase, Divergence, GraphDiff, TraceRunModel, WARNING_TITLES } from '../model/run';
+import { CheckCase, TraceRunModel, WARNING_TITLES } from '../model/run';
 import { followingNote, STEP_KEYS, StepCommand, Stepper } from '../model/stepper';
 import { fixButton } from '../controls/fix';
 import { ComparePanes, PaneSpec } from './ComparePanes';
+import { Comparison } from './comparison';
+import { RunComparison } from './RunComparison';
 
 /** Roots listed per cause; the stepper reaches the rest. */
 const MAX_LISTED = 8;
 /** How many steps around the divergence the panes show, each way. */
 const COMPARE_RADIUS = 4;
-
-/** What the comparison panes show: a divergence of two graphs, with the sides named by what they are. */
-interface Comparison {
-  /** the same key: the same comparison (the panes on screen stay) */
-  key: string;
-  title: string;
-  labels: [string, string];
-  a: TraceGraph;
-  b: TraceGraph;
-  diff: GraphDiff;
-  divergence: Divergence;
-}
 
 /** The check side's name: what it was traced with (`check with check_inputs[0]`). */
 export function checkSideLabel(c: CheckCase): string {
@@ -70,20 +59,30 @@ export class CheckPanel {
   /** The comparison panes on screen, if any. */
   fullCompare: ComparePanes | null = null;
   private readonly unsubscribe: () => void;
-  private compareA = '';
-  private compareB = '';
   /**
    * What the panes follow while open: the check's current divergence (the stepper moves them), or a root of the
    * two runs compared (`runsRoot`); null when closed.
    */
   private comparing: 'check' | 'runs' | null = null;
-  private runsRoot = 0;
+  /** the run-vs-run comparison: its pickers, its roots, the root the panes show */
+  private readonly runs: RunComparison;
   private compareKey = '';
   /** the stepper walks downstream divergences too (off: the roots only) */
   private withDownstream = false;
   private grouped: { runId: string; causes: Causes } | null = null;
 
   constructor(private readonly ctx: ExplorerContext) {
+    this.runs = new RunComparison(
+      ctx,
+      (root, render) => {
+        this.comparing = 'runs';
+        this.runs.root = root;
+        if (render) {
+          this.render();
+        }
+      },
+      cmp => this.divergenceSection(cmp, 'runs')
+    );
     this.element = h('section', {
       class: 'jp-TraceExplorer-check',
       tabindex: 0,
@@ -213,7 +212,7 @@ export class CheckPanel {
       }
       append(this.element, this.stepperSection());
     }
-    append(this.element, this.compareSection());
+    append(this.element, this.runs.section());
     this.syncCompare();
   }
 
@@ -493,7 +492,7 @@ export class CheckPanel {
       return this.checkComparison();
     }
     if (this.comparing === 'runs') {
-      return this.runsComparison()[this.runsRoot] ?? null;
+      return this.runs.comparisons()[this.runs.root] ?? null;
     }
     return null;
   }
@@ -555,134 +554,5 @@ export class CheckPanel {
     if (hadFocus || document.activeElement === document.body) {
       this.element.querySelector<HTMLElement>('.jp-TraceExplorer-openCompare')?.focus();
     }
-  }
-
-  /** The roots of the two runs compared, as comparisons named "run 1" / "run 2" as the history lists them. */
-  private runsComparison(): Comparison[] {
-    const history = this.ctx.host.get('history');
-    const cmp = this.ctx.host.get('comparison');
-    if (!cmp || !cmp.graph_a || !cmp.graph_b || this.ctx.host.readOnly) {
-      return [];
-    }
-    const runLabel = (id: string): string => {
-      const i = history.findIndex(e => e.run_id === id);
-      return i >= 0 ? `run ${i + 1}` : 'other run';
-    };
-    const labels: [string, string] = [runLabel(cmp.a), runLabel(cmp.b)];
-    const key = `runs:${cmp.a}:${cmp.b}`;
-    if (this.decodedRuns?.key !== key) {
-      this.decodedRuns = {
-        key,
-        a: decodeGraph(cmp.graph_a),
-        b: decodeGraph(cmp.graph_b),
-        diff: new GraphDiff(cmp.diff)
-      };
-    }
-    const { a, b, diff } = this.decodedRuns;
-    return diff.roots.map((r, i) => ({
-      key: `${key}:${i}`,
-      title: `${labels[0]} ↔ ${labels[1]}: ${r.reason || r.kind}`,
-      labels,
-      a,
-      b,
-      diff,
-      divergence: r
-    }));
-  }
-
-  /** The two runs' graphs, decoded once per comparison. */
-  private decodedRuns: { key: string; a: TraceGraph; b: TraceGraph; diff: GraphDiff } | null = null;
-
-  private compareSection(): HTMLElement {
-    const history = this.ctx.host.get('history');
-    const section = h(
-      'div',
-      { class: 'jp-TraceExplorer-section jp-TraceExplorer-compare' },
-      h('h4', {}, 'Compare two runs')
-    );
-    if (history.length < 2 || this.ctx.host.readOnly) {
-      append(
-        section,
-        h(
-          'p',
-          { class: 'jp-TraceExplorer-muted' },
-          this.ctx.host.readOnly
-            ? 'Comparing runs needs the live explorer.'
-            : 'Re-trace with other options to compare runs.'
-        )
-      );
-      return section;
-    }
-    const options = (selected: string): HTMLOptionElement[] =>
-      history.map((e, i) =>
-        h('option', { value: e.run_id, selected: e.run_id === selected }, historyLabel(history, i))
-      );
-    this.compareA ||= history[history.length - 2].run_id;
-    this.compareB ||= history[history.length - 1].run_id;
-    const a = h('select', { 'aria-label': 'run A' }, ...options(this.compareA));
-    const b = h('select', { 'aria-label': 'run B' }, ...options(this.compareB));
-    a.addEventListener('change', () => (this.compareA = a.value));
-    b.addEventListener('change', () => (this.compareB = b.value));
-    append(
-      section,
-      h(
-        'div',
-        { class: 'jp-TraceExplorer-row' },
-        a,
-        b,
-        button('compare', () => {
-          // the two runs' first root is shown side by side when the kernel's answer comes
-          this.comparing = 'runs';
-          this.runsRoot = 0;
-          this.ctx.host.send({ type: 'compare', a: a.value, b: b.value, method: this.ctx.method });
-          const shown = this.ctx.host.get('comparison');
-          if (shown && shown.a === a.value && shown.b === b.value) {
-            this.render(); // the same two runs as before: the answer changes nothing, show what is here
-          }
-        })
-      )
-    );
-    const cmp = this.ctx.host.get('comparison');
-    if (cmp && cmp.graph_a && cmp.graph_b) {
-      const roots = this.runsComparison();
-      append(
-        section,
-        h(
-          'p',
-          {},
-          roots.length
-            ? `${roots.length} root divergence(s), ${roots[0].diff.downstream.length} downstream`
-            : 'The two graphs are structurally identical.'
-        )
-      );
-      if (roots.length) {
-        const shown = Math.min(this.runsRoot, roots.length - 1);
-        append(
-          section,
-          h(
-            'ol',
-            { class: 'jp-TraceExplorer-divergences' },
-            ...roots.map((r, i) =>
-              h(
-                'li',
-                { class: i === shown ? 'jp-mod-active' : '' },
-                button(
-                  r.divergence.reason,
-                  () => {
-                    // a root picked from the list is shown side by side at once
-                    this.runsRoot = i;
-                    this.comparing = 'runs';
-                    this.render();
-                  },
-                  { class: 'jp-TraceExplorer-link' }
-                )
-              )
-            )
-          ),
-          this.divergenceSection(roots[shown], 'runs')
-        );
-      }
-    }
-    return section;
   }
 }
