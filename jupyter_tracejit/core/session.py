@@ -485,7 +485,10 @@ class TraceSession:
             elif w.category in ("output_mismatch_python", "output_mismatch_retrace"):
                 failing = [c for c in run.check.cases if c.method == w.method and not c.outputs_ok]
                 w.node_ids = output_warning_nodes(graph, failing[0]) if failing else []
-                place_at_first_difference(w, graph)
+                diff = failing[0].diff if failing else None
+                # output_warning_nodes gave the roots' trace nodes when there are any, else the output producers
+                at_a_root = diff is not None and any(d.trace_node is not None for d in diff.roots)
+                place_at_first_difference(w, graph, at_a_root=at_a_root)
 
     # -- probe and findings ---------------------------------------------------------------------
     def _probe(self, run: TraceRun) -> None:
@@ -594,16 +597,30 @@ def output_warning_nodes(graph: Graph, case: CheckCase) -> list[int]:
     return [p.id for v in graph.outputs if (p := graph.producer(v)) is not None]
 
 
-def place_at_first_difference(warning: TraceWarning, graph: Graph) -> None:
+def place_at_first_difference(warning: TraceWarning, graph: Graph, *, at_a_root: bool) -> None:
     """Move an output-mismatch warning from the def line (where torch's check reports it) to where the outputs
     differ first: the line of its first node (a root divergence, else the returned value's producer) when that
-    node was recorded in the same file; else (ops recorded in torch's or a library's code) it stays there."""
+    node was recorded in the same file; else (ops recorded in torch's or a library's code) it stays there. Either
+    way ``placement`` says why it is where it is (``at_a_root``: the nodes are the check's root divergences)."""
     for node_id in sorted(warning.node_ids):
         source = graph.nodes[node_id].source
         frame = source.user_frame if source is not None else None
         if frame is not None and not frame.internal and frame.file == warning.file:
             warning.line, warning.code, warning.func = frame.line, frame.code, frame.func
+            warning.placement = (
+                "Shown where the graphs first differ (the check's first root divergence)"
+                if at_a_root
+                else "Shown at the line that computes the returned value (the graphs agree: the numbers part)"
+            ) + "; torch reports it at the traced function's definition."
             return
+    warning.placement = (
+        "Shown at the traced function's definition, where torch reports it: the ops where the outputs first differ "
+        "were recorded inside torch's or an installed library's code (or none was found), not on a line of this "
+        "file."
+        if warning.node_ids
+        else "Shown at the traced function's definition, where torch reports it: the graphs agree, so no op marks "
+        "where the numbers part (random ops or the tolerance, see the advice)."
+    )
 
 
 __all__ = ["CODE_MAX_SUBMODULES", "TraceSession", "method_code", "output_warning_nodes", "stamp"]

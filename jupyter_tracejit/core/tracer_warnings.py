@@ -94,6 +94,8 @@ class TraceWarning(JsonRecord):
     phases: list[str] = field(default_factory=list)
     #: where torch itself attributed the warning when that was inside torch (we moved it to the user's frame)
     torch_location: str = ""
+    #: why it is shown at ``line`` when torch reported it elsewhere, or why no better line fits (output mismatches)
+    placement: str = ""
 
     #: the fix (:data:`ADVICE`) is written into the JSON so the explorer shows the text the CLI and HTML print
     _json_derived: ClassVar[tuple[str, ...]] = ("advice",)

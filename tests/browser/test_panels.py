@@ -192,6 +192,9 @@ def test_causes_stepper_advice_and_locations_on_a_frozen_branch_and_loop(lab):
     mismatch = warnings.locator('.jp-TraceExplorer-warning[data-category="output_mismatch_python"]')
     assert "Greatest absolute difference" in mismatch.locator(".jp-TraceExplorer-detail").inner_text()
     assert f"Fix: {as_shown(ADVICE['output_mismatch_python'])}" in mismatch.inner_text()
+    # and says why it is at its line, not at `def` where torch reports it
+    placement = mismatch.locator(".jp-TraceExplorer-placement").inner_text()
+    assert placement.endswith("torch reports it at the traced function's definition."), placement
     # the frozen `if` records nothing at its own line: its link finds the branch it froze
     frozen.locator("button.jp-TraceExplorer-loc").click()
     query, hits = search_of(explorer)

@@ -79,6 +79,7 @@ def test_branch_taken_differently_by_check_inputs_fails_like_torch():
     assert kinds_of(run.graph, mismatch.node_ids) == ["aten::mul"]
     # shown where the outputs differ first (the branch's line), not at `def branchy` where torch's check reports it
     assert (mismatch.line, mismatch.code) == (line_of(branchy, "return x * 2"), "return x * 2")
+    assert mismatch.placement.startswith("Shown where the graphs first differ (the check's first root divergence)")
     oracle = torch_verdict(branchy, (torch.ones(3),), check_inputs=[(-2 * torch.ones(3),)])
     assert oracle.check_failed
     roundtrip(run)
@@ -113,6 +114,7 @@ def test_loop_over_a_dimension_root_is_the_extra_select():
     # root is only in the check trace: the trace's output producer stands for it)
     assert [w.category for w in run.user_warnings] == ["output_mismatch_python"]
     assert run.user_warnings[0].line == line_of(loop_in_traced_fn, "result * x[i]")
+    assert run.user_warnings[0].placement.startswith("Shown at the line that computes the returned value")
     assert torch_verdict(loop_in_traced_fn, inputs, check_inputs=check_inputs).check_failed
 
 

@@ -413,6 +413,10 @@ export interface TraceWarning {
   phases: string[];
   torch_location: string;
   /**
+   * why the warning is shown at its line when that is not where torch reported it, or why no better line fits (output mismatches); absent in runs saved before it
+   */
+  placement?: string;
+  /**
    * what to do about it (core/tracer_warnings.py ADVICE, the text the CLI and the HTML report print); absent in runs saved before it existed
    */
   advice?: string;

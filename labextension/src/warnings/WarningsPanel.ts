@@ -114,6 +114,7 @@ export class WarningsPanel {
       // torch's own detail (an output mismatch's "Mismatched elements… Greatest absolute difference…")
       detail ? h('pre', { class: 'jp-TraceExplorer-code jp-TraceExplorer-detail' }, detail) : null,
       saying ? fix(w.advice) : null,
+      w.placement ? h('p', { class: 'jp-TraceExplorer-muted jp-TraceExplorer-placement' }, w.placement) : null,
       w.torch_location
         ? h(
             'p',
