@@ -332,7 +332,7 @@ def train_mode_batchnorm(graph: Graph, runs: int) -> Finding | None:
     )
 
 
-def python_runs(runs: int, check_cases: int, mutated_buffers: list[str]) -> Finding | None:
+def python_runs(runs: int, check_cases: int, mutated_buffers: list[str], naming_runs: int = 0) -> Finding | None:
     if runs <= 1 and not mutated_buffers:
         return None
     mutated = ""
@@ -350,6 +350,7 @@ def python_runs(runs: int, check_cases: int, mutated_buffers: list[str]) -> Find
         title=f"the Python code ran {runs} time{'s' if runs != 1 else ''}",
         message=f"Tracing ran the Python body {runs} time{'s' if runs != 1 else ''} (1 trace"
         + (f" + {check_cases} re-trace(s) + {check_cases} eager run(s) for the check" if check_cases else "")
+        + (" + 1 eager run to name the output torch rejected" if naming_runs else "")
         + "). Side effects (prints, counters, appends to lists, running statistics) happened that often."
         + mutated,
         hint="Pass check_trace=False to run the code once, or keep side effects out of forward().",

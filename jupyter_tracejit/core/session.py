@@ -83,6 +83,8 @@ class TraceSession:
         self.caller = caller
         self.recorder = WarningRecorder()
         self.python_runs = 0
+        #: eager runs made only to name an output torch rejected (counted in python_runs too)
+        self.naming_runs = 0
         self.timings: dict[str, float] = {}
         self.method_of_phase: dict[str, str] = {}
         self._types: dict[str, str] | None = None
@@ -272,6 +274,7 @@ class TraceSession:
         method = "forward" if "forward" in plan.inputs else next(iter(plan.inputs))
         inputs = plan.inputs[method]
         self.python_runs += 1
+        self.naming_runs += 1
         try:
             with warnings.catch_warnings(), torch.no_grad():
                 warnings.simplefilter("ignore")
@@ -550,7 +553,7 @@ class TraceSession:
                 if finding is not None:
                     found.append(finding)
         cases = len(self.plan.check_sets) if self.plan.options.check_trace and run.error is None else 0
-        runs = hazards.python_runs(self.python_runs, cases, mutated)
+        runs = hazards.python_runs(self.python_runs, cases, mutated, self.naming_runs)
         if runs is not None:
             found.append(runs)
         return found
