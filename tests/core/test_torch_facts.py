@@ -70,10 +70,6 @@ def test_torchs_tracer_warning_filters_are_read_from_torch_and_are_the_ones_it_i
         assert not installed or any(f[3].pattern == pattern.pattern for f in installed)
 
 
-def test_the_check_exception_is_torchs_class():
-    assert torch_facts.TracingCheckError is torch.jit.TracingCheckError
-
-
 # -- corners where the product must agree with torch ---------------------------------------------------------
 
 
