@@ -166,7 +166,7 @@ def _keys(graph: Graph, intern: _Interner) -> list[int]:
     def attr_key(n: Node) -> Any:
         if not n.attributes:
             return None
-        if n.kind == "prim::Constant":
+        if n.role == "constant":
             val = n.attributes.get("value")
             if isinstance(val, dict) and "tensor" in val:
                 t = val["tensor"]
@@ -198,10 +198,6 @@ def _keys(graph: Graph, intern: _Interner) -> list[int]:
     return node_key
 
 
-#: plumbing that takes a computed value apart: unmatched while its input matches, it is where things diverge
-_UNPACK_KINDS = frozenset({"prim::ListUnpack", "prim::TupleUnpack"})
-
-
 def _tainted_unmatched(graph: Graph, matched: set[int]) -> tuple[list[int], list[int], list[int], dict[int, int]]:
     """Split the unmatched nodes of one graph into (roots, downstream, unmatched foldable, origin), where origin
     maps each downstream node to the first root it depends on.
@@ -224,7 +220,7 @@ def _tainted_unmatched(graph: Graph, matched: set[int]) -> tuple[list[int], list
             foldable.append(n.id)
             producers = [graph.values[v].producer for v in n.inputs]
             unpacks_a_match = bool(producers) and all(p is None or p in matched for p in producers)
-            if n.kind in _UNPACK_KINDS and source is None and unpacks_a_match:
+            if n.role == "unpack" and source is None and unpacks_a_match:
                 roots.append(n.id)
                 source = n.id
         elif source is None:
@@ -249,7 +245,7 @@ def _describe_constant(graph: Graph, value_id: int, depth: int = 0, *, detailed:
     producer = graph.producer(value_id)
     if producer is None or depth > 4:
         return None
-    if producer.kind == "prim::Constant":
+    if producer.role == "constant":
         if not producer.attributes:
             return "None"
         if isinstance(producer.attributes.get("value"), dict) and "tensor" in producer.attributes["value"]:
@@ -260,11 +256,11 @@ def _describe_constant(graph: Graph, value_id: int, depth: int = 0, *, detailed:
                 text += f" ({t.get('dtype', '?')}[{shape}], digest {t.get('digest', '?')})"
             return text
         return format_attribute(producer.attributes.get("value"), python_number)
-    if producer.kind in ("prim::ListConstruct", "prim::TupleConstruct"):
+    if producer.role in ("list", "tuple"):
         items = [_describe_constant(graph, v, depth + 1, detailed=detailed) for v in producer.inputs]
         if all(i is not None for i in items):
             inner = ", ".join(i for i in items if i is not None)
-            return f"[{inner}]" if producer.kind == "prim::ListConstruct" else f"({inner})"
+            return f"[{inner}]" if producer.role == "list" else f"({inner})"
     return None
 
 
@@ -314,7 +310,7 @@ def _reason(a: Graph, b: Graph, an: Node | None, bn: Node | None, matched_values
     if an.attributes != bn.attributes:
         return f"attributes of {an.kind} differ"
     if len(an.outputs) != len(bn.outputs):
-        if an.kind in ("prim::ListUnpack", "prim::TupleUnpack"):
+        if an.role == "unpack":
             source = a.producer(an.inputs[0]) if an.inputs else None
             what = f"the result of {source.kind}" if source is not None else "its input"
             because = (
@@ -574,7 +570,7 @@ def structural_diff(a: Graph, b: Graph, *, compare_tensors: TensorCompare | None
     constant_diffs: list[ConstantDiff] = []
     for x, y in matched.items():
         an = a.nodes[x]
-        if an.kind != "prim::Constant":
+        if an.role != "constant":
             continue
         constant = an.attributes.get("value")
         if not (isinstance(constant, dict) and "tensor" in constant):

@@ -20,6 +20,7 @@ import torch
 from .graph import Block, Frame, Graph, Node, SourceLoc, Value
 from .jsonio import float_to_json
 from .source import is_torch_file, is_trace_entry_file, source_line, user_frame_index
+from .torchscript.roles import role_of
 
 _FRAME_RE = re.compile(r"^(.*)\((\d+)\): (.*)$")
 _HIERARCHY_RE = re.compile(r"([^.()]+)\(([^()]*)\)")
@@ -425,7 +426,7 @@ def _extract(
                     built.append(Block(inputs=b_ins, outputs=b_outs, nodes=b_nodes))
                 blocks = tuple(built)
             nondeterministic = may_be_random and n.isNondeterministic()
-            node = Node(nid, kind, ins, outs, path, source, attrs, blocks, parent, nondeterministic)
+            node = Node(nid, kind, ins, outs, path, source, attrs, blocks, parent, nondeterministic, role_of(kind))
             if has_blocks:
                 nodes[nid] = node
             else:

@@ -29,32 +29,31 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
-GRAPH_SCHEMA_VERSION = 1
+#: 2: each node carries its role; a size may be a symbol (``s27``). Version-1 graphs are read through
+#: :func:`jupyter_tracejit.core.legacy.upgrade_graph`.
+GRAPH_SCHEMA_VERSION = 2
 #: JSON numbers are doubles in the browser: integers beyond this read back rounded
 MAX_SAFE_INT = 2**53 - 1
 
-#: node kinds that only carry structure into their consumers; views fold them by default
-PLUMBING_KINDS = frozenset(
-    {
-        "prim::ListConstruct",
-        "prim::ListUnpack",
-        "prim::TupleConstruct",
-        "prim::TupleUnpack",
-        "prim::TupleIndex",
-        "prim::DictConstruct",
-    }
-)
+#: What a node does, as data (torch.fx's ``Node.op`` plays this part): readers decide by role, never by a back
+#: end's spelling of a kind (``prim::Constant``). Each back end says which of its kinds has which role.
+NODE_ROLES: dict[str, str] = {
+    "op": "a computation (an operator call)",
+    "constant": "a literal value (its attribute 'value')",
+    "getattr": "reads a parameter, buffer or submodule of the module (its attribute 'name'); chains give paths",
+    "list": "builds a list of its inputs",
+    "tuple": "builds a tuple of its inputs",
+    "dict": "builds a dict of its inputs (keys and values alternating)",
+    "unpack": "takes a list or tuple apart: its outputs are the items",
+    "index": "picks one item of a tuple (its attribute 'index')",
+}
+#: roles that only carry structure into their consumers; with constants and attribute reads, views fold them
+PLUMBING_ROLES = frozenset({"list", "tuple", "dict", "unpack", "index"})
 
 
-def node_role(kind: str) -> str:
-    """``constant``, ``getattr``, ``plumbing`` (all foldable into consumers) or ``op``."""
-    if kind == "prim::Constant":
-        return "constant"
-    if kind == "prim::GetAttr":
-        return "getattr"
-    if kind in PLUMBING_KINDS:
-        return "plumbing"
-    return "op"
+def fold_class(role: str) -> str:
+    """The role's family as views draw it: ``constant``, ``getattr``, ``plumbing`` or ``op``."""
+    return "plumbing" if role in PLUMBING_ROLES else role
 
 
 @dataclass(frozen=True)
@@ -115,8 +114,9 @@ class Value:
     name: str
     #: TorchScript type without shape (``Tensor``, ``int``, ``Tensor[]``, ``__torch__.Net``)
     type: str
-    #: concrete sizes when the tracer recorded them (``None`` for unknown dimensions)
-    shape: tuple[int | None, ...] | None = None
+    #: sizes when the capture recorded them: a number, a symbol an export keeps symbolic (``s27``, ``2*s27``), or
+    #: ``None`` for an unknown dimension
+    shape: tuple[int | str | None, ...] | None = None
     dtype: str | None = None
     device: str | None = None
     requires_grad: bool | None = None
@@ -156,14 +156,12 @@ class Node:
     parent: int | None = None
     #: torch's ``Node.isNondeterministic()`` (dropout in train mode, random ops)
     nondeterministic: bool = False
-
-    @property
-    def role(self) -> str:
-        return node_role(self.kind)
+    #: what the node does (:data:`NODE_ROLES`), set by the back end that built the graph
+    role: str = "op"
 
     @property
     def foldable(self) -> bool:
-        """Constants, GetAttr and list/tuple plumbing: views fold them into their consumers."""
+        """Constants, attribute reads and container plumbing: views fold them into their consumers."""
         return self.role != "op"
 
 
@@ -481,8 +479,9 @@ class Graph:
         - ``frames``: ``[file, line, func, code, internal]`` with string indices.
         - ``stacks``: ``[user_index, frame, frame, ...]`` (innermost frame first).
         - ``values``: ``[name, type, shape | null, dtype | -1, device | -1, requires_grad (0/1/-1), producer | -1]``.
-        - ``nodes``: ``[kind, inputs, outputs, scope, stack | -1, attributes | 0, blocks | 0, parent | -1, flags]``
-          where blocks are ``[inputs, outputs, node ids]`` and flags bit 0 is ``nondeterministic``.
+        - ``nodes``: ``[kind, inputs, outputs, scope, stack | -1, attributes | 0, blocks | 0, parent | -1, flags,
+          role]`` where blocks are ``[inputs, outputs, node ids]``, flags bit 0 is ``nondeterministic`` and role is
+          one of :data:`NODE_ROLES`.
         - ``scopes``: ``[path, type]`` for every module, parents before children, siblings in natural order.
         """
         strings: dict[str, int] = {}
@@ -539,6 +538,7 @@ class Graph:
                 [[list(b.inputs), list(b.outputs), list(b.nodes)] for b in n.blocks] or 0,
                 -1 if n.parent is None else n.parent,
                 int(n.nondeterministic),
+                n.role,
             ]
             for n in self.nodes
         ]
@@ -560,11 +560,15 @@ class Graph:
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Graph:
+        """Read back :meth:`to_json`, or a version-1 graph (saved before nodes carried their roles)."""
+        from .legacy import upgrade_graph
+
+        data = upgrade_graph(data)
         version = data.get("graph_schema")
         if version != GRAPH_SCHEMA_VERSION:
             raise ValueError(
                 f"graph JSON has graph_schema {version!r}; this version of jupyter-tracejit reads "
-                f"{GRAPH_SCHEMA_VERSION}. Re-create the trace with this version."
+                f"{GRAPH_SCHEMA_VERSION} (and 1). Re-create the trace with this version."
             )
         st: list[str] = data["strings"]
         frames = [
@@ -596,8 +600,9 @@ class Graph:
                 blocks=tuple(Block(tuple(b[0]), tuple(b[1]), tuple(b[2])) for b in (blocks or [])),
                 parent=None if parent < 0 else parent,
                 nondeterministic=bool(flags & 1),
+                role=role,
             )
-            for i, (kind, ins, outs, scope, stack, attrs, blocks, parent, flags) in enumerate(data["nodes"])
+            for i, (kind, ins, outs, scope, stack, attrs, blocks, parent, flags, role) in enumerate(data["nodes"])
         ]
         return cls(
             method=data["method"],

@@ -96,7 +96,7 @@ def _constant(graph: Graph, node: Node, index: int) -> Any:
     if index < 0 or index >= len(node.inputs):
         return None
     producer = graph.producer(node.inputs[index])
-    if producer is None or producer.kind != "prim::Constant":
+    if producer is None or producer.role != "constant":
         return None
     return producer.attributes.get("value")
 
@@ -264,7 +264,7 @@ def device_constants(
     """
     devices: dict[str, list[int]] = {}
     for n in graph.nodes:
-        if n.kind != "prim::Constant":
+        if n.role != "constant":
             continue
         value = n.attributes.get("value")
         if not (isinstance(value, dict) and "device" in value):

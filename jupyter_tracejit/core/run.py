@@ -15,12 +15,16 @@ from .errors import TraceError
 from .graph import Graph
 from .hazards import Finding
 from .jsonio import NOT_IN_JSON, Decoders, JsonRecord, list_of
+from .legacy import upgrade_run
 from .probe import ProbeReport
 from .tracer_warnings import TraceWarning
 from .validate import check_run
 
-#: bump when the JSON layout changes; ``from_json`` refuses other versions with a clear message
-SCHEMA_VERSION = 1
+#: bump when the JSON layout changes; ``from_json`` reads older versions through :mod:`.legacy` and refuses newer
+#: ones with a clear message. 2: ``backend``, node roles and symbolic sizes in graphs.
+SCHEMA_VERSION = 2
+#: the capture back ends a run can come from
+BACKENDS = ("trace",)
 JSON_KIND = "jupyter-tracejit.run"
 
 
@@ -143,6 +147,8 @@ class TraceRun(JsonRecord):
     target: Target
     #: options as given (JSON-ready; check inputs described by their shapes)
     options: dict[str, Any]
+    #: the capture that made the run (:data:`BACKENDS`): ``"trace"`` for ``torch.jit.trace``
+    backend: str = "trace"
     #: example inputs per method, described by their shapes
     inputs: dict[str, list[str]] = field(default_factory=dict)
     graphs: dict[str, Graph] = field(default_factory=dict)
@@ -362,6 +368,7 @@ class TraceRun(JsonRecord):
                 "not a jupyter-tracejit run: expected a dict with kind "
                 f"{JSON_KIND!r} (as written by TraceRun.to_json())"
             )
+        data = upgrade_run(data)
         version = data.get("schema_version")
         if version != SCHEMA_VERSION:
             # a repr only of a plain value: another may be huge, or nested too deeply to write

@@ -349,7 +349,7 @@ def _graph_problems(graph: Mapping[str, Any], at: str) -> Iterator[tuple[str, st
         elif producer != -1 and i not in nodes[producer][2]:
             yield f"{at}/values/{i}/6", f"node {producer} is named as its producer but does not output value {i}"
     block_owner: dict[int, int] = {}
-    for i, (kind, inputs, outputs, scope, stack, attributes, blocks, parent, _flags) in enumerate(nodes):
+    for i, (kind, inputs, outputs, scope, stack, attributes, blocks, parent, _flags, _role) in enumerate(nodes):
         here = f"{at}/nodes/{i}"
         yield from string(kind, f"{here}/0")
         yield from string(scope, f"{here}/3")

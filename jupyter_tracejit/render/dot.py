@@ -27,7 +27,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..core.graph import Graph, Node, js_number
+from ..core.graph import Graph, Node, fold_class, js_number
 from .groups import Group, GroupTree
 from .location import location_label
 
@@ -50,7 +50,7 @@ _SURROGATE = re.compile(r"[\ud800-\udfff]")
 _CLASS_BAD = re.compile(r"[^A-Za-z0-9_-]+")
 _ID_BAD = re.compile(r"[^A-Za-z0-9_.-]")
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_LIST_KINDS = {"prim::ListConstruct": ("[", "]"), "prim::TupleConstruct": ("(", ")")}
+_BRACKETS = {"list": ("[", "]"), "tuple": ("(", ")")}
 
 
 # -- text --------------------------------------------------------------------------------------------------------
@@ -153,11 +153,11 @@ def _folded_text(graph: Graph, value_id: int, depth: int = 0) -> str | None:
     p = graph.producer(value_id)
     if p is None or depth > 3:
         return None
-    if p.kind == "prim::Constant":
+    if p.role == "constant":
         text = format_value(p.attributes.get("value"))
         name = value.name.split(".", 1)[0]
         return f"{name}={text}" if depth == 0 and _IDENTIFIER.fullmatch(name) else text
-    brackets = _LIST_KINDS.get(p.kind)
+    brackets = _BRACKETS.get(p.role)
     if brackets is None:
         return None
     items = [_folded_text(graph, v, depth + 1) for v in p.inputs]
@@ -170,7 +170,7 @@ def _folded_items(graph: Graph, node: Node) -> list[str]:
     items = []
     for v in node.inputs:
         p = graph.producer(v)
-        if p is not None and p.foldable and p.kind != "prim::GetAttr":
+        if p is not None and p.foldable and p.role != "getattr":
             text = _folded_text(graph, v)
             if text is not None:
                 items.append(text)
@@ -179,9 +179,9 @@ def _folded_items(graph: Graph, node: Node) -> list[str]:
 
 def node_label(graph: Graph, node: Node, fold: bool, show_shapes: bool) -> list[str]:
     lines = [node.kind.split("::")[-1]]
-    if node.kind == "prim::Constant":
+    if node.role == "constant":
         lines.append(format_value(node.attributes.get("value")))
-    elif node.kind == "prim::GetAttr":
+    elif node.role == "getattr":
         lines.append(str(node.attributes.get("name", "?")))
     if show_shapes and node.outputs:
         lines.append(graph.values[node.outputs[0]].shape_str())
@@ -326,7 +326,7 @@ def _edges(graph: Graph, rep: dict[int, str], fold: bool) -> tuple[dict[tuple[st
                 out.append((f"in{value_id}", value_id))
                 used_inputs.add(value_id)
             return
-        if fold and p.kind == "prim::GetAttr":
+        if fold and p.role == "getattr":
             return  # a parameter or submodule: shown in its consumer, not as an edge from `self`
         if fold and p.foldable and rep.get(p.id) != f"n{p.id}":
             if p.id in seen:
@@ -383,7 +383,7 @@ def _emit(
     # group id -> [(first node id, DOT line or child group id)]
     content: dict[str, list[tuple[int, str, str]]] = {}
     for n in drawn:
-        base = ["node", f"op-{n.role}", f"kind-{css_token(n.kind)}"]
+        base = ["node", f"op-{fold_class(n.role)}", f"kind-{css_token(n.kind)}"]
         if n.nondeterministic:
             base.append("nondeterministic")
         cls = base + sorted(classes.get(f"n{n.id}", set()) - set(base))

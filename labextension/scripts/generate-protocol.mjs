@@ -88,6 +88,12 @@ function constants() {
     `/** The run layout this front end reads (run.schema.json \`schema_version\`). */`,
     `export const SCHEMA_VERSION = ${JSON.stringify(run.properties.schema_version.const)};`,
     `export const GRAPH_SCHEMA_VERSION = ${JSON.stringify(run.definitions.Graph.properties.graph_schema.const)};`,
+    `/** What a node does (run.schema.json NodeRole, from core/graph.py NODE_ROLES): readers decide by role. */`,
+    `export const NODE_ROLES = ${JSON.stringify(run.definitions.NodeRole.enum)} as const;`,
+    `/** The roles version-1 graphs had, by TorchScript kind (NodeRole x-torchscript-roles): model/legacy.ts. */`,
+    `export const TORCHSCRIPT_ROLES: Record<string, NodeRole> = ${JSON.stringify(
+      run.definitions.NodeRole['x-torchscript-roles']
+    )};`,
     `/** Warning categories in the order they are listed, each with what the explorer says and decides about it`,
     ` * (run.schema.json TraceWarning category x-categories, written from core/categories.py). */`,
     `export const WARNING_CATEGORIES = ${JSON.stringify(

@@ -39,6 +39,7 @@ from jupyter_tracejit.core.from_torchscript import (
     user_frame_index,
 )
 from jupyter_tracejit.core.graph import Block, Frame, Graph, Node, SourceLoc, Value
+from jupyter_tracejit.core.torchscript.roles import role_of
 
 # -- the reference: the straightforward extraction, one pybind call per fact -------------------------------------
 
@@ -167,6 +168,7 @@ def reference_extract(
                 blocks=blocks,
                 parent=parent,
                 nondeterministic=n.isNondeterministic(),
+                role=role_of(kind),
             )
         return ids
 

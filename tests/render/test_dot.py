@@ -24,6 +24,7 @@ from typing import Any
 import pytest
 
 from jupyter_tracejit.core.graph import Frame, Graph, Node, SourceLoc, Value
+from jupyter_tracejit.core.torchscript.roles import role_of
 from jupyter_tracejit.render.dot import (
     MAX_ITEM_CHARS,
     TOOLTIP_BACKSLASH,
@@ -285,6 +286,7 @@ class Builder:
                 scope=scope,
                 source=source,
                 attributes=attributes,
+                role=role_of(kind),  # as the TorchScript back end sets it
             )
         )
         return nid

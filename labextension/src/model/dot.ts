@@ -16,7 +16,7 @@
  * control characters become spaces. No link attributes (`URL`, `href`) are emitted.
  */
 
-import { NodeInfo, shapeText, TraceGraph, userFrame } from './graph';
+import { foldClass, NodeInfo, NodeRole, shapeText, TraceGraph, userFrame } from './graph';
 import { FileNames, locationLabel } from './location';
 import { Group, GroupTree } from './groups';
 
@@ -151,9 +151,9 @@ export interface VisibleGraph {
   boxes: string[];
 }
 
-const LIST_KINDS: Record<string, [string, string]> = {
-  'prim::ListConstruct': ['[', ']'],
-  'prim::TupleConstruct': ['(', ')']
+const BRACKETS: Partial<Record<NodeRole, [string, string]>> = {
+  list: ['[', ']'],
+  tuple: ['(', ')']
 };
 
 /** What a folded input shows inside its consumer's label (`dim=1`, `[-1, 2]`); null for data. */
@@ -162,12 +162,12 @@ function foldedText(graph: TraceGraph, valueId: number, depth = 0): string | nul
   if (!p || depth > 3) {
     return null;
   }
-  if (p.kind === 'prim::Constant') {
+  if (p.role === 'constant') {
     const text = formatValue(p.attributes.value);
     const name = graph.values[valueId].name.split('.')[0];
     return depth === 0 && IDENTIFIER.test(name) ? `${name}=${text}` : text;
   }
-  const brackets = LIST_KINDS[p.kind];
+  const brackets = BRACKETS[p.role];
   if (!brackets) {
     return null;
   }
@@ -182,7 +182,7 @@ function foldedItems(graph: TraceGraph, node: NodeInfo): string[] {
   const items: string[] = [];
   for (const v of node.inputs) {
     const p = graph.producer(v);
-    if (p && p.role !== 'op' && p.kind !== 'prim::GetAttr') {
+    if (p && p.role !== 'op' && p.role !== 'getattr') {
       const text = foldedText(graph, v);
       if (text !== null) {
         items.push(text);
@@ -194,9 +194,9 @@ function foldedItems(graph: TraceGraph, node: NodeInfo): string[] {
 
 export function nodeLabel(graph: TraceGraph, node: NodeInfo, fold: boolean, showShapes: boolean): string[] {
   const lines = [node.kind.split('::').pop() ?? node.kind];
-  if (node.kind === 'prim::Constant') {
+  if (node.role === 'constant') {
     lines.push(formatValue(node.attributes.value));
-  } else if (node.kind === 'prim::GetAttr') {
+  } else if (node.role === 'getattr') {
     lines.push(String(node.attributes.name ?? '?'));
   }
   if (showShapes && node.outputs.length) {
@@ -363,7 +363,7 @@ function visibleEdges(
       }
       return;
     }
-    if (fold && p.kind === 'prim::GetAttr') {
+    if (fold && p.role === 'getattr') {
       return; // a parameter or submodule: shown in its consumer, not as an edge from `self`
     }
     if (fold && p.role !== 'op' && rep.get(p.id) !== `n${p.id}`) {
@@ -425,7 +425,7 @@ function emitDot(graph: TraceGraph, groups: GroupTree, options: DotOptions, item
     list.push(item);
   };
   for (const n of drawn) {
-    const base = ['node', `op-${n.role}`, `kind-${cssToken(n.kind)}`];
+    const base = ['node', `op-${foldClass(n.role)}`, `kind-${cssToken(n.kind)}`];
     if (n.nondeterministic) {
       base.push('nondeterministic');
     }

@@ -3,27 +3,16 @@
  * Views only read it; nothing here touches the DOM.
  */
 
-import { GRAPH_SCHEMA_VERSION, GraphJSON } from './protocol';
+import { GRAPH_SCHEMA_VERSION, GraphJSON, NodeRole } from './protocol';
 
-export type NodeRole = 'op' | 'constant' | 'getattr' | 'plumbing';
+export type { NodeRole };
 
-const PLUMBING_KINDS = new Set([
-  'prim::ListConstruct',
-  'prim::ListUnpack',
-  'prim::TupleConstruct',
-  'prim::TupleUnpack',
-  'prim::TupleIndex',
-  'prim::DictConstruct'
-]);
+/** Roles that only carry structure into their consumers (core/graph.py PLUMBING_ROLES). */
+const PLUMBING_ROLES: ReadonlySet<NodeRole> = new Set<NodeRole>(['list', 'tuple', 'dict', 'unpack', 'index']);
 
-function nodeRole(kind: string): NodeRole {
-  if (kind === 'prim::Constant') {
-    return 'constant';
-  }
-  if (kind === 'prim::GetAttr') {
-    return 'getattr';
-  }
-  return PLUMBING_KINDS.has(kind) ? 'plumbing' : 'op';
+/** The role's family as views draw it: `constant`, `getattr`, `plumbing` or `op` (core/graph.py `fold_class`). */
+export function foldClass(role: NodeRole): string {
+  return PLUMBING_ROLES.has(role) ? 'plumbing' : role;
 }
 
 export interface Frame {
@@ -43,7 +32,8 @@ export interface ValueInfo {
   id: number;
   name: string;
   type: string;
-  shape: (number | null)[] | null;
+  /** a number, a symbol an export kept symbolic (`s27`), or null when unknown */
+  shape: (number | string | null)[] | null;
   dtype: string | null;
   device: string | null;
   requiresGrad: boolean | null;
@@ -415,12 +405,11 @@ export function decodeGraph(data: GraphJSON): TraceGraph {
     producer: producer < 0 ? null : producer
   }));
   const nodes: NodeInfo[] = data.nodes.map(
-    ([kind, inputs, outputs, scope, stack, attrs, blocks, parent, flags], id) => {
-      const kindText = st[kind];
+    ([kind, inputs, outputs, scope, stack, attrs, blocks, parent, flags, role], id) => {
       return {
         id,
-        kind: kindText,
-        role: nodeRole(kindText),
+        kind: st[kind],
+        role,
         inputs,
         outputs,
         scope: st[scope],

@@ -21,18 +21,18 @@ export type FrameRow = [number, number, number, number, 0 | 1];
  */
 export type StackRow = [number, number, ...number[]];
 /**
- * [name, type, shape | null, dtype | -1, device | -1, requires_grad (0/1/-1), producer | -1]; names, types, dtypes and devices index Graph.strings
+ * [name, type, shape | null, dtype | -1, device | -1, requires_grad (0/1/-1), producer | -1]; names, types, dtypes and devices index Graph.strings; a size is a number, a symbol a capture kept symbolic ("s27", "2*s27") or null when unknown
  *
  * @minItems 7
  *
  * This interface was referenced by `ExplorerState`'s JSON-Schema
  * via the `definition` "ValueRow".
  */
-export type ValueRow = [number, number, (number | null)[] | null, number, number, -1 | 0 | 1, number];
+export type ValueRow = [number, number, (number | string | null)[] | null, number, number, -1 | 0 | 1, number];
 /**
- * [kind, inputs, outputs, scope, stack | -1, attributes | 0, blocks | 0, parent | -1, flags]; kind and scope index Graph.strings, stack indexes Graph.stacks; flags bit 0: nondeterministic
+ * [kind, inputs, outputs, scope, stack | -1, attributes | 0, blocks | 0, parent | -1, flags, role]; kind and scope index Graph.strings, stack indexes Graph.stacks; flags bit 0: nondeterministic; role: what the node does (core/graph.py NODE_ROLES), decided by the back end, so readers never decode a kind
  *
- * @minItems 9
+ * @minItems 10
  *
  * This interface was referenced by `ExplorerState`'s JSON-Schema
  * via the `definition` "NodeRow".
@@ -51,7 +51,8 @@ export type NodeRow = [
   ),
   BlockRow[] | 0,
   number,
-  number
+  number,
+  NodeRole
 ];
 /**
  * [inputs, outputs, node ids] of a block of a prim::If / prim::Loop
@@ -62,6 +63,13 @@ export type NodeRow = [
  * via the `definition` "BlockRow".
  */
 export type BlockRow = [number[], number[], number[]];
+/**
+ * core/graph.py NODE_ROLES: everything but op is folded into its consumers by default
+ *
+ * This interface was referenced by `ExplorerState`'s JSON-Schema
+ * via the `definition` "NodeRole".
+ */
+export type NodeRole = 'op' | 'constant' | 'getattr' | 'list' | 'tuple' | 'dict' | 'unpack' | 'index';
 /**
  * [path, type] of a module (the root "" included), both indexing Graph.strings; parents before children, siblings in natural order (layer2 before layer10)
  *
@@ -195,9 +203,9 @@ export interface ExplorerState {
 export interface TraceRun {
   kind: 'jupyter-tracejit.run';
   /**
-   * bumped when this layout changes; readers refuse other versions
+   * bumped when this layout changes; readers upgrade older versions (core/legacy.py, model/legacy.ts) and refuse newer ones. 2: backend, node roles, symbolic sizes
    */
-  schema_version: 1;
+  schema_version: 2;
   /**
    * tracing succeeded and every check passed (agrees with torch)
    */
@@ -206,6 +214,10 @@ export interface TraceRun {
   verdict?: Verdict;
   target: Target;
   options: RecordedOptions;
+  /**
+   * the capture that made the run: "trace" for torch.jit.trace (version-1 runs were all traces)
+   */
+  backend: 'trace';
   /**
    * example inputs per method, described ("Float(4, 3)", "mask=Bool(2, 5)")
    */
@@ -358,7 +370,10 @@ export interface NonFinite {
  * via the `definition` "Graph".
  */
 export interface Graph {
-  graph_schema: 1;
+  /**
+   * 2: node roles and symbolic sizes; version-1 graphs are upgraded on reading
+   */
+  graph_schema: 2;
   method: string;
   strings: string[];
   frames: FrameRow[];
@@ -692,8 +707,21 @@ export const PACKAGE_VERSION = '0.1.0';
 /** `kind` of a run (run.schema.json). */
 export const RUN_KIND = 'jupyter-tracejit.run';
 /** The run layout this front end reads (run.schema.json `schema_version`). */
-export const SCHEMA_VERSION = 1;
-export const GRAPH_SCHEMA_VERSION = 1;
+export const SCHEMA_VERSION = 2;
+export const GRAPH_SCHEMA_VERSION = 2;
+/** What a node does (run.schema.json NodeRole, from core/graph.py NODE_ROLES): readers decide by role. */
+export const NODE_ROLES = ['op', 'constant', 'getattr', 'list', 'tuple', 'dict', 'unpack', 'index'] as const;
+/** The roles version-1 graphs had, by TorchScript kind (NodeRole x-torchscript-roles): model/legacy.ts. */
+export const TORCHSCRIPT_ROLES: Record<string, NodeRole> = {
+  'prim::Constant': 'constant',
+  'prim::GetAttr': 'getattr',
+  'prim::ListConstruct': 'list',
+  'prim::TupleConstruct': 'tuple',
+  'prim::DictConstruct': 'dict',
+  'prim::ListUnpack': 'unpack',
+  'prim::TupleUnpack': 'unpack',
+  'prim::TupleIndex': 'index'
+};
 /** Warning categories in the order they are listed, each with what the explorer says and decides about it
  * (run.schema.json TraceWarning category x-categories, written from core/categories.py). */
 export const WARNING_CATEGORIES = {

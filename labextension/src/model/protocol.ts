@@ -34,6 +34,7 @@ export type {
   FrameRow,
   HistoryEntry,
   JsonFloat,
+  NodeRole,
   NodeRow,
   NonFinite,
   RecordedOptions,
@@ -44,9 +45,11 @@ export type {
 } from './protocol.generated';
 export {
   GRAPH_SCHEMA_VERSION,
+  NODE_ROLES,
   OPTION_SPECS,
   RUN_KIND,
   SCHEMA_VERSION,
+  TORCHSCRIPT_ROLES,
   TRAIT_DEFAULTS,
   WARNING_CATEGORIES
 } from './protocol.generated';

@@ -2,6 +2,7 @@
  * A decoded run: graphs, warnings, check cases with their diffs, findings, probe.
  */
 
+import { upgradeRun } from './legacy';
 import { decodeGraph, formatAttribute, NodeInfo, TraceGraph } from './graph';
 import { FileNames, locationLabel } from './location';
 import {
@@ -264,15 +265,17 @@ function decodeCase(c: CheckCaseJSON): CheckCase {
 }
 
 /**
- * Decode a run, or throw an Error whose message says what is wrong with the data. `check`: a fuller check to make
- * first (a saved run, which may have been edited: model/validate.ts `savedRunProblem`).
+ * Decode a run, or throw an Error whose message says what is wrong with the data. A run saved by an earlier
+ * version is upgraded first (legacy.ts). `check`: a fuller check to make first (a saved run, which may have been
+ * edited: model/validate.ts `savedRunProblem`).
  */
 export function decodeRun(data: unknown, check: (data: unknown) => string | null = runProblem): TraceRunModel {
-  const problem = check(data);
+  const current = upgradeRun(data);
+  const problem = check(current);
   if (problem) {
     throw new Error(problem);
   }
-  return new TraceRunModel(data as TraceRunJSON);
+  return new TraceRunModel(current as TraceRunJSON);
 }
 
 /** One input of a node as the inspector shows it, like Netron: its argument name and, when it is a constant or a
@@ -313,30 +316,30 @@ function pythonText(value: unknown, type: string): string {
   return formatAttribute(value);
 }
 
-/** A constant value (a `prim::Constant`, or a list/tuple built of them) as Python writes it; null otherwise. */
+/** A constant value (a constant node, or a list/tuple built of them) as Python writes it; null otherwise. */
 export function constantText(graph: TraceGraph, valueId: number, depth = 0): string | null {
   const producer = graph.producer(valueId);
   if (!producer || depth > 4) {
     return null;
   }
   const type = graph.values[valueId].type;
-  if (producer.kind === 'prim::Constant') {
+  if (producer.role === 'constant') {
     return 'value' in producer.attributes ? pythonText(producer.attributes.value, type) : 'None';
   }
-  if (producer.kind === 'prim::ListConstruct' || producer.kind === 'prim::TupleConstruct') {
+  if (producer.role === 'list' || producer.role === 'tuple') {
     const items = producer.inputs.map(v => constantText(graph, v, depth + 1));
     if (items.every(i => i !== null)) {
-      return producer.kind === 'prim::ListConstruct' ? `[${items.join(', ')}]` : `(${items.join(', ')})`;
+      return producer.role === 'list' ? `[${items.join(', ')}]` : `(${items.join(', ')})`;
     }
   }
   return null;
 }
 
-/** `blocks.0.fc.weight` for a value read from the module with a chain of `prim::GetAttr`, else null. */
+/** `blocks.0.fc.weight` for a value read from the module with a chain of attribute reads, else null. */
 export function attributePath(graph: TraceGraph, valueId: number): string | null {
   const names: string[] = [];
   let producer = graph.producer(valueId);
-  while (producer && producer.kind === 'prim::GetAttr') {
+  while (producer && producer.role === 'getattr') {
     names.unshift(String(producer.attributes.name ?? '?'));
     producer = producer.inputs.length ? graph.producer(producer.inputs[0]) : null;
   }

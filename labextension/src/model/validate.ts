@@ -8,6 +8,7 @@
  */
 import type { ErrorObject } from 'ajv';
 
+import { upgradeRun } from './legacy';
 import { runProblem, TraceRunJSON } from './protocol';
 import { referenceProblem } from './references';
 import validate from './run.validate.generated';
@@ -42,6 +43,7 @@ export function savedRunProblem(data: unknown): string | null {
     // the renderer parses the saved text first (mime.ts `savedRun`): text left over is not JSON
     return 'the saved run is not valid JSON. The output was probably edited or cut short: re-run the cell to trace again.';
   }
+  data = upgradeRun(data); // a run saved by version 1 is read as the current layout (legacy.ts)
   const basic = runProblem(data);
   if (basic) {
     return basic;

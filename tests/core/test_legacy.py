@@ -1,0 +1,80 @@
+"""Runs saved by version 1 (every tutorial's outputs and the front-end fixtures as they were before roles became
+data, tests/data/v1-runs.json.gz) still open: upgraded on reading, shown and saved again as version 2."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+import pytest
+
+from jupyter_tracejit.core.categories import SCHEMA_PATH
+from jupyter_tracejit.core.graph import GRAPH_SCHEMA_VERSION, NODE_ROLES, Graph
+from jupyter_tracejit.core.legacy import upgrade_graph, upgrade_run
+from jupyter_tracejit.core.run import SCHEMA_VERSION, TraceRun
+from jupyter_tracejit.core.torchscript.roles import TORCHSCRIPT_ROLES, role_of
+
+V1_RUNS = Path(__file__).parent.parent / "data" / "v1-runs.json.gz"
+
+
+def v1_runs() -> dict[str, dict]:
+    with gzip.open(V1_RUNS, "rt", encoding="utf-8") as f:
+        return json.load(f)
+
+
+@pytest.fixture(scope="module")
+def saved() -> dict[str, dict]:
+    return v1_runs()
+
+
+def test_the_saved_runs_are_version_1(saved):
+    assert len(saved) >= 40
+    assert {run["schema_version"] for run in saved.values()} == {1}
+    assert any(name.startswith("06-real-model") for name in saved)
+
+
+def test_every_version_1_run_opens_shows_and_saves_as_version_2(saved):
+    for name, data in saved.items():
+        before = json.dumps(data, sort_keys=True)
+        run = TraceRun.from_json(data)
+        assert json.dumps(data, sort_keys=True) == before, f"{name}: reading changed the caller's data"
+        assert run.backend == "trace", name
+        assert run.summary() == data["summary"], name
+        run.to_html()
+        for graph in run.graphs.values():
+            graph.lint()
+            assert all(node.role == role_of(node.kind) for node in graph.nodes), name
+        again = run.to_json()
+        assert again["schema_version"] == SCHEMA_VERSION == 2
+        assert all(g["graph_schema"] == GRAPH_SCHEMA_VERSION == 2 for g in again["graphs"].values())
+        assert TraceRun.from_json(json.loads(json.dumps(again))).to_json() == again, name
+
+
+def test_a_version_1_graph_reads_with_the_roles_version_1_gave(saved):
+    data = next(iter(saved["net.run.json"]["graphs"].values()))
+    graph = Graph.from_json(data)
+    kinds = {n.kind: n.role for n in graph.nodes}
+    assert kinds["prim::Constant"] == "constant" and kinds["prim::GetAttr"] == "getattr"
+    assert kinds["prim::ListConstruct"] == "list" and kinds["aten::linear"] == "op"
+    assert upgrade_graph(graph.to_json()) == graph.to_json(), "a version-2 graph passes through unchanged"
+
+
+def test_the_upgrade_leaves_other_data_for_the_checks_to_name(saved):
+    assert upgrade_run({"kind": "jupyter-tracejit.run", "schema_version": 3}) == {
+        "kind": "jupyter-tracejit.run",
+        "schema_version": 3,
+    }
+    with pytest.raises(ValueError, match="schema_version 3"):
+        TraceRun.from_json({"kind": "jupyter-tracejit.run", "schema_version": 3})
+    broken = json.loads(json.dumps(saved["net.run.json"]))
+    broken["graphs"]["forward"]["nodes"][3] = "not a row"
+    with pytest.raises(ValueError, match="graphs/forward/nodes/3"):
+        TraceRun.from_json(broken)
+
+
+def test_the_schema_carries_the_role_tables():
+    definitions = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))["definitions"]
+    assert definitions["NodeRole"]["enum"] == list(NODE_ROLES)
+    assert definitions["NodeRole"]["x-torchscript-roles"] == TORCHSCRIPT_ROLES
+    assert set(TORCHSCRIPT_ROLES.values()) <= set(NODE_ROLES)
