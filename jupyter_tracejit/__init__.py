@@ -5,26 +5,61 @@
 >>> run.ok, run.warnings, run.check.first
 """
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import cells, render  # noqa: F401  (render registers run.to_dot / to_html / save_html with the core)
 from ._version import __version__
-from .core import (
-    CATEGORIES,
-    SCHEMA_VERSION,
-    CheckReport,
-    Divergence,
-    Finding,
-    Graph,
-    GraphDiff,
-    TraceError,
-    TraceRun,
-    TraceWarning,
-    structural_diff,
-    trace,
-    trace_module,
+from .core.run import TraceRun, register_file_namer
+
+if TYPE_CHECKING:
+    from .core import (
+        CATEGORIES,
+        SCHEMA_VERSION,
+        CheckReport,
+        Divergence,
+        Finding,
+        Graph,
+        GraphDiff,
+        TraceError,
+        TraceWarning,
+        structural_diff,
+        trace,
+        trace_module,
+    )
+
+#: imported from the core on first use: ``import jupyter_tracejit`` does not import torch (a saved run opens
+#: without it, the CLI answers ``--help`` and Ctrl-C at once); ``tj.trace`` does
+_FROM_CORE = frozenset(
+    {
+        "CATEGORIES",
+        "SCHEMA_VERSION",
+        "CheckReport",
+        "Divergence",
+        "Finding",
+        "Graph",
+        "GraphDiff",
+        "TraceError",
+        "TraceWarning",
+        "structural_diff",
+        "trace",
+        "trace_module",
+    }
 )
-from .core.run import register_file_namer
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _FROM_CORE:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from . import core
+
+    value = getattr(core, name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_FROM_CORE})
+
 
 # locations in notebook code read "cell [9], line 7" (a no-op outside IPython)
 register_file_namer(cells.cell_name)

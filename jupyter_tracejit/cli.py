@@ -48,7 +48,6 @@ from types import ModuleType
 from typing import Any
 
 from .core.files import same_file, source_overwritten, write_files
-from .core.options import CommandLineError, add_command_line, command_line_spelling, from_command_line
 
 EXIT_OK = 0
 EXIT_PROBLEMS = 1
@@ -69,6 +68,10 @@ def _outputs(p: argparse.ArgumentParser) -> None:
 
 
 def build_parser(prog: str = "tracejit") -> argparse.ArgumentParser:
+    # the options' table reads torch's defaults: imported here, inside main's handling of Ctrl-C (``import torch``
+    # takes a second or more; an interrupt then is one line too)
+    from .core.options import add_command_line
+
     parser = argparse.ArgumentParser(
         prog=prog,
         description="See what torch.jit.trace recorded: trace a function or module from a file, print what the "
@@ -321,6 +324,8 @@ def _exit_code(run: Any, fail_on_warnings: bool) -> int:
 
 
 def cmd_trace(args: argparse.Namespace) -> int:
+    from .core.options import CommandLineError, command_line_spelling, from_command_line
+
     path, name = split_target(args.target)
     if path.suffix != ".py":
         raise UsageError(f"{path} is not a .py file (expected FILE.py:NAME)")
@@ -370,6 +375,7 @@ def cmd_trace(args: argparse.Namespace) -> int:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
+    from .core.options import command_line_spelling
     from .demo import demo_run
     from .render.text import format_run
 
@@ -403,24 +409,25 @@ def _parse(parser: argparse.ArgumentParser, argv: list[str] | None) -> argparse.
 
 def main(argv: list[str] | None = None, prog: str | None = None) -> int:
     """Run the command line; returns the exit status (``sys.exit(main())``)."""
-    parser = build_parser(prog or "tracejit")
+    prog = prog or "tracejit"
     try:
+        parser = build_parser(prog)
         args = _parse(parser, argv)
         if args.command == "trace":
             return cmd_trace(args)
         return cmd_demo(args)
     except UsageError as exc:
         first, _, rest = str(exc).partition("\n")
-        print(f"{parser.prog}: error: {first}", file=sys.stderr)
+        print(f"{prog}: error: {first}", file=sys.stderr)
         if rest:
             print(rest, file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
         # outputs are written atomically: an interrupt leaves the files that were there, and no partial one
-        print(f"{parser.prog}: interrupted; no file was written", file=sys.stderr)
+        print(f"{prog}: interrupted; no file was written", file=sys.stderr)
         return EXIT_INTERRUPTED
     except OSError as exc:  # cannot write an output file, or the report bundle is missing
-        print(f"{parser.prog}: error: {exc}", file=sys.stderr)
+        print(f"{prog}: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
 
 

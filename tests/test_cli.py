@@ -401,6 +401,30 @@ def test_ctrl_c_prints_one_line_exits_130_and_touches_no_file(tmp_path):
     assert (tmp_path / "run.json").read_text() == "previous"
 
 
+def test_ctrl_c_while_torch_imports_is_one_line_too(tmp_path):
+    """``import torch`` takes a second or more, and it is what an early Ctrl-C interrupts: a stand-in torch that
+    announces itself and waits puts the interrupt there, every time (before: a 17-35 line traceback)."""
+    _files(tmp_path)
+    slow_torch = tmp_path / "stand_in"
+    slow_torch.mkdir()
+    (slow_torch / "torch.py").write_text("import sys, time\nprint('importing torch', flush=True)\ntime.sleep(60)\n")
+    (tmp_path / "run.json").write_text("previous")
+    exe = BIN / "tracejit"
+    if not exe.exists():
+        pytest.skip(f"{exe} is missing: reinstall the package (pip install -e .) to get the console script")
+    env = dict(os.environ, PYTHONPATH=str(slow_torch), PYTHONWARNINGS="ignore")
+    proc = subprocess.Popen(
+        [str(exe), "trace", f"{tmp_path / 'model.py'}:branchy", "--inputs", "torch.ones(3)", "--json", "run.json"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path, env=env,
+    )  # fmt: skip
+    assert proc.stdout is not None and proc.stderr is not None
+    assert proc.stdout.readline() == "importing torch\n"
+    proc.send_signal(signal.SIGINT)
+    assert proc.wait(timeout=60) == 130
+    assert proc.stderr.read() == "tracejit: interrupted; no file was written\n"
+    assert (tmp_path / "run.json").read_text() == "previous"
+
+
 @pytest.mark.parametrize("failing", [1, 2], ids=["the first output", "the second output"])
 def test_a_full_disk_leaves_the_previous_outputs_whole(tmp_path, monkeypatch, failing):
     """The JSON is written first, then the page: the disk fills up in one of them; neither old file is replaced

@@ -10,9 +10,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from .caller import installed_package
-from .inputs import with_article
 from .jsonio import JsonRecord
 from .source import is_torch_file, source_line
+from .words import with_article
 
 # (pattern on "ExceptionType: message", tag, hint). The first match wins.
 _HINTS: tuple[tuple[re.Pattern[str], str, str], ...] = (

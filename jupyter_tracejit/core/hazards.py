@@ -1,4 +1,7 @@
-"""Hazards torch does not report, found in the graph, the check and the run itself."""
+"""Hazards torch does not report, found in the graph, the check and the run itself.
+
+The :class:`Finding` record is read back from saved runs where torch may be missing: the two rules that ask torch
+(op schemas, device names) import it when a capture runs them."""
 
 from __future__ import annotations
 
@@ -8,8 +11,6 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
-
-import torch
 
 from .check import CheckReport
 from .graph import Graph, Node
@@ -67,6 +68,8 @@ def _switch_positions(kind: str, input_types: tuple[str, ...]) -> tuple[int, int
     Read from torch's registered schemas, picking the overload whose arguments fit the node's inputs (``lstm``'s
     ``input`` and ``data`` overloads have as many arguments, at other positions).
     """
+    import torch
+
     try:
         schemas = torch._C._jit_get_schemas_for_operator(kind)
     except RuntimeError:
@@ -246,6 +249,8 @@ def _ops_at(graph: Graph, file: str, first: int, last: int) -> Counter[tuple[str
 def same_device(a: str, b: str) -> bool:
     """Whether two device names mean the same device: same type, and the same index where both name one (``"cuda"``
     is the current CUDA device, so it is ``"cuda:0"`` for a trace made on ``cuda:0``)."""
+    import torch
+
     da, db = torch.device(a), torch.device(b)
     return da.type == db.type and (da.index is None or db.index is None or da.index == db.index)
 

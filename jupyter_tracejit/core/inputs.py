@@ -28,11 +28,6 @@ def tensor_type_str(t: torch.Tensor) -> str:
     return f"{name}({', '.join(parts)})"
 
 
-def with_article(noun: str) -> str:
-    """``an int``, ``a list``; ``None`` stays as it is."""
-    return noun if noun == "None" else ("an " if noun[:1].lower() in "aeiou" else "a ") + noun
-
-
 def describe_value(obj: Any) -> str:
     """One input (nested tuples, lists and dicts included) as a short text."""
     if isinstance(obj, torch.Tensor):

@@ -25,8 +25,9 @@ from typing import Any
 
 import torch
 
-from .inputs import describe_inputs, with_article
+from .inputs import describe_inputs
 from .jsonio import float_to_json
+from .words import with_article
 
 #: torch.jit.trace's default ``check_tolerance``, read from its signature (the same in every torch the CI matrix runs)
 DEFAULT_TOLERANCE: float = inspect.signature(torch.jit.trace).parameters["check_tolerance"].default

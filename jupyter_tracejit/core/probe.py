@@ -36,60 +36,20 @@ import warnings
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any
 
 import torch
 
 from .compare import compare_tensors, summary
 from .inputs import describe_inputs, tensor_type_str
-from .jsonio import Decoders, JsonRecord, list_of
 from .module_state import ModuleState
 from .options import DEFAULT_TOLERANCE
-
-AGREE = "agree"
-DISAGREE = "disagree"
-TRACE_ERROR = "trace_error"
-SKIPPED = "skipped"
-#: every case status, in the order the UI lists them
-STATUSES = (DISAGREE, TRACE_ERROR, AGREE, SKIPPED)
-_FINDINGS = frozenset({DISAGREE, TRACE_ERROR})
+from .probe_report import AGREE, DISAGREE, SKIPPED, TRACE_ERROR, ProbeCase, ProbeReport
 
 # looser relative tolerance for low-precision outputs (torch.testing.assert_close's defaults)
 _LOW_PRECISION_RTOL: dict[torch.dtype, float] = {torch.float16: 1e-3, torch.bfloat16: 1.6e-2}
 _MAX_MESSAGE = 400
 _INT64_MAX = 2**63 - 1
-
-
-@dataclass
-class ProbeCase(JsonRecord):
-    """One derived input set and how the trace fared on it."""
-
-    name: str  # stable short id: "values:randn", "size:arg0.dim0+1", "size:all+1"
-    description: str  # a human sentence saying how the inputs were derived
-    input_shapes: list[str]  # "Float(4, 8)" per input, in input order; keyword inputs as "name=Float(4, 8)"
-    status: str  # AGREE | DISAGREE | TRACE_ERROR | SKIPPED
-    max_abs: float | None = None  # greatest absolute difference over all tensor outputs
-    max_rel: float | None = None  # greatest relative difference (to the eager output)
-    message: str = ""  # disagree: which output and how far; errors: "ExceptionType: line"
-
-
-@dataclass
-class ProbeReport(JsonRecord):
-    """All cases of one probe, and which input dimensions were varied."""
-
-    cases: list[ProbeCase] = field(default_factory=list)
-    dims: dict[str, list[int]] = field(default_factory=dict)  # "arg0" / keyword name -> varied dims
-
-    _json_decoders: ClassVar[Decoders] = {"cases": list_of(ProbeCase.from_json)}
-
-    @property
-    def ok(self) -> bool:
-        """No case disagrees or fails in the trace (skipped cases are not findings)."""
-        return not any(c.status in _FINDINGS for c in self.cases)
-
-    @property
-    def findings(self) -> list[ProbeCase]:
-        return [c for c in self.cases if c.status in _FINDINGS]
 
 
 def _exception_line(e: BaseException) -> str:

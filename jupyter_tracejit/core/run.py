@@ -16,7 +16,7 @@ from .graph import Graph
 from .hazards import Finding
 from .jsonio import NOT_IN_JSON, Decoders, JsonRecord, list_of
 from .legacy import upgrade_run
-from .probe import ProbeReport
+from .probe_report import ProbeReport
 from .tracer_warnings import TraceWarning
 from .validate import check_run
 

@@ -25,7 +25,7 @@ import torch
 
 from . import hazards
 from .caller import is_own_file
-from .check import CheckCase, CheckReport, MethodUnderCheck, check_graphs, run_outputs, torch_mismatch_message
+from .check import CheckCase, CheckReport
 from .deep_stack import run_with_stack
 from .errors import TraceError, argument_error, error_from_exception
 from .from_torchscript import canonical_inlined, canonical_text, extract_graph, has_calls, parse_stack
@@ -39,6 +39,7 @@ from .schemas import argument_names, parameter_types
 from .source import attribute_to_caller, is_torch_file
 from .torch_facts import nondeterministic_warning
 from .torch_trace import Steps, TraceCall, call_torch, make_call, own_compilation_unit, resume, trace_call
+from .torchscript.check import MethodUnderCheck, check_graphs, run_outputs, torch_mismatch_message
 from .tracer_warnings import TraceWarning, WarningRecorder, is_torch_jit_notice
 
 #: one capture at a time in a process: the warning machinery (filters, ``showwarning``), torch's RNG (the probe) and

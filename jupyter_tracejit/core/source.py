@@ -7,15 +7,25 @@ node is shown at, whatever recorded it. Nothing here walks a torch graph.
 
 from __future__ import annotations
 
+import importlib.util
 import linecache
 import os
 import re
 
-import torch
-
 from .graph import Frame, Graph, SourceLoc
 
-_TORCH_DIR = os.path.dirname(os.path.abspath(torch.__file__)) + os.sep
+
+def _torch_dir() -> str:
+    """Where torch is installed, found without importing it (a saved run is read where torch may be missing)."""
+    try:
+        spec = importlib.util.find_spec("torch")
+    except (ImportError, ValueError):  # a stand-in module without a spec, or no torch at all
+        spec = None
+    origin = spec.origin if spec is not None else None
+    return os.path.dirname(os.path.abspath(origin)) + os.sep if origin else os.sep + "torch-not-installed" + os.sep
+
+
+_TORCH_DIR = _torch_dir()
 _SITE_TORCH = re.compile(r"[/\\]site-packages[/\\]torch[/\\]")
 
 

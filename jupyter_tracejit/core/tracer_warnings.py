@@ -18,14 +18,11 @@ from dataclasses import dataclass, field
 from types import FrameType
 from typing import Any, ClassVar
 
-from torch.jit._trace import TracerWarning
-
 from .caller import installed_package
 from .categories import BY_NAME, WARNING_CATEGORIES
 from .graph import Graph
 from .jsonio import JsonRecord
 from .source import is_torch_file, source_line
-from .torch_facts import tracer_warning_filters
 
 #: every category tag, in the order the UI lists them (the table: core/categories.py)
 CATEGORIES = tuple(c.name for c in WARNING_CATEGORIES)
@@ -157,6 +154,8 @@ def _torch_chain(start: FrameType | None) -> tuple[list[_TorchFrame], FrameType 
 def _hidden_by_torch(chain: list[_TorchFrame]) -> bool:
     """torch's own filter (read from the installed torch) hides TracerWarnings by the name of the module that
     raised them: its library code, not torch.jit."""
+    from .torch_facts import tracer_warning_filters  # torch is imported by captures only: records load without it
+
     return bool(chain) and tracer_warning_filters().hides_module(chain[0].module)
 
 
@@ -175,6 +174,8 @@ class WarningRecorder:
         #: the thread whose warnings are recorded, and where other threads' warnings go meanwhile
         self._owner = threading.get_ident()
         self._forward: Any = warnings.showwarning
+        #: torch's TracerWarning class, set when a capture starts (this module loads without torch)
+        self._tracer_warning: type[Warning] = Warning
 
     def _show(
         self,
@@ -194,7 +195,7 @@ class WarningRecorder:
         func = ""
         if is_torch_file(filename) or filename.startswith(_OWN_DIR):
             chain, user = _torch_chain(sys._getframe(1))
-            if issubclass(category, TracerWarning) and _hidden_by_torch(chain) and not _user_facing(chain):
+            if issubclass(category, self._tracer_warning) and _hidden_by_torch(chain) and not _user_facing(chain):
                 return  # raised by torch's own library code (nn shape checks): hidden, as torch hides it
             if user is not None:
                 torch_location = f"{filename}:{lineno}"
@@ -211,6 +212,11 @@ class WarningRecorder:
 
         ``catch_warnings`` restores the user's filters and ``showwarning`` on every exit path.
         """
+        from torch.jit._trace import TracerWarning
+
+        from .torch_facts import tracer_warning_filters
+
+        self._tracer_warning = TracerWarning
         with warnings.catch_warnings():
             self._owner = threading.get_ident()
             self._forward = warnings.showwarning

@@ -12,19 +12,17 @@ from typing import Any
 import pytest
 import torch
 
-from jupyter_tracejit.core.check import (
-    CheckCase,
-    CheckReport,
+from jupyter_tracejit.core.check import CheckCase, CheckReport, OutputComparison
+from jupyter_tracejit.core.diff import ROOT, Divergence, GraphDiff
+from jupyter_tracejit.core.errors import TraceError
+from jupyter_tracejit.core.from_torchscript import canonical_inlined, canonical_text, extract_graph
+from jupyter_tracejit.core.torchscript.check import (
     MethodUnderCheck,
-    OutputComparison,
     check_graphs,
     compare_outputs,
     run_outputs,
     torch_mismatch_message,
 )
-from jupyter_tracejit.core.diff import ROOT, Divergence, GraphDiff
-from jupyter_tracejit.core.errors import TraceError
-from jupyter_tracejit.core.from_torchscript import canonical_inlined, canonical_text, extract_graph
 
 
 def quiet_trace(fn: Any, inputs: tuple[Any, ...], **kwargs: Any) -> Any:
