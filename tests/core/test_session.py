@@ -156,6 +156,8 @@ def test_flags_and_grad_mode_come_back_after_a_failure() -> None:
     assert not model.training and model.fc.training
 
 
+# Not tests.models.MarkupEverywhere: hostile to the tracer itself (named_modules raises), to make a failure of
+# our own; the markup model is hostile to a report.
 class Hostile(nn.Module):
     def forward(self, x):
         return x
