@@ -14,11 +14,12 @@ from pathlib import Path
 
 import pytest
 import torch
-import torch.nn as nn
 
 import jupyter_tracejit as tj
 from jupyter_tracejit.render import html as html_report
 from jupyter_tracejit.render import page as report
+
+from .models import MARKUP_NAME, MarkupEverywhere
 
 ROOT = Path(__file__).resolve().parents[1]
 STATIC = ROOT / "jupyter_tracejit" / "static"
@@ -33,19 +34,6 @@ def loop_in_traced_fn(x):
     return result
 
 
-class Hostile(nn.Module):
-    def __init__(self) -> None:
-        super().__init__()
-        # a module path is user text too: it reaches scopes, labels and the inspector
-        self.add_module("<img src=x onerror=alert(1)>", nn.Linear(4, 4))
-
-    def forward(self, x):
-        h = getattr(self, "<img src=x onerror=alert(1)>")(x)
-        if h.sum() > 0:  # </script><script>alert("branch")</script><!-- & <b>bold</b>
-            h = h * 2
-        return h
-
-
 @pytest.fixture(scope="module")
 def loop_run() -> tj.TraceRun:
     torch.manual_seed(0)
@@ -55,10 +43,7 @@ def loop_run() -> tj.TraceRun:
 @pytest.fixture(scope="module")
 def hostile_run() -> tj.TraceRun:
     torch.manual_seed(0)
-    model = Hostile().eval()
-    with torch.no_grad():
-        model.get_submodule("<img src=x onerror=alert(1)>").bias.fill_(1.0)
-    run = tj.trace(model, (torch.ones(2, 4),))
+    run = tj.trace(MarkupEverywhere().eval(), (torch.ones(2, 4),))  # its branch is taken whatever the weights
     run.target.name = HOSTILE  # as if the class were called that
     return run
 
@@ -132,7 +117,7 @@ def test_to_html_escapes_hostile_names_code_and_scopes(hostile_run, monkeypatch)
     # the warning's source line, the target name, the module path: all there, all as text
     assert html.escape('</script><script>alert("branch")</script><!-- & <b>bold</b>') in text
     assert html.escape(HOSTILE) in text
-    assert html.escape("<img src=x onerror=alert(1)>") in text
+    assert html.escape(MARKUP_NAME) in text
     for raw in ("<script>", "</script>", "<!--", "<img", "<b>", "<a "):
         assert raw not in text, raw
     assert_inert(text)

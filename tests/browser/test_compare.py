@@ -8,7 +8,8 @@ import re
 
 import pytest
 
-from .test_explorer import SETUP, explorer_in, open_comparison
+from .helpers import explorer_in
+from .test_explorer import SETUP, open_comparison
 
 pytestmark = pytest.mark.browser
 

@@ -7,9 +7,9 @@ import re
 
 import pytest
 
-pytestmark = pytest.mark.browser
+from .helpers import ROOT, explorer_in
 
-ROOT = ".jp-TraceExplorer-root"
+pytestmark = pytest.mark.browser
 
 SETUP = """\
 import torch, torch.nn as nn
@@ -46,13 +46,6 @@ def loop_in_traced_fn(x):
 
 torch.manual_seed(0)
 """
-
-
-def explorer_in(lab, cell: int):
-    root = lab.outputs(cell).locator(ROOT).first
-    root.wait_for()
-    root.locator(".jp-TraceExplorer-canvas svg").wait_for()
-    return root
 
 
 def open_comparison(explorer):

@@ -13,8 +13,9 @@ import pytest
 
 from jupyter_tracejit._dev.browser import ARTIFACTS
 
-from .test_explorer import ROOT, SETUP
-from .test_shell import CONTRAST, MIN_CONTRAST, css_colour, explorer_in
+from .helpers import ROOT, explorer_in
+from .test_explorer import SETUP
+from .test_shell import CONTRAST, MIN_CONTRAST, css_colour
 
 pytestmark = pytest.mark.browser
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from .test_explorer import ROOT
+from .helpers import explorer_in
 
 pytestmark = pytest.mark.browser
 
@@ -92,13 +92,6 @@ OFF_CENTRE = """([el, canvas]) => {
 TEXT_PX = """(el) => el.querySelector('text').getBoundingClientRect().height"""
 
 
-def explorer_in(lab, cell: int):
-    root = lab.outputs(cell).locator(ROOT).first
-    root.wait_for()
-    root.locator(".jp-TraceExplorer-canvas svg g.node").first.wait_for()
-    return root
-
-
 def canvas_of(explorer):
     return explorer.locator(".jp-TraceExplorer-canvas")
 
@@ -131,7 +124,7 @@ def test_real_models_open_on_what_matters_fit_and_jump(lab):
     lab.run_all(timeout=300_000)
     canvas_sel = ".jp-TraceExplorer-canvas svg"
     for cell, name, focus in ((1, "bert", "warning"), (2, "gpt2", "warning"), (3, "transformer", "root")):
-        explorer = explorer_in(lab, cell)
+        explorer = explorer_in(lab, cell, nodes=True)
         explorer.scroll_into_view_if_needed()
         settle(lab)
         # plumbing is folded: no attribute reads of `self`, no constants
@@ -152,13 +145,13 @@ def test_real_models_open_on_what_matters_fit_and_jump(lab):
             lab.screenshot("graph-bert-fit", explorer)
 
     # BERT's 12 layers are one repeat group; the warning opened it (layer 0 open, the 11 others boxes)
-    bert = explorer_in(lab, 1)
+    bert = explorer_in(lab, 1, nodes=True)
     repeat = bert.locator(f"{canvas_sel} g.cluster.scope-repeat")
     assert "BertLayer ×12" in repeat.first.locator("text").first.text_content()
     layer_boxes = bert.locator(f"{canvas_sel} g.node.scope-collapsed", has_text="(BertLayer)")
     assert layer_boxes.count() == 11
     # the Transformer's encoder and decoder layers are folded the same way
-    transformer = explorer_in(lab, 3)
+    transformer = explorer_in(lab, 3, nodes=True)
     transformer.get_by_role("button", name="collapse all").click()
     decoder = transformer.locator(f'{canvas_sel} g.node.scope-collapsed[id="scope-decoder"]')
     decoder.wait_for()
@@ -172,7 +165,7 @@ def test_real_models_open_on_what_matters_fit_and_jump(lab):
     )
 
     # jump to a node: a search hit far from the view is panned to the middle
-    gpt2 = explorer_in(lab, 2)
+    gpt2 = explorer_in(lab, 2, nodes=True)
     gpt2.get_by_role("button", name="fit").click()
     search = gpt2.locator(".jp-TraceExplorer-search")
     search.fill("linear")
@@ -194,7 +187,7 @@ def test_repeat_box_opens_on_click_and_a_long_chain_opens_in_sections(lab):
     canvas_sel = ".jp-TraceExplorer-canvas svg"
 
     # 30 blocks of one structure open as one box labelled with the class and the count; a click opens it
-    blocks = explorer_in(lab, 1)
+    blocks = explorer_in(lab, 1, nodes=True)
     box = blocks.locator(f"{canvas_sel} g.node.scope-collapsed.scope-repeat")
     assert box.count() == 1
     assert "Block ×30" in box.text_content()
@@ -204,7 +197,7 @@ def test_repeat_box_opens_on_click_and_a_long_chain_opens_in_sections(lab):
     assert blocks.locator(f"{canvas_sel} g.node.scope-collapsed", has_text="(Block)").count() == 30
 
     # 3,000 ops in one scope: 12 sections, drawn as boxes; "expand all" stops at what one picture holds
-    chain = explorer_in(lab, 2)
+    chain = explorer_in(lab, 2, nodes=True)
     sections = chain.locator(f"{canvas_sel} g.node.scope-collapsed", has_text="part ")
     assert sections.count() == 12
     status = chain.locator(".jp-TraceExplorer-graphStatus")
@@ -274,7 +267,7 @@ def test_group_labels_stay_in_view_wherever_the_view_is(lab):
     lab.write_notebook("wide.ipynb", [SETUP, TRANSFORMER_WIDE])
     lab.open_notebook("wide.ipynb")
     lab.run_all(timeout=120_000)
-    explorer = explorer_in(lab, 1)
+    explorer = explorer_in(lab, 1, nodes=True)
     explorer.scroll_into_view_if_needed()
     settle(lab)
     assert_group_labels_readable(explorer, "opening view")
@@ -336,7 +329,7 @@ def test_an_ok_encoder_decoder_opens_on_the_model_not_a_blank_canvas(lab):
     lab.write_notebook("ok_transformer.ipynb", [SETUP, TRANSFORMER_OK])
     lab.open_notebook("ok_transformer.ipynb")
     lab.run_all(timeout=120_000)
-    explorer = explorer_in(lab, 1)
+    explorer = explorer_in(lab, 1, nodes=True)
     explorer.scroll_into_view_if_needed()
     settle(lab)
     assert explorer.locator(".jp-TraceExplorer-header .jp-TraceExplorer-badge").inner_text() == "ok"
@@ -378,7 +371,7 @@ def test_a_small_graph_opens_at_the_top_of_the_canvas(lab):
     lab.write_notebook("small.ipynb", [SETUP, BRANCHY])
     lab.open_notebook("small.ipynb")
     lab.run_all(timeout=120_000)
-    explorer = explorer_in(lab, 1)
+    explorer = explorer_in(lab, 1, nodes=True)
     explorer.scroll_into_view_if_needed()
     settle(lab)
     canvas = canvas_of(explorer).bounding_box()

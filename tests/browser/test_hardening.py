@@ -10,7 +10,8 @@ import pytest
 
 from jupyter_tracejit._dev.browser import Lab, record_page_errors
 
-from .test_explorer import ROOT, SETUP
+from .helpers import ROOT, explorer_in
+from .test_explorer import SETUP
 
 pytestmark = pytest.mark.browser
 
@@ -24,15 +25,6 @@ REPORT = (
 
 def report(name: str) -> str:
     return REPORT.replace("{name}", name)
-
-
-def explorer_in(lab: Lab, cell: int):
-    root = lab.outputs(cell).locator(ROOT).first
-    # the notebook is windowed: an output below a long cell is laid out only once scrolled to
-    root.wait_for(state="attached")
-    root.scroll_into_view_if_needed()
-    root.locator(".jp-TraceExplorer-canvas svg").wait_for()
-    return root
 
 
 def checked(explorer) -> dict[str, bool]:
@@ -56,7 +48,7 @@ def test_two_hundred_option_flips_in_ten_seconds_end_on_the_last_request(lab):
     lab.open_notebook("toggles.ipynb")
     lab.run_cell(0)
     lab.run_cell(1)
-    explorer = explorer_in(lab, 1)
+    explorer = explorer_in(lab, 1, scroll=True)
     before = checked(explorer)
 
     # 200 clicks, 50 ms apart, over three options; the controls are looked up each time (the bar re-renders)
@@ -107,7 +99,7 @@ def test_two_explorers_in_one_notebook_do_not_interfere(lab):
     )
     lab.open_notebook("two.ipynb")
     lab.run_all(timeout=60_000)
-    a, b = explorer_in(lab, 1), explorer_in(lab, 2)
+    a, b = explorer_in(lab, 1, scroll=True), explorer_in(lab, 2, scroll=True)
     b_summary = b.locator(".jp-TraceExplorer-summary").get_attribute("title")
 
     a.locator('input[data-option="no_grad"]').check()
@@ -145,7 +137,7 @@ def test_two_notebooks_on_one_server_retrace_at_once_each_on_its_own_kernel(lab,
             each.open_notebook(f"{name}.ipynb")
             each.run_cell(0)
             each.run_cell(1, timeout=60_000)
-        explorers = {name: explorer_in(each, 1) for name, each in labs.items()}
+        explorers = {name: explorer_in(each, 1, scroll=True) for name, each in labs.items()}
         # both kernels trace at the same time, each its own option
         explorers["one"].locator('input[data-option="no_grad"]').check()
         explorers["two"].locator('input[data-option="force_outplace"]').check()
@@ -186,7 +178,7 @@ def test_hostile_module_names_in_a_live_explorer_are_text_and_run_nothing(lab):
     lab.write_notebook("hostile.ipynb", [SETUP + HOSTILE_CELL])
     lab.open_notebook("hostile.ipynb")
     lab.run_all(timeout=60_000)
-    explorer = explorer_in(lab, 0)
+    explorer = explorer_in(lab, 0, scroll=True)
     # the module's group is labelled with its name, literally (cut to the label width)
     labels = [t.text_content() for t in explorer.locator(".jp-TraceExplorer-canvas svg text").all()]
     assert any(label.startswith("<img src=x onerror=__pwned=1>") for label in labels), labels

@@ -9,7 +9,8 @@ import re
 
 import pytest
 
-from .test_explorer import ROOT, SETUP
+from .helpers import ROOT
+from .test_explorer import SETUP
 from .test_gallery import FROZEN
 from .test_graph_view import (
     BERT,

@@ -11,7 +11,8 @@ import pytest
 
 from jupyter_tracejit.core.tracer_warnings import ADVICE
 
-from .test_explorer import ROOT, SETUP, explorer_in, open_comparison
+from .helpers import ROOT, explorer_in
+from .test_explorer import SETUP, open_comparison
 from .test_shell import CONTRAST, MIN_CONTRAST
 
 pytestmark = pytest.mark.browser

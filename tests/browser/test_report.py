@@ -18,6 +18,7 @@ import torch
 import jupyter_tracejit as tj
 from jupyter_tracejit._dev.browser import SCREENSHOTS, WAIT_MS
 
+from ..models import MarkupEverywhere
 from .test_explorer import open_comparison
 
 pytestmark = pytest.mark.browser
@@ -179,24 +180,12 @@ def test_report_without_scripts_shows_the_text_report(offline, report_file):
 HOSTILE = '</script><script>alert("x")</script><!--<img src=x onerror=alert(1)>'
 
 
-class Hostile(torch.nn.Module):
-    def __init__(self) -> None:
-        super().__init__()
-        self.add_module("<img src=x onerror=alert(1)>", torch.nn.Linear(4, 4))
-
-    def forward(self, x):
-        h = getattr(self, "<img src=x onerror=alert(1)>")(x)
-        if h.sum() > -100:  # </script><script>alert("branch")</script><!--
-            h = h * 2
-        return h
-
-
 @pytest.mark.parametrize("kind", ["hostile", "failed"])
 def test_report_of_hostile_or_failed_runs_runs_nothing_it_carries(offline, tmp_path, kind):
     if not STATIC_JS.exists():
         pytest.skip("the report bundle is not built (npm run build, or pip install -e .)")
     if kind == "hostile":
-        run = tj.trace(Hostile().eval(), (torch.ones(2, 4),))
+        run = tj.trace(MarkupEverywhere().eval(), (torch.ones(2, 4),))
         run.target.name = HOSTILE
     else:
         run = tj.trace(lambda x: {"y": x}, (torch.ones(2),))

@@ -14,7 +14,8 @@ import jupyter_tracejit as tj
 from jupyter_tracejit._dev.browser import ARTIFACTS
 from jupyter_tracejit.widgets import run_from_mime
 
-from .test_explorer import ROOT, SETUP, open_comparison
+from .helpers import ROOT, explorer_in
+from .test_explorer import SETUP, open_comparison
 
 pytestmark = pytest.mark.browser
 
@@ -53,14 +54,6 @@ VERDICT_CELLS = [
     "red = tj.explore(loop_in_traced_fn, (torch.rand(3, 4),), check_inputs=[(torch.rand(4, 4),)])\nred",
     "failed = tj.explore(DictNet().eval(), (torch.ones(2, 8),))\nfailed",
 ]
-
-
-def explorer_in(lab, cell: int, graph: bool = True):
-    root = lab.outputs(cell).locator(ROOT).first
-    root.wait_for()
-    if graph:
-        root.locator(".jp-TraceExplorer-canvas svg").wait_for()
-    return root
 
 
 def css_colour(page, variable: str) -> str:

@@ -10,11 +10,11 @@ from pathlib import Path
 import nbformat
 import pytest
 
+from .helpers import ROOT
 from .test_explorer import open_comparison
 
 pytestmark = pytest.mark.browser
 
-ROOT = ".jp-TraceExplorer-root"
 BADGE = ".jp-TraceExplorer-header .jp-TraceExplorer-badge"
 NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
 TUTORIAL = NOTEBOOKS / "02-control-flow-and-shapes.ipynb"

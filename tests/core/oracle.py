@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-import inspect
 import warnings
 from dataclasses import dataclass, field
 from typing import Any
@@ -52,12 +51,3 @@ def torch_deprecates_jit_trace() -> bool:
         torch.jit.trace(lambda x: x + 1, (torch.ones(1),), check_trace=False)
     notices = (DeprecationWarning, FutureWarning, PendingDeprecationWarning)  # 2.13 gives the first, 2.14 the second
     return any(issubclass(w.category, notices) and "torch.jit" in str(w.message) for w in caught)
-
-
-def line_of(func: Any, marker: str) -> int:
-    """Line number of the first source line of ``func`` that contains ``marker``."""
-    lines, start = inspect.getsourcelines(func)
-    for offset, text in enumerate(lines):
-        if marker in text:
-            return start + offset
-    raise AssertionError(f"marker {marker!r} not found in {func.__qualname__}")

@@ -16,20 +16,10 @@ import torch.nn as nn
 
 import jupyter_tracejit as tj
 
-
-class Lin(nn.Module):
-    def __init__(self) -> None:
-        super().__init__()
-        self.fc = nn.Linear(2, 2)
-
-    def forward(self, x):
-        return self.fc(x)
-
-    def encode(self, x):
-        return self.fc(x) * 2
+from ..models import LinearWithEncode, ListOfDicts
 
 
-class Hooked(Lin):
+class Hooked(LinearWithEncode):
     def __init__(self) -> None:
         super().__init__()
         self.fc.register_full_backward_hook(lambda *args: None)
@@ -48,11 +38,6 @@ class SharedWeights(nn.Module):
 class ReturnsDataclassLike(nn.Module):
     def forward(self, x):
         return {"logits": x}
-
-
-class Detector(nn.Module):
-    def forward(self, x):
-        return [{"boxes": x, "labels": x.long()}]
 
 
 class NeedsTwo(nn.Module):
@@ -120,7 +105,7 @@ def x2() -> torch.Tensor:
     return torch.rand(2)
 
 
-LIN = Lin()
+LIN = LinearWithEncode()
 CASES = [
     # misuse of the API itself
     Case("not callable", lambda: tj.trace(3, (x2(),)), "needs a function or nn.Module", "bad_argument"),
@@ -166,7 +151,7 @@ CASES = [
         "output_type",
     ),
     Case("returns a dict (strict)", lambda: tj.trace(ReturnsDataclassLike(), (x2(),)), "dict", "dict_output"),
-    Case("returns a list of dicts", lambda: tj.trace(Detector(), (x2(),)), "", "output_type"),
+    Case("returns a list of dicts", lambda: tj.trace(ListOfDicts(2), (x2(),)), "", "output_type"),
     Case("a string input", lambda: tj.trace(lambda x: x, ("s",)), "cannot be traced", "input_type"),
     Case("an int input", lambda: tj.trace(lambda x: x, (3,)), "cannot be traced", "input_type"),
     Case(
@@ -194,7 +179,7 @@ CASES = [
     Case("the check runs under no_grad", lambda: tj.trace(needs_grad, (torch.rand(2, requires_grad=True),)), ""),
     # fine, as for torch
     Case("inputs on the meta device", lambda: tj.trace(lambda x: x * 2, (torch.empty(2, device="meta"),)), None),
-    Case("already scripted", lambda: tj.trace(torch.jit.script(Lin()), (x2(),)), None),
+    Case("already scripted", lambda: tj.trace(torch.jit.script(LinearWithEncode()), (x2(),)), None),
     Case("shared parameters", lambda: tj.trace(SharedWeights(), (x2(),)), None),
     Case("a zero-size tensor", lambda: tj.trace(lambda x: x * 2, (torch.rand(0, 3),)), None),
     Case("a huge tensor", lambda: tj.trace(lambda x: x * 2, (torch.empty(2**27),), check_trace=False), None),
@@ -235,7 +220,7 @@ def exits(x):
 
 @pytest.mark.parametrize("fn", [interrupts, exits])
 def test_an_interrupt_or_exit_in_the_traced_code_propagates_like_in_a_cell_and_restores_state(fn: Any) -> None:
-    model = Lin().eval()
+    model = LinearWithEncode().eval()
     model.forward = fn  # type: ignore[method-assign]
     grad = torch.is_grad_enabled()
     with pytest.raises((KeyboardInterrupt, SystemExit)), torch.no_grad():

@@ -16,7 +16,7 @@ import jupyter_tracejit
 from jupyter_tracejit.core.caller import call_site, find_caller
 from jupyter_tracejit.core.graph import Frame
 
-from .oracle import line_of
+from ..models import line_of
 
 HERE = __file__
 PACKAGE = os.path.dirname(jupyter_tracejit.__file__)

@@ -18,7 +18,8 @@ import torch.nn.functional as F
 import jupyter_tracejit as tj
 from jupyter_tracejit.core.check import CheckReport
 
-from .oracle import line_of, torch_deprecates_jit_trace, torch_verdict
+from ..models import LinearWithEncode, OneLinear, line_of
+from .oracle import torch_deprecates_jit_trace, torch_verdict
 
 torch.manual_seed(0)
 
@@ -317,17 +318,8 @@ def test_strict_dict_output_is_an_error_with_a_hint_and_non_strict_traces():
     roundtrip(run)
 
 
-class Small(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.fc = nn.Linear(4, 4)
-
-    def forward(self, x):
-        return self.fc(x)
-
-
 def test_an_already_scripted_module_is_returned_unchanged_like_torch_does():
-    scripted = torch.jit.script(Small())
+    scripted = torch.jit.script(OneLinear(4))
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         returned = torch.jit.trace(scripted, (torch.rand(2, 4),))
@@ -450,6 +442,8 @@ def test_mangled_class_names_alone_are_not_divergences():
     assert run.check.cases[0].graph is None  # identical: not stored
 
 
+# Not tests.models.LinearWithEncode: the second method reads a parameter (the conv's kernel) rather than calling
+# the module's forward path, and takes 4-d inputs of a conv.
 class TwoMethods(nn.Module):
     def __init__(self):
         super().__init__()
@@ -540,18 +534,6 @@ class UsesGradTensor(nn.Module):
         return x * self.scale
 
 
-class Encoder(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.fc = nn.Linear(2, 2)
-
-    def forward(self, x):
-        return self.fc(x)
-
-    def encode(self, x):
-        return self.fc(x) * 2
-
-
 @pytest.mark.parametrize(
     ("args", "kwargs", "tag", "phrase"),
     [
@@ -601,7 +583,7 @@ def test_grad_tensor_constant_gets_a_hint():
 
 
 def test_tracing_a_bound_method_points_to_trace_module():
-    model = Encoder()
+    model = LinearWithEncode()
     run = tj.trace(model.encode, (torch.rand(2),))
     assert run.error.tag == "bound_method"
     assert "trace_module" in run.error.hint
@@ -611,9 +593,9 @@ def test_tracing_a_bound_method_points_to_trace_module():
 
 def test_trace_module_argument_errors():
     assert tj.trace_module(f_kwargs, {"forward": torch.rand(2)}).error.message.startswith("trace_module expects")
-    assert "no method 'decode'" in tj.trace_module(Encoder(), {"decode": torch.rand(2)}).error.message
-    assert tj.trace_module(torch.jit.script(Small()), {"forward": torch.rand(2, 4)}).error.tag == "already_script"
-    bad = tj.trace_module(Encoder(), {"forward": torch.rand(2)}, check_inputs=[torch.rand(2)])
+    assert "no method 'decode'" in tj.trace_module(LinearWithEncode(), {"decode": torch.rand(2)}).error.message
+    assert tj.trace_module(torch.jit.script(OneLinear(4)), {"forward": torch.rand(2, 4)}).error.tag == "already_script"
+    bad = tj.trace_module(LinearWithEncode(), {"forward": torch.rand(2)}, check_inputs=[torch.rand(2)])
     assert "check_inputs[0] is a Tensor" in bad.error.message
 
 

@@ -13,6 +13,8 @@ from jupyter_tracejit.core.diff import DOWNSTREAM, ROOT, GraphDiff, structural_d
 from jupyter_tracejit.core.from_torchscript import canonical_inlined, canonical_text, extract_graph
 from jupyter_tracejit.core.graph import Graph
 
+from ..models import LinearReLU, line_of
+
 
 def graph_of(fn, *inputs, name="forward") -> Graph:
     with warnings.catch_warnings():
@@ -45,20 +47,11 @@ def test_debug_names_and_shapes_do_not_matter():
     assert structural_diff(a, b).identical
 
 
-class Layer(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.fc = nn.Linear(4, 4)
-
-    def forward(self, x):
-        return torch.relu(self.fc(x))
-
-
 def test_mangled_class_names_are_not_a_divergence():
     # two separately traced modules of one class get different ___torch_mangle_N type names, which
     # torch's per-node comparison reports as "the first diverging operator"
     torch.manual_seed(0)
-    model = nn.Sequential(Layer(), Layer())
+    model = nn.Sequential(LinearReLU(), LinearReLU())
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         t1 = torch.jit.trace(model, (torch.rand(2, 4),), check_trace=False)
@@ -204,13 +197,6 @@ def branch_and_loop(x):
     for i in range(x.size(0)):
         x = x + i  # the loop line
     return x
-
-
-def line_of(fn, marker: str) -> int:
-    import inspect
-
-    lines, start = inspect.getsourcelines(fn)
-    return start + next(i for i, text in enumerate(lines) if marker in text)
 
 
 def test_a_loop_over_a_tensor_diverges_at_its_unpack_with_the_line():

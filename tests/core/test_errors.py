@@ -31,7 +31,7 @@ from jupyter_tracejit.core.errors import (
 )
 from jupyter_tracejit.core.inputs import make_tuple
 
-from .oracle import line_of
+from ..models import LinearWithEncode, line_of
 
 HERE = __file__
 
@@ -70,14 +70,6 @@ class ModelOutput:
     logits: torch.Tensor
 
 
-class TwoMethods(nn.Module):
-    def forward(self, x):
-        return x
-
-    def encode(self, x):
-        return x * 2
-
-
 def kw(x, mask):
     return x * mask
 
@@ -101,7 +93,7 @@ TRIGGERS = [
     pytest.param(lambda: torch_raises(lambda x, s: x, (x3, "s")), "input_type", id="str-input"),
     pytest.param(lambda: torch_raises(lambda x, n: x, (x3, 2)), "input_type", id="int-input"),
     pytest.param(lambda: torch_raises(lambda x: x * CONSTANT, (x3,)), "grad_constant", id="grad-constant"),
-    pytest.param(lambda: torch_raises(TwoMethods().encode, (x3,)), "bound_method", id="bound-method"),
+    pytest.param(lambda: torch_raises(LinearWithEncode(3).encode, (x3,)), "bound_method", id="bound-method"),
     pytest.param(
         lambda: torch_raises(kw, example_kwarg_inputs={"ids": x3, "mask": x3}), "kwarg_names", id="unexpected-kwarg"
     ),
@@ -206,7 +198,7 @@ def test_errors_about_a_scripted_submodule_are_not_already_script(fn: Any, text:
         # Hugging Face's ModelOutput is an OrderedDict subclass: named by its class, not "a dict"
         (type("CausalLMOutput", (collections.OrderedDict,), {})(logits=1), "a CausalLMOutput"),
         (collections.OrderedDict(a=1), "a dict"),
-        (TwoMethods(), "a TwoMethods"),
+        (LinearWithEncode(), "a LinearWithEncode"),
         (object(), "an object"),
     ],
 )

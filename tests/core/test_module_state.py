@@ -10,6 +10,8 @@ import torch.nn as nn
 from jupyter_tracejit.core.module_state import ModuleState
 
 
+# Block and Net stay here: BatchNorm running statistics, a counter buffer the forward changes and a None buffer are
+# what ModuleState puts back; the shared models have none of these.
 class Block(nn.Module):
     def __init__(self) -> None:
         super().__init__()

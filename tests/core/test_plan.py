@@ -16,6 +16,9 @@ from jupyter_tracejit.core.options import TraceOptions
 from jupyter_tracejit.core.plan import ArgumentProblem, plan_trace, plan_trace_module, target_of
 from jupyter_tracejit.core.run import Target
 
+from .. import models
+from ..models import LinearWithEncode
+
 HERE = __file__
 
 
@@ -23,22 +26,10 @@ def double(x):
     return x * 2
 
 
-class Encoder(nn.Module):
-    def __init__(self) -> None:
-        super().__init__()
-        self.fc = nn.Linear(2, 2)
-
-    def forward(self, x):
-        return self.fc(x)
-
-    def encode(self, x):
-        return self.fc(x) * 2
-
-
 def scripted() -> torch.jit.ScriptModule:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return torch.jit.script(Encoder())
+        return torch.jit.script(LinearWithEncode())
 
 
 def problem(call: Any, *args: Any, **kwargs: Any) -> ArgumentProblem:
@@ -72,7 +63,7 @@ TRACE_PROBLEMS = [
         id="not-callable",
     ),
     pytest.param(
-        (Encoder()(x), (x,), None, DEFAULT),
+        (LinearWithEncode()(x), (x,), None, DEFAULT),
         "tj.trace needs a function or nn.Module to trace, got Tensor",
         "bad_argument",
         id="called-model",
@@ -102,7 +93,7 @@ TRACE_PROBLEMS = [
         id="inputs-not-iterable",
     ),
     pytest.param(
-        (Encoder(), 3, None, DEFAULT),
+        (LinearWithEncode(), 3, None, DEFAULT),
         "example inputs must be a tensor or a tuple of inputs, got int",
         "bad_argument",
         id="module-inputs-not-iterable",
@@ -127,7 +118,7 @@ def test_an_option_problem_carries_its_specs_hint() -> None:
 
 TRACE_MODULE_PROBLEMS = [
     pytest.param(
-        (Encoder(), {"forward": (x,)}, False, TraceOptions(strict="no")),
+        (LinearWithEncode(), {"forward": (x,)}, False, TraceOptions(strict="no")),
         "strict must be True or False, got 'no'",
         "bad_argument",
         id="bad-option",
@@ -145,49 +136,49 @@ TRACE_MODULE_PROBLEMS = [
         id="scripted",
     ),
     pytest.param(
-        (Encoder(), (x,), False, DEFAULT),
+        (LinearWithEncode(), (x,), False, DEFAULT),
         "trace_module expects a non-empty dict of {method_name: example_inputs}",
         "bad_argument",
         id="not-a-dict",
     ),
     pytest.param(
-        (Encoder(), {}, False, DEFAULT),
+        (LinearWithEncode(), {}, False, DEFAULT),
         "trace_module expects a non-empty dict of {method_name: example_inputs}",
         "bad_argument",
         id="empty",
     ),
     pytest.param(
-        (Encoder(), {"decode": (x,)}, False, DEFAULT),
-        "Encoder has no method 'decode'",
+        (LinearWithEncode(), {"decode": (x,)}, False, DEFAULT),
+        "LinearWithEncode has no method 'decode'",
         "bad_argument",
         id="no-method",
     ),
     pytest.param(
-        (Encoder(), {0: (x,)}, False, DEFAULT),
-        "Encoder has no method 0",
+        (LinearWithEncode(), {0: (x,)}, False, DEFAULT),
+        "LinearWithEncode has no method 0",
         "bad_argument",
         id="key-not-str",
     ),
     pytest.param(
-        (Encoder(), {"forward": (x,)}, 1, DEFAULT),
+        (LinearWithEncode(), {"forward": (x,)}, 1, DEFAULT),
         "example_inputs_is_kwarg must be True or False, got 1",
         "bad_argument",
         id="kwarg-flag-not-bool",
     ),
     pytest.param(
-        (Encoder(), {"forward": (x,)}, True, DEFAULT),
+        (LinearWithEncode(), {"forward": (x,)}, True, DEFAULT),
         "example_inputs_is_kwarg=True but the inputs of 'forward' are a tuple",
         "bad_argument",
         id="kwarg-inputs-not-dicts",
     ),
     pytest.param(
-        (Encoder(), {"forward": (x,)}, False, TraceOptions(check_inputs=[(x,)])),
+        (LinearWithEncode(), {"forward": (x,)}, False, TraceOptions(check_inputs=[(x,)])),
         "check_inputs[0] is a tuple; trace_module needs dicts like its inputs",
         "bad_argument",
         id="check-inputs-not-dicts",
     ),
     pytest.param(
-        (Encoder(), {"forward": 3}, False, DEFAULT),
+        (LinearWithEncode(), {"forward": 3}, False, DEFAULT),
         "example inputs must be a tensor or a tuple of inputs, got int",
         "bad_argument",
         id="inputs-not-iterable",
@@ -206,7 +197,7 @@ def test_plan_trace_module_problems(args: tuple[Any, ...], message: str, tag: st
 def test_planning_runs_no_user_code() -> None:
     calls = []
 
-    class Watched(Encoder):
+    class Watched(LinearWithEncode):
         def forward(self, x):
             calls.append("forward")
             return super().forward(x)
@@ -242,7 +233,7 @@ def test_no_check_sets_without_the_check() -> None:
 
 
 def test_a_module_plan_is_trace_module_of_forward() -> None:
-    model = Encoder()
+    model = LinearWithEncode()
     plan = plan_trace(model, x, None, DEFAULT)
     assert plan.module is model and plan.func is None
     assert plan.inputs == {"forward": (x,)}
@@ -253,7 +244,7 @@ def test_a_module_plan_is_trace_module_of_forward() -> None:
 
 
 def test_a_bound_forward_becomes_its_module() -> None:
-    model = Encoder()
+    model = LinearWithEncode()
     plan = plan_trace(model.forward, (x,), None, DEFAULT)
     assert plan.module is model and plan.func is None
     assert plan.inputs == {"forward": (x,)}
@@ -265,13 +256,13 @@ def test_keyword_inputs() -> None:
     plan = plan_trace(double, None, {"x": x}, TraceOptions(check_inputs=[{"x": torch.rand(3)}]))
     assert plan.is_kwarg and plan.inputs == {"forward": {"x": x}}
     assert plan.check_labels == ["check_inputs[0]"]
-    module_plan = plan_trace(Encoder(), None, {"x": x}, DEFAULT)
+    module_plan = plan_trace(LinearWithEncode(), None, {"x": x}, DEFAULT)
     assert module_plan.is_kwarg and module_plan.inputs == {"forward": {"x": x}}
     assert module_plan.check_sets == [{"forward": {"x": x}}]
 
 
 def test_positional_inputs_win_over_keyword_inputs_for_a_module() -> None:
-    plan = plan_trace(Encoder(), (x,), {"x": torch.rand(5)}, DEFAULT)
+    plan = plan_trace(LinearWithEncode(), (x,), {"x": torch.rand(5)}, DEFAULT)
     assert plan.inputs == {"forward": (x,)}
 
 
@@ -284,7 +275,7 @@ def test_a_scripted_module_is_planned_to_be_returned_unchanged() -> None:
 
 
 def test_a_trace_module_plan() -> None:
-    model = Encoder()
+    model = LinearWithEncode()
     inputs = {"forward": x, "encode": (x,)}
     plan = plan_trace_module(model, inputs, False, DEFAULT)
     assert plan.module is model and plan.inputs == {"forward": (x,), "encode": (x,)}
@@ -322,15 +313,15 @@ def test_target_of_functions_lambdas_and_builtins() -> None:
     lam = lambda v: v  # noqa: E731
     assert target_of(lam).name == "test_target_of_functions_lambdas_and_builtins.<locals>.<lambda>"
     assert target_of(lam).line == inspect.getsourcelines(lam)[1]
-    assert target_of(Encoder().encode).name == "Encoder.encode"
+    assert target_of(LinearWithEncode().encode).name == "LinearWithEncode.encode"
     builtin = target_of(torch.relu)
     assert builtin.name.endswith("relu") and (builtin.kind, builtin.file, builtin.line) == ("function", "", 0)
 
 
 def test_target_of_modules_points_at_forward() -> None:
-    t = target_of(Encoder())
-    assert (t.name, t.kind, t.type, t.file) == ("Encoder", "module", "Encoder", HERE)
-    assert t.line == Encoder.forward.__code__.co_firstlineno
+    t = target_of(LinearWithEncode())
+    assert (t.name, t.kind, t.type, t.file) == ("LinearWithEncode", "module", "LinearWithEncode", models.__file__)
+    assert t.line == LinearWithEncode.forward.__code__.co_firstlineno
     seq = target_of(nn.Sequential(nn.Linear(2, 2)))
     assert (seq.name, seq.kind, seq.type) == ("Sequential", "module", "Sequential")
     assert seq.file.endswith("torch/nn/modules/container.py")
@@ -338,7 +329,7 @@ def test_target_of_modules_points_at_forward() -> None:
 
 def test_target_of_scripted_modules() -> None:
     t = target_of(scripted())
-    assert (t.name, t.kind, t.type) == ("Encoder", "script", "RecursiveScriptModule")
+    assert (t.name, t.kind, t.type) == ("LinearWithEncode", "script", "RecursiveScriptModule")
 
 
 @pytest.mark.parametrize(

@@ -127,6 +127,7 @@ def test_all_dims_change_together_for_inputs_that_must_agree() -> None:
     assert report.ok
 
 
+# Not tests.models.OneLinear: 8 inputs and 4 outputs, so that the parameter-sized dim (8) is told from the others.
 class LinearNet(torch.nn.Module):
     def __init__(self) -> None:
         super().__init__()

@@ -8,11 +8,12 @@ import math
 
 import pytest
 import torch
-import torch.nn as nn
 
 import jupyter_tracejit as tj
 from jupyter_tracejit.core.options import SPECS, TraceOptions
 from jupyter_tracejit.core.request import TraceRequest
+
+from ..models import LinearWithEncode
 
 
 def branchy(x):
@@ -23,18 +24,6 @@ def branchy(x):
 
 def masked(x, mask):
     return x * mask
-
-
-class TwoMethods(nn.Module):
-    def __init__(self) -> None:
-        super().__init__()
-        self.fc = nn.Linear(3, 3)
-
-    def forward(self, x):
-        return self.fc(x)
-
-    def encode(self, x):
-        return self.fc(x) * 2
 
 
 def test_every_option_given_to_trace_is_recorded() -> None:
@@ -57,7 +46,7 @@ def test_every_option_given_to_trace_is_recorded() -> None:
     assert (request.kind, request.target, request.inputs) == ("trace", branchy, (x,))
     assert request.options == TraceOptions(**given)
     assert run.options == request.describe()
-    module_run = tj.trace_module(TwoMethods(), {"forward": (torch.rand(3),)}, **given | {"check_inputs": None})
+    module_run = tj.trace_module(LinearWithEncode(3), {"forward": (torch.rand(3),)}, **given | {"check_inputs": None})
     assert module_run.request.kind == "trace_module"
     assert module_run.request.options == TraceOptions(**given | {"check_inputs": None})
 
@@ -91,7 +80,7 @@ def test_keyword_inputs_are_kept_for_the_next_run() -> None:
 
 
 def test_trace_module_requests_run_trace_module_again() -> None:
-    model = TwoMethods()
+    model = LinearWithEncode(3)
     run = tj.trace_module(model, {"encode": (torch.rand(3),)}, check_trace=False)
     again = run.request.run(check_trace=True)
     assert again.ok and list(again.graphs) == ["encode"] and again.check is not None
@@ -119,9 +108,11 @@ def test_describe_a_trace_request() -> None:
 
 
 def test_describe_a_trace_module_request() -> None:
-    request = TraceRequest("trace_module", TwoMethods(), {"forward": (torch.rand(3),)}, example_inputs_is_kwarg=True)
+    request = TraceRequest(
+        "trace_module", LinearWithEncode(3), {"forward": (torch.rand(3),)}, example_inputs_is_kwarg=True
+    )
     assert request.describe() == {**TraceOptions().to_json(), "example_inputs_is_kwarg": True}
-    odd = TraceRequest("trace_module", TwoMethods(), {}, example_inputs_is_kwarg="yes")
+    odd = TraceRequest("trace_module", LinearWithEncode(3), {}, example_inputs_is_kwarg="yes")
     assert odd.describe()["example_inputs_is_kwarg"] == "'yes'"
     assert "example_kwarg_inputs" not in odd.describe()
 

@@ -25,6 +25,8 @@ def run_schema() -> dict[str, Any]:
     return json.loads(SCHEMA_PATH.read_text())
 
 
+# Not the shared models (tests/models.py): the schema corpus needs a branch, a loop over modules and Dropout in
+# train mode, so that the checked run carries a check, a probe and findings.
 class Net(nn.Module):
     def __init__(self) -> None:
         super().__init__()
@@ -39,6 +41,8 @@ class Net(nn.Module):
         return self.drop(x)
 
 
+# Not tests.models.LinearWithEncode: this encode also makes a tensor in the traced code (on the input's device),
+# which the schema corpus wants in a trace_module run.
 class TwoMethods(nn.Module):
     def __init__(self) -> None:
         super().__init__()
@@ -51,6 +55,8 @@ class TwoMethods(nn.Module):
         return torch.relu(self.fc(x)) * torch.ones(3, device=x.device)
 
 
+# Not tests.models.MarkupEverywhere: a submodule path with a newline and a backslash escape, to round-trip through
+# the JSON of a run (the report's model has neither).
 class Hostile(nn.Module):
     def __init__(self) -> None:
         super().__init__()

@@ -15,6 +15,8 @@ import jupyter_tracejit as tj
 from jupyter_tracejit.core.caller import call_site
 from jupyter_tracejit.core.options import command_line_spelling
 
+from ..models import ListOfDicts
+
 HERE = __file__
 
 
@@ -178,18 +180,9 @@ def test_front_ends_name_the_call_site():
 # -- hints that name what happened ----------------------------------------------------------------------------
 
 
-class Detector(nn.Module):
-    def __init__(self) -> None:
-        super().__init__()
-        self.head = nn.Linear(4, 4)
-
-    def forward(self, x):
-        return [{"boxes": self.head(x), "scores": x.sum(-1)}]
-
-
 def test_an_output_the_tracer_rejects_is_named():
-    assert "Only tensors" in str(torch_raises(Detector(), (torch.rand(2, 4),)))
-    run = tj.trace(Detector(), (torch.rand(2, 4),))
+    assert "Only tensors" in str(torch_raises(ListOfDicts(), (torch.rand(2, 4),)))
+    run = tj.trace(ListOfDicts(), (torch.rand(2, 4),))
     assert run.error.tag == "output_type"
     assert run.error.hint.startswith("The traced code returns a list of dicts.")
 

@@ -39,6 +39,8 @@ def in_place(x):
     return y
 
 
+# Not tests.models.LinearWithEncode: encode takes two inputs (x, scale), to trace a method with positional and
+# keyword inputs as torch does.
 class Encoder(nn.Module):
     def __init__(self) -> None:
         super().__init__()

@@ -23,7 +23,8 @@ from jupyter_tracejit.core.tracer_warnings import (
     nodes_for_line,
 )
 
-from .oracle import line_of, torch_deprecates_jit_trace
+from ..models import line_of
+from .oracle import torch_deprecates_jit_trace
 
 HERE = __file__
 

@@ -15,6 +15,7 @@ from jupyter_tracejit.render.dot import to_dot, visible_dot
 from jupyter_tracejit.render.groups import REPEAT_MIN, SECTION_SIZE, GroupTree, structure_ids
 
 
+# Not a shared model: the folded group's label spells "Block", and Odd subclasses it to break a run of repeats.
 class Block(nn.Module):
     def __init__(self, width: int = 8) -> None:
         super().__init__()

@@ -10,13 +10,13 @@ from typing import Any
 import jsonschema
 import pytest
 import torch
-import torch.nn as nn
 from referencing import Registry, Resource
 
 import jupyter_tracejit as tj
 from jupyter_tracejit.core.options import LIVE, MODULE_MODES, SPECS
 from jupyter_tracejit.widgets import OPTION_KEYS, TraceExplorer, explore
 
+from ..models import LinearReLU
 from .fakes import FakeClock
 
 PACKAGE = Path(tj.__file__).parent
@@ -60,24 +60,15 @@ def test_the_options_bar_is_the_live_options() -> None:
     assert options["properties"]["module_mode"]["enum"] == list(MODULE_MODES)
 
 
-class Small(nn.Module):
-    def __init__(self) -> None:
-        super().__init__()
-        self.fc = nn.Linear(4, 4)
-
-    def forward(self, x):
-        return self.fc(x).relu()
-
-
 @pytest.mark.parametrize("checks", [None, [(torch.rand(3, 4),), (torch.rand(5, 4),)]])
 def test_the_state_of_real_explorers_validates(clock: FakeClock, checks: Any) -> None:
-    ex = explore(Small(), (torch.rand(2, 4),), check_inputs=checks, scheduler=clock)
+    ex = explore(LinearReLU(), (torch.rand(2, 4),), check_inputs=checks, scheduler=clock)
     v = validator()
     for state in (ex.get_state(), TraceExplorer().get_state()):
         synced = {k: state[k] for k in schema("widgets/explorer.schema.json")["properties"]}
         errors = [f"{'/'.join(map(str, e.absolute_path))}: {e.message}" for e in v.iter_errors(synced)]
         assert errors == [], errors[:5]
-    ex.add_run(tj.trace(Small(), (torch.rand(2, 4),)))
+    ex.add_run(tj.trace(LinearReLU(), (torch.rand(2, 4),)))
     ex.compare(ex.runs[0]["run_id"], ex.runs[1]["run_id"])
     errors = list(v.iter_errors({k: ex.get_state()[k] for k in schema("widgets/explorer.schema.json")["properties"]}))
     assert errors == []
