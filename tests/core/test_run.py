@@ -13,7 +13,7 @@ import torch
 import torch.nn as nn
 
 import jupyter_tracejit as tj
-from jupyter_tracejit.core import probe as probe_module
+from jupyter_tracejit.core import probe_report as probe_module
 from jupyter_tracejit.core.options import SPECS, TraceOptions
 from jupyter_tracejit.core.run import SCHEMA_VERSION, TraceRun, Verdict
 from jupyter_tracejit.core.tracer_warnings import CATEGORIES
