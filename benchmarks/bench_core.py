@@ -39,8 +39,8 @@ from torch import nn
 import jupyter_tracejit as tj
 from jupyter_tracejit.core.check import MethodUnderCheck, check_graphs
 from jupyter_tracejit.core.diff import structural_diff
-from jupyter_tracejit.core.from_torchscript import canonical_inlined, canonical_text, extract_graph
-from jupyter_tracejit.core.session import method_code
+from jupyter_tracejit.core.torchscript.extract import canonical_inlined, canonical_text, extract_graph
+from jupyter_tracejit.core.torchscript.session import method_code
 
 OVERHEAD_TARGET = 1.15  # tj / torch, at most
 LOCAL_DIFF_TARGET = 1.0  # torch / ours, at least ("not slower")

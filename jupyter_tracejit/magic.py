@@ -56,9 +56,9 @@ from IPython.core.magic_arguments import argument, kwds, magic_arguments
 from .core.caller import calls_from, find_caller
 from .core.graph import Frame
 from .core.options import add_command_line
-from .core.plan import target_of
 from .core.request import trace, trace_module
 from .core.run import TraceRun
+from .core.torchscript.plan import target_of
 from .magic_line import (
     CALL_NAMES,
     DEFAULT_OUTPUT,

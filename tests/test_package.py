@@ -14,7 +14,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def test_core_never_imports_widget_or_ipython_modules():
     code = (
-        "import sys, jupyter_tracejit, jupyter_tracejit.render.dot, jupyter_tracejit.core.probe\n"
+        "import sys, jupyter_tracejit, jupyter_tracejit.render.dot, jupyter_tracejit.core.torchscript.probe\n"
         "bad = sorted(m for m in sys.modules if m.split('.')[0] in ('ipywidgets', 'traitlets', 'IPython'))\n"
         "print(','.join(bad))\n"
     )

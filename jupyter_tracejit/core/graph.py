@@ -1,7 +1,7 @@
 """The SSA graph of a trace as plain, torch-free data.
 
 A :class:`Graph` is what the views draw and what the diff compares. It is built from a
-``torch._C.Graph`` by :mod:`jupyter_tracejit.core.from_torchscript`, but nothing here imports
+``torch._C.Graph`` by :mod:`jupyter_tracejit.core.torchscript.extract`, but nothing here imports
 torch, so a graph loaded from JSON (a saved notebook, a report) behaves exactly like a live one.
 
 For ``def f(x): return torch.relu(x) + 1`` the inlined TorchScript graph reads::

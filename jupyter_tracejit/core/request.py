@@ -9,12 +9,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .caller import calls_from, find_caller
+from .capture import Reply, resume, stamp
 from .graph import Frame
 from .options import DEFAULT_TOLERANCE, TraceOptions
-from .plan import ArgumentProblem, plan_trace, plan_trace_module, target_of
 from .run import TraceRun
-from .session import TraceSession, stamp
-from .torch_trace import Reply, resume
+from .torchscript.plan import ArgumentProblem, plan_trace, plan_trace_module, target_of
+from .torchscript.session import TraceSession
 
 
 @dataclass(frozen=True)
@@ -120,7 +120,7 @@ def trace(
     except Exception as e:  # tj.trace never raises: a hostile object is the run's error too
         return _refused(request, ArgumentProblem.raised(e), started)
     # torch's calls are made from this frame, not from a helper: torch's tracer records every frame above the
-    # traced code at each node it records (see .torch_trace); make_call written out
+    # traced code at each node it records (see .torchscript.calls); make_call written out
     steps = TraceSession(plan, request.describe(), caller).steps(started)
     step = resume(steps, None)
     while not isinstance(step, TraceRun):

@@ -154,7 +154,7 @@ def _torch_chain(start: FrameType | None) -> tuple[list[_TorchFrame], FrameType 
 def _hidden_by_torch(chain: list[_TorchFrame]) -> bool:
     """torch's own filter (read from the installed torch) hides TracerWarnings by the name of the module that
     raised them: its library code, not torch.jit."""
-    from .torch_facts import tracer_warning_filters  # torch is imported by captures only: records load without it
+    from .torchscript.facts import tracer_warning_filters  # torch is imported by captures only: records load without it
 
     return bool(chain) and tracer_warning_filters().hides_module(chain[0].module)
 
@@ -214,7 +214,7 @@ class WarningRecorder:
         """
         from torch.jit._trace import TracerWarning
 
-        from .torch_facts import tracer_warning_filters
+        from .torchscript.facts import tracer_warning_filters
 
         self._tracer_warning = TracerWarning
         with warnings.catch_warnings():

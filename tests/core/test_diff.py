@@ -10,8 +10,8 @@ import torch
 import torch.nn as nn
 
 from jupyter_tracejit.core.diff import DOWNSTREAM, ROOT, GraphDiff, structural_diff
-from jupyter_tracejit.core.from_torchscript import canonical_inlined, canonical_text, extract_graph
 from jupyter_tracejit.core.graph import Graph
+from jupyter_tracejit.core.torchscript.extract import canonical_inlined, canonical_text, extract_graph
 
 from ..models import LinearReLU, line_of
 

@@ -15,7 +15,8 @@ import pytest
 import torch
 import torch.nn as nn
 
-from jupyter_tracejit.core.from_torchscript import (
+from jupyter_tracejit.core.graph import Graph
+from jupyter_tracejit.core.torchscript.extract import (
     TENSOR_PREVIEW,
     canonical_inlined,
     canonical_text,
@@ -30,7 +31,6 @@ from jupyter_tracejit.core.from_torchscript import (
     source_line,
     tensor_summary,
 )
-from jupyter_tracejit.core.graph import Graph
 
 from ..models import line_of
 

@@ -18,8 +18,9 @@ import torch
 import torch.nn as nn
 
 import jupyter_tracejit as tj
-from jupyter_tracejit.core import from_torchscript
-from jupyter_tracejit.core.from_torchscript import (
+from jupyter_tracejit.core.graph import Block, Frame, Graph, Node, SourceLoc, Value
+from jupyter_tracejit.core.torchscript import extract as from_torchscript
+from jupyter_tracejit.core.torchscript.extract import (
     _BLOCK_KINDS,
     TENSOR_PREVIEW,
     Extraction,
@@ -38,7 +39,6 @@ from jupyter_tracejit.core.from_torchscript import (
     tensor_summary,
     user_frame_index,
 )
-from jupyter_tracejit.core.graph import Block, Frame, Graph, Node, SourceLoc, Value
 from jupyter_tracejit.core.torchscript.roles import role_of
 
 # -- the reference: the straightforward extraction, one pybind call per fact -------------------------------------

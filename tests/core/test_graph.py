@@ -11,8 +11,8 @@ import torch
 import torch.nn as nn
 
 import jupyter_tracejit as tj
-from jupyter_tracejit.core.from_torchscript import canonical_inlined, extract_graph, parse_hierarchy, scope_path
 from jupyter_tracejit.core.graph import Graph, GraphLintError, Node, Value, fold_class
+from jupyter_tracejit.core.torchscript.extract import canonical_inlined, extract_graph, parse_hierarchy, scope_path
 
 from ..models import line_of
 

@@ -13,7 +13,7 @@ import torch
 import torch.nn as nn
 
 import jupyter_tracejit as tj
-from jupyter_tracejit.core.deep_stack import DEEP_GRAPH_NODES, run_with_stack, stack_for
+from jupyter_tracejit.core.torchscript.deep_stack import DEEP_GRAPH_NODES, run_with_stack, stack_for
 
 
 def trained_batchnorm() -> nn.Module:

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 import torch
 
-from jupyter_tracejit.core.probe import (
+from jupyter_tracejit.core.torchscript.probe import (
     AGREE,
     DISAGREE,
     SKIPPED,

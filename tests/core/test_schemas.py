@@ -7,7 +7,7 @@ import torch
 import torch.nn as nn
 
 import jupyter_tracejit as tj
-from jupyter_tracejit.core.schemas import argument_names, parameter_types, signature
+from jupyter_tracejit.core.torchscript.schemas import argument_names, parameter_types, signature
 
 
 def test_arguments_are_named_by_the_overload_the_node_calls() -> None:

@@ -12,8 +12,8 @@ import pytest
 import torch
 import torch.nn as nn
 
-from jupyter_tracejit.core.from_torchscript import demangle
-from jupyter_tracejit.core.torch_trace import trace_call
+from jupyter_tracejit.core.torchscript.calls import trace_call
+from jupyter_tracejit.core.torchscript.extract import demangle
 
 
 def torch_trace(*args: Any, **kwargs: Any) -> Any:
@@ -166,7 +166,7 @@ def test_a_traces_types_live_in_its_own_compilation_unit_and_go_with_the_run() -
     import weakref
 
     import jupyter_tracejit as tj
-    from jupyter_tracejit.core.torch_trace import own_compilation_unit
+    from jupyter_tracejit.core.torchscript.calls import own_compilation_unit
 
     model = nn.Sequential(Encoder(), nn.ReLU(), Encoder()).eval()
     before = _global_functions()
@@ -194,7 +194,7 @@ def test_a_traces_types_live_in_its_own_compilation_unit_and_go_with_the_run() -
 
 
 def test_the_unit_is_put_back_when_the_trace_raises() -> None:
-    from jupyter_tracejit.core.torch_trace import own_compilation_unit
+    from jupyter_tracejit.core.torchscript.calls import own_compilation_unit
 
     saved = torch.jit._state._python_cu
     with pytest.raises(RuntimeError), own_compilation_unit():

@@ -12,8 +12,8 @@ import pytest
 import torch
 import torch.nn as nn
 
-from jupyter_tracejit.core.from_torchscript import canonical_inlined, extract_graph
 from jupyter_tracejit.core.graph import Graph
+from jupyter_tracejit.core.torchscript.extract import canonical_inlined, extract_graph
 from jupyter_tracejit.core.tracer_warnings import (
     ADVICE,
     CATEGORIES,

@@ -21,9 +21,9 @@ from ..check import CheckCase, OutputComparison
 from ..compare import TensorComparison, compare_tensors
 from ..diff import GraphDiff, structural_diff
 from ..errors import error_from_exception
-from ..from_torchscript import Extraction, canonical_inlined, canonical_text, extract_graph, preorder
 from ..graph import Graph
-from ..torch_facts import TracingCheckError
+from .extract import Extraction, canonical_inlined, canonical_text, extract_graph, preorder
+from .facts import TracingCheckError
 
 # -- helpers mirroring torch.jit._trace ----------------------------------------------------------
 

@@ -16,8 +16,8 @@ from collections.abc import Iterable
 
 import torch
 
-from .graph import Graph, Node
-from .inputs import tensor_type_str
+from ..graph import Graph, Node
+from ..inputs import tensor_type_str
 
 
 def signature(graph: Graph, node: Node) -> str:

@@ -15,10 +15,10 @@ from typing import Any
 
 import torch
 
-from .errors import TraceError, argument_error
-from .inputs import make_tuple
-from .options import TraceOptions
-from .run import Target
+from ..errors import TraceError, argument_error
+from ..inputs import make_tuple
+from ..options import TraceOptions
+from ..run import Target
 
 
 class ArgumentProblem(Exception):

@@ -17,10 +17,10 @@ from typing import Any, cast
 
 import torch
 
-from .graph import Block, Frame, Graph, Node, SourceLoc, Value
-from .jsonio import float_to_json
-from .source import is_torch_file, is_trace_entry_file, source_line, user_frame_index
-from .torchscript.roles import role_of
+from ..graph import Block, Frame, Graph, Node, SourceLoc, Value
+from ..jsonio import float_to_json
+from ..source import is_torch_file, is_trace_entry_file, source_line, user_frame_index
+from .roles import role_of
 
 _FRAME_RE = re.compile(r"^(.*)\((\d+)\): (.*)$")
 _HIERARCHY_RE = re.compile(r"([^.()]+)\(([^()]*)\)")

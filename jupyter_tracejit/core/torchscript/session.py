@@ -10,42 +10,33 @@ filters are restored on every exit path; nothing of torch is patched.
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
-import datetime
 import functools
-import threading
 import time
-import uuid
 import warnings
-from collections.abc import Callable, Iterator
-from typing import Any
+from collections.abc import Callable
+from typing import Any, ClassVar
 
 import torch
 
-from . import hazards
-from .caller import is_own_file
-from .check import CheckCase, CheckReport
+from .. import hazards
+from ..caller import is_own_file
+from ..capture import CAPTURE_LOCK, drive, guest, stamp
+from ..check import CheckCase, CheckReport
+from ..errors import TraceError, argument_error, error_from_exception
+from ..graph import Frame, Graph
+from ..inputs import clone_inputs, describe_inputs
+from ..options import DEFAULT_TOLERANCE
+from ..run import TraceRun
+from ..source import attribute_to_caller, is_torch_file
+from ..tracer_warnings import TraceWarning, WarningRecorder, is_torch_jit_notice
+from .calls import Steps, TraceCall, call_torch, own_compilation_unit, trace_call
+from .check import MethodUnderCheck, check_graphs, run_outputs, torch_mismatch_message
 from .deep_stack import run_with_stack
-from .errors import TraceError, argument_error, error_from_exception
-from .from_torchscript import canonical_inlined, canonical_text, extract_graph, has_calls, parse_stack
-from .graph import Frame, Graph
-from .inputs import clone_inputs, describe_inputs
-from .module_state import ModuleState
-from .options import DEFAULT_TOLERANCE
+from .extract import canonical_inlined, canonical_text, extract_graph, has_calls, parse_stack
+from .facts import nondeterministic_warning
 from .plan import TracePlan
-from .run import TraceRun, display_names
 from .schemas import argument_names, parameter_types
-from .source import attribute_to_caller, is_torch_file
-from .torch_facts import nondeterministic_warning
-from .torch_trace import Steps, TraceCall, call_torch, make_call, own_compilation_unit, resume, trace_call
-from .torchscript.check import MethodUnderCheck, check_graphs, run_outputs, torch_mismatch_message
-from .tracer_warnings import TraceWarning, WarningRecorder, is_torch_jit_notice
-
-#: one capture at a time in a process: the warning machinery (filters, ``showwarning``), torch's RNG (the probe) and
-#: the tracer's state are process-wide, so two threads tracing at once would get each other's warnings and leave
-#: the filters of one in place. Re-entrant: traced code may itself call ``tj.trace``.
-CAPTURE_LOCK = threading.RLock()
 
 #: torch's code printer is quadratic in the number of submodules (3 s for 4,000): skip `.code` beyond this
 CODE_MAX_SUBMODULES = 1000
@@ -61,21 +52,14 @@ def method_code(ts_method: Any, module: torch.nn.Module | None) -> str:
     return str(ts_method.code)
 
 
-def stamp(run: TraceRun, started: float) -> TraceRun:
-    """Version, time, id and file display names of a finished run."""
-    run.file_names = display_names(run.files())
-    run.torch_version = torch.__version__
-    run.created = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
-    run.run_id = uuid.uuid4().hex[:12]
-    run.timings["total"] = time.perf_counter() - started
-    return run
-
-
 # -- the session ----------------------------------------------------------------------------------
 
 
 class TraceSession:
-    """Runs one plan: trace, check, probe, findings; ``options`` is what the run records of the request."""
+    """The TorchScript back end (:class:`~..capture.Backend`): runs one plan: trace, check, probe, findings;
+    ``options`` is what the run records of the request."""
+
+    name: ClassVar[str] = "trace"
 
     def __init__(self, plan: TracePlan, options: dict[str, Any], caller: Frame | None = None) -> None:
         self.plan = plan
@@ -93,27 +77,28 @@ class TraceSession:
         self.nondeterministic_ops: dict[str, tuple[list[str], str]] = {}
 
     def run(self, started: float) -> TraceRun:
-        """The whole session, each torch call made from this frame (callers that mind the depth drive
-        :meth:`steps` from their own frame, see :mod:`.torch_trace`)."""
-        steps = self.steps(started)
-        step = resume(steps, None)
-        while not isinstance(step, TraceRun):
-            step = resume(steps, make_call(step))
-        return step
+        """The whole session, each torch call made from the driver's frame (callers that mind the depth drive
+        :meth:`steps` from their own frame, see :mod:`..capture`)."""
+        return drive(self.steps(started))
 
     def steps(self, started: float) -> Steps[TraceRun]:
         """The session as a generator: it yields each ``torch.jit.trace`` call for the driver to make and is sent
-        back what the call returned or raised (see :mod:`.torch_trace`); it returns the finished run."""
+        back what the call returned or raised (see :mod:`.calls`); it returns the finished run."""
         plan = self.plan
         run = TraceRun(
             target=plan.target,
             options=self.options,
+            backend=self.name,
             inputs={m: describe_inputs(v) for m, v in plan.inputs.items()},
         )
         mutated: list[str] = []
         top_level_nondeterministic: dict[str, bool] = {}
         try:
-            with CAPTURE_LOCK, self._guest(plan) as state, self.recorder.capture():
+            with (
+                CAPTURE_LOCK,
+                guest(plan.module, plan.options.module_mode, plan.options.no_grad) as state,
+                self.recorder.capture(),
+            ):
                 if isinstance(plan.func, torch.jit.ScriptModule):
                     self._already_script(run)
                 else:
@@ -171,27 +156,6 @@ class TraceSession:
         if self.caller is not None:
             return self.caller.file, self.caller.line
         return target.file, target.line
-
-    @contextlib.contextmanager
-    def _guest(self, plan: TracePlan) -> Iterator[ModuleState | None]:
-        """Module mode and grad mode for this trace only; both restored on every exit path, and the module's
-        buffers too (BatchNorm's running statistics, counters): a guest leaves the model as it found it, although
-        torch.jit.trace itself does not. Yields the saved state, which says what tracing changed."""
-        module = plan.module
-        grad_enabled = torch.is_grad_enabled()
-        state = ModuleState([module]) if module is not None else None
-        try:
-            if module is not None and plan.options.module_mode == "train":
-                module.train()
-            elif module is not None and plan.options.module_mode == "eval":
-                module.eval()
-            with torch.no_grad() if plan.options.no_grad else contextlib.nullcontext():
-                yield state
-        finally:
-            if state is not None:
-                state.restore_buffers()
-                state.restore_flags()
-            torch.set_grad_enabled(grad_enabled)
 
     def _timed(self, key: str, start: float) -> None:
         self.timings[key] = self.timings.get(key, 0.0) + time.perf_counter() - start
@@ -299,7 +263,7 @@ class TraceSession:
         return self._types
 
     def _trace_call(self, target: Any, inputs: Any, *, methods: bool, for_check: bool = False) -> TraceCall:
-        """How to call torch for this plan; the caller makes the call (see :mod:`.torch_trace`)."""
+        """How to call torch for this plan; the caller makes the call (see :mod:`.calls`)."""
         options = self.plan.options
         return trace_call(
             target,

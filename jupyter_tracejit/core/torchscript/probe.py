@@ -40,11 +40,11 @@ from typing import Any
 
 import torch
 
-from .compare import compare_tensors, summary
-from .inputs import describe_inputs, tensor_type_str
-from .module_state import ModuleState
-from .options import DEFAULT_TOLERANCE
-from .probe_report import AGREE, DISAGREE, SKIPPED, TRACE_ERROR, ProbeCase, ProbeReport
+from ..compare import compare_tensors, summary
+from ..inputs import describe_inputs, tensor_type_str
+from ..module_state import ModuleState
+from ..options import DEFAULT_TOLERANCE
+from ..probe_report import AGREE, DISAGREE, SKIPPED, TRACE_ERROR, ProbeCase, ProbeReport
 
 # looser relative tolerance for low-precision outputs (torch.testing.assert_close's defaults)
 _LOW_PRECISION_RTOL: dict[torch.dtype, float] = {torch.float16: 1e-3, torch.bfloat16: 1.6e-2}

@@ -14,47 +14,13 @@ would have run: a trace and the check's re-traces pay for no frame of ours.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Generator, Iterator
-from typing import Any, TypeVar
+from collections.abc import Iterator
+from typing import Any
 
 import torch
 import torch.jit._state
 
-TraceCall = tuple[Callable[..., Any], tuple[Any, ...], dict[str, Any]]
-#: what a torch call gave back to the session: ``(result, None)`` or ``(None, the exception it raised)``
-Reply = tuple[Any, BaseException | None]
-_T = TypeVar("_T")
-#: a session step that yields torch calls, is sent their replies, and returns a ``_T``
-Steps = Generator[TraceCall, Reply, _T]
-
-
-def call_torch(call: TraceCall) -> Steps[Any]:
-    """Have the driver make ``call``; its result, or its exception raised here (``yield from call_torch(...)``)."""
-    result, error = yield call
-    if error is not None:
-        try:
-            raise error
-        finally:
-            del error  # the frame would hold its own traceback
-    return result
-
-
-def make_call(call: TraceCall) -> Reply:
-    """Make a torch call and catch what it raises, interrupts included: the session restores the module and
-    grad mode and re-raises those. A driver that minds the stack depth writes this out in its own frame."""
-    fn, args, kwargs = call
-    try:
-        return fn(*args, **kwargs), None
-    except BaseException as e:
-        return None, e
-
-
-def resume(steps: Steps[_T], reply: Reply | None) -> TraceCall | _T:
-    """Send the reply to the last call on (None to start); the next call to make, or the steps' result."""
-    try:
-        return next(steps) if reply is None else steps.send(reply)
-    except StopIteration as done:
-        return done.value
+from ..capture import Reply, Steps, TraceCall, call_torch, make_call, resume
 
 
 def trace_call(
