@@ -378,6 +378,46 @@ def test_nondeterministic_ops_and_batchnorm_modes() -> None:
     assert not any(n.nondeterministic for n in graph.nodes)
 
 
+class Loop(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = nn.Linear(3, 3)
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, None]:
+        from torch._higher_order_ops.while_loop import while_loop
+
+        def cond_fn(i: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
+            return i < 3
+
+        def body_fn(i: torch.Tensor, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+            return i + 1, self.fc(x)
+
+        _, out = while_loop(cond_fn, body_fn, (torch.tensor(0), x))
+        return out, None
+
+
+@pytest.mark.parametrize("strict", [False, True])
+def test_while_loop_and_strict_mode(strict: bool) -> None:
+    model = Loop()
+    graph = graph_from_exported_program(torch.export.export(model, (torch.randn(2, 3),), strict=strict))
+    graph.lint()
+    assert Graph.from_json(graph.to_json()).to_json() == graph.to_json()
+    (loop,) = [n for n in graph.nodes if n.kind == "higher_order::while_loop"]
+    cond_block, body_block = loop.blocks
+    assert [graph.nodes[i].kind for i in cond_block.nodes if graph.nodes[i].role == "op"] == ["aten::lt.Scalar"]
+    body = [graph.nodes[i] for i in body_block.nodes if graph.nodes[i].role == "op"]
+    assert [n.kind for n in body] == ["aten::add.Tensor", "aten::linear.default"]
+    # block inputs stand for the loop's operands (counter, x, the lifted parameters) and take their types
+    assert [graph.values[v].shape_str() for v in body_block.inputs] == [
+        graph.values[v].shape_str() for v in loop.inputs
+    ]
+    assert set(graph.scopes) <= {"", "fc"}  # strict mode's "_export_root" wrapper is not a module of the model
+    assert graph.producer(graph.outputs[1]).attributes == {"value": None}  # type: ignore[union-attr]
+    convnet = ConvNet().eval()
+    strict_graph = graph_from_exported_program(torch.export.export(convnet, (torch.randn(2, 3, 8, 8),), strict=strict))
+    assert set(strict_graph.scopes) == set(exported("convnet-eval")[2].graph.scopes)
+
+
 class RandAdd(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return x + torch.rand_like(x)
@@ -391,6 +431,8 @@ class RandAdd(nn.Module):
         ("L['self'].layers[0].fc", "layers.0.fc"),
         ("L['self']._modules['a b']", "a b"),
         ("L['self'].encoder.layer[1]", "encoder.layer.1"),
+        ("_export_root", ""),
+        ("_export_root.fc", "fc"),
     ],
 )
 def test_module_paths(raw: str, expected: str) -> None:
@@ -403,3 +445,21 @@ def _have_transformers() -> bool:
     except ImportError:
         return False
     return True
+
+
+def test_the_package_file_imports_no_torch() -> None:
+    """``core/export/__init__.py`` loads the torch-side module on first use of its names only."""
+    import ast
+    from pathlib import Path
+
+    import jupyter_tracejit.core.export as package
+
+    tree = ast.parse(Path(package.__file__).read_text())  # type: ignore[arg-type]
+    imported = [
+        alias.name if isinstance(node, ast.Import) else (node.module or "")
+        for node in ast.walk(tree)
+        if isinstance(node, (ast.Import, ast.ImportFrom))
+        for alias in node.names
+    ]
+    assert not [m for m in imported if m.split(".")[0] == "torch"], imported
+    assert package.graph_from_exported_program is graph_from_exported_program

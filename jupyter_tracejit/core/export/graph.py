@@ -82,6 +82,8 @@ _FRAME_RE = re.compile(r'^\s*File "(?P<file>.*)", line (?P<line>\d+), in (?P<fun
 _DYNAMO_ITEM = re.compile(r"""(?:\._modules)?\[(?:'((?:[^'\\]|\\.)*)'|"((?:[^"\\]|\\.)*)"|(-?\d+))\]""")
 #: the marker torch puts in ``nn_module_stack`` of nodes it adds itself (``sym_size``): no module
 _NO_MODULE_KEY = "_empty_nn_module_stack_from_metadata_hook"
+#: the attribute strict mode wraps the model under (``torch.export._trace``'s wrapper module)
+_STRICT_ROOT = "_export_root"
 #: ``graph_signature`` input kinds that become getattr nodes, with their node kinds
 _LIFTED_KINDS = {
     "PARAMETER": "export::parameter",
@@ -190,13 +192,21 @@ def value_fields(val: Any) -> _Fields:
 
 
 def module_path(path: str) -> str:
-    """An ``nn_module_stack`` path as ``named_modules()`` names the module: ``layers.0`` stays, strict mode's
-    ``L['self'].layers[0]`` and ``L['self']._modules['a b']`` become ``layers.0`` and ``a b``."""
-    if not path.startswith("L["):
-        return path
-    rest = re.sub(r"^L\[['\"]self['\"]\]", "", path)
-    rest = _DYNAMO_ITEM.sub(lambda m: "." + next(g for g in m.groups() if g is not None), rest)
-    return rest.lstrip(".")
+    """An ``nn_module_stack`` path as ``named_modules()`` names the module.
+
+    Export writes ``layers.0`` already, except inside a subgraph of strict mode, where paths start at the wrapper
+    strict mode puts around the model (``_export_root.fc``: the prefix is dropped). Dynamo's own spelling
+    (``L['self'].layers[0]``, ``L['self']._modules['a b']``), which torch rewrites before it hands the program
+    back, is read too in case a version does not.
+    """
+    if path.startswith("L["):
+        path = re.sub(r"^L\[['\"]self['\"]\]", "", path)
+        path = _DYNAMO_ITEM.sub(lambda m: "." + next(g for g in m.groups() if g is not None), path).lstrip(".")
+    if path == _STRICT_ROOT:
+        return ""
+    if path.startswith(_STRICT_ROOT + "."):
+        return path[len(_STRICT_ROOT) + 1 :]
+    return path
 
 
 def _type_name(qualified: Any) -> str:
