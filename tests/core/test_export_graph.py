@@ -463,3 +463,14 @@ def test_the_package_file_imports_no_torch() -> None:
     ]
     assert not [m for m in imported if m.split(".")[0] == "torch"], imported
     assert package.graph_from_exported_program is graph_from_exported_program
+
+
+def test_values_keep_the_names_the_graph_code_uses() -> None:
+    for name in ("mlp", "cond", "convnet-train"):
+        _, ep, built = exported(name)
+        graph = built.graph
+        names = {graph.values[v].name for n in graph.nodes if n.parent is None for v in n.outputs}
+        names |= {graph.values[v].name for v in graph.inputs}
+        fx_names = {n.name for n in ep.graph.nodes if n.op not in ("output", "get_attr")}
+        fx_names -= {n.name for n in ep.graph.nodes if n.op == "call_function" and n.meta.get("val") is None}
+        assert fx_names <= names, sorted(fx_names - names)

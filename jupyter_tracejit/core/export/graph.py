@@ -238,6 +238,9 @@ class _Builder:
         self.values: list[Value] = []
         self.value_of: dict[torch.fx.Node, int] = {}
         self.names: set[str] = set()
+        #: the top-level graph's node names: the graph code uses them, so their values keep them exactly and
+        #: constants and subgraph values that would take one are numbered instead
+        self.reserved = {n.name for n in ep.graph.nodes}
         self.scope_types: dict[str, str] = {}
         self.stacks: dict[str, SourceLoc | None] = {}
         self.frames: dict[tuple[str, int, str], Frame] = {}
@@ -247,9 +250,10 @@ class _Builder:
         self.current: list[int] = []
 
     # -- names, values, nodes ------------------------------------------------------------------------------------
-    def unique(self, name: str) -> str:
-        """``name``, or ``name.1``, ``name.2``... when taken (TorchScript's numbering of repeated debug names)."""
-        if name not in self.names:
+    def unique(self, name: str, own: bool = False) -> str:
+        """``name``, or ``name.1``, ``name.2``... when taken (TorchScript's numbering of repeated debug names);
+        ``own``: the name of a top-level node, which it has reserved."""
+        if name not in self.names and (own or name not in self.reserved):
             self.names.add(name)
             return name
         i = 1
@@ -258,10 +262,10 @@ class _Builder:
         self.names.add(f"{name}.{i}")
         return f"{name}.{i}"
 
-    def add_value(self, name: str, fields: _Fields, producer: int | None) -> int:
+    def add_value(self, name: str, fields: _Fields, producer: int | None, own: bool = False) -> int:
         vid = len(self.values)
         typ, shape, dtype, device, requires_grad = fields
-        self.values.append(Value(vid, self.unique(name), typ, shape, dtype, device, requires_grad, producer))
+        self.values.append(Value(vid, self.unique(name, own), typ, shape, dtype, device, requires_grad, producer))
         return vid
 
     def emit(
@@ -277,7 +281,9 @@ class _Builder:
         nondeterministic: bool = False,
     ) -> Node:
         nid = len(self.nodes)
-        outputs = () if out is None else (self.add_value(out[0], out[1], nid),)
+        # top-level nodes of the FX graph keep their names; the constants and lists made for arguments do not
+        own = parent is None and role not in ("constant", "list", "tuple")
+        outputs = () if out is None else (self.add_value(out[0], out[1], nid, own),)
         node = Node(nid, kind, inputs, outputs, scope, source, attributes or {}, (), parent, nondeterministic, role)
         self.nodes.append(node)
         self.current.append(nid)
@@ -413,7 +419,7 @@ class _Builder:
                         fields = value_fields(_MISSING)
                 else:
                     fields = value_fields(val)
-                vid = self.add_value(fx_node.name, fields, None)
+                vid = self.add_value(fx_node.name, fields, None, own=not in_block)
                 self.value_of[fx_node] = vid
                 inputs.append(vid)
             elif op == "get_attr":
