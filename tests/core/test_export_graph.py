@@ -18,7 +18,7 @@ import jupyter_tracejit as tj
 from jupyter_tracejit.core.export import argument_names, graph_from_exported_program
 from jupyter_tracejit.core.export.graph import build, module_path
 from jupyter_tracejit.core.graph import NODE_ROLES, Graph, Node
-from jupyter_tracejit.core.schemas import signature
+from jupyter_tracejit.core.torchscript.schemas import signature
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 SEQ = torch.export.Dim("seq", min=2, max=64)

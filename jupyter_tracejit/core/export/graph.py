@@ -72,10 +72,10 @@ from typing import Any
 import torch
 import torch.fx
 
-from ..from_torchscript import encode_ivalue
 from ..graph import Block, Frame, Graph, Node, SourceLoc, Value
-from ..schemas import signature
 from ..source import is_torch_file, source_line, user_frame_index
+from ..torchscript.extract import encode_ivalue  # one JSON spelling of torch values for both back ends
+from ..torchscript.schemas import signature
 
 _FRAME_RE = re.compile(r'^\s*File "(?P<file>.*)", line (?P<line>\d+), in (?P<func>.*)$')
 #: strict mode's (Dynamo's) spellings of a module path: ``L['self'].layers[0]._modules['a b']``
