@@ -27,24 +27,27 @@ if TYPE_CHECKING:
         trace_module,
     )
 
+__all__ = [
+    "CATEGORIES",
+    "SCHEMA_VERSION",
+    "CheckReport",
+    "Divergence",
+    "Finding",
+    "Graph",
+    "GraphDiff",
+    "TraceError",
+    "TraceRun",
+    "TraceWarning",
+    "__version__",
+    "explore",
+    "structural_diff",
+    "trace",
+    "trace_module",
+]
+
 #: imported from the core on first use: ``import jupyter_tracejit`` does not import torch (a saved run opens
 #: without it, the CLI answers ``--help`` and Ctrl-C at once); ``tj.trace`` does
-_FROM_CORE = frozenset(
-    {
-        "CATEGORIES",
-        "SCHEMA_VERSION",
-        "CheckReport",
-        "Divergence",
-        "Finding",
-        "Graph",
-        "GraphDiff",
-        "TraceError",
-        "TraceWarning",
-        "structural_diff",
-        "trace",
-        "trace_module",
-    }
-)
+_FROM_CORE = frozenset(__all__) - {"TraceRun", "__version__", "explore"}
 
 
 def __getattr__(name: str) -> Any:
@@ -115,22 +118,3 @@ _register_display_if_in_ipython()
 def _jupyter_labextension_paths() -> list[dict[str, str]]:
     """Where JupyterLab finds the prebuilt frontend (``jupyter labextension develop`` reads this too)."""
     return [{"src": "labextension", "dest": "jupyter-tracejit"}]
-
-
-__all__ = [
-    "CATEGORIES",
-    "SCHEMA_VERSION",
-    "CheckReport",
-    "Divergence",
-    "Finding",
-    "Graph",
-    "GraphDiff",
-    "TraceError",
-    "TraceRun",
-    "TraceWarning",
-    "__version__",
-    "explore",
-    "structural_diff",
-    "trace",
-    "trace_module",
-]
