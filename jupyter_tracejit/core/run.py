@@ -24,7 +24,7 @@ from .validate import check_run
 #: ones with a clear message. 2: ``backend``, node roles and symbolic sizes in graphs.
 SCHEMA_VERSION = 2
 #: the capture back ends a run can come from
-BACKENDS = ("trace",)
+BACKENDS = ("trace", "export")
 JSON_KIND = "jupyter-tracejit.run"
 
 
@@ -147,7 +147,8 @@ class TraceRun(JsonRecord):
     target: Target
     #: options as given (JSON-ready; check inputs described by their shapes)
     options: dict[str, Any]
-    #: the capture that made the run (:data:`BACKENDS`): ``"trace"`` for ``torch.jit.trace``
+    #: the capture that made the run (:data:`BACKENDS`): ``"trace"`` for ``torch.jit.trace``, ``"export"`` for
+    #: ``torch.export.export``
     backend: str = "trace"
     #: example inputs per method, described by their shapes
     inputs: dict[str, list[str]] = field(default_factory=dict)

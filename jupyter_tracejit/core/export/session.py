@@ -1,0 +1,271 @@
+"""The export session: one ``torch.export.export`` call behind the capture seam (:class:`~..capture.Backend`), a
+:class:`~..run.TraceRun` with ``backend == "export"`` out.
+
+Internal for now (no public API calls it yet). Being a guest as the TorchScript session is: module mode, grad mode
+and the module's buffers are restored by :func:`~..capture.guest`; torch's loggers, which print several kB of
+partial graphs and guard tracebacks to stderr on every failing export, are captured for the call
+(:func:`captured_torch_logs`) and put back as they were; the text is kept in :attr:`ExportSession.log`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import inspect
+import io
+import logging
+import os
+import re
+import time
+from collections.abc import Callable, Iterator
+from typing import Any, ClassVar
+
+import torch
+
+from ..caller import is_own_file
+from ..capture import CAPTURE_LOCK, Steps, call_torch, drive, guest, stamp
+from ..errors import TraceError, error_from_exception
+from ..graph import Frame
+from ..inputs import describe_inputs
+from ..options import DEFAULT_TOLERANCE
+from ..run import Target, TraceRun
+from ..source import attribute_to_caller, is_torch_file, source_line
+from ..torchscript.plan import target_of
+from ..torchscript.schemas import parameter_types
+from .graph import argument_names, graph_from_exported_program
+
+#: torch's loggers an export writes to stderr through (each has its own stderr handler and does not propagate);
+#: any other ``torch`` logger holding handlers when the export starts is captured too
+EXPORT_LOGGERS = ("torch", "torch._dynamo", "torch.fx.experimental.symbolic_shapes", "torch.export", "torch._export")
+
+_LOG_FORMAT = "%(levelname).1s %(name)s: %(message)s"
+
+
+class LogCollector(logging.Handler):
+    """Keeps each record's text (exception tracebacks included) instead of printing it."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.NOTSET)
+        self.setFormatter(logging.Formatter(_LOG_FORMAT))
+        self.lines: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            self.lines.append(self.format(record))
+        except Exception:  # a record whose arguments do not format: keep what can be said of it
+            self.lines.append(f"{record.levelname[:1]} {record.name}: {record.msg!r}")
+
+    @property
+    def text(self) -> str:
+        return "\n".join(self.lines)
+
+
+def _torch_loggers() -> list[logging.Logger]:
+    """The named loggers, and every existing ``torch.*`` logger with handlers of its own."""
+    names = dict.fromkeys(EXPORT_LOGGERS)
+    for name, logger in list(logging.Logger.manager.loggerDict.items()):
+        if name.startswith("torch.") and isinstance(logger, logging.Logger) and logger.handlers:
+            names[name] = None
+    return [logging.getLogger(name) for name in names]
+
+
+@contextlib.contextmanager
+def captured_torch_logs() -> Iterator[LogCollector]:
+    """torch's log records go to the yielded collector, not to stderr (nor to the root logger's handlers), for the
+    block only: each logger's own handler list (the same list object) and ``propagate`` are put back on every exit
+    path. Levels are left alone, so what is captured is what torch would have printed.
+
+    ``sys.stderr`` is swapped too: a failing export ``print`` s its partial FX graph there (torch/export/_trace.py),
+    not through a logger. What was written is added to the collector's lines when the block ends."""
+    collector = LogCollector()
+    saved = [(logger, logger.handlers, logger.propagate) for logger in _torch_loggers()]
+    printed = io.StringIO()
+    try:
+        for logger, _, _ in saved:
+            logger.handlers = [collector]
+            logger.propagate = False
+        with contextlib.redirect_stderr(printed):
+            yield collector
+    finally:
+        for logger, handlers, propagate in saved:
+            logger.handlers = handlers
+            logger.propagate = propagate
+        if printed.getvalue().strip():
+            collector.lines.append(printed.getvalue().strip("\n"))
+
+
+# -- where a failure is -----------------------------------------------------------------------------------------------
+_MESSAGE_FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+)')
+
+
+def message_frame(message: str) -> tuple[str, int] | None:
+    """The innermost user frame quoted in an export error's message (strict mode's "from user code:" block,
+    non-strict's "The following call raised this error:"): the last ``File "...", line N`` outside torch, this
+    package and generated code, or None."""
+    found = None
+    for m in _MESSAGE_FRAME.finditer(message):
+        file = m.group("file")
+        if file.startswith("<") or is_torch_file(file) or is_own_file(os.path.abspath(file)):
+            continue
+        found = (file, int(m.group("line")))
+    return found
+
+
+#: (pattern on "ExceptionType: message", tag, hint) for export's failures; the first match wins
+_EXPORT_HINTS: tuple[tuple[re.Pattern[str], str, str], ...] = (
+    (
+        re.compile(r"GuardOnDataDependentSymNode|Data-dependent branching|data-dependent expression"),
+        "data_dependent",
+        "The code branches (or sizes something) on a tensor's value, which export cannot record: it has no "
+        "value, only a shape. Use torch.cond(pred, true_fn, false_fn, operands) for a branch, torch.where to "
+        "compute both sides, or torch._check(...) to tell export what the value is.",
+    ),
+    (
+        re.compile(r"Constraints violated"),
+        "constraint_violation",
+        "A dimension marked dynamic (Dim) was turned into a constant by the code, e.g. a Python loop or branch over "
+        "x.size(0). Rewrite that code with tensor operations, or give the dimension as Dim.AUTO (export then "
+        "specialises it silently) or leave it static.",
+    ),
+)
+
+
+def export_error(exc: BaseException, caller: Frame | None) -> TraceError:
+    """The run's error for an exception raised by ``torch.export.export``: the user's line from the message's
+    quoted frames, else from the traceback, else the caller's."""
+    error = error_from_exception(exc, phase="export")
+    at = message_frame(error.message)
+    if at is not None:
+        error.file, error.line = at
+        error.code = source_line(*at)
+    elif not error.file and caller is not None:
+        error.file, error.line, error.code = caller.file, caller.line, caller.code
+    if not error.tag:
+        text = f"{error.type}: {error.message}"
+        for pattern, tag, hint in _EXPORT_HINTS:
+            if pattern.search(text):
+                error.tag, error.hint = tag, hint
+                break
+    return error
+
+
+# -- a function as a module ---------------------------------------------------------------------------------------
+def as_module(fn: Callable[..., Any]) -> torch.nn.Module:
+    """An ``nn.Module`` whose ``forward`` calls ``fn`` with its signature (export binds ``dynamic_shapes`` by the
+    argument names), its class named after the function."""
+    name = getattr(fn, "__name__", "function")
+    if not name.isidentifier():
+        name = "function"
+
+    def forward(self: torch.nn.Module, *args: Any, **kwargs: Any) -> Any:
+        return fn(*args, **kwargs)
+
+    try:
+        params = list(inspect.signature(fn).parameters.values())
+        self_param = inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)
+        forward.__signature__ = inspect.Signature([self_param, *params])  # type: ignore[attr-defined]
+    except (TypeError, ValueError):  # a builtin without a signature: export binds by position
+        pass
+    cls = type(name, (torch.nn.Module,), {"forward": forward, "__module__": getattr(fn, "__module__", __name__)})
+    return cls()
+
+
+# -- the session ----------------------------------------------------------------------------------------------------
+class ExportSession:
+    """The ``torch.export`` back end (:class:`~..capture.Backend`): one export of a module or function."""
+
+    name: ClassVar[str] = "export"
+
+    def __init__(
+        self,
+        module: torch.nn.Module | Callable[..., Any],
+        args: Any,
+        kwargs: dict[str, Any] | None = None,
+        *,
+        dynamic_shapes: Any = None,
+        strict: bool = False,
+        module_mode: str = "as_is",
+        no_grad: bool = False,
+        caller: Frame | None = None,
+    ) -> None:
+        self.target: Target = target_of(module)
+        #: the user's module, whose state the guest guard restores (None for a function)
+        self.module = module if isinstance(module, torch.nn.Module) else None
+        self.exported = self.module if self.module is not None else as_module(module)
+        self.args: tuple[Any, ...] = args if isinstance(args, tuple) else (args,)
+        self.kwargs = dict(kwargs or {})
+        self.dynamic_shapes = dynamic_shapes
+        self.strict = strict
+        self.module_mode = module_mode
+        self.no_grad = no_grad
+        #: where the user asked for the export: the location of whatever happened entirely inside torch
+        self.caller = caller
+        #: what torch logged during the export (the stderr text it would have printed), for a run.export section
+        self.log = ""
+        self.timings: dict[str, float] = {}
+        #: how often the user's Python code ran: export runs it once (on fake tensors)
+        self.python_runs = 0
+
+    def options(self) -> dict[str, Any]:
+        """What the run records of the request (run.schema.json ``RecordedOptions``; nothing is checked)."""
+        return {
+            "check_trace": False,
+            "check_inputs": None,
+            "check_tolerance": DEFAULT_TOLERANCE,
+            "strict": self.strict,
+            "force_outplace": False,
+            "module_mode": self.module_mode,
+            "no_grad": self.no_grad,
+            "probe": False,
+            "probe_dims": None,
+            "dynamic_shapes": None if self.dynamic_shapes is None else repr(self.dynamic_shapes),
+        }
+
+    def run(self, started: float) -> TraceRun:
+        """The whole session, the export call made from the driver's frame."""
+        return drive(self.steps(started))
+
+    def steps(self, started: float) -> Steps[TraceRun]:
+        run = TraceRun(
+            target=self.target,
+            options=self.options(),
+            backend=self.name,
+            inputs={"forward": describe_inputs(self.args) + (describe_inputs(self.kwargs) if self.kwargs else [])},
+        )
+        try:
+            with CAPTURE_LOCK, guest(self.module, self.module_mode, self.no_grad):
+                yield from self._export(run)
+        except Exception as e:  # our own bug or a hostile object: record it, never take the kernel down
+            run.error = error_from_exception(e, phase="internal")
+        if self.caller is not None:
+            for graph in run.graphs.values():
+                attribute_to_caller(graph, self.caller)
+        run.argument_names = {k: v for g in run.graphs.values() for k, v in argument_names(g).items()}
+        run.parameters = parameter_types(self.module)
+        run.python_runs = self.python_runs
+        run.timings.update(self.timings)
+        return stamp(run, started)
+
+    def _export(self, run: TraceRun) -> Steps[None]:
+        call = (
+            torch.export.export,
+            (self.exported, self.args),
+            {"kwargs": self.kwargs or None, "dynamic_shapes": self.dynamic_shapes, "strict": self.strict},
+        )
+        t0 = time.perf_counter()
+        self.python_runs += 1
+        with captured_torch_logs() as logs:
+            try:
+                ep = yield from call_torch(call)
+            except Exception as e:
+                run.error = export_error(e, self.caller)
+                return
+            finally:
+                self.timings["export"] = time.perf_counter() - t0
+                self.log = logs.text
+        t0 = time.perf_counter()
+        run.graphs["forward"] = graph_from_exported_program(ep)
+        run.traced = ep
+        self.timings["graph"] = time.perf_counter() - t0
+
+
+__all__ = ["EXPORT_LOGGERS", "ExportSession", "as_module", "captured_torch_logs", "export_error", "message_frame"]
