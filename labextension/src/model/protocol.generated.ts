@@ -215,9 +215,9 @@ export interface TraceRun {
   target: Target;
   options: RecordedOptions;
   /**
-   * the capture that made the run: "trace" for torch.jit.trace (version-1 runs were all traces)
+   * the capture that made the run: "trace" for torch.jit.trace (version-1 runs were all traces), "export" for torch.export.export
    */
-  backend: 'trace';
+  backend: 'trace' | 'export';
   /**
    * example inputs per method, described ("Float(4, 3)", "mask=Bool(2, 5)")
    */
@@ -353,6 +353,10 @@ export interface RecordedOptions {
    * tj.trace_module only
    */
   example_inputs_is_kwarg?: boolean | string;
+  /**
+   * export runs only: the repr of the dynamic_shapes given; null when none
+   */
+  dynamic_shapes?: string | null;
 }
 /**
  * a float JSON cannot spell
