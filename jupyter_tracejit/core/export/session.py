@@ -26,12 +26,12 @@ from ..capture import CAPTURE_LOCK, Steps, call_torch, drive, guest, stamp
 from ..errors import TraceError, error_from_exception
 from ..graph import Frame
 from ..inputs import describe_inputs
-from ..options import DEFAULT_TOLERANCE
 from ..run import Target, TraceRun
 from ..source import attribute_to_caller, is_torch_file, source_line
 from ..torchscript.plan import target_of
 from ..torchscript.schemas import parameter_types
 from .graph import argument_names, graph_from_exported_program
+from .options import ExportOptions
 
 #: torch's loggers an export writes to stderr through (each has its own stderr handler and does not propagate);
 #: any other ``torch`` logger holding handlers when the export starts is captured too
@@ -204,21 +204,17 @@ class ExportSession:
         self.timings: dict[str, float] = {}
         #: how often the user's Python code ran: export runs it once (on fake tensors)
         self.python_runs = 0
+        #: the options as the request recorded them (``dynamic_shapes="auto"`` and all), when a request made this
+        self.recorded_options: dict[str, Any] | None = None
 
     def options(self) -> dict[str, Any]:
-        """What the run records of the request (run.schema.json ``RecordedOptions``; nothing is checked)."""
-        return {
-            "check_trace": False,
-            "check_inputs": None,
-            "check_tolerance": DEFAULT_TOLERANCE,
-            "strict": self.strict,
-            "force_outplace": False,
-            "module_mode": self.module_mode,
-            "no_grad": self.no_grad,
-            "probe": False,
-            "probe_dims": None,
-            "dynamic_shapes": None if self.dynamic_shapes is None else repr(self.dynamic_shapes),
-        }
+        """What the run records of the request (run.schema.json ``RecordedExportOptions``): what the request says
+        (:attr:`recorded_options`, set by :func:`~.request.export`), else this session's own settings."""
+        if self.recorded_options is not None:
+            return self.recorded_options
+        return ExportOptions(
+            dynamic_shapes=self.dynamic_shapes, strict=self.strict, module_mode=self.module_mode, no_grad=self.no_grad
+        ).to_json()
 
     def run(self, started: float) -> TraceRun:
         """The whole session, the export call made from the driver's frame."""

@@ -213,7 +213,10 @@ export interface TraceRun {
   summary: string;
   verdict?: Verdict;
   target: Target;
-  options: RecordedOptions;
+  /**
+   * a trace's options (RecordedOptions) or an export's (RecordedExportOptions)
+   */
+  options: RecordedOptions | RecordedExportOptions;
   /**
    * the capture that made the run: "trace" for torch.jit.trace (version-1 runs were all traces), "export" for torch.export.export
    */
@@ -353,10 +356,6 @@ export interface RecordedOptions {
    * tj.trace_module only
    */
   example_inputs_is_kwarg?: boolean | string;
-  /**
-   * export runs only: the repr of the dynamic_shapes given; null when none
-   */
-  dynamic_shapes?: string | null;
 }
 /**
  * a float JSON cannot spell
@@ -366,6 +365,30 @@ export interface RecordedOptions {
  */
 export interface NonFinite {
   float: 'nan' | 'inf' | '-inf';
+}
+/**
+ * an export's options as given (ExportOptions.to_json, core/export/options.py). A value that was not allowed is recorded as the string of its repr (the run's error says why).
+ *
+ * This interface was referenced by `ExplorerState`'s JSON-Schema
+ * via the `definition` "RecordedExportOptions".
+ */
+export interface RecordedExportOptions {
+  /**
+   * the dynamic_shapes given, as text ("auto" or torch's form); null: none
+   */
+  dynamic_shapes: string | null;
+  strict: boolean | string;
+  /**
+   * the check input sets, each described by its inputs; null: none given
+   */
+  check_inputs: string[][] | null | string;
+  /**
+   * on_failure, always or never
+   */
+  draft: string;
+  compare_trace: boolean | string;
+  module_mode: string;
+  no_grad: boolean | string;
 }
 /**
  * Graph.to_json (core/graph.py): tables of strings, frames and stacks; values and nodes as rows, ids are row positions

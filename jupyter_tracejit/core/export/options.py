@@ -1,0 +1,136 @@
+"""The options of an export (:class:`ExportOptions`): what each means, what is allowed, and how a run records them."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from ..errors import TraceError, argument_error
+from ..inputs import describe_inputs
+
+#: what ``draft`` takes: run ``torch.export.draft_export`` when export fails (its report and partial graph), always,
+#: or never
+DRAFT_CHOICES = ("on_failure", "always", "never")
+MODULE_MODES = ("as_is", "train", "eval")
+#: ``dynamic_shapes="auto"``: the dims that differ between the example and ``check_inputs`` become ``Dim.AUTO``
+AUTO = "auto"
+
+
+@dataclass(frozen=True)
+class ExportOptions:
+    """Every option of an export. ``dynamic_shapes`` and ``strict`` mean what they mean for
+    ``torch.export.export``; beyond torch: ``check_inputs`` (inputs to check ``ep.module()`` against the Python code
+    on), ``draft``, ``compare_trace``, ``module_mode`` and ``no_grad``."""
+
+    dynamic_shapes: Any = None
+    strict: bool = False
+    #: live input sets, each a tuple of positional inputs (or ``(args, kwargs)``)
+    check_inputs: Sequence[Any] | None = None
+    draft: str = "on_failure"
+    compare_trace: bool = False
+    module_mode: str = "as_is"
+    no_grad: bool = False
+
+    @classmethod
+    def names(cls) -> tuple[str, ...]:
+        return tuple(f.name for f in dataclasses.fields(cls))
+
+    def replace(self, **changes: Any) -> ExportOptions:
+        """A copy with some options changed (``TypeError`` naming the options for a name that is not one)."""
+        unknown = sorted(set(changes) - set(self.names()))
+        if unknown:
+            raise TypeError(f"unknown export option(s): {', '.join(unknown)}; known: {', '.join(self.names())}")
+        return dataclasses.replace(self, **changes)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {name: getattr(self, name) for name in self.names()}
+
+    def problem(self) -> TraceError | None:
+        """The first option whose value is not allowed (an ``ArgumentError`` naming the problem and the fix)."""
+        for name in ("strict", "compare_trace", "no_grad"):
+            if not isinstance(getattr(self, name), bool):
+                return argument_error(
+                    f"{name} must be True or False, got {getattr(self, name)!r}", f"Pass {name}=True or {name}=False."
+                )
+        if self.draft not in DRAFT_CHOICES:
+            return argument_error(
+                f"draft must be one of {', '.join(map(repr, DRAFT_CHOICES))}, got {self.draft!r}",
+                "draft='on_failure' (the default) runs torch.export.draft_export only when export fails, to show "
+                "its report and partial graph; 'always' runs it on success too; 'never' skips it.",
+            )
+        if self.module_mode not in MODULE_MODES:
+            return argument_error(
+                f"module_mode must be one of {', '.join(map(repr, MODULE_MODES))}, got {self.module_mode!r}",
+                "module_mode='eval' exports in eval mode (dropout off, batch norm from running statistics) and puts "
+                "the module back as it was; 'as_is' exports it as it is.",
+            )
+        if self.check_inputs is not None and (
+            isinstance(self.check_inputs, (str, bytes, torch.Tensor)) or not isinstance(self.check_inputs, Sequence)
+        ):
+            return argument_error(
+                f"check_inputs must be a list of input sets, got {type(self.check_inputs).__name__}",
+                "Pass check_inputs=[(x2,), (x3,)]: each entry is the positional inputs of one call.",
+            )
+        if isinstance(self.dynamic_shapes, str) and self.dynamic_shapes != AUTO:
+            return argument_error(
+                f"dynamic_shapes={self.dynamic_shapes!r} is not a form torch or jupyter-tracejit knows",
+                "Pass torch's forms (a dict by argument name, or a tuple by position, of {dim: Dim(...)}), or "
+                "dynamic_shapes='auto' with check_inputs: the dims that differ between them become Dim.AUTO.",
+            )
+        if self.dynamic_shapes == AUTO and not self.check_inputs:
+            return argument_error(
+                "dynamic_shapes='auto' needs check_inputs: the dims that differ between the example and the check "
+                "inputs become dynamic, and without check inputs none do",
+                "Pass check_inputs=[(x_of_another_size,)], or torch's own dynamic_shapes (e.g. "
+                "{'x': {0: torch.export.Dim.AUTO}}).",
+            )
+        return None
+
+    def to_json(self) -> dict[str, Any]:
+        """JSON-ready (``RecordedExportOptions`` in ``run.schema.json``): check input sets described by their inputs,
+        dynamic shapes by their text (a ``Dim`` prints as its name and range)."""
+        return {
+            "dynamic_shapes": None if self.dynamic_shapes is None else _shapes_text(self.dynamic_shapes),
+            "strict": self.strict if isinstance(self.strict, bool) else repr(self.strict),
+            "check_inputs": None
+            if self.check_inputs is None
+            else [describe_inputs(as_args(c)) for c in self.check_inputs]
+            if isinstance(self.check_inputs, Sequence) and not isinstance(self.check_inputs, (str, bytes))
+            else repr(self.check_inputs),
+            "draft": self.draft if isinstance(self.draft, str) else repr(self.draft),
+            "compare_trace": self.compare_trace if isinstance(self.compare_trace, bool) else repr(self.compare_trace),
+            "module_mode": self.module_mode if isinstance(self.module_mode, str) else repr(self.module_mode),
+            "no_grad": self.no_grad if isinstance(self.no_grad, bool) else repr(self.no_grad),
+        }
+
+
+def export_support_problem() -> str | None:
+    """Why the installed torch cannot run the export back end, or None. It needs ``torch.export`` with
+    ``Dim.AUTO`` (torch's own dims it fills in), which the oldest torch this package supports (2.4) lacks; the back
+    end is tested on torch 2.13 and 2.14."""
+    export_module = getattr(torch, "export", None)
+    dim = getattr(export_module, "Dim", None)
+    if export_module is None or not hasattr(export_module, "export") or not hasattr(dim, "AUTO"):
+        return (
+            f"torch {torch.__version__} lacks what the export back end uses (torch.export.export with "
+            "torch.export.Dim.AUTO); install a newer torch (the export back end is tested on 2.13 and 2.14), or "
+            "trace with tj.trace"
+        )
+    return None
+
+
+def as_args(inputs: Any) -> tuple[Any, ...]:
+    """One input set as positional inputs: a lone tensor is one input."""
+    return inputs if isinstance(inputs, tuple) else (inputs,)
+
+
+def _shapes_text(shapes: Any) -> str:
+    """``{'x': {0: Dim('batch', min=2, max=64)}}`` as a short text (torch's ``Dim`` reprs are its own)."""
+    return shapes if isinstance(shapes, str) else repr(shapes)
+
+
+__all__ = ["AUTO", "DRAFT_CHOICES", "MODULE_MODES", "ExportOptions", "as_args", "export_support_problem"]

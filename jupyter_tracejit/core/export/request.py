@@ -1,0 +1,159 @@
+"""``export(...)``: torch.export's arguments in, a :class:`~..run.TraceRun` out, never raising (as ``tj.trace``);
+:class:`ExportRequest` keeps what was asked so an explorer can export again with other options.
+
+Not in ``jupyter_tracejit``'s namespace yet: the export back end becomes public API (``tj.export``) when the draft
+report, the trace comparison and the explorer's views of it are in (issue #16 parts 2-3).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+from ..caller import calls_from, find_caller
+from ..capture import Reply, resume, stamp
+from ..errors import TraceError, argument_error
+from ..graph import Frame
+from ..run import TraceRun
+from ..torchscript.plan import target_of
+from .options import AUTO, ExportOptions, as_args, export_support_problem
+from .session import ExportSession
+
+
+def auto_dynamic_shapes(example: tuple[Any, ...], check_inputs: Sequence[Any]) -> tuple[Any, ...]:
+    """torch's ``dynamic_shapes`` by position: every dim of a tensor input whose size differs between the example and
+    any check input set becomes ``Dim.AUTO``; inputs with no such dim are ``None`` (static)."""
+    varying: list[set[int]] = [set() for _ in example]
+    for inputs in check_inputs:
+        other = as_args(inputs)
+        for i, (a, b) in enumerate(zip(example, other, strict=False)):
+            if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor) and a.dim() == b.dim():
+                varying[i].update(d for d in range(a.dim()) if a.shape[d] != b.shape[d])
+    return tuple(
+        {d: torch.export.Dim.AUTO for d in sorted(dims)} if dims and isinstance(a, torch.Tensor) else None
+        for a, dims in zip(example, varying, strict=True)
+    )
+
+
+@dataclass(frozen=True)
+class ExportRequest:
+    """What a run was asked to do, with the live model and inputs: enough to export again."""
+
+    target: Any
+    args: tuple[Any, ...]
+    kwargs: Mapping[str, Any] | None = None
+    options: ExportOptions = field(default_factory=ExportOptions)
+    #: where the export was asked for; re-exports name the same place
+    caller: Frame | None = field(default=None, compare=False)
+
+    def run(self, **changes: Any) -> TraceRun:
+        """Export again with some options changed (the names of :class:`ExportOptions`), from the same call site."""
+        options = self.options.replace(**changes)
+        with calls_from(self.caller):
+            return export(self.target, self.args, dict(self.kwargs) if self.kwargs else None, **options.as_dict())
+
+
+def _refused(request: ExportRequest, error: TraceError, started: float) -> TraceRun:
+    """The run of a request that misuses the API: its error, nothing exported."""
+    run = TraceRun(
+        target=target_of(request.target), options=request.options.to_json(), backend=ExportSession.name, error=error
+    )
+    stamp(run, started)
+    run.request = request
+    return run
+
+
+def _argument_problem(model: Any, args: Any, kwargs: Any, options: ExportOptions) -> TraceError | None:
+    if isinstance(model, torch.jit.ScriptModule):
+        return argument_error(
+            "the model is TorchScript (torch.jit.script or a trace): torch.export captures Python code, and a "
+            "ScriptModule has none",
+            "Export the original nn.Module (the one you scripted or traced).",
+            tag="already_script",
+        )
+    if not callable(model):
+        return argument_error(
+            f"export needs an nn.Module or a function, got {type(model).__name__}",
+            "Pass the model (or a function of tensors) and its example inputs: export(model, (x,)).",
+        )
+    if not isinstance(args, (tuple, torch.Tensor)):
+        return argument_error(
+            f"args must be a tuple of example inputs, got {type(args).__name__}",
+            "Pass args=(x,) for one input, args=(x, mask) for two; a lone tensor is taken as the one input.",
+        )
+    if kwargs is not None and not isinstance(kwargs, Mapping):
+        return argument_error(
+            f"kwargs must be a dict of keyword example inputs, got {type(kwargs).__name__}",
+            "Pass kwargs={'attention_mask': mask}.",
+        )
+    return options.problem()
+
+
+def export(
+    model: Any,
+    args: Any = (),
+    kwargs: dict[str, Any] | None = None,
+    *,
+    dynamic_shapes: Any = None,
+    strict: bool = False,
+    check_inputs: Sequence[Any] | None = None,
+    draft: str = "on_failure",
+    compare_trace: bool = False,
+    module_mode: str = "as_is",
+    no_grad: bool = False,
+) -> TraceRun:
+    """Export ``model`` like ``torch.export.export`` and return what it recorded as a :class:`TraceRun` with
+    ``backend == "export"`` and the ``ExportedProgram`` as ``run.traced``. A plain function is wrapped in a module;
+    a lone tensor is the one input. Never raises for a failure in the model or for bad arguments: see ``run.error``.
+    """
+    started = time.perf_counter()
+    options = ExportOptions(dynamic_shapes, strict, check_inputs, draft, compare_trace, module_mode, no_grad)
+    caller = find_caller()
+    request = ExportRequest(model, as_args(args), kwargs, options, caller=caller)
+    support = export_support_problem()
+    problem = (
+        argument_error(support, "Upgrade torch to export; tj.trace works with this torch.", tag="torch_too_old")
+        if support is not None
+        else _argument_problem(model, args, kwargs, options)
+    )
+    if problem is None and compare_trace:
+        problem = argument_error(
+            "compare_trace is not available yet: the trace-versus-export comparison is being built",
+            "Export without compare_trace, and trace the model with tj.trace to look at both.",
+            tag="not_available",
+        )
+    if problem is not None:
+        return _refused(request, problem, started)
+    shapes = dynamic_shapes
+    if shapes == AUTO:
+        shapes = auto_dynamic_shapes(request.args, check_inputs or ())
+    session = ExportSession(
+        model,
+        request.args,
+        dict(kwargs) if kwargs else None,
+        dynamic_shapes=shapes,
+        strict=strict,
+        module_mode=module_mode,
+        no_grad=no_grad,
+        caller=caller,
+    )
+    session.recorded_options = options.to_json()
+    # the export call made from this frame (a driver loop of its own, as tj.trace writes it out)
+    steps = session.steps(started)
+    step = resume(steps, None)
+    while not isinstance(step, TraceRun):
+        fn, call_args, call_kwargs = step
+        try:
+            reply: Reply = (fn(*call_args, **call_kwargs), None)
+        except BaseException as e:  # the session restores state, then records it or re-raises an interrupt
+            reply = (None, e)
+        step = resume(steps, reply)
+    step.request = request
+    return step
+
+
+__all__ = ["ExportRequest", "auto_dynamic_shapes", "export"]

@@ -1,0 +1,110 @@
+"""export(...): torch.export's arguments in, a run out, never raising; bad arguments named with their fix; re-export
+with changed options; dynamic_shapes="auto" from check_inputs."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from torch import nn
+
+from jupyter_tracejit.core.export.options import ExportOptions, export_support_problem
+from jupyter_tracejit.core.export.request import auto_dynamic_shapes, export
+from jupyter_tracejit.core.run import TraceRun
+from jupyter_tracejit.core.validate import check_run
+
+#: the export back end needs torch.export with Dim.AUTO (the floor torch of the matrix, 2.4, lacks it)
+pytestmark = pytest.mark.skipif(export_support_problem() is not None, reason=str(export_support_problem()))
+
+
+class MLP(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc1 = nn.Linear(8, 16)
+        self.fc2 = nn.Linear(16, 4)
+
+    def forward(self, x):
+        return self.fc2(torch.relu(self.fc1(x)))
+
+
+def scale(x, y):
+    return x * 2 + y
+
+
+def test_an_export_is_a_run_that_records_its_options_and_exports_again(capfd):
+    model = MLP()
+    run = export(model, (torch.randn(3, 8),))
+    assert run.error is None and run.backend == "export" and run.graph is not None
+    assert isinstance(run.traced, torch.export.ExportedProgram)
+    assert run.options == {
+        "dynamic_shapes": None,
+        "strict": False,
+        "check_inputs": None,
+        "draft": "on_failure",
+        "compare_trace": False,
+        "module_mode": "as_is",
+        "no_grad": False,
+    }
+    data = run.to_json()
+    check_run(data)
+    assert TraceRun.from_json(data).to_json() == data
+    again = run.request.run(strict=True, module_mode="eval")
+    assert again.error is None and again.options["strict"] is True and again.options["module_mode"] == "eval"
+    assert model.training, "eval for that export only"
+    assert capfd.readouterr().err == ""
+
+
+def test_a_function_and_a_lone_tensor():
+    run = export(scale, torch.ones(2, 3), {"y": torch.ones(2, 3)})
+    assert run.error is None and run.target.kind == "function" and run.target.name == "scale"
+    assert run.inputs["forward"][0] == "Float(2, 3)"
+
+
+def test_auto_marks_the_dims_that_differ_from_the_check_inputs():
+    x = torch.randn(3, 8)
+    shapes = auto_dynamic_shapes((x,), [(torch.randn(5, 8),)])
+    assert shapes == ({0: torch.export.Dim.AUTO},)
+    run = export(MLP(), (x,), dynamic_shapes="auto", check_inputs=[(torch.randn(5, 8),)])
+    assert run.error is None, run.error
+    assert run.options["dynamic_shapes"] == "auto" and run.options["check_inputs"] == [["Float(5, 8)"]]
+    first = run.graph.values[run.graph.inputs[0]]
+    assert isinstance(first.shape[0], str) and first.shape[1] == 8  # the batch is a symbol, the features are not
+
+
+def test_bad_arguments_are_named_with_their_fix(capfd):
+    scripted = torch.jit.script(MLP())
+    cases = [
+        (lambda: export(scripted, (torch.randn(2, 8),)), "already_script", "Export the original nn.Module"),
+        (lambda: export(MLP(), [torch.randn(2, 8)]), "bad_argument", "args=(x,)"),
+        (lambda: export(MLP(), (torch.randn(2, 8),), draft="sometimes"), "bad_argument", "'on_failure'"),
+        (lambda: export(MLP(), (torch.randn(2, 8),), module_mode="test"), "bad_argument", "module_mode='eval'"),
+        (lambda: export(MLP(), (torch.randn(2, 8),), dynamic_shapes="auto"), "bad_argument", "check_inputs"),
+        (lambda: export(MLP(), (torch.randn(2, 8),), dynamic_shapes="all"), "bad_argument", "Dim.AUTO"),
+        (lambda: export(MLP(), (torch.randn(2, 8),), strict="yes"), "bad_argument", "strict=True"),
+        (lambda: export(42, ()), "bad_argument", "export(model, (x,))"),
+    ]
+    for make, tag, fix in cases:
+        run = make()
+        assert run.error is not None and run.error.phase == "arguments", run.error
+        assert run.error.tag == tag and fix in run.error.hint, (run.error.tag, run.error.hint)
+        assert run.backend == "export" and not run.graphs
+        check_run(run.to_json())
+    assert capfd.readouterr().err == ""
+
+
+def test_options_refuse_a_name_that_is_not_one():
+    try:
+        ExportOptions().replace(check_trace=False)
+    except TypeError as e:
+        assert "unknown export option(s): check_trace" in str(e) and "dynamic_shapes" in str(e)
+    else:
+        raise AssertionError("replace accepted an unknown option")
+
+
+def test_a_torch_without_what_export_needs_is_a_clear_error(monkeypatch):
+    from jupyter_tracejit.core.export import options as export_options
+
+    monkeypatch.setattr(export_options.torch.export.Dim, "AUTO", None, raising=False)
+    monkeypatch.delattr(export_options.torch.export.Dim, "AUTO")
+    assert "lacks what the export back end uses" in (export_options.export_support_problem() or "")
+    run = export(MLP(), (torch.randn(2, 8),))
+    assert run.error is not None and run.error.tag == "torch_too_old" and "tj.trace" in run.error.hint
