@@ -1,0 +1,126 @@
+"""A trace and an export of the same model matched op for op (core/capture_diff.py): on BERT, GPT-2 and
+nn.TransformerEncoder every op export could have is matched, pairs are the same op (and read the same parameters),
+and what differs is grouped by line with its reason."""
+
+from __future__ import annotations
+
+import os
+import warnings
+from typing import Any
+
+import pytest
+import torch
+from torch import nn
+
+import jupyter_tracejit as tj
+from jupyter_tracejit.core.capture_diff import CaptureComparison, bare_name, compare_captures
+from jupyter_tracejit.core.export.options import export_support_problem
+from jupyter_tracejit.core.export.request import export
+from jupyter_tracejit.core.graph import Graph
+
+#: the export back end needs torch.export with Dim.AUTO (the floor torch of the matrix, 2.4, lacks it)
+pytestmark = pytest.mark.skipif(export_support_problem() is not None, reason=str(export_support_problem()))
+
+
+def both(model: nn.Module, args: tuple[Any, ...]) -> tuple[Graph, Graph]:
+    model.eval()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        traced = tj.trace(model, args, strict=False)
+    exported = export(model, args)
+    assert traced.graph is not None and exported.error is None and exported.graph is not None, exported.error
+    return traced.graph, exported.graph
+
+
+def parameters(graph: Graph, node_id: int) -> set[str]:
+    out = set()
+    for v in graph.nodes[node_id].inputs:
+        path, p = [], graph.producer(v)
+        while p is not None and p.role == "getattr":
+            path.insert(0, str(p.attributes["name"]))
+            p = graph.producer(p.inputs[0]) if p.inputs else None
+        if path:
+            out.add(".".join(path))
+    return out
+
+
+def assert_sound(trace: Graph, exported: Graph, comparison: CaptureComparison) -> None:
+    assert comparison.coverage >= 0.95, comparison.summary()
+    assert comparison.explained == 1.0, [d for d in comparison.lines if d.reason == "only_trace"]
+    same_scope = 0
+    for a, b in comparison.matched:
+        assert bare_name(trace.nodes[a].kind) == bare_name(exported.nodes[b].kind)
+        assert parameters(trace, a) == parameters(exported, b) or not parameters(trace, a)
+        same_scope += trace.nodes[a].scope == exported.nodes[b].scope
+    assert same_scope >= 0.9 * len(comparison.matched)
+    assert len({a for a, _ in comparison.matched}) == len(comparison.matched)  # one counterpart each
+    assert len({b for _, b in comparison.matched}) == len(comparison.matched)
+    assert CaptureComparison.from_json(comparison.to_json()).to_json() == comparison.to_json()
+
+
+def test_transformer_encoder():
+    torch.manual_seed(0)
+    layer = nn.TransformerEncoderLayer(64, 4, 128, batch_first=True)
+    trace, exported = both(nn.TransformerEncoder(layer, 2, enable_nested_tensor=False), (torch.randn(2, 16, 64),))
+    comparison = compare_captures(trace, exported)
+    assert_sound(trace, exported, comparison)
+    assert comparison.trace_shape_ops > 0  # the trace's size arithmetic, which export has no ops for
+    assert {d.reason for d in comparison.lines} <= {"shape_arithmetic", "no_op"}
+
+
+def test_bert_and_gpt2():
+    transformers = pytest.importorskip("transformers")
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    torch.manual_seed(0)
+    ids = torch.randint(0, 100, (2, 16))
+    bert = transformers.BertModel(
+        transformers.BertConfig(
+            hidden_size=64, num_hidden_layers=2, num_attention_heads=4, intermediate_size=128, vocab_size=100
+        )
+    )
+    trace, exported = both(bert, (ids,))
+    comparison = compare_captures(trace, exported)
+    assert_sound(trace, exported, comparison)
+    assert any(d.reason == "no_op" for d in comparison.lines)  # contiguous / full slices the trace keeps
+
+    class LastHidden(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            config = transformers.GPT2Config(n_embd=64, n_layer=2, n_head=4, vocab_size=100, n_positions=32)
+            self.gpt2 = transformers.GPT2Model(config)
+
+        def forward(self, x):
+            return self.gpt2(x, use_cache=False).last_hidden_state
+
+    trace, exported = both(LastHidden(), (ids,))
+    assert_sound(trace, exported, compare_captures(trace, exported))
+
+
+def branchy(x):
+    if x.sum() > 0:
+        return x.sin()
+    return x.cos()
+
+
+class WithCond(nn.Module):
+    def forward(self, x):
+        return torch.cond(x.sum() > 0, torch.sin, torch.cos, (x,))
+
+
+def test_control_flow_and_frozen_lines_have_their_reasons():
+    x = torch.ones(3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        traced = tj.trace(branchy, (x,))
+    exported = export(WithCond(), (x,))
+    assert traced.graph is not None and exported.graph is not None, exported.error
+    branch = traced.warnings[0]
+    comparison = compare_captures(
+        traced.graph, exported.graph, frozen_lines={(branch.file, branch.line): "tensor → Python bool"}
+    )
+    reasons = {d.reason: d for d in comparison.lines}
+    assert "control_flow" in reasons and reasons["control_flow"].export_nodes
+    cond = exported.graph.nodes[reasons["control_flow"].export_nodes[0]]
+    assert cond.kind.endswith("cond") and len(cond.blocks) == 2
+    matched = {traced.graph.nodes[a].kind for a, _ in comparison.matched}
+    assert "aten::sin" in matched  # the branch the trace took, found inside the cond's block
