@@ -167,7 +167,17 @@ def range_cases(
         for d, e in enumerate(dims):
             if getattr(e, "is_Symbol", False):
                 example.setdefault(e, int(leaves[i].shape[d]))
-                where.setdefault(e, []).append(f"{names[i] if i < len(names) else f'arg{i}'}.size()[{d}]")
+    # a derived dim (``2*s0``, ``s0 + 1``) of a symbol no dim carries alone: its example value solved from the size
+    for i, dims in exprs:
+        for d, e in enumerate(dims):
+            free = list(getattr(e, "free_symbols", ()))
+            if len(free) == 1 and free[0] not in example:
+                a, b = e.coeff(free[0]), e.subs(free[0], 0)
+                if a.is_Integer and b.is_Integer and int(a) and (int(leaves[i].shape[d]) - int(b)) % int(a) == 0:
+                    example[free[0]] = (int(leaves[i].shape[d]) - int(b)) // int(a)
+            for sym in free:
+                name = names[i] if i < len(names) else f"arg{i}"
+                where.setdefault(sym, []).append(f"{name}.size()[{d}]")
     example_bytes = _nbytes(leaves)
     budget = max(MAX_DERIVED_BYTES, 2 * example_bytes)
     cases: list[_Case] = []
