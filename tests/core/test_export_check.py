@@ -245,7 +245,7 @@ def test_the_session_checks_after_exporting_and_the_run_round_trips() -> None:
     )
     assert run.error is None and run.check is not None and not run.check.ok
     assert "check" in run.timings and run.python_runs == 2  # the export's run, the check's eager run
-    assert run.options["check_trace"] is True and run.options["check_inputs"] == [["Float(5, 4)"]]
+    assert run.options["check_inputs"] == [["Float(5, 4)"]]
     case = run.check.cases[0]
     assert case.exception is not None and case.exception.line == line_of("LOOP LINE")
     assert not run.ok and run.verdict.label == "check failed"
@@ -266,4 +266,3 @@ def test_a_passing_session_check_counts_each_eager_run() -> None:
 def test_the_session_check_can_be_turned_off() -> None:
     run, _ = session_run(MLP(), (mlp_input(),), check=False)
     assert run.check is None and "check" not in run.timings and run.python_runs == 1
-    assert run.options["check_trace"] is False
