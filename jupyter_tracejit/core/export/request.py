@@ -140,6 +140,7 @@ def export(
         module_mode=module_mode,
         no_grad=no_grad,
         caller=caller,
+        check_inputs=check_inputs,
     )
     session.recorded_options = options.to_json()
     # the export call made from this frame (a driver loop of its own, as tj.trace writes it out)

@@ -16,7 +16,7 @@ import logging
 import os
 import re
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, ClassVar
 
 import torch
@@ -30,6 +30,7 @@ from ..run import Target, TraceRun
 from ..source import attribute_to_caller, is_torch_file, source_line
 from ..torchscript.plan import target_of
 from ..torchscript.schemas import parameter_types
+from .check import check_export
 from .graph import argument_names, graph_from_exported_program
 from .options import ExportOptions
 
@@ -186,6 +187,8 @@ class ExportSession:
         module_mode: str = "as_is",
         no_grad: bool = False,
         caller: Frame | None = None,
+        check_inputs: Sequence[Any] | None = None,
+        check: bool = True,
     ) -> None:
         self.target: Target = target_of(module)
         #: the user's module, whose state the guest guard restores (None for a function)
@@ -199,6 +202,10 @@ class ExportSession:
         self.no_grad = no_grad
         #: where the user asked for the export: the location of whatever happened entirely inside torch
         self.caller = caller
+        #: the export check (:mod:`.check`): ``ep.module()`` against the Python code on these input sets and on the
+        #: declared ranges' minimum, middle and maximum
+        self.check_inputs = list(check_inputs) if check_inputs is not None else None
+        self.check = check
         #: what torch logged during the export (the stderr text it would have printed), for a run.export section
         self.log = ""
         self.timings: dict[str, float] = {}
@@ -213,7 +220,11 @@ class ExportSession:
         if self.recorded_options is not None:
             return self.recorded_options
         return ExportOptions(
-            dynamic_shapes=self.dynamic_shapes, strict=self.strict, module_mode=self.module_mode, no_grad=self.no_grad
+            dynamic_shapes=self.dynamic_shapes,
+            strict=self.strict,
+            check_inputs=self.check_inputs,
+            module_mode=self.module_mode,
+            no_grad=self.no_grad,
         ).to_json()
 
     def run(self, started: float) -> TraceRun:
@@ -262,6 +273,21 @@ class ExportSession:
         run.graphs["forward"] = graph_from_exported_program(ep)
         run.traced = ep
         self.timings["graph"] = time.perf_counter() - t0
+        if self.check:
+            t0 = time.perf_counter()
+            run.check = check_export(
+                ep,
+                self.exported,
+                self.args,
+                self.kwargs,
+                check_inputs=self.check_inputs,
+                caller=self.caller,
+                on_python_run=self._count_python_run,
+            )
+            self.timings["check"] = time.perf_counter() - t0
+
+    def _count_python_run(self) -> None:
+        self.python_runs += 1
 
 
 __all__ = ["EXPORT_LOGGERS", "ExportSession", "as_module", "captured_torch_logs", "export_error", "message_frame"]
