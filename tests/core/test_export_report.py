@@ -216,3 +216,11 @@ def test_records_module_imports_no_torch() -> None:
         "r = ExportReport.from_json(ExportReport(log='x').to_json()); assert r.log == 'x'\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_a_guard_pointing_at_no_node_is_refused(item_run: TraceRun) -> None:
+    data = item_run.to_json()
+    [at] = [i for i, g in enumerate(data["export"]["guards"]) if g["node_ids"]][:1]
+    data["export"]["guards"][at]["node_ids"] = [10**6]
+    with pytest.raises(ValueError, match=f"/export/guards/{at}/node_ids"):
+        check_run(data)
