@@ -12,6 +12,7 @@ from typing import Any, ClassVar
 from .categories import WARNING_CATEGORIES
 from .check import CheckReport
 from .errors import TraceError
+from .export.records import ExportReport
 from .graph import Graph
 from .hazards import Finding
 from .jsonio import NOT_IN_JSON, Decoders, JsonRecord, list_of
@@ -173,6 +174,9 @@ class TraceRun(JsonRecord):
     #: ``path -> Float(8, 8)`` for the traced module's parameters and buffers (``blocks.0.fc.weight``): the graph's
     #: ``prim::GetAttr`` values carry no shape, the inspector shows these
     parameters: dict[str, str] = field(default_factory=dict)
+    #: what an export recorded beyond its graph (signature, symbols, guards, runtime asserts, torch's log, the draft
+    #: report): :class:`~.export.records.ExportReport`; None for a trace (and for runs saved before it existed)
+    export: ExportReport | None = None
     #: what torch returned (``ScriptModule`` / ``ScriptFunction``); ``None`` on failure or after ``from_json``
     traced: Any = field(default=None, repr=False, compare=False, metadata=NOT_IN_JSON)
     #: the :class:`~.request.TraceRequest` that produced this run (live objects; ``None`` after ``from_json``)
@@ -186,6 +190,7 @@ class TraceRun(JsonRecord):
         "error": TraceError.from_json,
         "findings": list_of(Finding.from_json),
         "probe": ProbeReport.from_json,
+        "export": ExportReport.from_json,
     }
 
     # -- verdict and shortcuts ----------------------------------------------------------------
@@ -327,14 +332,18 @@ class TraceRun(JsonRecord):
     # -- JSON -----------------------------------------------------------------------------------
     def to_json(self) -> dict[str, Any]:
         """A versioned, JSON-ready dict (``run.schema.json``); ``TraceRun.from_json(run.to_json())`` gives back an
-        equal run whose ``to_json()`` is the same, key for key."""
+        equal run whose ``to_json()`` is the same, key for key. ``export`` is left out when None: a trace's JSON
+        is what it was before export runs existed (the schema's ``export`` is optional)."""
+        fields = super().to_json()
+        if fields.get("export", ...) is None:
+            del fields["export"]
         return {
             "kind": JSON_KIND,
             "schema_version": SCHEMA_VERSION,
             "ok": self.ok,
             "summary": self.summary(),
             "verdict": self.verdict.to_json(),
-            **super().to_json(),
+            **fields,
         }
 
     @classmethod

@@ -9,8 +9,8 @@ definition on this side (``labextension/src/model/validate.ts`` and ``references
   dependency of the core for one file, and is ~50x slower on a large run. One deviation, on purpose: an
   ``integer`` is a JSON integer (``1``, not ``1.0``), as the ids it holds index lists;
 - the references inside it (:func:`reference_problem`): every id points at something that exists (strings, frames,
-  stacks, values, nodes, blocks, divergence endpoints, warnings' and findings' nodes), a block's nodes are its
-  node's children, and attribute values are not nested deeper than the renderers walk.
+  stacks, values, nodes, blocks, divergence endpoints, warnings', findings' and export guards' nodes), a block's
+  nodes are its node's children, and attribute values are not nested deeper than the renderers walk.
 
 Either gives one :class:`RunInvalid` (a ``ValueError``) naming where (a JSON pointer) and what is wrong.
 """
@@ -451,6 +451,10 @@ def reference_problems(data: Mapping[str, Any]) -> Iterator[tuple[str, str]]:
         for i, item in enumerate(data[key]):
             # node ids are of the graph of the item's method; one with no graph (a failed trace) has none
             yield from _node_ids(item["node_ids"], graphs.get(item["method"]), f"/{key}/{i}/node_ids")
+    export = data.get("export")
+    for i, guard in enumerate(export["guards"] if export else []):
+        # an export's guards and runtime asserts concern the nodes of its (only) graph, forward
+        yield from _node_ids(guard["node_ids"], graphs.get("forward"), f"/export/guards/{i}/node_ids")
     check = data["check"]
     for i, case in enumerate(check["cases"] if check else []):
         at = f"/check/cases/{i}"

@@ -33,6 +33,8 @@ from ..torchscript.schemas import parameter_types
 from .check import check_export
 from .graph import argument_names, graph_from_exported_program
 from .options import ExportOptions
+from .records import ExportReport
+from .report import export_findings, report_of
 
 #: torch's loggers an export writes to stderr through (each has its own stderr handler and does not propagate);
 #: any other ``torch`` logger holding handlers when the export starts is captured too
@@ -260,19 +262,26 @@ class ExportSession:
         )
         t0 = time.perf_counter()
         self.python_runs += 1
+        ep = None
         with captured_torch_logs() as logs:
             try:
                 ep = yield from call_torch(call)
             except Exception as e:
                 run.error = export_error(e, self.caller)
-                return
             finally:
                 self.timings["export"] = time.perf_counter() - t0
-                self.log = logs.text
+        self.log = logs.text  # after the block: what torch printed to stderr is added when it ends
+        if ep is None:
+            run.export = ExportReport(log=self.log)  # a failing export is where torch's log matters most
+            return
         t0 = time.perf_counter()
-        run.graphs["forward"] = graph_from_exported_program(ep)
+        graph = run.graphs["forward"] = graph_from_exported_program(ep)
         run.traced = ep
         self.timings["graph"] = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        run.export = report_of(ep, graph=graph, log=self.log)
+        run.findings.extend(export_findings(run.export, graph))
+        self.timings["report"] = time.perf_counter() - t0
         if self.check:
             t0 = time.perf_counter()
             run.check = check_export(

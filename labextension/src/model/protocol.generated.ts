@@ -272,6 +272,10 @@ export interface TraceRun {
   parameters?: {
     [k: string]: string;
   };
+  /**
+   * export runs only: what the export recorded beyond its graph (core/export/records.py); null or absent for traces and for runs saved before it existed
+   */
+  export?: ExportReport | null;
 }
 /**
  * what the explorer's badge says (TraceRun.verdict): error (red) when tracing or torch's check failed; warning (amber) when a tracer warning, a finding of severity warning or error, or the probe says the trace may be wrong for other inputs; ok (green) otherwise; absent in runs saved before it existed
@@ -595,6 +599,108 @@ export interface ProbeCase {
   status: 'agree' | 'disagree' | 'trace_error' | 'skipped';
   max_abs: OptionalFloat;
   max_rel: OptionalFloat;
+  message: string;
+}
+/**
+ * what an export recorded beyond its graph (core/export/records.py)
+ *
+ * This interface was referenced by `ExplorerState`'s JSON-Schema
+ * via the `definition` "ExportReport".
+ */
+export interface ExportReport {
+  inputs: SignatureEntry[];
+  outputs: SignatureEntry[];
+  /**
+   * qualified names of the buffers the program writes
+   */
+  mutated_buffers: string[];
+  symbols: ExportSymbol[];
+  guards: ExportGuard[];
+  /**
+   * what torch logged (and printed to stderr) during the export
+   */
+  log: string;
+  /**
+   * draft_export's report when one ran, else null
+   */
+  draft: DraftFailure[] | null;
+}
+/**
+ * one input or output of the exported program (graph_signature)
+ *
+ * This interface was referenced by `ExplorerState`'s JSON-Schema
+ * via the `definition` "SignatureEntry".
+ */
+export interface SignatureEntry {
+  /**
+   * torch's InputKind / OutputKind lower-cased: user_input, parameter, buffer, constant_tensor, custom_obj, token; user_output, buffer_mutation, user_input_mutation, ...
+   */
+  kind: string;
+  /**
+   * the placeholder's or output value's name in the graph
+   */
+  name: string;
+  /**
+   * the qualified name it stands for (fc1.weight), or null
+   */
+  target: string | null;
+}
+/**
+ * a symbolic size: an input's dynamic dim (backed, s27) or a data-dependent value (unbacked, u0)
+ *
+ * This interface was referenced by `ExplorerState`'s JSON-Schema
+ * via the `definition` "ExportSymbol".
+ */
+export interface ExportSymbol {
+  name: string;
+  /**
+   * null: unbounded
+   */
+  min: number | null;
+  /**
+   * null: unbounded (int_oo)
+   */
+  max: number | null;
+  /**
+   * where it comes from: x.size()[1]
+   */
+  sources: string[];
+  kind: 'backed' | 'unbacked';
+}
+/**
+ * a guard on the inputs, a runtime assert (a node of the graph) or a specialisation (Eq(s77, 3))
+ *
+ * This interface was referenced by `ExplorerState`'s JSON-Schema
+ * via the `definition` "ExportGuard".
+ */
+export interface ExportGuard {
+  kind: 'guard' | 'runtime_assert' | 'specialization';
+  expr: string;
+  /**
+   * the user's file; empty when torch recorded none
+   */
+  file: string;
+  line: number;
+  code: string;
+  /**
+   * the forward graph's nodes it concerns
+   */
+  node_ids: number[];
+}
+/**
+ * one item of draft_export's report
+ *
+ * This interface was referenced by `ExplorerState`'s JSON-Schema
+ * via the `definition` "DraftFailure".
+ */
+export interface DraftFailure {
+  /**
+   * torch's FailureType lower-cased: guard_added, data_dependent_error, missing_fake_kernel, mismatched_fake_kernel
+   */
+  failure_type: string;
+  expr: string;
+  file: string;
+  line: number;
   message: string;
 }
 /**

@@ -1,0 +1,226 @@
+"""What an export recorded beyond its graph (core/export/report.py -> records.py): the signature, symbols with their
+sources and ranges, guards and runtime asserts at the user's lines and nodes, the draft report, and the findings
+``dim_specialized`` and ``unbacked_symbol``; the run keeps it through JSON and the schema."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+import torch
+import torch.nn as nn
+from torch.export import Dim
+
+from jupyter_tracejit.core.capture import drive
+from jupyter_tracejit.core.export.graph import graph_from_exported_program
+from jupyter_tracejit.core.export.records import ExportReport
+from jupyter_tracejit.core.export.report import draft_report, export_findings, report_of, specialization
+from jupyter_tracejit.core.export.session import ExportSession
+from jupyter_tracejit.core.graph import Frame
+from jupyter_tracejit.core.run import TraceRun
+from jupyter_tracejit.core.validate import check_run
+
+THIS_FILE = __file__
+CALLER = Frame(file=THIS_FILE, line=1, func="<module>", code="")
+
+
+class MLP(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc1 = nn.Linear(16, 32)
+        self.fc2 = nn.Linear(32, 4)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.fc2(torch.relu(self.fc1(x)))
+
+
+class Norm(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.bn = nn.BatchNorm1d(4)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.bn(x)
+
+
+class Loop(nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        for i in range(x.size(0)):  # LOOP LINE
+            x = x + i
+        return x
+
+
+class Item(nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        n = x.sum().long().item()  # ITEM LINE
+        return torch.zeros(n)
+
+
+def line_of(marker: str) -> int:
+    with open(THIS_FILE) as f:
+        return next(i for i, text in enumerate(f, 1) if text.rstrip().endswith(f"# {marker}"))
+
+
+def export(target: Any, args: Any, **options: Any) -> TraceRun:
+    return drive(ExportSession(target, args, caller=CALLER, **options).steps(time.perf_counter()))
+
+
+@pytest.fixture(scope="module")
+def mlp_run() -> TraceRun:
+    return export(MLP(), (torch.randn(8, 16),), dynamic_shapes={"x": {0: Dim("batch", min=2, max=64)}})
+
+
+@pytest.fixture(scope="module")
+def loop_run() -> TraceRun:
+    return export(Loop(), (torch.randn(3, 4),), dynamic_shapes={"x": {0: Dim.AUTO}})
+
+
+@pytest.fixture(scope="module")
+def item_run() -> TraceRun:
+    return export(Item(), (torch.rand(3, 4),))
+
+
+def test_mlp_signature_and_symbols(mlp_run: TraceRun) -> None:
+    assert mlp_run.error is None and mlp_run.export is not None
+    report = mlp_run.export
+    kinds = [(e.kind, e.name, e.target) for e in report.inputs]
+    assert kinds == [
+        ("parameter", "p_fc1_weight", "fc1.weight"),
+        ("parameter", "p_fc1_bias", "fc1.bias"),
+        ("parameter", "p_fc2_weight", "fc2.weight"),
+        ("parameter", "p_fc2_bias", "fc2.bias"),
+        ("user_input", "x", None),
+    ]
+    assert [(e.kind, e.target) for e in report.outputs] == [("user_output", None)]
+    assert report.mutated_buffers == []
+    [sym] = report.symbols
+    assert (sym.min, sym.max, sym.sources, sym.kind) == (2, 64, ["x.size()[0]"], "backed")
+    # the graph's symbolic sizes are the same symbol
+    assert any(sym.name in v.shape for v in mlp_run.graphs["forward"].values if v.shape)
+    assert report.guards_of("specialization") == [] and report.draft is None
+    assert not [f for f in mlp_run.findings if f.kind in ("dim_specialized", "unbacked_symbol")]
+
+
+def test_batchnorm_train_mutates_its_buffers() -> None:
+    run = export(Norm().train(), (torch.randn(3, 4),))
+    assert run.export is not None
+    assert sorted(run.export.mutated_buffers) == ["bn.num_batches_tracked", "bn.running_mean", "bn.running_var"]
+    assert [e.kind for e in run.export.inputs].count("buffer") == 3
+    assert export(Norm().eval(), (torch.randn(3, 4),)).export.mutated_buffers == []  # type: ignore[union-attr]
+
+
+def test_dim_auto_loop_is_specialised_silently(loop_run: TraceRun) -> None:
+    assert loop_run.error is None and loop_run.export is not None
+    report = loop_run.export
+    [guard] = report.guards_of("specialization")
+    name, value = specialization(guard.expr) or ("", 0)
+    assert value == 3 and (guard.file, guard.line) == (THIS_FILE, line_of("LOOP LINE"))
+    assert guard.code.startswith("for i in range(x.size(0))")
+    symbol = report.symbol(name)
+    assert symbol is not None and symbol.sources == ["x.size()[0]"] and (symbol.min, symbol.max) == (3, 3)
+    [finding] = [f for f in loop_run.findings if f.kind == "dim_specialized"]
+    assert finding.severity == "warning" and finding.is_problem
+    assert f"x.size()[0] became 3 at line {line_of('LOOP LINE')}" in finding.message
+    assert "Dim.STATIC" in finding.hint
+    assert loop_run.verdict.level == "warning"
+
+
+def test_item_used_as_a_size_is_an_unbacked_symbol(item_run: TraceRun) -> None:
+    assert item_run.error is None and item_run.export is not None
+    report, graph = item_run.export, item_run.graphs["forward"]
+    [sym] = [s for s in report.symbols if s.kind == "unbacked"]
+    assert sym.name.startswith("u") and (sym.min, sym.max) == (0, None)
+    asserts = [g for g in report.guards_of("runtime_assert") if sym.name in g.expr]
+    assert asserts and all(g.node_ids for g in asserts)
+    for g in asserts:
+        assert (g.file, g.line) == (THIS_FILE, line_of("ITEM LINE"))
+        assert all(graph.nodes[i].kind == "aten::_assert_scalar.default" for i in g.node_ids)
+    [finding] = [f for f in item_run.findings if f.kind == "unbacked_symbol"]
+    assert finding.severity == "info"
+    assert set(asserts[0].node_ids) <= set(finding.node_ids)
+    assert f"line {line_of('ITEM LINE')}" in finding.message
+
+
+def test_report_without_graph_has_no_node_ids() -> None:
+    ep = torch.export.export(Item(), (torch.rand(3, 4),))
+    report = report_of(ep)
+    assert report.guards_of("runtime_assert") and all(not g.node_ids for g in report.guards_of("runtime_assert"))
+    assert all(g.line == line_of("ITEM LINE") for g in report.guards_of("runtime_assert"))
+    with_graph = report_of(ep, graph=graph_from_exported_program(ep))
+    assert [g.expr for g in with_graph.guards] == [g.expr for g in report.guards]
+
+
+def test_a_failing_export_keeps_torchs_log() -> None:
+    run = export(Loop(), (torch.randn(3, 4),), dynamic_shapes={"x": {0: Dim("n")}})
+    assert run.error is not None and run.export is not None
+    assert run.export.log and run.export.symbols == []
+    check_run(run.to_json())
+
+
+def test_report_of_never_raises_on_a_broken_program() -> None:
+    broken = SimpleNamespace(graph=SimpleNamespace(nodes=None), graph_signature=None, range_constraints=None)
+    report = report_of(broken, log="text")
+    assert report == ExportReport(log="text")
+
+
+def test_draft_report_is_read_defensively() -> None:
+    assert draft_report(SimpleNamespace()) is None
+    assert draft_report(SimpleNamespace(_report=SimpleNamespace(failures=5))) is None
+    failure = SimpleNamespace(
+        failure_type=SimpleNamespace(name="GUARD_ADDED"),
+        data={"expr": "Eq(s77, 3)", "user_stack": [{"filename": 0, "line": line_of("LOOP LINE"), "loc": ""}]},
+        print=lambda files: "guard added",
+    )
+    fake = SimpleNamespace(_report=SimpleNamespace(failures=[failure], str_to_filename={0: THIS_FILE}))
+    [row] = draft_report(fake) or []
+    assert (row.failure_type, row.expr, row.file, row.line, row.message) == (
+        "guard_added",
+        "Eq(s77, 3)",
+        THIS_FILE,
+        line_of("LOOP LINE"),
+        "guard added",
+    )
+
+
+def test_findings_of_a_report_without_graph_skip_sizes(item_run: TraceRun) -> None:
+    assert item_run.export is not None
+    assert export_findings(item_run.export, None) == []
+
+
+@pytest.mark.parametrize("name", ["mlp_run", "loop_run", "item_run"])
+def test_run_with_report_round_trips_and_validates(name: str, request: pytest.FixtureRequest) -> None:
+    run: TraceRun = request.getfixturevalue(name)
+    data = run.to_json()
+    check_run(data)
+    again = TraceRun.from_json(data)
+    assert again.export == run.export
+    assert again.to_json() == data
+
+
+def test_runs_without_export_still_validate(mlp_run: TraceRun) -> None:
+    data = mlp_run.to_json()
+    data.pop("export")  # as a run saved before the report existed
+    check_run(data)
+    assert TraceRun.from_json(data).export is None
+
+
+def test_records_module_imports_no_torch() -> None:
+    code = (
+        "import sys; sys.modules['torch'] = None\n"
+        "from jupyter_tracejit.core.export.records import ExportReport\n"
+        "from jupyter_tracejit.core.run import TraceRun\n"
+        "r = ExportReport.from_json(ExportReport(log='x').to_json()); assert r.log == 'x'\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_a_guard_pointing_at_no_node_is_refused(item_run: TraceRun) -> None:
+    data = item_run.to_json()
+    [at] = [i for i, g in enumerate(data["export"]["guards"]) if g["node_ids"]][:1]
+    data["export"]["guards"][at]["node_ids"] = [10**6]
+    with pytest.raises(ValueError, match=f"/export/guards/{at}/node_ids"):
+        check_run(data)
