@@ -108,3 +108,47 @@ def test_a_torch_without_what_export_needs_is_a_clear_error(monkeypatch):
     assert "lacks what the export back end uses" in (export_options.export_support_problem() or "")
     run = export(MLP(), (torch.randn(2, 8),))
     assert run.error is not None and run.error.tag == "torch_too_old" and "tj.trace" in run.error.hint
+
+
+def branchy(x):
+    if x.sum() > 0:  # data-dependent: export refuses it
+        return x.sin()
+    return x.cos()
+
+
+class WithCond(nn.Module):
+    def forward(self, x):
+        return torch.cond(x.sum() > 0, torch.sin, torch.cos, (x,))
+
+
+def test_a_failed_export_shows_the_drafts_graph_and_report(capfd):
+    if_line = branchy.__code__.co_firstlineno + 1
+    run = export(branchy, (torch.ones(3),))  # draft="on_failure" by default
+    assert run.error is not None and run.error.phase == "export" and run.error.line == if_line
+    assert run.export is not None and run.export.draft, "the draft's report"
+    assert any(f.line == if_line for f in run.export.draft), run.export.draft
+    assert run.graph is not None and run.traced is None  # the draft's graph, not an exported program of the user's
+    check_run(run.to_json())
+    assert capfd.readouterr().err == ""
+    never = export(branchy, (torch.ones(3),), draft="never")
+    assert never.error is not None and not never.graphs and never.export is not None and never.export.draft is None
+
+
+def test_a_draft_beside_an_accepted_export_leaves_it_standing(monkeypatch):
+    run = export(WithCond(), (torch.ones(3),), draft="always")
+    assert run.error is None and run.traced is not None and run.export is not None
+    assert run.export.draft == [] and not [f for f in run.findings if f.kind == "draft_failure"]
+    assert any(n.kind.endswith("cond") for n in run.graph.nodes)
+
+    def crash(*args, **kwargs):
+        raise RuntimeError("draft_export cannot handle this program")
+
+    monkeypatch.setattr(torch.export, "draft_export", crash)
+    run = export(WithCond(), (torch.ones(3),), draft="always")
+    notes = [f for f in run.findings if f.kind == "draft_failure"]
+    assert run.error is None and run.traced is not None and run.export is not None and run.export.draft is None
+    assert len(notes) == 1 and notes[0].severity == "info" and "cannot handle this program" in notes[0].message
+    assert "the export itself succeeded and stands" in notes[0].message
+    failed = export(branchy, (torch.ones(3),))
+    assert failed.error is not None and failed.error.phase == "export" and not failed.graphs
+    assert "export's own error stands" in next(f for f in failed.findings if f.kind == "draft_failure").message

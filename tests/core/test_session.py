@@ -20,6 +20,7 @@ import jupyter_tracejit as tj
 from jupyter_tracejit.core.graph import Frame
 from jupyter_tracejit.core.options import TraceOptions
 from jupyter_tracejit.core.run import Target, TraceRun
+from jupyter_tracejit.core.source import is_torch_file
 from jupyter_tracejit.core.torchscript.plan import plan_trace, plan_trace_module
 from jupyter_tracejit.core.torchscript.session import TraceSession, stamp
 
@@ -247,12 +248,16 @@ def test_the_check_stops_at_the_first_set_whose_graph_differs_as_torchs_does() -
 
 
 def _recording_callers(stacks: list[list[str]]) -> Any:
-    """A function that records, each time it runs, the Python frames above torch's ``trace`` / ``trace_module``."""
+    """A function that records, each time it runs, the Python frames above torch's ``trace`` / ``trace_module``
+    (torch's own wrappers left out: once torch._dynamo is imported, by an export or torch.compile, torch.jit.trace
+    runs inside its ``eval_frame`` wrapper)."""
 
     def recorded(x: torch.Tensor) -> torch.Tensor:
         frame, names = inspect.currentframe(), []
         while frame is not None:
-            names.append(f"{os.path.basename(frame.f_code.co_filename)}:{frame.f_code.co_name}")
+            name = f"{os.path.basename(frame.f_code.co_filename)}:{frame.f_code.co_name}"
+            if name.startswith("_trace.py:") or not is_torch_file(frame.f_code.co_filename):
+                names.append(name)
             frame = frame.f_back
         entry = next((i for i, n in enumerate(names) if n in ("_trace.py:trace", "_trace.py:trace_module")), None)
         stacks.append(names[entry + 1 : entry + 3] if entry is not None else names[:4])

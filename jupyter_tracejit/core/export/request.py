@@ -141,6 +141,7 @@ def export(
         no_grad=no_grad,
         caller=caller,
         check_inputs=check_inputs,
+        draft=draft,
     )
     session.recorded_options = options.to_json()
     # the export call made from this frame (a driver loop of its own, as tj.trace writes it out)

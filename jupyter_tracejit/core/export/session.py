@@ -25,6 +25,7 @@ from ..caller import is_own_file
 from ..capture import CAPTURE_LOCK, Steps, call_torch, drive, guest, stamp
 from ..errors import TraceError, error_from_exception
 from ..graph import Frame
+from ..hazards import Finding
 from ..inputs import describe_inputs
 from ..run import Target, TraceRun
 from ..source import attribute_to_caller, is_torch_file, source_line
@@ -34,7 +35,7 @@ from .check import check_export
 from .graph import argument_names, graph_from_exported_program
 from .options import ExportOptions
 from .records import ExportReport
-from .report import export_findings, report_of
+from .report import draft_report, export_findings, report_of
 
 #: torch's loggers an export writes to stderr through (each has its own stderr handler and does not propagate);
 #: any other ``torch`` logger holding handlers when the export starts is captured too
@@ -191,6 +192,7 @@ class ExportSession:
         caller: Frame | None = None,
         check_inputs: Sequence[Any] | None = None,
         check: bool = True,
+        draft: str = "never",
     ) -> None:
         self.target: Target = target_of(module)
         #: the user's module, whose state the guest guard restores (None for a function)
@@ -208,6 +210,9 @@ class ExportSession:
         #: declared ranges' minimum, middle and maximum
         self.check_inputs = list(check_inputs) if check_inputs is not None else None
         self.check = check
+        #: when to run ``torch.export.draft_export`` (its report; its graph when export fails): the request's
+        #: ``draft`` option (:data:`~.options.DRAFT_CHOICES`)
+        self.draft = draft
         #: what torch logged during the export (the stderr text it would have printed), for a run.export section
         self.log = ""
         self.timings: dict[str, float] = {}
@@ -273,6 +278,8 @@ class ExportSession:
         self.log = logs.text  # after the block: what torch printed to stderr is added when it ends
         if ep is None:
             run.export = ExportReport(log=self.log)  # a failing export is where torch's log matters most
+            if self.draft in ("on_failure", "always"):
+                yield from self._draft(run, exported_ok=False)
             return
         t0 = time.perf_counter()
         graph = run.graphs["forward"] = graph_from_exported_program(ep)
@@ -282,6 +289,8 @@ class ExportSession:
         run.export = report_of(ep, graph=graph, log=self.log)
         run.findings.extend(export_findings(run.export, graph))
         self.timings["report"] = time.perf_counter() - t0
+        if self.draft == "always":
+            yield from self._draft(run, exported_ok=True)
         if self.check:
             t0 = time.perf_counter()
             run.check = check_export(
@@ -297,6 +306,70 @@ class ExportSession:
 
     def _count_python_run(self) -> None:
         self.python_runs += 1
+
+    def _draft(self, run: TraceRun, *, exported_ok: bool) -> Steps[None]:
+        """``torch.export.draft_export`` on the same inputs: its report in ``run.export.draft``; when export failed,
+        its graph (which defers what export refused to runtime checks) as the run's graph, the run's error saying
+        export's failure. When the draft crashes (it does on ``torch.cond``) or reports what export did not need
+        (guards on ``nn.TransformerEncoder``), export's own result stands and a ``draft_failure`` note says so."""
+        draft_export = getattr(torch.export, "draft_export", None)
+        if draft_export is None:
+            return
+        call = (
+            draft_export,
+            (self.exported, self.args),
+            {"kwargs": self.kwargs or None, "dynamic_shapes": self.dynamic_shapes, "strict": self.strict},
+        )
+        t0 = time.perf_counter()
+        self.python_runs += 1
+        draft_ep = None
+        with captured_torch_logs() as logs:
+            try:
+                draft_ep = yield from call_torch(call)
+            except Exception as e:
+                crashed: BaseException | None = e
+            else:
+                crashed = None
+            finally:
+                self.timings["draft"] = time.perf_counter() - t0
+        report = run.export if run.export is not None else ExportReport(log=self.log)
+        report.log = "\n".join(text for text in (report.log, logs.text) if text)
+        run.export = report
+        if crashed is not None or draft_ep is None:
+            what = f"{type(crashed).__name__}: {str(crashed).splitlines()[0] if str(crashed) else ''}"
+            run.findings.append(
+                Finding(
+                    kind="draft_failure",
+                    severity="info",
+                    title="draft_export could not run",
+                    message=f"torch.export.draft_export raised {what.strip()}; "
+                    + ("the export itself succeeded and stands." if exported_ok else "export's own error stands."),
+                    hint="Nothing to do for the draft; torch's draft export does not handle every program "
+                    "(torch.cond, for one).",
+                )
+            )
+            return
+        failures = draft_report(draft_ep) or []
+        report.draft = failures
+        if exported_ok:
+            if failures:
+                run.findings.append(
+                    Finding(
+                        kind="draft_failure",
+                        severity="info",
+                        title="draft_export reported what export did not need",
+                        message=f"draft_export reported {len(failures)} item(s) "
+                        f"({', '.join(sorted({f.failure_type for f in failures}))}) on a program export "
+                        "accepted as it is: the export's own result stands.",
+                        hint="Nothing to do: the export succeeded; the draft's items are in run.export.draft.",
+                    )
+                )
+            return
+        # export failed: the draft's graph is what export would have recorded, with its failures deferred
+        graph = run.graphs["forward"] = graph_from_exported_program(draft_ep)
+        drafted = report_of(draft_ep, graph=graph, log=report.log)
+        drafted.draft = failures
+        run.export = drafted
 
 
 __all__ = ["EXPORT_LOGGERS", "ExportSession", "as_module", "captured_torch_logs", "export_error", "message_frame"]
