@@ -24,6 +24,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+from .diff import ROOT, Divergence, GraphDiff
 from .graph import Graph, Node
 from .jsonio import Decoders, JsonRecord, list_of
 
@@ -104,6 +105,16 @@ class CaptureComparison(JsonRecord):
         """The share of the trace's ops matched, or unmatched for a reason other than being only in the trace."""
         unexplained = sum(len(d.trace_nodes) for d in self.lines if d.reason == "only_trace")
         return 1 - unexplained / self.trace_ops if self.trace_ops else 1.0
+
+    def as_graph_diff(self) -> GraphDiff:
+        """The comparison in the shape the explorer's side-by-side panes draw (trace left, export right): the
+        matched ops, and each op without a counterpart as a root divergence carrying its line's reason. Shape
+        arithmetic and export's runtime checks are left out: they are why the sides differ, not where."""
+        quiet = {"shape_arithmetic", "runtime_check"}
+        divergences = [
+            Divergence(t, None, ROOT, d.detail) for d in self.lines if d.reason not in quiet for t in d.trace_nodes
+        ] + [Divergence(None, e, ROOT, d.detail) for d in self.lines if d.reason not in quiet for e in d.export_nodes]
+        return GraphDiff(divergences=divergences, matched={a: b for a, b in self.matched})
 
     def summary(self) -> str:
         return (

@@ -14,6 +14,7 @@ from torch import nn
 
 import jupyter_tracejit as tj
 from jupyter_tracejit.core.capture_diff import CaptureComparison, bare_name, compare_captures
+from jupyter_tracejit.core.diff import GraphDiff
 from jupyter_tracejit.core.export.options import export_support_problem
 from jupyter_tracejit.core.export.request import export
 from jupyter_tracejit.core.graph import Graph
@@ -56,6 +57,11 @@ def assert_sound(trace: Graph, exported: Graph, comparison: CaptureComparison) -
     assert len({a for a, _ in comparison.matched}) == len(comparison.matched)  # one counterpart each
     assert len({b for _, b in comparison.matched}) == len(comparison.matched)
     assert CaptureComparison.from_json(comparison.to_json()).to_json() == comparison.to_json()
+    panes = comparison.as_graph_diff()  # what the explorer's side-by-side panes draw
+    assert panes.matched == dict(map(tuple, comparison.matched))
+    shown = {d.trace_node for d in panes.divergences if d.trace_node is not None}
+    assert not shown & {n for d in comparison.lines if d.reason == "shape_arithmetic" for n in d.trace_nodes}
+    assert GraphDiff.from_json(panes.to_json()).matched == panes.matched
 
 
 def test_transformer_encoder():
