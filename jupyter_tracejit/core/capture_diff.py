@@ -123,6 +123,18 @@ class CaptureComparison(JsonRecord):
         )
 
 
+@dataclass
+class TraceComparison(JsonRecord):
+    """An export run's comparison with a trace of the same model (``compare_trace=True``): the trace's graph, what
+    the trace said (its summary) and how the two graphs correspond (export graph: the run's own ``forward``)."""
+
+    trace: Graph
+    trace_summary: str
+    comparison: CaptureComparison
+
+    _json_decoders: ClassVar[Decoders] = {"trace": Graph.from_json, "comparison": CaptureComparison.from_json}
+
+
 def _ops(graph: Graph) -> list[Node]:
     return [n for n in graph.nodes if n.role == "op"]
 
@@ -295,6 +307,7 @@ __all__ = [
     "SHAPE_OPS",
     "CaptureComparison",
     "LineDifference",
+    "TraceComparison",
     "bare_name",
     "compare_captures",
 ]

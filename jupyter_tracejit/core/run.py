@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
+from .capture_diff import TraceComparison
 from .categories import WARNING_CATEGORIES
 from .check import CheckReport
 from .errors import TraceError
@@ -177,6 +178,9 @@ class TraceRun(JsonRecord):
     #: what an export recorded beyond its graph (signature, symbols, guards, runtime asserts, torch's log, the draft
     #: report): :class:`~.export.records.ExportReport`; None for a trace (and for runs saved before it existed)
     export: ExportReport | None = None
+    #: an export run's comparison with a trace of the same model (``compare_trace=True``): the trace's graph and
+    #: how the two correspond (:class:`~.capture_diff.TraceComparison`); None otherwise
+    compared: TraceComparison | None = None
     #: what torch returned (``ScriptModule`` / ``ScriptFunction``); ``None`` on failure or after ``from_json``
     traced: Any = field(default=None, repr=False, compare=False, metadata=NOT_IN_JSON)
     #: the :class:`~.request.TraceRequest` that produced this run (live objects; ``None`` after ``from_json``)
@@ -191,6 +195,7 @@ class TraceRun(JsonRecord):
         "findings": list_of(Finding.from_json),
         "probe": ProbeReport.from_json,
         "export": ExportReport.from_json,
+        "compared": TraceComparison.from_json,
     }
 
     # -- verdict and shortcuts ----------------------------------------------------------------
@@ -335,8 +340,9 @@ class TraceRun(JsonRecord):
         equal run whose ``to_json()`` is the same, key for key. ``export`` is left out when None: a trace's JSON
         is what it was before export runs existed (the schema's ``export`` is optional)."""
         fields = super().to_json()
-        if fields.get("export", ...) is None:
-            del fields["export"]
+        for optional in ("export", "compared"):
+            if fields.get(optional, ...) is None:
+                del fields[optional]
         return {
             "kind": JSON_KIND,
             "schema_version": SCHEMA_VERSION,

@@ -455,6 +455,20 @@ def reference_problems(data: Mapping[str, Any]) -> Iterator[tuple[str, str]]:
     for i, guard in enumerate(export["guards"] if export else []):
         # an export's guards and runtime asserts concern the nodes of its (only) graph, forward
         yield from _node_ids(guard["node_ids"], graphs.get("forward"), f"/export/guards/{i}/node_ids")
+    compared = data.get("compared")
+    if compared:
+        # trace node ids point into the compared trace's graph, export ones into the run's forward graph
+        trace, comparison, forward = compared["trace"], compared["comparison"], graphs.get("forward")
+        yield from _graph_problems(trace, "/compared/trace")
+        for i, (a, b) in enumerate(comparison["matched"]):
+            for column, node, graph in ((0, a, trace), (1, b, forward)):
+                why = _index(node, len(graph["nodes"]) if graph is not None else 0, "node")
+                if why:
+                    yield f"/compared/comparison/matched/{i}/{column}", why
+        for i, line in enumerate(comparison["lines"]):
+            at = f"/compared/comparison/lines/{i}"
+            yield from _node_ids(line["trace_nodes"], trace, f"{at}/trace_nodes")
+            yield from _node_ids(line["export_nodes"], forward, f"{at}/export_nodes")
     check = data["check"]
     for i, case in enumerate(check["cases"] if check else []):
         at = f"/check/cases/{i}"

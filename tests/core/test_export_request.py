@@ -152,3 +152,26 @@ def test_a_draft_beside_an_accepted_export_leaves_it_standing(monkeypatch):
     failed = export(branchy, (torch.ones(3),))
     assert failed.error is not None and failed.error.phase == "export" and not failed.graphs
     assert "export's own error stands" in next(f for f in failed.findings if f.kind == "draft_failure").message
+
+
+def test_compare_trace_puts_the_trace_beside_the_export():
+    model = MLP()
+    run = export(model, (torch.randn(3, 8),), compare_trace=True)
+    assert run.error is None and run.compared is not None
+    assert run.compared.comparison.coverage == 1.0 and len(run.compared.comparison.matched) == 3  # linear relu linear
+    assert run.compared.trace_summary.startswith("MLP: ok")
+    assert run.options["compare_trace"] is True
+    data = run.to_json()
+    check_run(data)
+    assert TraceRun.from_json(data).to_json() == data
+    broken = TraceRun.from_json(data).to_json()
+    broken["compared"]["comparison"]["matched"][0][1] = 999
+    try:
+        check_run(broken)
+    except ValueError as e:
+        assert "compared/comparison/matched/0/1" in str(e)
+    else:
+        raise AssertionError("a comparison naming a node that does not exist passed")
+    failed = export(branchy, (torch.ones(3),), compare_trace=True, draft="never")
+    assert failed.compared is None
+    assert [f.kind for f in failed.findings if f.kind == "compare_trace"] == ["compare_trace"]

@@ -120,12 +120,6 @@ def export(
         if support is not None
         else _argument_problem(model, args, kwargs, options)
     )
-    if problem is None and compare_trace:
-        problem = argument_error(
-            "compare_trace is not available yet: the trace-versus-export comparison is being built",
-            "Export without compare_trace, and trace the model with tj.trace to look at both.",
-            tag="not_available",
-        )
     if problem is not None:
         return _refused(request, problem, started)
     shapes = dynamic_shapes
@@ -155,7 +149,44 @@ def export(
             reply = (None, e)
         step = resume(steps, reply)
     step.request = request
+    if compare_trace:
+        compare_with_trace(step, model, request.args, kwargs, module_mode=module_mode, no_grad=no_grad)
     return step
+
+
+def compare_with_trace(
+    run: TraceRun, model: Any, args: tuple[Any, ...], kwargs: Mapping[str, Any] | None, **options: Any
+) -> None:
+    """``compare_trace=True``: trace the same model on the same inputs (no check: the comparison is the point) and
+    put how the two graphs correspond in ``run.compared``; when either side has no graph, a note says why."""
+    from ..capture_diff import TraceComparison, compare_captures
+    from ..categories import BY_NAME
+    from ..hazards import Finding
+    from ..request import trace
+    from ..tracer_warnings import FROZEN
+
+    traced = trace(model, args, example_kwarg_inputs=dict(kwargs) if kwargs else None, check_trace=False,
+                   strict=False, **options)  # fmt: skip
+    if traced.graph is None or run.graph is None:
+        failed = "the trace" if traced.graph is None else "the export"
+        why = traced.error if traced.graph is None else run.error
+        run.findings.append(
+            Finding(
+                kind="compare_trace",
+                severity="info",
+                title="no trace-versus-export comparison",
+                message=f"{failed} recorded no graph"
+                + (f" ({why.type}: {why.message.splitlines()[0] if why.message else ''})" if why else ""),
+                hint="The comparison needs both graphs; fix what the error names first.",
+            )
+        )
+        return
+    frozen = {(w.file, w.line): BY_NAME[w.category].title for w in traced.warnings if w.category in FROZEN and w.file}
+    run.compared = TraceComparison(
+        trace=traced.graph,
+        trace_summary=traced.summary(),
+        comparison=compare_captures(traced.graph, run.graph, frozen_lines=frozen),
+    )
 
 
 __all__ = ["ExportRequest", "auto_dynamic_shapes", "export"]

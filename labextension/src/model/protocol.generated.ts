@@ -276,6 +276,10 @@ export interface TraceRun {
    * export runs only: what the export recorded beyond its graph (core/export/records.py); null or absent for traces and for runs saved before it existed
    */
   export?: ExportReport | null;
+  /**
+   * export runs with compare_trace=True only: a trace of the same model and how its graph and the run's forward graph correspond (core/capture_diff.py); absent otherwise
+   */
+  compared?: TraceComparison | null;
 }
 /**
  * what the explorer's badge says (TraceRun.verdict): error (red) when tracing or torch's check failed; warning (amber) when a tracer warning, a finding of severity warning or error, or the probe says the trace may be wrong for other inputs; ok (green) otherwise; absent in runs saved before it existed
@@ -702,6 +706,51 @@ export interface DraftFailure {
   file: string;
   line: number;
   message: string;
+}
+/**
+ * This interface was referenced by `ExplorerState`'s JSON-Schema
+ * via the `definition` "TraceComparison".
+ */
+export interface TraceComparison {
+  trace: Graph;
+  /**
+   * the trace run's one-line summary
+   */
+  trace_summary: string;
+  comparison: CaptureComparison;
+}
+/**
+ * This interface was referenced by `ExplorerState`'s JSON-Schema
+ * via the `definition` "CaptureComparison".
+ */
+export interface CaptureComparison {
+  /**
+   * [trace node, export node] per matched op
+   */
+  matched: [number, number][];
+  /**
+   * the trace's ops that compute tensors
+   */
+  trace_ops: number;
+  export_ops: number;
+  /**
+   * the trace's shape arithmetic (size ops)
+   */
+  trace_shape_ops: number;
+  lines: LineDifference[];
+}
+/**
+ * This interface was referenced by `ExplorerState`'s JSON-Schema
+ * via the `definition` "LineDifference".
+ */
+export interface LineDifference {
+  file: string;
+  line: number;
+  code: string;
+  reason: 'shape_arithmetic' | 'runtime_check' | 'no_op' | 'control_flow' | 'frozen' | 'only_trace' | 'only_export';
+  detail: string;
+  trace_nodes: number[];
+  export_nodes: number[];
 }
 /**
  * none
