@@ -175,3 +175,46 @@ def test_compare_trace_puts_the_trace_beside_the_export():
     failed = export(branchy, (torch.ones(3),), compare_trace=True, draft="never")
     assert failed.compared is None
     assert [f.kind for f in failed.findings if f.kind == "compare_trace"] == ["compare_trace"]
+
+
+class TwoInputs(nn.Module):
+    def forward(self, x, mask=None):
+        return x * 2 if mask is None else x * mask
+
+
+def test_dynamic_shapes_that_do_not_follow_the_inputs_show_the_structure_they_need(capfd):
+    x = torch.ones(3, 4)
+    for shapes in ({"y": {0: torch.export.Dim.AUTO}}, ({0: torch.export.Dim.AUTO}, {1: None})):
+        run = export(TwoInputs(), (x,), dynamic_shapes=shapes, draft="never")
+        assert run.error is not None and run.error.phase == "arguments", run.error
+        assert run.error.tag == "dynamic_shapes_mismatch"
+        assert "{'x': {0: None  # size 3, 1: None  # size 4}}" in run.error.hint
+    assert capfd.readouterr().err == ""
+
+
+def test_dynamic_specs_of_the_magic_and_the_command_line():
+    from jupyter_tracejit.core.export.options import DynamicSpecError, parse_dynamic
+
+    shapes = parse_dynamic(["x:0", "x:1=seq[2,64]", "mask:1=seq"])
+    assert shapes["x"][0] is torch.export.Dim.AUTO
+    assert shapes["x"][1] is shapes["mask"][1] and shapes["x"][1].__name__ == "seq"
+    assert (shapes["x"][1].min, shapes["x"][1].max) == (2, 64)
+    run = export(
+        TwoInputs(), (torch.ones(3, 8), torch.ones(3, 8)), dynamic_shapes=parse_dynamic(["x:1=seq[2,64]", "mask:1=seq"])
+    )
+    assert run.error is None and run.export is not None and [s.name for s in run.export.symbols]
+    for bad, words in (
+        ("x0", "is not of the form"),
+        ("x:0=b[64,2]", "min > max"),
+        ("x:a", "is not of the form"),
+    ):
+        try:
+            parse_dynamic([bad])
+        except DynamicSpecError as e:
+            assert words in str(e), e
+        else:
+            raise AssertionError(f"{bad!r} parsed")
+    try:
+        parse_dynamic(["x:0=b", "x:0=c"])
+    except DynamicSpecError as e:
+        assert "given twice" in str(e)

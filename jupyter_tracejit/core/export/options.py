@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -108,6 +109,48 @@ class ExportOptions:
         }
 
 
+class DynamicSpecError(ValueError):
+    """A ``--dynamic`` spec that does not parse or names an impossible range; the message says the form."""
+
+
+_DYNAMIC_SPEC = re.compile(
+    r"^(?P<name>[A-Za-z_]\w*):(?P<dim>\d+)(?:=(?P<symbol>[A-Za-z_]\w*)(?:\[(?P<min>\d+)?,(?P<max>\d+)?\])?)?$"
+)
+DYNAMIC_FORM = "NAME:DIM, NAME:DIM=SYMBOL or NAME:DIM=SYMBOL[MIN,MAX] (x:0, x:0=batch, x:0=batch[2,64])"
+
+
+def parse_dynamic(specs: Sequence[str]) -> dict[str, dict[int, Any]]:
+    """``--dynamic`` specs (the magic's and the command line's) as torch's ``dynamic_shapes`` by argument name:
+    ``x:0`` marks dim 0 of ``x`` ``Dim.AUTO`` (export names it), ``x:0=batch`` a ``Dim("batch")`` (one symbol
+    wherever the name recurs: ``x:0=batch mask:0=batch``), ``x:0=batch[2,64]`` with its range."""
+    dims: dict[str, Any] = {}
+    shapes: dict[str, dict[int, Any]] = {}
+    for spec in specs:
+        m = _DYNAMIC_SPEC.match(spec.replace(" ", ""))
+        if m is None:
+            raise DynamicSpecError(f"--dynamic {spec!r} is not of the form {DYNAMIC_FORM}")
+        name, dim, symbol = m["name"], int(m["dim"]), m["symbol"]
+        low = int(m["min"]) if m["min"] is not None else None
+        high = int(m["max"]) if m["max"] is not None else None
+        if low is not None and high is not None and low > high:
+            raise DynamicSpecError(
+                f"--dynamic {spec!r}: the range [{low},{high}] is empty (min > max); write {symbol}[{high},{low}]"
+            )
+        if symbol is None:
+            value: Any = torch.export.Dim.AUTO
+        elif symbol in dims and (low is not None or high is not None):
+            raise DynamicSpecError(f"--dynamic {spec!r}: {symbol} has its range already; give it once")
+        elif symbol in dims:
+            value = dims[symbol]
+        else:
+            bounds = {k: v for k, v in (("min", low), ("max", high)) if v is not None}
+            value = dims[symbol] = torch.export.Dim(symbol, **bounds)
+        if dim in shapes.setdefault(name, {}):
+            raise DynamicSpecError(f"--dynamic {spec!r}: {name}:{dim} is given twice")
+        shapes[name][dim] = value
+    return shapes
+
+
 def export_support_problem() -> str | None:
     """Why the installed torch cannot run the export back end, or None. It needs ``torch.export`` with
     ``Dim.AUTO`` (torch's own dims it fills in), which the oldest torch this package supports (2.4) lacks; the back
@@ -133,4 +176,14 @@ def _shapes_text(shapes: Any) -> str:
     return shapes if isinstance(shapes, str) else repr(shapes)
 
 
-__all__ = ["AUTO", "DRAFT_CHOICES", "MODULE_MODES", "ExportOptions", "as_args", "export_support_problem"]
+__all__ = [
+    "AUTO",
+    "DRAFT_CHOICES",
+    "DYNAMIC_FORM",
+    "MODULE_MODES",
+    "DynamicSpecError",
+    "ExportOptions",
+    "as_args",
+    "export_support_problem",
+    "parse_dynamic",
+]

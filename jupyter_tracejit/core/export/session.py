@@ -152,6 +152,13 @@ def export_error(exc: BaseException, caller: Frame | None) -> TraceError:
     return error
 
 
+#: torch's messages for ``dynamic_shapes`` that do not follow the inputs (an argument error, not the model's)
+_DYNAMIC_SHAPES_MISMATCH = re.compile(
+    r"`dynamic_shapes` is specified as a dict, its top-level keys must be|mismatch between the structure of "
+    r"`inputs` and `dynamic_shapes`"
+)
+
+
 # -- a function as a module ---------------------------------------------------------------------------------------
 def as_module(fn: Callable[..., Any]) -> torch.nn.Module:
     """An ``nn.Module`` whose ``forward`` calls ``fn`` with its signature (export binds ``dynamic_shapes`` by the
@@ -273,6 +280,8 @@ class ExportSession:
                 ep = yield from call_torch(call)
             except Exception as e:
                 run.error = export_error(e, self.caller)
+                if _DYNAMIC_SHAPES_MISMATCH.search(run.error.message):
+                    self._arguments_error(run.error)
             finally:
                 self.timings["export"] = time.perf_counter() - t0
         self.log = logs.text  # after the block: what torch printed to stderr is added when it ends
@@ -303,6 +312,32 @@ class ExportSession:
                 on_python_run=self._count_python_run,
             )
             self.timings["check"] = time.perf_counter() - t0
+
+    def expected_dynamic_shapes(self) -> str:
+        """The structure ``dynamic_shapes`` must have for these inputs, with each tensor's size (``{'x': {0: ...,
+        1: ...}}``, by the forward's argument names as torch binds them)."""
+        try:
+            bound = inspect.signature(self.exported.forward).bind(*self.args, **self.kwargs).arguments
+        except (TypeError, ValueError):
+            bound = {f"arg{i}": a for i, a in enumerate(self.args)} | dict(self.kwargs)
+
+        def shape_of(value: Any) -> str:
+            if isinstance(value, torch.Tensor):
+                dims = ", ".join(f"{d}: None  # size {n}" for d, n in enumerate(value.shape))
+                return "{" + dims + "}" if dims else "None  # a 0-dim tensor"
+            return "None"
+
+        return "{" + ", ".join(f"{name!r}: {shape_of(v)}" for name, v in bound.items()) + "}"
+
+    def _arguments_error(self, error: TraceError) -> None:
+        """torch refused ``dynamic_shapes`` for not matching the inputs: an argument error showing the structure
+        it needs (the sizes as comments: replace ``None`` by a ``Dim`` where a size may vary)."""
+        error.phase, error.tag = "arguments", "dynamic_shapes_mismatch"
+        error.hint = (
+            "dynamic_shapes must follow the inputs, by argument name (or as a tuple by position). For these inputs: "
+            f"{self.expected_dynamic_shapes()}; put torch.export.Dim('name', min=..., max=...) or Dim.AUTO "
+            "where a size may vary."
+        )
 
     def _count_python_run(self) -> None:
         self.python_runs += 1
