@@ -77,7 +77,7 @@ def build_parser(prog: str = "tracejit") -> argparse.ArgumentParser:
         description="See what torch.jit.trace recorded: trace a function or module from a file, print what the "
         "trace got wrong, and write an offline HTML report. Exit status: 0 ok, 1 problems, 2 usage error.",
     )
-    sub = parser.add_subparsers(dest="command", required=True, metavar="{trace,demo}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="{trace,export,demo}")
 
     t = sub.add_parser(
         "trace",
@@ -101,6 +101,55 @@ def build_parser(prog: str = "tracejit") -> argparse.ArgumentParser:
         help="exit 1 also on tracer warnings, findings or a failed probe, not only on a failed trace or check",
     )
     _outputs(t)
+
+    e = sub.add_parser(
+        "export",
+        help="export FILE.py:NAME with torch.export and report",
+        description="Export NAME from FILE.py with torch.export (a function, an nn.Module instance, or an nn.Module "
+        "subclass instantiated with no arguments) and report what it recorded: guards, specialised sizes, the check "
+        "of the exported program against the Python code. EXPR is Python evaluated in the file's namespace with "
+        "torch available. Exit status: 0 ok, 1 problems (a failed export or check), 2 usage error.",
+    )
+    e.add_argument("target", metavar="FILE.py:NAME", help="the file and the attribute to export")
+    e.add_argument(
+        "--inputs",
+        required=True,
+        metavar="EXPR",
+        help="example inputs: a tuple, a single tensor, or a dict of keywords",
+    )
+    e.add_argument(
+        "--dynamic",
+        action="append",
+        default=[],
+        metavar="SPEC",
+        help="a dynamic dimension, NAME:DIM (Dim.AUTO), NAME:DIM=SYMBOL or NAME:DIM=SYMBOL[MIN,MAX]; repeat for more",
+    )
+    e.add_argument(
+        "--auto-dynamic",
+        action="store_true",
+        help="the dims that differ between --inputs and --check-inputs become Dim.AUTO (dynamic_shapes='auto')",
+    )
+    e.add_argument("--check-inputs", metavar="EXPR", help="input sets to check the exported program on (a list)")
+    e.add_argument("--strict", action="store_true", help="strict=True: export through TorchDynamo")
+    e.add_argument(
+        "--draft",
+        choices=("on_failure", "always", "never"),
+        default="on_failure",
+        help="run torch.export.draft_export on failure (default), always, or never",
+    )
+    e.add_argument("--compare-trace", action="store_true", help="also trace the model and match the two graphs")
+    mode = e.add_mutually_exclusive_group()
+    mode.add_argument("--eval", dest="module_mode", action="store_const", const="eval", help="export in eval mode")
+    mode.add_argument("--train", dest="module_mode", action="store_const", const="train", help="export in train mode")
+    e.set_defaults(module_mode="as_is")
+    e.add_argument("--no-grad", action="store_true", help="export under torch.no_grad()")
+    e.add_argument("--seed", type=int, default=0, help="torch.manual_seed before importing the file (default 0)")
+    e.add_argument(
+        "--fail-on-warnings",
+        action="store_true",
+        help="exit 1 also on findings (a specialised size...), not only on a failed export or check",
+    )
+    _outputs(e)
 
     d = sub.add_parser("demo", help="trace a bundled example model and print the report")
     d.add_argument("--no-probe", action="store_true", help="skip the generalization probe")
@@ -374,6 +423,68 @@ def cmd_trace(args: argparse.Namespace) -> int:
     return _exit_code(run, args.fail_on_warnings)
 
 
+def cmd_export(args: argparse.Namespace) -> int:
+    from .core.export.options import DynamicSpecError, parse_dynamic
+
+    path, name = split_target(args.target)
+    if path.suffix != ".py":
+        raise UsageError(f"{path} is not a .py file (expected FILE.py:NAME)")
+    if not path.is_file():
+        raise UsageError(f"no such file: {path}")
+    if args.auto_dynamic and args.dynamic:
+        raise UsageError("--auto-dynamic and --dynamic both say which dims vary: give one of them")
+    if args.auto_dynamic and args.check_inputs is None:
+        raise UsageError("--auto-dynamic needs --check-inputs: the dims that differ from them become dynamic")
+    outputs = _requested_outputs(args)
+    for _, out in outputs:
+        if not out.parent.is_dir():
+            raise UsageError(f"cannot write {out}: no such directory {out.parent}")
+    check_outputs(outputs, [str(path)])
+    try:
+        dynamic: Any = parse_dynamic(args.dynamic) if args.dynamic else None
+    except DynamicSpecError as exc:
+        raise UsageError(str(exc)) from None
+
+    import torch
+
+    from .core.caller import call_site
+    from .core.export.options import AUTO
+    from .core.export.request import export
+    from .render.text import format_run
+
+    torch.manual_seed(args.seed)
+    module = load_file(path)
+    target = make_target(resolve_name(module, name, path), name)
+    namespace = {"torch": torch, **vars(module)}
+    example, kwargs = input_set(evaluate(args.inputs, namespace, "--inputs"), "--inputs")
+    check_inputs = None
+    if args.check_inputs is not None:
+        value = evaluate(args.check_inputs, namespace, "--check-inputs")
+        sets = value if isinstance(value, list) else [value]
+        if not sets:
+            raise UsageError("--check-inputs gave an empty list: give at least one input set, or leave it out")
+        check_inputs = [input_set(v, "--check-inputs")[0] for v in sets]
+    with call_site(str(path.resolve()), definition_line(path, name)):
+        run = export(
+            target,
+            example,
+            kwargs,
+            dynamic_shapes=AUTO if args.auto_dynamic else dynamic,
+            strict=args.strict,
+            check_inputs=check_inputs,
+            draft=args.draft,
+            compare_trace=args.compare_trace,
+            module_mode=args.module_mode,
+            no_grad=args.no_grad,
+        )
+    say = Stdout()
+    say(format_run(run))
+    if run.compared is not None:
+        say(f"compared with a trace: {run.compared.comparison.summary()}")
+    _write_outputs(run, args, say)
+    return _exit_code(run, args.fail_on_warnings)
+
+
 def cmd_demo(args: argparse.Namespace) -> int:
     from .core.options import command_line_spelling
     from .demo import demo_run
@@ -415,6 +526,8 @@ def main(argv: list[str] | None = None, prog: str | None = None) -> int:
         args = _parse(parser, argv)
         if args.command == "trace":
             return cmd_trace(args)
+        if args.command == "export":
+            return cmd_export(args)
         return cmd_demo(args)
     except UsageError as exc:
         first, _, rest = str(exc).partition("\n")

@@ -308,7 +308,11 @@ class TraceRun(JsonRecord):
                 parts.append(f"check passed ({len(self.check.cases)} input set(s))")
             else:
                 mism = len(self.check.output_mismatches)
-                parts.append(f"check FAILED: {roots} root divergence(s), {mism} output mismatch(es)")
+                raised = sum(1 for c in self.check.cases if c.exception is not None)
+                if roots or mism or not raised:
+                    parts.append(f"check FAILED: {roots} root divergence(s), {mism} output mismatch(es)")
+                else:  # the check's runs raised (an export's guard, a re-trace that failed): nothing to diverge
+                    parts.append(f"check FAILED: {raised} input set(s) raised")
         else:
             parts.append("not checked")
         if self.probe is not None and not self.probe.ok:

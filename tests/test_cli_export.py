@@ -1,0 +1,109 @@
+"""``tracejit export FILE.py:NAME``: torch.export from the command line, with the exit status of ``trace`` (0 ok,
+1 a failed export or check, 2 a usage error) and nothing of torch's logs on stderr."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from jupyter_tracejit import cli
+from jupyter_tracejit.core.export.options import export_support_problem
+
+pytestmark = pytest.mark.skipif(export_support_problem() is not None, reason=str(export_support_problem()))
+
+MODEL = """\
+import torch
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 4)
+
+    def forward(self, x):
+        return torch.relu(self.fc(x))
+
+
+class Rows(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 4)
+
+    def forward(self, x):
+        for i in range(x.size(0)):
+            x = x + i
+        return self.fc(x)
+
+
+def branchy(x):
+    if x.sum() > 0:
+        return x.sin()
+    return x.cos()
+"""
+
+
+def tracejit(tmp_path: Path, *args: str) -> tuple[int, str, str]:
+    (tmp_path / "model.py").write_text(MODEL)
+    out, err = io.StringIO(), io.StringIO()
+    saved = list(sys.path)
+    try:
+        with contextlib.chdir(tmp_path), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = cli.main(["export", *args])
+    finally:
+        sys.path[:] = saved
+    return code, out.getvalue(), err.getvalue()
+
+
+def test_an_export_that_passes_exits_0_and_writes_its_run(tmp_path, capfd):
+    code, out, err = tracejit(tmp_path, "model.py:Net", "--inputs", "torch.randn(3, 8)", "--json", "run.json")
+    assert code == 0, out + err
+    assert out.startswith("Net: ok;") and err == ""
+    run = json.loads((tmp_path / "run.json").read_text())
+    assert run["backend"] == "export" and run["options"]["draft"] == "on_failure"
+    assert capfd.readouterr().err == ""
+
+
+def test_a_dim_the_code_fixes_exits_1_with_the_line_and_the_failed_check(tmp_path):
+    code, out, _ = tracejit(
+        tmp_path, "model.py:Rows", "--inputs", "torch.randn(3, 8)", "--dynamic", "x:0", "--check-inputs",
+        "[torch.randn(5, 8)]",
+    )  # fmt: skip
+    assert code == 1, out
+    assert "x.size()[0] became 3 at line 20" in out
+    assert "check FAILED: 1 input set(s) raised" in out.splitlines()[0]
+    assert "Guard failed: x.size()[0] == 3" in out
+
+
+def test_a_refused_export_exits_1_at_the_users_line_with_the_fix(tmp_path, capfd):
+    code, out, err = tracejit(tmp_path, "model.py:branchy", "--inputs", "torch.ones(3)", "--draft", "never")
+    assert code == 1 and err == ""
+    assert out.startswith("branchy: FAILED (GuardOnDataDependentSymNode")
+    assert "at model.py:26: if x.sum() > 0:" in out and "torch.cond" in out
+    assert capfd.readouterr().err == ""
+
+
+def test_compare_trace_reports_the_match(tmp_path):
+    code, out, _ = tracejit(tmp_path, "model.py:Net", "--inputs", "torch.randn(3, 8)", "--compare-trace")
+    assert code == 0, out
+    assert "compared with a trace: 2 of 2 trace ops matched (100%" in out
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        (["--dynamic", "x:0=b[9,2]"], "min > max"),
+        (["--dynamic", "x0"], "is not of the form NAME:DIM"),
+        (["--auto-dynamic"], "--auto-dynamic needs --check-inputs"),
+        (["--auto-dynamic", "--dynamic", "x:0", "--check-inputs", "[torch.ones(2, 8)]"], "give one of them"),
+    ],
+)
+def test_usage_errors_exit_2_in_one_line(tmp_path, args, words):
+    code, out, err = tracejit(tmp_path, "model.py:Net", "--inputs", "torch.randn(3, 8)", *args)
+    assert code == 2 and out == ""
+    assert err.startswith("tracejit: error: ") and words in err and err.count("\n") == 1, err
