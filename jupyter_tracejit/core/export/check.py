@@ -43,6 +43,7 @@ import torch
 from torch.utils import _pytree as pytree
 
 from ..check import CheckCase, CheckReport, OutputComparison
+from ..derived import clone_tensors, cuda_devices_of, exception_line, reseed, resized
 from ..errors import TraceError, error_from_exception
 from ..graph import Frame
 from ..inputs import describe_inputs
@@ -50,7 +51,6 @@ from ..module_state import ModuleState
 from ..options import DEFAULT_TOLERANCE
 from ..source import source_line
 from ..torchscript.check import compare_outputs
-from ..torchscript.probe import _clone, _cuda_devices, _exception_line, _reseed, _resized
 
 #: a derived input set is kept under this many bytes (or twice the example's, when that is more)
 MAX_DERIVED_BYTES = 64 * 2**20
@@ -223,7 +223,7 @@ def range_cases(
             shapes = build(value)
             assert shapes is not None
             new = [
-                _resized(leaves[i], tuple(shapes[i].shape), g) if shapes[i] is not leaves[i] else leaves[i]
+                resized(leaves[i], tuple(shapes[i].shape), g) if shapes[i] is not leaves[i] else leaves[i]
                 for i in range(len(leaves))
             ]
             new_args, new_kwargs = pytree.tree_unflatten(new, spec)
@@ -365,11 +365,11 @@ def _run_case(
 ) -> CheckCase:
     result = CheckCase(index=index, method="forward", label=case.label, inputs=_describe(case.args, case.kwargs))
     try:
-        _reseed(seed, cuda_devices)
-        expected = eager(*_clone(case.args), **_clone(case.kwargs))
+        reseed(seed, cuda_devices)
+        expected = eager(*clone_tensors(case.args), **clone_tensors(case.kwargs))
     except Exception as e:
         if case.derived:  # the code does not take this size: not a valid input, so nothing to check
-            result.label = f"{case.label}: skipped, the Python code rejects it ({_exception_line(e)})"
+            result.label = f"{case.label}: skipped, the Python code rejects it ({exception_line(e)})"
             return result
         result.exception = error_from_exception(e, phase="check")
         result.exception.message = f"running the Python code on these inputs raised: {result.exception.message}"
@@ -377,8 +377,8 @@ def _run_case(
     finally:
         state.restore_buffers()
     try:
-        _reseed(seed, cuda_devices)
-        actual = program(*_clone(case.args), **_clone(case.kwargs))
+        reseed(seed, cuda_devices)
+        actual = program(*clone_tensors(case.args), **clone_tensors(case.kwargs))
     except Exception as e:
         result.exception = program_error(e, ep, caller)
         return result
@@ -422,7 +422,7 @@ def check_export(
     report = CheckReport(tolerance=tolerance)
     program = ep.module()
     roots = [m for m in (eager, program) if isinstance(m, torch.nn.Module)]
-    cuda_devices = _cuda_devices((args, kwargs), roots)
+    cuda_devices = cuda_devices_of((args, kwargs), roots)
     grad_enabled = torch.is_grad_enabled()
     state = ModuleState(roots)
 

@@ -31,7 +31,6 @@ BatchNorm's running statistics are the same for both).
 from __future__ import annotations
 
 import functools
-import math
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import ExitStack
@@ -41,6 +40,18 @@ from typing import Any
 import torch
 
 from ..compare import compare_tensors, summary
+from ..derived import (
+    MAX_MESSAGE,
+    clone_tensors,
+    cuda_devices_of,
+    exception_line,
+    has_tensor,
+    is_float,
+    map_tensors,
+    random_like,
+    reseed,
+    resized,
+)
 from ..inputs import describe_inputs, tensor_type_str
 from ..module_state import ModuleState
 from ..options import DEFAULT_TOLERANCE
@@ -48,97 +59,10 @@ from ..probe_report import AGREE, DISAGREE, SKIPPED, TRACE_ERROR, ProbeCase, Pro
 
 # looser relative tolerance for low-precision outputs (torch.testing.assert_close's defaults)
 _LOW_PRECISION_RTOL: dict[torch.dtype, float] = {torch.float16: 1e-3, torch.bfloat16: 1.6e-2}
-_MAX_MESSAGE = 400
-_INT64_MAX = 2**63 - 1
-
-
-def _exception_line(e: BaseException) -> str:
-    """``ExceptionType: first line``; for TorchScript interpreter errors the line naming the real error."""
-    lines = [ln.strip() for ln in str(e).splitlines() if ln.strip()]
-    line = lines[0] if lines else ""
-    if len(lines) > 1 and "failed in the TorchScript interpreter" in line:
-        line = lines[-1]
-        # the interpreter's last line already reads "RuntimeError: ..."
-        if ": " in line and line.split(": ", 1)[0].replace(".", "").isidentifier():
-            return line[:_MAX_MESSAGE]
-    text = f"{type(e).__name__}: {line}" if line else type(e).__name__
-    return text[:_MAX_MESSAGE]
 
 
 # ---------------------------------------------------------------------------------------------
 # deriving inputs
-
-
-def _map_tensors(obj: Any, fn: Callable[[torch.Tensor], torch.Tensor]) -> Any:
-    """Apply ``fn`` to every tensor of a nested tuple/list/dict; everything else is kept as is."""
-    if isinstance(obj, torch.Tensor):
-        return fn(obj)
-    if isinstance(obj, tuple):
-        items = [_map_tensors(o, fn) for o in obj]
-        if hasattr(obj, "_fields"):  # namedtuple
-            return type(obj)(*items)
-        return tuple(items)
-    if isinstance(obj, list):
-        return [_map_tensors(o, fn) for o in obj]
-    if isinstance(obj, dict):
-        mapped = {k: _map_tensors(v, fn) for k, v in obj.items()}
-        if type(obj) is not dict:
-            try:
-                return type(obj)(mapped)
-            except Exception:
-                pass
-        return mapped
-    return obj
-
-
-def _has_tensor(obj: Any) -> bool:
-    if isinstance(obj, torch.Tensor):
-        return True
-    if isinstance(obj, tuple | list):
-        return any(_has_tensor(o) for o in obj)
-    if isinstance(obj, dict):
-        return any(_has_tensor(v) for v in obj.values())
-    return False
-
-
-def _clone(obj: Any) -> Any:
-    return _map_tensors(obj, lambda t: t.detach().clone())
-
-
-def _is_float(t: torch.Tensor) -> bool:
-    return t.is_floating_point() or t.is_complex()
-
-
-def _random_like(t: torch.Tensor, shape: Sequence[int], g: torch.Generator) -> torch.Tensor:
-    """Random values of ``t``'s dtype and device in the given shape, distributed like ``t``."""
-    shape = tuple(shape)
-    src = t.detach()
-    if _is_float(t):
-        gen_dtype = t.dtype if t.dtype in (torch.float64, torch.complex64, torch.complex128) else torch.float32
-        out = torch.randn(shape, generator=g, dtype=gen_dtype)
-        mean: complex | float = 0.0
-        std = 1.0
-        if src.numel() > 0:
-            acc = src.to("cpu", torch.complex128 if src.is_complex() else torch.float64)
-            m = acc.mean().item()
-            mean = m if math.isfinite(abs(m)) else 0.0
-            if src.numel() > 1:
-                s = float(acc.std().real.item())
-                std = s if math.isfinite(s) and s > 0 else 1.0
-        out = out * std + mean
-        return out.to(device=t.device, dtype=t.dtype)
-    if t.dtype == torch.bool:
-        return (torch.rand(shape, generator=g) < 0.5).to(t.device)
-    if src.numel() > 0:
-        lo = int(src.min().item())
-        hi = int(src.max().item())
-    else:
-        lo, hi = 0, 1
-    try:
-        out = torch.randint(lo, min(hi + 1, _INT64_MAX), shape, generator=g, dtype=torch.int64)
-    except Exception:
-        out = torch.full(shape, lo, dtype=torch.int64)
-    return out.to(device=t.device, dtype=t.dtype)
 
 
 def _shuffled(t: torch.Tensor, g: torch.Generator) -> torch.Tensor:
@@ -152,19 +76,11 @@ def _shuffled(t: torch.Tensor, g: torch.Generator) -> torch.Tensor:
 
 
 def _negated(t: torch.Tensor, g: torch.Generator) -> torch.Tensor:
-    if _is_float(t):
+    if is_float(t):
         return -t.detach()
     if t.dtype == torch.bool:
         return ~t.detach()
-    return _random_like(t, t.shape, g)
-
-
-def _resized(t: torch.Tensor, shape: Sequence[int], g: torch.Generator) -> torch.Tensor:
-    """``t`` in a new shape: the example's values where the shapes overlap, random values elsewhere."""
-    out = _random_like(t, shape, g)
-    overlap = tuple(slice(0, min(a, b)) for a, b in zip(t.shape, shape, strict=True))
-    out[overlap] = t.detach()[overlap]
-    return out
+    return random_like(t, t.shape, g)
 
 
 _VALUE_VARIANTS: tuple[tuple[str, str], ...] = (
@@ -291,7 +207,7 @@ def _compare_tensors(path: str, expected: torch.Tensor, actual: torch.Tensor, to
             message=f"{path}: dtype {tensor_type_str(expected)} in eager vs {tensor_type_str(actual)} in the trace",
         )
     # integers and booleans must be equal; floats within the check's tolerance (looser for half precision)
-    exact = not _is_float(expected)
+    exact = not is_float(expected)
     rtol = 0.0 if exact else max(tolerance, _LOW_PRECISION_RTOL.get(expected.dtype, 0.0))
     c = compare_tensors(actual, expected, rtol=rtol, atol=0.0 if exact else None)
     if c.ok:
@@ -317,7 +233,7 @@ def _compare_outputs(expected: Any, actual: Any, tolerance: float) -> _Compariso
         return _Comparison(
             False,
             message=f"the eager function returns {len(exp_flat)} value(s) ({exp_paths}), "
-            f"the trace {len(act_flat)} ({act_paths})"[:_MAX_MESSAGE],
+            f"the trace {len(act_flat)} ({act_paths})"[:MAX_MESSAGE],
         )
     max_abs: float | None = None
     max_rel: float | None = None
@@ -338,7 +254,7 @@ def _compare_outputs(expected: Any, actual: Any, tolerance: float) -> _Compariso
             if not c.ok:
                 failures.append(c.message)
         elif not _values_equal(e, a):
-            failures.append(f"{path}: {e!r} in eager vs {a!r} in the trace"[:_MAX_MESSAGE])
+            failures.append(f"{path}: {e!r} in eager vs {a!r} in the trace"[:MAX_MESSAGE])
     if not failures:
         return _Comparison(True, max_abs, max_rel)
     message = failures[0]
@@ -349,30 +265,6 @@ def _compare_outputs(expected: Any, actual: Any, tolerance: float) -> _Compariso
 
 # ---------------------------------------------------------------------------------------------
 # leaving no trace
-
-
-def _cuda_devices(inputs: Any, modules: Sequence[torch.nn.Module]) -> list[int]:
-    devices: set[int] = set()
-
-    def visit(t: torch.Tensor) -> torch.Tensor:
-        if t.device.type == "cuda":
-            devices.add(t.device.index if t.device.index is not None else torch.cuda.current_device())
-        return t
-
-    _map_tensors(inputs, visit)
-    for m in modules:
-        for t in (*m.parameters(), *m.buffers()):
-            visit(t)
-    return sorted(devices)
-
-
-def _reseed(seed: int, cuda_devices: Sequence[int]) -> None:
-    torch.default_generator.manual_seed(seed)
-    for d in cuda_devices:
-        try:
-            torch.cuda.default_generators[d].manual_seed(seed)
-        except Exception:
-            pass
 
 
 # ---------------------------------------------------------------------------------------------
@@ -407,15 +299,15 @@ def _plan_cases(
     g: torch.Generator,
 ) -> list[_CaseSpec]:
     specs: list[_CaseSpec] = []
-    if _has_tensor(inputs):
+    if has_tensor(inputs):
         transforms: dict[str, Callable[[torch.Tensor], torch.Tensor]] = {
-            "values:randn": lambda t: _random_like(t, t.shape, g),
+            "values:randn": lambda t: random_like(t, t.shape, g),
             "values:negated": lambda t: _negated(t, g),
             "values:shuffled": lambda t: _shuffled(t, g),
         }
         for name, description in _VALUE_VARIANTS:
             fn = transforms[name]
-            specs.append(_CaseSpec(name, description, functools.partial(_map_tensors, inputs, fn)))
+            specs.append(_CaseSpec(name, description, functools.partial(map_tensors, inputs, fn)))
 
     tensors = {label: v for label, _, v in _top_level(inputs) if isinstance(v, torch.Tensor)}
     pairs = [(label, d) for label, ds in chosen.items() for d in ds]
@@ -428,7 +320,7 @@ def _plan_cases(
                 shape = [int(s) for s in t.shape]
                 for d, size in by_dim.items():
                     shape[d] = size
-                repl[label] = _resized(t, shape, g)
+                repl[label] = resized(t, shape, g)
             return _replace_top(inputs, repl)
 
         return build
@@ -519,7 +411,7 @@ def run_probe(
     if max_cases <= 0:
         return report
 
-    cuda_devices = _cuda_devices(inputs, roots)
+    cuda_devices = cuda_devices_of(inputs, roots)
     prev_grad = torch.is_grad_enabled()
     state: ModuleState | None = None
     with ExitStack() as stack:
@@ -558,24 +450,24 @@ def _run_case(
         inputs = spec.build()
     except Exception as e:  # a tensor subclass or exotic dtype we cannot derive from
         return ProbeCase(
-            spec.name, spec.description, [], SKIPPED, message=f"could not derive inputs: {_exception_line(e)}"
+            spec.name, spec.description, [], SKIPPED, message=f"could not derive inputs: {exception_line(e)}"
         )
     case = ProbeCase(spec.name, spec.description, describe_inputs(inputs), AGREE)
     try:
-        _reseed(run_seed, cuda_devices)
-        expected = _call(eager, _clone(inputs))
+        reseed(run_seed, cuda_devices)
+        expected = _call(eager, clone_tensors(inputs))
     except Exception as e:
         case.status = SKIPPED
-        case.message = f"the eager function rejects these inputs: {_exception_line(e)}"
+        case.message = f"the eager function rejects these inputs: {exception_line(e)}"
         return case
     finally:
         state.restore_buffers()
     try:
-        _reseed(run_seed, cuda_devices)
-        actual = _call(traced, _clone(inputs))
+        reseed(run_seed, cuda_devices)
+        actual = _call(traced, clone_tensors(inputs))
     except Exception as e:
         case.status = TRACE_ERROR
-        case.message = _exception_line(e)
+        case.message = exception_line(e)
         return case
     finally:
         state.restore_buffers()
@@ -583,7 +475,7 @@ def _run_case(
         cmp = _compare_outputs(expected, actual, tolerance)
     except Exception as e:
         case.status = DISAGREE
-        case.message = f"outputs could not be compared: {_exception_line(e)}"
+        case.message = f"outputs could not be compared: {exception_line(e)}"
         return case
     case.max_abs, case.max_rel = cmp.max_abs, cmp.max_rel
     if not cmp.ok:
