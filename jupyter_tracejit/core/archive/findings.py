@@ -7,7 +7,8 @@ the archive's own, each defined narrowly so that what they report is what they s
 ``frozen_size`` (warning): the batch size written into a shape. A node of :data:`SHAPE_ARGUMENTS` (``view``,
 ``reshape``, ``expand``, ``broadcast_to``, ``_unsafe_view``; the factories ``zeros``, ``ones``, ``empty``, ``full``,
 ``rand``, ``randn``) whose size argument is a ``prim::ListConstruct`` whose **first** element is an ``int``
-constant equal to the **first** dimension of one of the method's example inputs, and at least 2. The example
+constant equal to the **first** dimension of one of the method's example inputs of two dimensions or more, and
+at least 2. The example
 inputs are the ones ``torch.jit.trace`` stored in the archive (their shapes are restored onto the graph's inputs
 on load, without running anything); with none stored (a scripted module, an older archive), nothing is reported.
 A size read from a tensor (``x.view(x.size(0), -1)``) is a ``size`` op in the list, not a constant, and is never
@@ -97,11 +98,12 @@ def _int_constant(graph: Graph, value_id: int) -> int | None:
 
 
 def example_batch_sizes(graph: Graph) -> set[int]:
-    """The first dimension of each tensor input of the graph whose shape is known (the stored example inputs)."""
+    """The first dimension of each tensor input of the graph whose shape is known (the stored example inputs) and
+    that has two dimensions or more (a 1-d input has no batch dimension to speak of)."""
     found: set[int] = set()
     for vid in graph.inputs:
         shape = graph.values[vid].shape
-        if shape and isinstance(shape[0], int) and not isinstance(shape[0], bool):
+        if shape and len(shape) >= 2 and isinstance(shape[0], int) and not isinstance(shape[0], bool):
             found.add(shape[0])
     return found
 

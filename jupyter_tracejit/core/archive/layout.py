@@ -96,18 +96,20 @@ def inspect_file(path: str) -> ArchiveLayout | TraceError:
             "Copy or download the file again (compare its size with the original), or save the model again.",
         )
     prefixes = {n.split("/", 1)[0] for n in names if "/" in n}
-    if any(n.endswith("/archive_format") or "/models/" in n for n in names):
+    for prefix in sorted(prefixes):
+        own = {n[len(prefix) + 1 :] for n in names if n.startswith(f"{prefix}/")}
+        has_code = any(n.startswith("code/") for n in own)
+        if "constants.pkl" in own and "data.pkl" in own and has_code:
+            return ArchiveLayout(prefix=prefix, names=names)
+    # torch.export.save: <folder>/archive_format and <folder>/models/ (a TorchScript archive's code may have a
+    # models/ folder deeper down: transformers/models/bert/...)
+    if any(n.count("/") >= 1 and n.split("/")[1] in ("archive_format", "models") for n in names):
         return load_error(
             path,
             "export_archive",
             f"{path} is a torch.export archive (.pt2), not a TorchScript archive.",
             "Load it with torch.export.load; tj.load reads TorchScript archives only for now.",
         )
-    for prefix in sorted(prefixes):
-        own = {n[len(prefix) + 1 :] for n in names if n.startswith(f"{prefix}/")}
-        has_code = any(n.startswith("code/") for n in own)
-        if "constants.pkl" in own and "data.pkl" in own and has_code:
-            return ArchiveLayout(prefix=prefix, names=names)
     if any(n.endswith("/data.pkl") for n in names):
         return _pickle_error(path, "a torch.save file (a zipped pickle with no TorchScript code)")
     return load_error(

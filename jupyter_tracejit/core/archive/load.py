@@ -13,6 +13,7 @@ from __future__ import annotations
 import functools
 import os
 import time
+from collections.abc import Callable
 from typing import Any
 
 import torch
@@ -124,7 +125,11 @@ def _load(run: TraceRun, path: str, layout: ArchiveLayout, map_location: Any) ->
             root_type=root,
             parse_source=archive_source,
             hierarchy_scopes=True,
-        ).graph.with_scope_types(types)
+        ).graph
+        resolve = module_paths(types)
+        for node in graph.nodes:
+            node.scope = resolve(node.scope)
+        graph = graph.with_scope_types(types)
         run.graphs[name] = graph
         run.inputs[name] = [graph.values[v].shape_str() for v in graph.inputs[1:]]  # the first is the module
     run.timings["extract"] = time.perf_counter() - t0
@@ -138,6 +143,32 @@ def _load(run: TraceRun, path: str, layout: ArchiveLayout, map_location: Any) ->
     run.argument_names = argument_names(run.graphs.values())
     run.parameters = parameter_types(module)
     run.timings["findings"] = time.perf_counter() - t0
+
+
+def module_paths(types: dict[str, str]) -> Callable[[str], str]:
+    """A module path from an inlined call stack (``encoder.0.attention``) -> the module's own (``encoder.layer.0.
+    attention``): torch's module hierarchy leaves out the containers a module was reached through (an
+    ``nn.ModuleList``'s name), the module tree does not. A level that fits no module is kept as it is."""
+    children: dict[str, list[str]] = {}
+    for path in types:
+        if path:
+            children.setdefault(path.rsplit(".", 1)[0] if "." in path else "", []).append(path)
+
+    @functools.cache
+    def resolve(path: str) -> str:
+        if not path or path in types:
+            return path
+        current = ""
+        for part in path.split("."):
+            direct = f"{current}.{part}" if current else part
+            if direct in types:
+                current = direct
+                continue
+            through = [f"{c}.{part}" for c in children.get(current, []) if f"{c}.{part}" in types]
+            current = through[0] if through else direct
+        return current
+
+    return resolve
 
 
 def method_names(module: Any) -> list[str]:
