@@ -47,7 +47,10 @@ def line_of(text: str) -> int:
 
 
 def rewrite(
-    src: Path, dst: Path, keep: Callable[[str], bool] = lambda n: True, edit: Callable[[str, bytes], bytes] | None = None
+    src: Path,
+    dst: Path,
+    keep: Callable[[str], bool] = lambda n: True,
+    edit: Callable[[str, bytes], bytes] | None = None,
 ) -> Path:
     with zipfile.ZipFile(src) as zin, zipfile.ZipFile(dst, "w") as zout:
         for info in zin.infolist():
