@@ -26,7 +26,7 @@ from .validate import check_run
 #: ones with a clear message. 2: ``backend``, node roles and symbolic sizes in graphs.
 SCHEMA_VERSION = 2
 #: the capture back ends a run can come from
-BACKENDS = ("trace", "export")
+BACKENDS = ("trace", "export", "torchscript-archive")
 JSON_KIND = "jupyter-tracejit.run"
 
 
@@ -150,7 +150,7 @@ class TraceRun(JsonRecord):
     #: options as given (JSON-ready; check inputs described by their shapes)
     options: dict[str, Any]
     #: the capture that made the run (:data:`BACKENDS`): ``"trace"`` for ``torch.jit.trace``, ``"export"`` for
-    #: ``torch.export.export``
+    #: ``torch.export.export``, ``"torchscript-archive"`` for a saved TorchScript archive read back (``.archive``)
     backend: str = "trace"
     #: example inputs per method, described by their shapes
     inputs: dict[str, list[str]] = field(default_factory=dict)
@@ -271,6 +271,8 @@ class TraceRun(JsonRecord):
         checked = (
             f"torch's check passed on {_plural(len(self.check.cases), 'input set')}"
             if self.check is not None
+            else "read from a saved archive, nothing run"
+            if self.backend == "torchscript-archive"
             else "not checked (check_trace=False)"
         )
         return Verdict("ok", "ok", [f"nothing says the trace is wrong; {checked}", *notes], **counts)

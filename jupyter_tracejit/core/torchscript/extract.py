@@ -27,6 +27,8 @@ _HIERARCHY_RE = re.compile(r"([^.()]+)\(([^()]*)\)")
 _MANGLE_RE = re.compile(r"___torch_mangle_\d+\.")
 _BLOCK_KINDS = frozenset({"prim::If", "prim::Loop", "prim::With", "prim::Closure"})
 TENSOR_PREVIEW = 8
+#: marks a module hierarchy among the scope names of :func:`extract_graph`'s cache (no scope name starts with it)
+_HIERARCHY_KEY = "\0"
 #: "not looked up yet" in caches whose values may be None
 _MISSING: Any = object()
 
@@ -198,6 +200,8 @@ def extract_graph(
     code: str | Callable[[], str] = "",
     root_type: str = "",
     number_unnamed: bool = False,
+    parse_source: Callable[[str, dict[str, Frame | None]], SourceLoc | None] | None = None,
+    hierarchy_scopes: bool = False,
 ) -> Extraction:
     """Turn an (inlined) TorchScript graph into a :class:`Graph`.
 
@@ -221,13 +225,20 @@ def extract_graph(
     the number ``_jit_pass_canonicalize`` gives them; so a graph without calls (:func:`has_calls`) extracts as its
     canonical copy would, without the copy.
 
+    ``parse_source`` reads a node's ``sourceRange()`` text (default :func:`parse_stack`, the tracer's stacks); a
+    graph loaded from an archive has other texts (:mod:`..archive.source`). ``hierarchy_scopes``: a node without a
+    scope name (a loaded, inlined graph keeps no tracer scopes) takes its module path from its inlined call stack
+    (``getModuleHierarchy()``, ``layer1(Sequential).0(Block)`` -> ``layer1.0``).
+
     Reading the graph's printout (``str(graph)``) instead would save a few more calls per node but needs a
     parser for text that prints module and value names unescaped; the accessors are exact by construction.
     """
     gc_was_enabled = gc.isenabled()
     gc.disable()
     try:
-        return _extract(ts_graph, method, code, root_type, number_unnamed)
+        return _extract(
+            ts_graph, method, code, root_type, number_unnamed, parse_source or parse_stack, hierarchy_scopes
+        )
     finally:
         if gc_was_enabled:
             gc.enable()
@@ -291,7 +302,13 @@ def _inputs_of(node: torch._C.Node) -> list[torch._C.Value]:
 
 
 def _extract(
-    ts_graph: torch._C.Graph, method: str, code: str | Callable[[], str], root_type: str, number_unnamed: bool
+    ts_graph: torch._C.Graph,
+    method: str,
+    code: str | Callable[[], str],
+    root_type: str,
+    number_unnamed: bool,
+    parse_source: Callable[[str, dict[str, Frame | None]], SourceLoc | None],
+    hierarchy_scopes: bool,
 ) -> Extraction:
     values: list[Value] = []
     # pybind wrapper of a torch._C.Value -> value id; the dict keeps the wrappers alive, so pybind hands the same
@@ -349,6 +366,17 @@ def _extract(
         return vid
 
     def scope_of(n: torch._C.Node, scope_name: str) -> str:
+        if scope_name.startswith(_HIERARCHY_KEY):  # a module hierarchy (hierarchy_scopes), not a tracer scope
+            # a call of a function rather than a module's method reads UNKNOWN_INSTANCE(UNKNOWN_TYPE): its nodes
+            # belong to the module that called it
+            hierarchy = scope_name[len(_HIERARCHY_KEY) :].split(".UNKNOWN_INSTANCE(", 1)[0].lstrip(".")
+            if hierarchy.startswith("UNKNOWN_INSTANCE("):
+                hierarchy = ""
+            levels = parse_hierarchy(hierarchy)
+            for p, t in levels.items():
+                scopes.setdefault(p, t)
+            path = paths[scope_name] = next(reversed(levels), "")
+            return path
         path = paths[scope_name] = scope_path(scope_name)
         if scope_name:
             for p, t in parse_hierarchy(n.getModuleHierarchy()).items():
@@ -396,6 +424,8 @@ def _extract(
             else:
                 outs = tuple(add_value(n.outputsAt(i), nid) for i in range(n_out))
             scope_name = n.scopeName()
+            if hierarchy_scopes and not scope_name:
+                scope_name = _HIERARCHY_KEY + n.getModuleHierarchy()
             path = paths.get(scope_name)
             if path is None:
                 path = scope_of(n, scope_name)
@@ -404,7 +434,7 @@ def _extract(
                 last_stack = raw_stack
                 last_source = stacks.get(raw_stack, _MISSING)
                 if last_source is _MISSING:
-                    last_source = stacks[raw_stack] = parse_stack(raw_stack, frames_seen)
+                    last_source = stacks[raw_stack] = parse_source(raw_stack, frames_seen)
             source = last_source
             attrs: dict[str, Any] = {}
             if constant:

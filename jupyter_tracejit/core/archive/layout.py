@@ -1,0 +1,133 @@
+"""What a file is, read from its first bytes and its zip directory only: nothing is unpickled here.
+
+``torch.jit.load`` is asked to open a file only when it has the layout of a TorchScript archive (a zip whose one
+top-level folder holds ``constants.pkl``, ``data.pkl`` and ``code/``). Everything else gets one clear
+:class:`~..errors.TraceError` (phase ``load``) here, before torch sees it:
+
+- ``not_found``: no such file, or it cannot be read;
+- ``not_an_archive``: not a zip and not a pickle (a text file, an ONNX model...);
+- ``pickle``: a ``torch.save`` file (a zip holding ``data.pkl`` without TorchScript code, or an old-style raw
+  pickle): it is never unpickled, since unpickling a whole module runs code from the file;
+- ``truncated_archive``: a zip whose directory cannot be read (the file was cut short or damaged);
+- ``export_archive``: a ``torch.export.save`` archive (``.pt2``), which this loader does not read;
+- ``not_torchscript``: a zip of something else.
+
+Torch-free: reading the layout needs no torch.
+"""
+
+from __future__ import annotations
+
+import zipfile
+from dataclasses import dataclass, field
+
+from ..errors import TraceError
+
+ZIP_MAGIC = b"PK\x03\x04"
+#: the first byte of a pickle of protocol 2 or later (torch.save's legacy format writes protocol 2)
+PICKLE_PROTO = 0x80
+
+
+@dataclass
+class ArchiveLayout:
+    """The zip directory of a TorchScript archive, as far as :func:`inspect_file` read it."""
+
+    #: the archive's top-level folder (``m`` for ``m/code/__torch__.py``)
+    prefix: str
+    #: every member's name
+    names: list[str] = field(default_factory=list)
+
+    @property
+    def has_debug_info(self) -> bool:
+        """Whether the archive kept the source ranges of its code (``code/*.debug_pkl``, written unless it was
+        saved without debug information)."""
+        return any(n.startswith(f"{self.prefix}/code/") and n.endswith(".debug_pkl") for n in self.names)
+
+    @property
+    def has_traced_inputs(self) -> bool:
+        """Whether ``torch.jit.trace`` stored its example inputs in the archive (``traced_inputs.pkl``)."""
+        return f"{self.prefix}/traced_inputs.pkl" in self.names
+
+    @property
+    def code_files(self) -> list[str]:
+        """The archive's TorchScript source files (``code/__torch__.py`` ...), relative to its folder."""
+        start = f"{self.prefix}/"
+        return [n[len(start) :] for n in self.names if n.startswith(f"{start}code/") and n.endswith(".py")]
+
+
+def load_error(path: str, tag: str, message: str, hint: str) -> TraceError:
+    """The run's error for a file that could not be loaded."""
+    return TraceError(type="ArchiveError", message=message, phase="load", tag=tag, hint=hint, file=path)
+
+
+_TORCHSCRIPT_HINT = (
+    "tj.load reads TorchScript archives: what torch.jit.save (or ScriptModule.save) writes for a traced or "
+    "scripted model."
+)
+
+
+def inspect_file(path: str) -> ArchiveLayout | TraceError:
+    """The layout of a TorchScript archive at ``path``, or the error that says what the file is instead."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(4)
+    except OSError as e:
+        return load_error(
+            path,
+            "not_found",
+            f"cannot read {path}: {e.strerror or e}",
+            "Check the path (it is read on the machine the kernel runs on).",
+        )
+    if head != ZIP_MAGIC:
+        if head[:1] == bytes([PICKLE_PROTO]):
+            return _pickle_error(path, "an old-style torch.save file (a raw pickle)")
+        what = "an empty file" if not head else "neither a zip archive nor a pickle"
+        return load_error(
+            path, "not_an_archive", f"{path} is not a TorchScript archive: it is {what}.", _TORCHSCRIPT_HINT
+        )
+    try:
+        with zipfile.ZipFile(path) as z:
+            names = z.namelist()
+    except (zipfile.BadZipFile, OSError, ValueError) as e:
+        return load_error(
+            path,
+            "truncated_archive",
+            f"{path} starts like a zip archive but its directory cannot be read ({e}): the file was cut short "
+            "or damaged.",
+            "Copy or download the file again (compare its size with the original), or save the model again.",
+        )
+    prefixes = {n.split("/", 1)[0] for n in names if "/" in n}
+    for prefix in sorted(prefixes):
+        own = {n[len(prefix) + 1 :] for n in names if n.startswith(f"{prefix}/")}
+        has_code = any(n.startswith("code/") for n in own)
+        if "constants.pkl" in own and "data.pkl" in own and has_code:
+            return ArchiveLayout(prefix=prefix, names=names)
+    # torch.export.save: <folder>/archive_format and <folder>/models/ (a TorchScript archive's code may have a
+    # models/ folder deeper down: transformers/models/bert/...)
+    if any(n.count("/") >= 1 and n.split("/")[1] in ("archive_format", "models") for n in names):
+        return load_error(
+            path,
+            "export_archive",
+            f"{path} is a torch.export archive (.pt2), not a TorchScript archive.",
+            "Load it with torch.export.load; tj.load reads TorchScript archives only for now.",
+        )
+    if any(n.endswith("/data.pkl") for n in names):
+        return _pickle_error(path, "a torch.save file (a zipped pickle with no TorchScript code)")
+    return load_error(
+        path,
+        "not_torchscript",
+        f"{path} is a zip archive, but not a TorchScript one: it has no constants.pkl, data.pkl and code/ in one "
+        "folder.",
+        _TORCHSCRIPT_HINT,
+    )
+
+
+def _pickle_error(path: str, what: str) -> TraceError:
+    return load_error(
+        path,
+        "pickle",
+        f"{path} is {what}, not a TorchScript archive; it was not opened: unpickling a whole module runs code "
+        "from the file (torch.load with weights_only=False).",
+        "Save a TorchScript archive instead (torch.jit.save(torch.jit.trace(model, inputs), 'model.pt') or "
+        "torch.jit.script), or trace the model itself with tj.trace. For a state_dict, load it into the model "
+        "with torch.load(path, weights_only=True) and trace that.",
+    )

@@ -1,0 +1,177 @@
+"""``load_archive``: a saved TorchScript archive in, a :class:`~..run.TraceRun` (backend ``torchscript-archive``) out.
+
+Nothing of the model runs: the file's layout is read first (:mod:`.layout`: a pickle is refused unopened), then
+``torch.jit.load`` reads the archive (TorchScript's own unpickler, which builds TorchScript types only, never
+``torch.load``), with the example inputs a trace stored restored onto the graphs' input types
+(``_restore_shapes``: types only, no call). Every method of the root module is extracted as a live trace's graph
+is (inlined, canonical), with module paths from the inlined call stacks and each node's original line from the
+archive's debug source ranges (:mod:`.source`); findings are read from the graphs alone (:mod:`.findings`).
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import time
+from collections.abc import Callable
+from typing import Any
+
+import torch
+
+from ..capture import stamp
+from ..errors import TraceError, error_from_exception
+from ..run import Target, TraceRun
+from ..torchscript.extract import canonical_inlined, extract_graph
+from ..torchscript.schemas import argument_names, parameter_types
+from ..torchscript.session import method_code
+from .findings import graph_findings, no_debug_info
+from .layout import ArchiveLayout, inspect_file, load_error
+from .source import archive_source
+
+#: ``run.backend`` of a loaded archive
+BACKEND = "torchscript-archive"
+
+#: (words in torch's message, tag, hint) for what ``torch.jit.load`` raises on a file with the archive's layout
+_LOAD_FAILURES: tuple[tuple[tuple[str, ...], str, str], ...] = (
+    (
+        ("Attempted to read a PyTorch file with version", "maximum supported version"),
+        "newer_torch",
+        "The archive was written by a newer torch than this one ({torch}): upgrade torch where you load it, or save "
+        "it again with this version.",
+    ),
+    (
+        ("Unknown builtin op", "Unknown type name", "unknown builtin op", "Unknown type constructor"),
+        "unknown_op",
+        "The archive uses an op or type this torch ({torch}) does not know: it comes from a newer torch, or needs a "
+        "library of custom ops loaded first (torch.ops.load_library).",
+    ),
+    (
+        ("invalid header or archive is corrupted", "failed finding central directory", "crc", "CRC", "corrupt"),
+        "corrupt_archive",
+        "The archive's contents are damaged: copy or download it again, or save the model again.",
+    ),
+)
+
+
+def archive_options(path: str, map_location: Any) -> dict[str, Any]:
+    """What the run records of the load (run.schema.json ``RecordedArchiveOptions``)."""
+    return {"path": path, "map_location": None if map_location is None else str(map_location)}
+
+
+def load_archive(path: str | os.PathLike[str], *, map_location: Any = "cpu") -> TraceRun:
+    """Read a TorchScript archive (``torch.jit.save``) into a run, never running the model and never raising for
+    the file: what is wrong with it is ``run.error`` (phase ``load``, a tag and a hint per case)."""
+    started = time.perf_counter()
+    path_text = os.fspath(path)
+    run = TraceRun(
+        target=Target(name=os.path.basename(path_text), kind="script", file=path_text),
+        options=archive_options(path_text, map_location),
+        backend=BACKEND,
+    )
+    try:
+        layout = inspect_file(path_text)
+        if isinstance(layout, TraceError):
+            run.error = layout
+        else:
+            _load(run, path_text, layout, map_location)
+    except Exception as e:  # our own bug: record it, never take the kernel down
+        run.error = error_from_exception(e, phase="internal")
+    return stamp(run, started)
+
+
+def _torch_load(path: str, layout: ArchiveLayout, map_location: Any) -> Any:
+    """``torch.jit.load`` with the stored example inputs' shapes restored where a trace stored them (torch only
+    sets the graphs' input types from them), or without where that fails."""
+    if layout.has_traced_inputs:
+        try:
+            return torch.jit.load(path, map_location=map_location, _restore_shapes=True)
+        except Exception:
+            pass
+    return torch.jit.load(path, map_location=map_location)
+
+
+def load_failure(path: str, exc: BaseException) -> TraceError:
+    """The run's error for what ``torch.jit.load`` raised on a file with the layout of an archive."""
+    text = str(exc).split("\nException raised from", 1)[0].strip() or type(exc).__name__
+    tag, hint = next(
+        ((tag, hint) for words, tag, hint in _LOAD_FAILURES if any(w in text for w in words)),
+        ("load_failed", "torch.jit.load could not read the archive: see torch's message."),
+    )
+    error = load_error(path, tag, f"torch.jit.load could not read {path}: {text}", hint.format(torch=torch.__version__))
+    error.type = type(exc).__name__
+    return error
+
+
+def _load(run: TraceRun, path: str, layout: ArchiveLayout, map_location: Any) -> None:
+    t0 = time.perf_counter()
+    try:
+        module = _torch_load(path, layout, map_location)
+    except Exception as e:
+        run.timings["load"] = time.perf_counter() - t0
+        run.error = load_failure(path, e)
+        return
+    run.timings["load"] = time.perf_counter() - t0
+    run.traced = module
+    t0 = time.perf_counter()
+    root = str(getattr(module, "original_name", "") or type(module).__name__)
+    run.target = Target(name=root, kind="script", type=root, file=path)
+    types = {name: str(getattr(m, "original_name", type(m).__name__)) for name, m in module.named_modules()}
+    for name in method_names(module):
+        ts_method = module._c._get_method(name)
+        graph = extract_graph(
+            canonical_inlined(ts_method.graph),
+            method=name,
+            code=functools.partial(method_code, ts_method, module),
+            root_type=root,
+            parse_source=archive_source,
+            hierarchy_scopes=True,
+        ).graph
+        resolve = module_paths(types)
+        for node in graph.nodes:
+            node.scope = resolve(node.scope)
+        graph = graph.with_scope_types(types)
+        run.graphs[name] = graph
+        run.inputs[name] = [graph.values[v].shape_str() for v in graph.inputs[1:]]  # the first is the module
+    run.timings["extract"] = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    tensors = [*module.parameters(), *module.buffers()]
+    devices = {str(t.device) for t in tensors}
+    for graph in run.graphs.values():
+        run.findings += graph_findings(graph, devices)
+    if not layout.has_debug_info:
+        run.findings.append(no_debug_info(next(iter(run.graphs), "forward")))
+    run.argument_names = argument_names(run.graphs.values())
+    run.parameters = parameter_types(module)
+    run.timings["findings"] = time.perf_counter() - t0
+
+
+def module_paths(types: dict[str, str]) -> Callable[[str], str]:
+    """A module path from an inlined call stack (``encoder.0.attention``) -> the module's own (``encoder.layer.0.
+    attention``): torch's module hierarchy leaves out the containers a module was reached through (an
+    ``nn.ModuleList``'s name), the module tree does not. A level that fits no module is kept as it is."""
+    children: dict[str, list[str]] = {}
+    for path in types:
+        if path:
+            children.setdefault(path.rsplit(".", 1)[0] if "." in path else "", []).append(path)
+
+    @functools.cache
+    def resolve(path: str) -> str:
+        if not path or path in types:
+            return path
+        current = ""
+        for part in path.split("."):
+            direct = f"{current}.{part}" if current else part
+            if direct in types:
+                current = direct
+                continue
+            through = [f"{c}.{part}" for c in children.get(current, []) if f"{c}.{part}" in types]
+            current = through[0] if through else direct
+        return current
+
+    return resolve
+
+
+def method_names(module: Any) -> list[str]:
+    """The root module's methods with graphs, ``forward`` first (``__getstate__`` and the like left out)."""
+    names = [n for n in module._c._method_names() if not n.startswith("__")]
+    return sorted(names, key=lambda n: n != "forward")
