@@ -2,7 +2,8 @@
 // JupyterLab extension (labextension/src/anywidget.ts mounts the same Explorer on the same WidgetHost).
 //
 //   jupyter_tracejit/static/explorer.mjs  one ES module (`export default { render }`), Graphviz's WASM inlined;
-//                                         `graph/layout` swapped for the report's `layout-inline` (main thread)
+//                                         `graph/layout` swapped for the report's `layout-inline`, whose
+//                                         worker is this module itself (anywidget.ts, setWorkerModule)
 //   jupyter_tracejit/static/explorer.css  labextension/style/*.css + the report's --jp-* palette scoped to
 //                                         `.jp-TraceExplorer-anyTheme` (set only where the host has no Jupyter
 //                                         theme), dark values under `[data-jp-theme-light='false']`

@@ -3,13 +3,16 @@
  * `npm run build:anywidget`; `jupyter_tracejit.widgets.AnyTraceExplorer` sends it to the page as its `_esm`).
  *
  * It mounts the same `Explorer` on the same `WidgetHost` as the JupyterLab extension's ipywidgets view
- * (widget.ts); `AnyModelAdapter` is the only difference. Graphviz (WASM inlined) lays out on the page's main
- * thread here: the build swaps `graph/layout` (a Worker from a file beside the bundle) for the report's
- * `layout-inline`, which falls back to the main thread when it is given no worker source.
+ * (widget.ts); `AnyModelAdapter` is the only difference. Graphviz (WASM inlined) lays out in a Web Worker that is
+ * this very module: the build swaps `graph/layout` (a Worker from a file beside the bundle, which a module sent
+ * over a comm does not have) for the report's `layout-inline`, told to start `import.meta.url` as a module worker;
+ * started there (no `document`), the module serves layouts instead of rendering. Where no such worker can start
+ * (a CSP forbidding it), layouts fall back to the page's main thread.
  */
 import { Explorer } from './explorer/Explorer';
 import { mountLive } from './explorer/mount';
 import { AnyModel, AnyModelAdapter } from './state/anymodel';
+import { ILayoutScope, layoutMode, LayoutMode, serveLayouts, setWorkerModule } from './report/layout-inline';
 
 /** Classes and attributes that say "dark" on the hosts we know; else the browser's colour scheme. */
 const DARK_MARKERS = ['.dark', '.dark-theme', '[data-theme="dark"]', '.vscode-dark', '[theme="dark"]'];
@@ -85,6 +88,8 @@ function followHostTheme(el: HTMLElement): () => void {
 /** What a test or the curious can reach: `el.tracejitExplorer.rendered` settles when the graph is laid out. */
 interface IExplorerElement extends HTMLElement {
   tracejitExplorer?: Explorer;
+  /** Where Graphviz runs: `worker`, `main-thread`, or `pending` before the first layout. */
+  tracejitLayoutMode?: () => LayoutMode;
 }
 
 function render({ model, el }: { model: AnyModel; el: HTMLElement }): () => void {
@@ -93,13 +98,23 @@ function render({ model, el }: { model: AnyModel; el: HTMLElement }): () => void
   const adapter = new AnyModelAdapter(model);
   const explorer = mountLive(el, adapter);
   (el as IExplorerElement).tracejitExplorer = explorer;
+  (el as IExplorerElement).tracejitLayoutMode = layoutMode;
   el.dataset.tracejit = 'mounted';
   return () => {
     stopTheme();
     explorer.dispose(); // disposes the WidgetHost, which lets go of the adapter
     adapter.dispose(); // and the adapter of the anywidget model
     delete (el as IExplorerElement).tracejitExplorer;
+    delete (el as IExplorerElement).tracejitLayoutMode;
   };
+}
+
+if (typeof document === 'undefined') {
+  // started by setWorkerModule below, in a worker: lay out graphs for the page
+  serveLayouts(self as unknown as ILayoutScope);
+} else {
+  // a Blob URL (anywidget in JupyterLab imports the module from one and revokes it right after): start now
+  setWorkerModule(import.meta.url, import.meta.url.startsWith('blob:'));
 }
 
 export default { render };

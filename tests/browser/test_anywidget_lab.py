@@ -42,6 +42,8 @@ def test_anywidget_explorer_renders_and_retraces_in_jupyterlab(lab):
     explorer.locator(".jp-TraceExplorer-canvas svg").wait_for(timeout=60_000)
     # JupyterLab's own theme: the widget does not bring its palette here
     assert lab.page.locator(".jp-TraceExplorer-anyTheme").count() == 0
+    # Graphviz ran in a worker started from the module's own (Blob) URL
+    assert explorer.evaluate("root => root.parentElement.tracejitLayoutMode()") == "worker"
     explorer.locator(".jp-TraceExplorer-canvas g.node.kind-aten-relu").first.click()
     explorer.locator(".jp-TraceExplorer-inspector .jp-TraceExplorer-nodeKind", has_text="aten::relu").wait_for()
     explorer.locator('input[data-option="check_trace"]').uncheck()

@@ -138,6 +138,8 @@ def test_explorer_renders_inspects_and_retraces_in_marimo(browser: Any, marimo_a
         # outside Jupyter the widget brings its own palette, and follows the page's light theme
         host = page.locator(".jp-TraceExplorer-anyTheme").first
         assert host.get_attribute("data-jp-theme-light") == "true"
+        # Graphviz ran in a worker that is the module itself, served by marimo (not on the page's main thread)
+        assert explorer.evaluate("root => root.parentElement.tracejitLayoutMode()") == "worker"
 
         # a click on a node: the inspector shows it, the node is selected
         explorer.locator(".jp-TraceExplorer-canvas g.node.kind-aten-relu").first.click()
