@@ -5,6 +5,7 @@ Imports ipywidgets; the core never imports this package (``jupyter_tracejit.expl
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 from ..core.request import trace
@@ -46,7 +47,27 @@ def explore(
             f"explore needs a TraceRun, an nn.Module or a function, got {type(run_or_callable).__name__}; "
             "e.g. explore(model, (x,)) or explore(tj.trace(model, (x,)))"
         )
-    return TraceExplorer(run, history_limit=history_limit, debounce=debounce, settle=settle, scheduler=scheduler)
+    cls = _explorer_class()
+    return cls(run, history_limit=history_limit, debounce=debounce, settle=settle, scheduler=scheduler)
+
+
+def _in_marimo() -> bool:
+    """True inside a running marimo notebook or app (marimo is imported by then; never imported here otherwise)."""
+    marimo = sys.modules.get("marimo")
+    try:
+        return bool(marimo is not None and marimo.running_in_notebook())
+    except Exception:  # an old or partial marimo: treat as not marimo
+        return False
+
+
+def _explorer_class() -> type[TraceExplorer]:
+    """The explorer for this host: the anywidget one in marimo (no JupyterLab extension there), else the
+    ipywidgets one our JupyterLab extension renders (unchanged in JupyterLab and Notebook 7)."""
+    if _in_marimo():
+        from .anyexplorer import AnyTraceExplorer
+
+        return AnyTraceExplorer
+    return TraceExplorer
 
 
 def run_mimebundle(run: TraceRun) -> dict[str, Any]:
@@ -72,12 +93,22 @@ def register_display(ipython: Any = None) -> bool:
     return True
 
 
+def __getattr__(name: str) -> Any:
+    # AnyTraceExplorer reads its ~1 MB front-end module at import: only when asked for
+    if name == "AnyTraceExplorer":
+        from .anyexplorer import AnyTraceExplorer
+
+        return AnyTraceExplorer
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 __all__ = [
     "MODULE_NAME",
     "MODULE_VERSION",
     "OPTION_KEYS",
     "PROGRESS_MIME",
     "RUN_MIME",
+    "AnyTraceExplorer",
     "Retracer",
     "TraceExplorer",
     "default_options",

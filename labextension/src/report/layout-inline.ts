@@ -38,6 +38,8 @@ export function serveLayouts(scope: ILayoutScope): void {
 }
 
 let workerSource: string | null = null;
+/** A module script that serves layouts when started as a module worker (the anywidget bundle itself). */
+let workerModule: string | null = null;
 let worker: Worker | null = null;
 /** True once the current worker has answered: after that, a crash is an error, not a reason to give up on workers. */
 let workerAnswered = false;
@@ -48,7 +50,35 @@ let queue: Promise<unknown> = Promise.resolve();
 /** The page's script text, run as the layout worker; `null`: lay out on the main thread. */
 export function setWorkerSource(source: string | null): void {
   workerSource = source && source.trim() ? source : null;
+  workerModule = null;
   mode = workerSource === null ? 'main-thread' : 'pending';
+}
+
+/**
+ * The URL of an ES module that serves layouts when it runs in a worker (the anywidget bundle, `import.meta.url`:
+ * the host's own URL for it, or a Blob URL); `null`: lay out on the main thread.
+ */
+export function setWorkerModule(url: string | null, startNow = false): void {
+  workerModule = url || null;
+  workerSource = null;
+  mode = workerModule === null ? 'main-thread' : 'pending';
+  if (workerModule !== null && startNow) {
+    // a Blob URL the host revokes once the module is imported (anywidget's JupyterLab front end does) must be
+    // resolved now: the Worker constructor takes hold of the blob; the first layout finds the worker running
+    try {
+      const w = startWorker();
+      w.onerror = (event: ErrorEvent) => {
+        event.preventDefault();
+        w.terminate();
+        if (worker === w) {
+          worker = null; // the first layout tries once more, then falls back to the main thread
+        }
+      };
+      worker = w;
+    } catch {
+      mode = 'main-thread';
+    }
+  }
 }
 
 /** Where layouts run (the browser test and the curious read it). */
@@ -57,8 +87,11 @@ export function layoutMode(): LayoutMode {
 }
 
 function startWorker(): Worker {
-  const url = URL.createObjectURL(new Blob([workerSource ?? ''], { type: 'text/javascript' }));
   workerAnswered = false;
+  if (workerModule !== null) {
+    return new Worker(workerModule, { type: 'module' });
+  }
+  const url = URL.createObjectURL(new Blob([workerSource ?? ''], { type: 'text/javascript' }));
   return new Worker(url);
 }
 
@@ -101,7 +134,7 @@ function viaWorker(dot: string): Promise<string> {
 }
 
 async function layoutOnce(dot: string): Promise<string> {
-  if (mode !== 'main-thread' && workerSource !== null) {
+  if (mode !== 'main-thread' && (workerSource !== null || workerModule !== null)) {
     try {
       return await viaWorker(dot);
     } catch (err) {

@@ -1,0 +1,44 @@
+// What the bundles built with esbuild share: the layout swap and the explorer's stylesheet.
+//
+// The esbuild plugin is shared by the bundles built outside JupyterLab's rspack (the standalone report, build.mjs;
+// the anywidget module, build-anywidget.mjs): `labextension/src/graph/layout` starts a Worker from a file beside
+// the bundle, which neither has, so it is swapped for `labextension/src/report/layout-inline.ts` (same API; a
+// Blob-URL worker of a given source, else Graphviz on the main thread).
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
+const graphLayout = path.join(root, 'labextension', 'src', 'graph', 'layout');
+const inlineLayout = path.join(root, 'labextension', 'src', 'report', 'layout-inline.ts');
+
+/** The plugin, and `swapped()`: how many imports it redirected (0 means the bundle has no layout at all). */
+export function inlineLayoutPlugin(bundleName) {
+  let swapped = 0;
+  const plugin = {
+    name: 'tracejit-inline-layout',
+    setup(b) {
+      b.onResolve({ filter: /(^|\/)layout(\.js|\.ts)?$/ }, args => {
+        const target = path.resolve(args.resolveDir, args.path).replace(/\.(js|ts)$/, '');
+        if (target !== graphLayout) {
+          return undefined;
+        }
+        swapped += 1;
+        return { path: inlineLayout };
+      });
+      // the worker module must never end up in the bundle: it needs a Worker from a file URL
+      b.onLoad({ filter: /layout\.worker\.(ts|js)$/ }, args => ({
+        errors: [{ text: `${args.path} reached the ${bundleName} bundle: the layout swap did not apply` }]
+      }));
+    }
+  };
+  return { plugin, swapped: () => swapped };
+}
+
+/** The explorer's stylesheets, concatenated in the order labextension/style/index.css imports them. */
+export function explorerCss() {
+  const styleDir = path.join(root, 'labextension', 'style');
+  return [...readFileSync(path.join(styleDir, 'index.css'), 'utf8').matchAll(/@import url\('\.\/([\w-]+\.css)'\)/g)]
+    .map(m => readFileSync(path.join(styleDir, m[1]), 'utf8'))
+    .join('\n');
+}
