@@ -214,13 +214,13 @@ export interface TraceRun {
   verdict?: Verdict;
   target: Target;
   /**
-   * a trace's options (RecordedOptions) or an export's (RecordedExportOptions)
+   * a trace's options (RecordedOptions), an export's (RecordedExportOptions) or what a loaded archive was read with (RecordedArchiveOptions)
    */
-  options: RecordedOptions | RecordedExportOptions;
+  options: RecordedOptions | RecordedExportOptions | RecordedArchiveOptions;
   /**
-   * the capture that made the run: "trace" for torch.jit.trace (version-1 runs were all traces), "export" for torch.export.export
+   * the capture that made the run: "trace" for torch.jit.trace (version-1 runs were all traces), "export" for torch.export.export, "torchscript-archive" for a saved TorchScript archive read back (core/archive/, nothing run)
    */
-  backend: 'trace' | 'export';
+  backend: 'trace' | 'export' | 'torchscript-archive';
   /**
    * example inputs per method, described ("Float(4, 3)", "mask=Bool(2, 5)")
    */
@@ -399,6 +399,22 @@ export interface RecordedExportOptions {
   no_grad: boolean | string;
 }
 /**
+ * what a TorchScript archive was loaded with (core/archive/load.py archive_options)
+ *
+ * This interface was referenced by `ExplorerState`'s JSON-Schema
+ * via the `definition` "RecordedArchiveOptions".
+ */
+export interface RecordedArchiveOptions {
+  /**
+   * the archive's path as given
+   */
+  path: string;
+  /**
+   * torch.jit.load's map_location as text; null: where the archive's tensors were saved
+   */
+  map_location: string | null;
+}
+/**
  * Graph.to_json (core/graph.py): tables of strings, frames and stacks; values and nodes as rows, ids are row positions
  *
  * This interface was referenced by `ExplorerState`'s JSON-Schema
@@ -544,7 +560,7 @@ export interface TraceError {
   type: string;
   message: string;
   /**
-   * arguments, trace, check or internal
+   * arguments, trace, check, load (an archive that could not be read) or internal
    */
   phase: string;
   tag: string;
