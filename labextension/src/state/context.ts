@@ -50,14 +50,17 @@ export class ExplorerContext {
     return this.searchGraph(run.locationLabel(file, line));
   }
 
-  /** Mark `ids` of `method` (an export guard's nodes): select the first, highlight all of them. */
+  /** Mark `ids` of `method` (an export guard's nodes): select the first op of them, highlight all of them. */
   markNodes(method: string, ids: number[]): void {
     const run = this.run;
     if (!run || !ids.length) {
       return;
     }
     this.marked = { runId: run.runId, method, ids: [...ids] };
-    this.host.set({ selectedMethod: method, selectedNode: ids[0] });
+    // select an op of them, not a constant it reads (folded into the op's box, where the graph shows it)
+    const graph = run.graphs.get(method);
+    const first = ids.find(id => graph?.nodes[id] && graph.nodes[id].role !== 'constant') ?? ids[0];
+    this.host.set({ selectedMethod: method, selectedNode: first });
     this.repaintGraph?.();
   }
 
