@@ -4,7 +4,8 @@ The traits tagged ``sync=True`` are the wire contract mirrored by the ``jupyter-
 (``TraceExplorerModel`` / ``TraceExplorerView``); ``explorer.schema.json`` writes it down.
 The explorer holds the :class:`~jupyter_tracejit.core.run.TraceRun` objects Python-side (:attr:`TraceExplorer.run`
 is the one on screen) and sends their JSON; it re-traces through ``run.request`` when ``options`` change (see
-:mod:`.retrace`).
+:mod:`.retrace`). An export run (``run.backend == "export"``) gets the export's options bar (core/export/options.py
+``EXPORT_SPECS``) and re-exports the same way.
 """
 
 from __future__ import annotations

@@ -1,7 +1,9 @@
 /**
  * The options bar of a live explorer: strict, check_trace, tolerance, which check inputs are on, force_outplace,
  * module mode, no_grad, the target device, a re-trace button, the status and the run history. Changing an option re-traces in the
- * kernel (debounced there); a read-only explorer shows the options of the saved run instead.
+ * kernel (debounced there); a read-only explorer shows the options of the saved run instead. An export run's bar is
+ * the export's (EXPORT_OPTION_SPECS: strict, draft, module mode, no_grad) with its dynamic_shapes and check_inputs
+ * shown read-only (a re-export keeps them) and a re-export button.
  *
  * Every click shows at once what it did, before the kernel answers: a control whose value is not yet the one the
  * run on screen was traced with is marked pending, and the status counts the seconds ("re-trace asked… 0.4 s",
