@@ -166,6 +166,9 @@ def _without_tracebacks(data: Any) -> Any:
 def portable(run: tj.TraceRun) -> dict[str, Any]:
     data = run.to_json()
     data.update(created="2026-01-01T00:00:00+00:00", run_id=f"fixture-{run.target.name}"[:40], timings={})
+    if data.get("export"):
+        # torch's log during an export: how much it says depends on what the process exported before
+        data["export"]["log"] = ""
     return normalized(_without_tracebacks(data), _prefixes())
 
 
@@ -348,7 +351,7 @@ def fixture_files() -> dict[str, str]:
     """File name -> text of every fixture."""
     files: dict[str, str] = {}
     runs = {}
-    for name, run in make_runs().items():
+    for name, run in {**make_runs(), "exported": exported_mlp()}.items():
         data = portable(run)
         runs[name] = tj.TraceRun.from_json(data)  # facts and DOT from the machine-independent run
         files[f"{name}.run.json"] = json.dumps(data, allow_nan=False, indent=1, ensure_ascii=False) + "\n"
@@ -373,6 +376,34 @@ def write(directory: Path = FIXTURES) -> list[Path]:
         path.write_text(text, encoding="utf-8")
         written.append(path)
     return written
+
+
+class ExportMLP(nn.Module):
+    """An MLP exported with a dynamic batch (``Dim``), then a loop over a ``Dim.AUTO`` size that specialises it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc1 = nn.Linear(8, 16)
+        self.fc2 = nn.Linear(16, 4)
+
+    def forward(self, x, steps):
+        h = self.fc2(torch.relu(self.fc1(x)))
+        # a loop over steps' Dim.AUTO size specialises it to 3; its add is the specialisation's node
+        return h + sum([i for i in range(steps.size(0))])
+
+
+def exported_mlp() -> tj.TraceRun:
+    """The torch.export fixture (after the traced code above, so their lines stay put): symbols (the batch), a
+    specialisation at its line and a ``dim_specialized`` finding."""
+    from jupyter_tracejit.core.export.request import export  # internal until tj.export is public
+
+    torch.manual_seed(0)
+    batch = torch.export.Dim("batch", min=2, max=64)
+    return export(
+        ExportMLP(),
+        (torch.ones(4, 8), torch.ones(3)),
+        dynamic_shapes={"x": {0: batch}, "steps": {0: torch.export.Dim.AUTO}},
+    )
 
 
 if __name__ == "__main__":

@@ -10,7 +10,7 @@ from typing import Any
 
 from ..core.request import trace
 from ..core.run import TraceRun
-from .explorer import MODULE_NAME, MODULE_VERSION, OPTION_KEYS, TraceExplorer, default_options
+from .explorer import EXPORT_OPTION_KEYS, MODULE_NAME, MODULE_VERSION, OPTION_KEYS, TraceExplorer, default_options
 from .mime import PROGRESS_MIME, RUN_MIME, run_from_mime, run_mime_payload
 from .retrace import Retracer, Scheduler, default_scheduler
 
@@ -103,6 +103,7 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
+    "EXPORT_OPTION_KEYS",
     "MODULE_NAME",
     "MODULE_VERSION",
     "OPTION_KEYS",

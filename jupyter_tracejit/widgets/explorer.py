@@ -4,7 +4,8 @@ The traits tagged ``sync=True`` are the wire contract mirrored by the ``jupyter-
 (``TraceExplorerModel`` / ``TraceExplorerView``); ``explorer.schema.json`` writes it down.
 The explorer holds the :class:`~jupyter_tracejit.core.run.TraceRun` objects Python-side (:attr:`TraceExplorer.run`
 is the one on screen) and sends their JSON; it re-traces through ``run.request`` when ``options`` change (see
-:mod:`.retrace`).
+:mod:`.retrace`). An export run (``run.backend == "export"``) gets the export's options bar (core/export/options.py
+``EXPORT_SPECS``) and re-exports the same way.
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ import asyncio
 import threading
 import time
 from collections import OrderedDict
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import ipywidgets
@@ -20,8 +23,9 @@ from traitlets import Bool, Dict, Enum, Float, Int, List, TraitError, Unicode, o
 
 from .. import __version__
 from ..core.diff import structural_diff
+from ..core.export.options import EXPORT_LIVE, EXPORT_SPECS
 from ..core.inputs import describe_inputs
-from ..core.options import LIVE, SPECS
+from ..core.options import LIVE, SPECS, OptionSpec
 from ..core.run import TraceRun
 from .kernel_activity import as_kernel_work
 from .mime import RUN_MIME, run_from_mime, run_mime_payload
@@ -39,12 +43,33 @@ STATUSES = ("idle", "tracing", "error")
 CHECK_INPUTS_ENABLED = "check_inputs_enabled"
 #: the keys of the ``options`` trait, in the options bar's order
 OPTION_KEYS = tuple(CHECK_INPUTS_ENABLED if name == "check_inputs" else name for name in LIVE)
+#: the keys of the ``options`` trait of an explorer on an export run (core/export/options.py ``EXPORT_LIVE``):
+#: dynamic_shapes and check_inputs are shown read-only, a re-export keeps the request's
+EXPORT_OPTION_KEYS = EXPORT_LIVE
 
 
-def _option_problem(key: str, value: Any, n_check_inputs: int) -> str | None:
+@dataclass(frozen=True)
+class _Bar:
+    """The options bar of one back end: its keys (in order) and the one definition of each (its spec table)."""
+
+    backend: str
+    keys: tuple[str, ...]
+    specs: Mapping[str, OptionSpec]
+
+
+_TRACE_BAR = _Bar("trace", OPTION_KEYS, SPECS)
+_EXPORT_BAR = _Bar("export", EXPORT_OPTION_KEYS, EXPORT_SPECS)
+
+
+def _bar_of(run: TraceRun | None) -> _Bar:
+    return _EXPORT_BAR if run is not None and run.backend == "export" else _TRACE_BAR
+
+
+def _option_problem(key: str, value: Any, n_check_inputs: int, bar: _Bar = _TRACE_BAR) -> str | None:
     """Why ``value`` is not allowed for option ``key`` (names the key, the value and what is allowed)."""
-    if key not in OPTION_KEYS:
-        return f"unknown option {key!r} (value {value!r}); the options are: {', '.join(sorted(OPTION_KEYS))}"
+    if key not in bar.keys:
+        what = "export option" if bar.backend == "export" else "option"
+        return f"unknown {what} {key!r} (value {value!r}); the options are: {', '.join(sorted(bar.keys))}"
     if key == CHECK_INPUTS_ENABLED:
         if isinstance(value, list) and len(value) == n_check_inputs and all(isinstance(v, bool) for v in value):
             return None
@@ -52,7 +77,7 @@ def _option_problem(key: str, value: Any, n_check_inputs: int) -> str | None:
             f"option {key!r} must be a list of {n_check_inputs} true/false value(s), one per check input "
             f"set of the traced request (which sets to check with), got {value!r}"
         )
-    problem = SPECS[key].problem(value)
+    problem = bar.specs[key].problem(value)
     if problem is None:
         return None
     return f"option {key!r} must be {problem.expects}, got {value!r}; {problem.hint}"
@@ -60,22 +85,24 @@ def _option_problem(key: str, value: Any, n_check_inputs: int) -> str | None:
 
 def _normalized(options: dict[str, Any]) -> dict[str, Any]:
     out = dict(options)
-    out["check_tolerance"] = float(out["check_tolerance"])
-    out[CHECK_INPUTS_ENABLED] = list(out[CHECK_INPUTS_ENABLED])
+    if "check_tolerance" in out:
+        out["check_tolerance"] = float(out["check_tolerance"])
+    if CHECK_INPUTS_ENABLED in out:
+        out[CHECK_INPUTS_ENABLED] = list(out[CHECK_INPUTS_ENABLED])
     return out
 
 
-def _initial_options(source: dict[str, Any], n_check_inputs: int) -> dict[str, Any]:
+def _initial_options(source: dict[str, Any], n_check_inputs: int, bar: _Bar = _TRACE_BAR) -> dict[str, Any]:
     """The explorer's options from a request's (or a saved run's) options; a value we cannot offer falls back
     to the default, so a run traced with bad arguments can still be explored and fixed."""
     options: dict[str, Any] = {}
-    for key in OPTION_KEYS:
+    for key in bar.keys:
         if key == CHECK_INPUTS_ENABLED:
             options[key] = [True] * n_check_inputs
-        elif key in source and _option_problem(key, source[key], n_check_inputs) is None:
+        elif key in source and _option_problem(key, source[key], n_check_inputs, bar) is None:
             options[key] = source[key]
         else:
-            options[key] = SPECS[key].default
+            options[key] = bar.specs[key].default
     return _normalized(options)
 
 
@@ -204,10 +231,12 @@ class TraceExplorer(ipywidgets.DOMWidget):
         self._current: TraceRun | None = run
         self._history: OrderedDict[str, TraceRun] = OrderedDict()
         self._request = run.request if run is not None else None
+        #: the options bar of the run's back end (trace or export), fixed with the explorer
+        self._bar = _bar_of(run)
         self._check_sets, labels = _check_input_labels(run)
         self._n_check_inputs = len(labels)
         source = self._request.options.as_dict() if self._request is not None else (run.options if run else {})
-        initial = _initial_options(source, self._n_check_inputs)
+        initial = _initial_options(source, self._n_check_inputs, self._bar)
         self._applied_options = initial
         #: run_id -> the options bar's values that traced it (what picking it from the history puts back)
         self._traced_with: dict[str, dict[str, Any]] = {}
@@ -260,6 +289,18 @@ class TraceExplorer(ipywidgets.DOMWidget):
         """Put a run traced elsewhere into the history (e.g. the same model with other inputs), to compare."""
         if not isinstance(run, TraceRun):
             raise TypeError(f"add_run takes a TraceRun, got {type(run).__name__}")
+        bar = _bar_of(run)
+        if bar is not self._bar:
+            if self._current is not None:
+                article = "an" if run.backend == "export" else "a"
+                raise ValueError(
+                    f"add_run: this explorer shows {self._bar.backend} runs and the run is {article} {run.backend} "
+                    "run (their options differ); explore it on its own: tj.explore(run)"
+                )
+            # an empty explorer takes the options bar of its first run's back end
+            self._bar = bar
+            self._applied_options = {}
+            self._restore_options(_initial_options(run.options, self._n_check_inputs, bar))
         with self.hold_sync():
             if show or self._current is None:
                 self._show(run)
@@ -349,7 +390,7 @@ class TraceExplorer(ipywidgets.DOMWidget):
         # the front end's update is applied, that already holds the partial proposal)
         merged = {**self._applied_options, **value}
         for key, v in merged.items():
-            problem = _option_problem(key, v, self._n_check_inputs)
+            problem = _option_problem(key, v, self._n_check_inputs, self._bar)
             if problem is not None:
                 raise TraitError(problem)
         return _normalized(merged)
@@ -466,6 +507,12 @@ class TraceExplorer(ipywidgets.DOMWidget):
     # -- re-tracing (called by the Retracer) ------------------------------------------------------------
     def _trace(self, options: dict[str, Any]) -> TraceRun:
         assert self._request is not None
+        if self._bar is _EXPORT_BAR:
+            # the bar's options only: dynamic_shapes and check_inputs stay the request's (ExportRequest.run)
+            with as_kernel_work():
+                exported: TraceRun = self._request.run(**{k: options[k] for k in self._bar.keys})
+            self._traced_with[exported.run_id] = dict(options)
+            return exported
         kwargs = {k: options[k] for k in OPTION_KEYS if k != CHECK_INPUTS_ENABLED}
         chosen = [c for c, on in zip(self._check_sets, options[CHECK_INPUTS_ENABLED], strict=True) if on]
         # none chosen: None, which checks with the example inputs as torch does by default
@@ -539,7 +586,7 @@ class TraceExplorer(ipywidgets.DOMWidget):
         if known is not None:
             return known
         source = run.request.options.as_dict() if run.request is not None else run.options
-        return _initial_options(source, self._n_check_inputs)
+        return _initial_options(source, self._n_check_inputs, self._bar)
 
     def _restore_options(self, options: dict[str, Any]) -> None:
         """Put ``options`` in the options bar without asking for a re-trace."""
@@ -588,6 +635,7 @@ class TraceExplorer(ipywidgets.DOMWidget):
 
 __all__ = [
     "CHECK_INPUTS_ENABLED",
+    "EXPORT_OPTION_KEYS",
     "MODULE_NAME",
     "MODULE_VERSION",
     "OPTION_KEYS",

@@ -71,14 +71,17 @@ function merged() {
 }
 
 function constants() {
-  const options = state.definitions.ExplorerOptions.properties;
-  const specs = Object.entries(options).map(([key, p]) => ({
-    key,
-    label: p['x-label'],
-    description: p.description,
-    default: p.default,
-    ...(p.enum ? { choices: p.enum } : {})
-  }));
+  const specsOf = options =>
+    Object.entries(options).map(([key, p]) => ({
+      key,
+      label: p['x-label'],
+      description: p.description,
+      default: p.default,
+      ...(p.enum ? { choices: p.enum } : {})
+    }));
+  const specs = specsOf(state.definitions.ExplorerOptions.properties);
+  const exportOptions = state.definitions.ExportExplorerOptions;
+  const exportSpecs = specsOf(exportOptions.properties);
   const defaults = Object.fromEntries(Object.entries(state.properties).map(([k, p]) => [k, p.default]));
   return [
     `/** The package's version (jupyter_tracejit/_version.py): the widget module's version. */`,
@@ -101,6 +104,11 @@ function constants() {
     )} as const;`,
     `/** The options bar's options, in order (explorer.schema.json ExplorerOptions, from core/options.py). */`,
     `export const OPTION_SPECS = ${JSON.stringify(specs)} as const;`,
+    `/** The options bar's options for an export run, in order (explorer.schema.json ExportExplorerOptions, from`,
+    ` * core/export/options.py EXPORT_SPECS). */`,
+    `export const EXPORT_OPTION_SPECS = ${JSON.stringify(exportSpecs)} as const;`,
+    `/** The export options the bar shows read-only (explorer.schema.json ExportExplorerOptions x-read-only). */`,
+    `export const EXPORT_READ_ONLY_OPTIONS = ${JSON.stringify(exportOptions['x-read-only'])} as const;`,
     `/** Each widget trait's default (explorer.schema.json). */`,
     `export const TRAIT_DEFAULTS: ExplorerState = ${JSON.stringify(defaults)};`
   ].join('\n');

@@ -12,6 +12,7 @@ import torch
 
 from ..errors import TraceError, argument_error
 from ..inputs import describe_inputs
+from ..options import OptionSpec
 
 #: what ``draft`` takes: run ``torch.export.draft_export`` when export fails (its report and partial graph), always,
 #: or never
@@ -19,6 +20,52 @@ DRAFT_CHOICES = ("on_failure", "always", "never")
 MODULE_MODES = ("as_is", "train", "eval")
 #: ``dynamic_shapes="auto"``: the dims that differ between the example and ``check_inputs`` become ``Dim.AUTO``
 AUTO = "auto"
+
+
+def _is_bool(value: Any) -> bool:
+    return isinstance(value, bool)
+
+
+def _export_bool_spec(name: str, default: bool, doc: str, label: str) -> OptionSpec:
+    return OptionSpec(name, default, "True or False", doc, f"Pass {name}=True or {name}=False.", label, _is_bool)
+
+
+#: the export options the explorer's options bar offers (its ``options`` trait for an export run), what each
+#: means and allows; explorer.schema.json ``ExportExplorerOptions`` writes them down for the front end (checked by
+#: tests/widgets/test_explorer_schema.py). Defaults are :class:`ExportOptions`' own.
+EXPORT_SPECS: dict[str, OptionSpec] = {
+    spec.name: spec
+    for spec in (
+        _export_bool_spec(
+            "strict", False, "strict export: trace with TorchDynamo's bytecode analysis (torch's strict=True)", "strict"
+        ),
+        OptionSpec(
+            "draft",
+            "on_failure",
+            "one of " + ", ".join(repr(c) for c in DRAFT_CHOICES),
+            "run torch.export.draft_export when export fails (its report and partial graph), always, or never",
+            "draft='on_failure' runs draft_export only when export fails; 'always' runs it on success too; "
+            "'never' skips it.",
+            "draft",
+            lambda v: v in DRAFT_CHOICES,
+        ),
+        OptionSpec(
+            "module_mode",
+            "as_is",
+            "one of " + ", ".join(repr(m) for m in MODULE_MODES),
+            "call .train() or .eval() on the module for this export only (restored after), or leave it as is",
+            "Use 'eval' for inference, 'train' to export training behaviour, 'as_is' to leave the module alone.",
+            "mode",
+            lambda v: v in MODULE_MODES,
+        ),
+        _export_bool_spec("no_grad", False, "export under torch.no_grad()", "no_grad"),
+    )
+}
+#: the options bar's export options, in display order (the keys of its ``options`` trait for an export run)
+EXPORT_LIVE = ("strict", "draft", "module_mode", "no_grad")
+#: export options the explorer shows but cannot change (they hold live tensors and torch ``Dim`` objects): a
+#: re-export keeps the request's own
+EXPORT_READ_ONLY = ("dynamic_shapes", "check_inputs")
 
 
 @dataclass(frozen=True)
@@ -180,6 +227,9 @@ __all__ = [
     "AUTO",
     "DRAFT_CHOICES",
     "DYNAMIC_FORM",
+    "EXPORT_LIVE",
+    "EXPORT_READ_ONLY",
+    "EXPORT_SPECS",
     "MODULE_MODES",
     "DynamicSpecError",
     "ExportOptions",

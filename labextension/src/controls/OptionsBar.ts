@@ -1,7 +1,9 @@
 /**
  * The options bar of a live explorer: strict, check_trace, tolerance, which check inputs are on, force_outplace,
  * module mode, no_grad, the target device, a re-trace button, the status and the run history. Changing an option re-traces in the
- * kernel (debounced there); a read-only explorer shows the options of the saved run instead.
+ * kernel (debounced there); a read-only explorer shows the options of the saved run instead. An export run's bar is
+ * the export's (EXPORT_OPTION_SPECS: strict, draft, module mode, no_grad) with its dynamic_shapes and check_inputs
+ * shown read-only (a re-export keeps them) and a re-export button.
  *
  * Every click shows at once what it did, before the kernel answers: a control whose value is not yet the one the
  * run on screen was traced with is marked pending, and the status counts the seconds ("re-trace asked… 0.4 s",
@@ -13,11 +15,26 @@
 
 import { ExplorerContext } from '../state/context';
 import { append, button, clear, h } from '../state/dom';
-import { ExplorerOptions, HistoryEntry, OPTION_SPECS } from '../model/protocol';
-import { historyLabel } from '../model/history';
+import {
+  EXPORT_OPTION_SPECS,
+  EXPORT_READ_ONLY_OPTIONS,
+  ExplorerOptions,
+  ExportExplorerOptions,
+  HistoryEntry,
+  OPTION_SPECS
+} from '../model/protocol';
+import { AnyOptions, historyLabel, isExportOptions } from '../model/history';
 
 type OptionSpec = (typeof OPTION_SPECS)[number];
-type OptionKey = OptionSpec['key'];
+type ExportOptionSpec = (typeof EXPORT_OPTION_SPECS)[number];
+type OptionKey = OptionSpec['key'] | ExportOptionSpec['key'];
+
+/** How the draft_export choices read in the menu. */
+const DRAFT_LABELS: Record<ExportExplorerOptions['draft'], string> = {
+  on_failure: 'draft on failure',
+  always: 'draft always',
+  never: 'no draft'
+};
 
 /** How the module modes read in the menu. */
 const MODE_LABELS: Record<ExplorerOptions['module_mode'], string> = {
@@ -107,7 +124,7 @@ export class OptionsBar {
   }
 
   /** The options bar values the run on screen was traced with (null when the kernel did not say). */
-  private get applied(): ExplorerOptions | null {
+  private get applied(): AnyOptions | null {
     const runId = this.ctx.run?.runId;
     const entry = this.ctx.host.get('history').find((e: HistoryEntry) => e.run_id === runId);
     return entry?.explorer_options ?? null;
@@ -121,12 +138,21 @@ export class OptionsBar {
       return false;
     }
     if (key === 'check_inputs_enabled') {
+      if (isExportOptions(options) || isExportOptions(applied)) {
+        return false;
+      }
       return (options.check_inputs_enabled[index] ?? true) !== (applied.check_inputs_enabled[index] ?? true);
     }
-    return options[key] !== applied[key];
+    return (
+      (options as unknown as Record<string, unknown>)[key] !== (applied as unknown as Record<string, unknown>)[key]
+    );
   }
 
   private get anyPending(): boolean {
+    const options = this.ctx.host.get('options');
+    if (options && isExportOptions(options)) {
+      return EXPORT_OPTION_SPECS.some(spec => this.pending(spec.key));
+    }
     return OPTION_SPECS.some(spec =>
       spec.key === 'check_inputs_enabled'
         ? this.ctx.host.get('checkInputLabels').some((_l, i) => this.pending(spec.key, i))
@@ -134,9 +160,9 @@ export class OptionsBar {
     );
   }
 
-  private set(patch: Partial<ExplorerOptions>): void {
+  private set(patch: Partial<ExplorerOptions> | Partial<ExportExplorerOptions>): void {
     this.waiting = { kind: 'asked', since: Date.now() / 1000, retrace: false };
-    this.ctx.host.set({ options: { ...(this.ctx.host.get('options') as ExplorerOptions), ...patch } });
+    this.ctx.host.set({ options: { ...this.ctx.host.get('options'), ...patch } as AnyOptions });
     this.renderStatus(); // also when the change event came first (the control is re-rendered by it)
   }
 
@@ -171,10 +197,15 @@ export class OptionsBar {
     const host = this.ctx.host;
     const options = host.get('options');
     const live = host.get('live') && !host.readOnly && options !== null;
+    const exportRun = this.ctx.run?.raw.backend === 'export';
     if (!live || !options) {
       // a saved run: the options it was traced with, by the names the options bar uses
       const saved = (this.ctx.run?.raw.options ?? {}) as Record<string, unknown>;
-      const shown = OPTION_SPECS.filter(spec => spec.key in saved)
+      const specs: readonly { key: string; label: string }[] = exportRun
+        ? [...EXPORT_OPTION_SPECS, ...EXPORT_READ_ONLY_OPTIONS]
+        : OPTION_SPECS;
+      const shown = specs
+        .filter(spec => spec.key in saved)
         .map(spec => `${spec.label}=${JSON.stringify(saved[spec.key])}`)
         .join('  ');
       append(
@@ -187,17 +218,31 @@ export class OptionsBar {
       );
       return;
     }
-    // one control per option, in the order and with the labels of the one definition (core/options.py)
-    const controls = OPTION_SPECS.map(spec => this.control(spec, options));
-    append(
-      this.controls,
-      ...controls.flat(),
-      button('re-trace', () => this.retrace(), {
-        class: 'jp-TraceExplorer-button jp-mod-accept',
-        'data-action': 'retrace',
-        title: 're-trace now with these options'
-      })
-    );
+    if (isExportOptions(options)) {
+      // an export run: the export's options (core/export/options.py EXPORT_SPECS), and those a re-export keeps
+      append(
+        this.controls,
+        ...EXPORT_OPTION_SPECS.map(spec => this.exportControl(spec, options)),
+        ...this.readOnlyExportOptions(),
+        button('re-export', () => this.retrace(), {
+          class: 'jp-TraceExplorer-button jp-mod-accept',
+          'data-action': 'retrace',
+          title: 'export again now with these options'
+        })
+      );
+    } else {
+      // one control per option, in the order and with the labels of the one definition (core/options.py)
+      const controls = OPTION_SPECS.map(spec => this.control(spec, options));
+      append(
+        this.controls,
+        ...controls.flat(),
+        button('re-trace', () => this.retrace(), {
+          class: 'jp-TraceExplorer-button jp-mod-accept',
+          'data-action': 'retrace',
+          title: 're-trace now with these options'
+        })
+      );
+    }
     if (focusKey) {
       const selector = focusKey.startsWith('check:')
         ? `[data-check-input="${focusKey.slice(6)}"]`
@@ -211,6 +256,47 @@ export class OptionsBar {
     label.classList.toggle('jp-mod-pending', pending);
     label.title = pending ? `${description} (changed: not yet traced with this value)` : description;
     return label;
+  }
+
+  /** One control of an export run's bar: a menu for draft and the module mode, a checkbox otherwise. */
+  private exportControl(spec: ExportOptionSpec, options: ExportExplorerOptions): HTMLElement {
+    const key = spec.key;
+    if (key === 'draft' || key === 'module_mode') {
+      const labels: Record<string, string> = key === 'draft' ? DRAFT_LABELS : MODE_LABELS;
+      const menu = h('select', { 'data-option': key, 'aria-label': spec.description });
+      for (const value of spec.choices) {
+        menu.appendChild(h('option', { value, selected: options[key] === value }, labels[value]));
+      }
+      menu.addEventListener('change', () => this.set({ [key]: menu.value }));
+      return this.wrap(h('label', { class: 'jp-TraceExplorer-toggle' }, menu), this.pending(key), spec.description);
+    }
+    const box = h('input', { type: 'checkbox', checked: options[key], 'data-option': key });
+    box.addEventListener('change', () => this.set({ [key]: box.checked }));
+    return this.wrap(
+      h('label', { class: 'jp-TraceExplorer-toggle' }, box, spec.label),
+      this.pending(key),
+      spec.description
+    );
+  }
+
+  /** dynamic_shapes and check_inputs of an export run: shown, not changed (a re-export keeps the request's). */
+  private readOnlyExportOptions(): HTMLElement[] {
+    const saved = (this.ctx.run?.raw.options ?? {}) as Record<string, unknown>;
+    return EXPORT_READ_ONLY_OPTIONS.filter(spec => saved[spec.key] !== null && saved[spec.key] !== undefined).map(
+      spec => {
+        const value = saved[spec.key];
+        const text = typeof value === 'string' ? value : JSON.stringify(value);
+        return h(
+          'span',
+          {
+            class: 'jp-TraceExplorer-toggle jp-TraceExplorer-muted jp-TraceExplorer-readOnlyOption',
+            'data-read-only-option': spec.key,
+            title: `${spec.description} (read-only here)`
+          },
+          `${spec.label}=${text}`
+        );
+      }
+    );
   }
 
   private control(spec: OptionSpec, options: ExplorerOptions): HTMLElement[] {
@@ -350,17 +436,18 @@ export class OptionsBar {
       );
       return;
     }
+    const exporting = this.ctx.run?.raw.backend === 'export';
     let text: ((elapsed: number) => string) | null = null;
     let since = 0;
     let mode: string = state;
     if (state === 'tracing') {
       // mounted while the kernel was already tracing: only its clock knows since when
       since = this.tracingSince ?? host.get('statusSince');
-      text = elapsed => `tracing… ${elapsed.toFixed(1)} s`;
+      text = elapsed => `${exporting ? 'exporting' : 'tracing'}… ${elapsed.toFixed(1)} s`;
     } else if (waiting.kind === 'asked' && (waiting.retrace || this.anyPending)) {
       since = waiting.since;
       mode = 'tracing';
-      text = elapsed => `re-trace asked… ${elapsed.toFixed(1)} s`;
+      text = elapsed => `${exporting ? 're-export' : 're-trace'} asked… ${elapsed.toFixed(1)} s`;
     } else if (waiting.kind === 'switching') {
       since = waiting.since;
       mode = 'tracing';

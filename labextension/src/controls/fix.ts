@@ -7,6 +7,7 @@
 import { ExplorerContext } from '../state/context';
 import { button } from '../state/dom';
 import { ExplorerOptions, OPTION_SPECS } from '../model/protocol';
+import { AnyOptions } from '../model/history';
 
 export type OptionFix = Partial<Pick<ExplorerOptions, 'no_grad' | 'module_mode' | 'check_trace' | 'strict'>>;
 
@@ -27,10 +28,11 @@ export function describeFix(fix: OptionFix): string {
 }
 
 /** The options still to change for `fix` (empty: the options bar already says so). */
-export function pendingFix(fix: OptionFix | undefined, options: ExplorerOptions | null): OptionFix {
+export function pendingFix(fix: OptionFix | undefined, options: AnyOptions | null): OptionFix {
   const out: Record<string, unknown> = {};
+  const current = options as Record<string, unknown> | null;
   for (const [key, value] of Object.entries(fix ?? {})) {
-    if (!options || options[key as keyof ExplorerOptions] !== value) {
+    if (!current || current[key] !== value) {
       out[key] = value;
     }
   }
@@ -45,7 +47,8 @@ export function fixButton(ctx: ExplorerContext, fix: OptionFix | undefined): HTM
     return null;
   }
   const todo = pendingFix(fix, options);
-  if (!Object.keys(todo).length) {
+  // an export run's bar has no check_trace: a fix it cannot set is not offered
+  if (!Object.keys(todo).length || Object.keys(todo).some(key => !(key in options))) {
     return null;
   }
   const b = button(`${describeFix(todo)} and re-trace`, () => host.set({ options: { ...options, ...todo } }), {

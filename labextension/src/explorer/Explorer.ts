@@ -6,6 +6,8 @@
  */
 
 import { CheckPanel } from '../check/CheckPanel';
+import { GuardsPanel } from '../guards/GuardsPanel';
+import { backendLabel, guardsModel } from '../model/exportReport';
 import { OptionsBar } from '../controls/OptionsBar';
 import { GraphView, MARK_STATE } from '../graph/GraphView';
 import { Inspector } from '../inspector/Inspector';
@@ -17,7 +19,7 @@ import { ExplorerHost } from '../state/host';
 import { FullScreen } from './fullscreen';
 import { Splitter } from './splitter';
 
-type TabName = 'inspector' | 'warnings' | 'check';
+type TabName = 'inspector' | 'warnings' | 'check' | 'guards';
 
 /** Below this width (px) the side panel goes under the graph (a 1024 px window with the file browser open). */
 export const STACK_BELOW_PX = 760;
@@ -58,6 +60,8 @@ export class Explorer {
   readonly inspector: Inspector;
   readonly warnings: WarningsPanel;
   readonly check: CheckPanel;
+  /** The Guards tab's panel; its tab is shown for export runs only. */
+  readonly guards: GuardsPanel;
   readonly options: OptionsBar;
   readonly splitter: Splitter;
   readonly fullScreen: FullScreen;
@@ -76,9 +80,11 @@ export class Explorer {
     this.graph = new GraphView(this.ctx);
     this.graph.onNodeClicked = () => this.showTab('inspector');
     this.ctx.searchGraph = query => this.graph.search(query);
+    this.ctx.repaintGraph = () => this.graph.applyHighlights();
     this.inspector = new Inspector(this.ctx);
     this.warnings = new WarningsPanel(this.ctx);
     this.check = new CheckPanel(this.ctx);
+    this.guards = new GuardsPanel(this.ctx);
     const tabList = h('div', { class: 'jp-TraceExplorer-tabs', role: 'tablist' });
     const panels = h('div', { class: 'jp-TraceExplorer-panels' });
     const add = (name: TabName, title: string, panel: HTMLElement): void => {
@@ -89,7 +95,7 @@ export class Explorer {
       ) as HTMLButtonElement;
       tab.addEventListener('click', () => this.showTab(name));
       tab.addEventListener('keydown', e => {
-        const names = [...this.tabs.keys()];
+        const names = [...this.tabs.keys()].filter(n => !this.tabs.get(n)!.tab.hidden);
         const i = names.indexOf(name);
         if (e.key === 'ArrowRight' || e.key === 'ArrowLeft') {
           e.preventDefault();
@@ -106,6 +112,7 @@ export class Explorer {
     add('inspector', 'Inspector', this.inspector.element);
     add('warnings', 'Warnings', this.warnings.element);
     add('check', 'Check', this.check.element);
+    add('guards', 'Guards', this.guards.element);
     const side = h('div', { class: 'jp-TraceExplorer-sidebar' }, tabList, panels);
     const main = h('div', { class: 'jp-TraceExplorer-main' });
     this.splitter = new Splitter(main);
@@ -141,8 +148,12 @@ export class Explorer {
         performance.mark(MARK_STATE);
         this.renderHeader();
       }
-      if (keys.has('selectedNode') && this.ctx.host.get('selectedNode') >= 0 && this.active === 'warnings') {
-        return; // keep the list in view while walking its warnings
+      if (
+        keys.has('selectedNode') &&
+        this.ctx.host.get('selectedNode') >= 0 &&
+        (this.active === 'warnings' || this.active === 'guards')
+      ) {
+        return; // keep the list in view while walking its warnings (or an export's guards)
       }
       if (keys.has('selectedNode') && this.ctx.host.get('selectedNode') >= 0 && this.active !== 'check') {
         this.showTab('inspector');
@@ -167,6 +178,7 @@ export class Explorer {
     this.inspector.dispose();
     this.warnings.dispose();
     this.check.dispose();
+    this.guards.dispose();
     this.options.dispose();
   }
 
@@ -205,6 +217,10 @@ export class Explorer {
     // have (the warnings raised before it failed); a re-trace that works brings the graph back
     this.element.classList.toggle('jp-mod-noGraph', run !== null && run.graphs.size === 0);
     const tools = h('span', { class: 'jp-TraceExplorer-headerTools' }, this.fullScreenButton);
+    const guardsTab = this.tabs.get('guards')?.tab;
+    if (guardsTab) {
+      guardsTab.hidden = run?.raw.backend !== 'export'; // export runs only: a trace records no guards
+    }
     if (!run) {
       append(this.header, h('span', { class: 'jp-TraceExplorer-summary' }, this.ctx.error ?? 'no trace yet'), tools);
       return;
@@ -225,6 +241,16 @@ export class Explorer {
           'aria-label': `verdict: ${verdict.label}${why ? `. ${verdict.reasons.join('. ')}` : ''}`
         },
         verdict.label
+      ),
+      // which capture made the run (beside the summary, whose text stays the run's own summary)
+      h(
+        'span',
+        {
+          class: 'jp-TraceExplorer-backend',
+          'data-backend': run.raw.backend ?? 'trace',
+          title: run.raw.backend === 'export' ? 'captured by torch.export.export' : 'captured by torch.jit.trace'
+        },
+        backendLabel(run.raw)
       ),
       h(
         'span',
@@ -250,6 +276,13 @@ export class Explorer {
     if (warnTab) {
       const n = run.problems;
       warnTab.textContent = n ? `Warnings (${n})` : 'Warnings';
+    }
+    if (guardsTab) {
+      const model = guardsModel(run.raw.export);
+      guardsTab.textContent = model && model.count ? `Guards (${model.count})` : 'Guards';
+      if (guardsTab.hidden && this.active === 'guards') {
+        this.showTab('inspector');
+      }
     }
     const checkTab = this.tabs.get('check')?.tab;
     if (checkTab) {

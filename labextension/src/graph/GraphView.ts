@@ -42,6 +42,8 @@ const HIGHLIGHT_CLASSES = [
   'current',
   'warning',
   'hazard',
+  'guard',
+  'has-guard',
   'search-hit',
   'search-current',
   'has-selected',

@@ -9,9 +9,10 @@
 
 import { ExplorerContext } from '../state/context';
 import { append, button, clear, h, location, withCode } from '../state/dom';
-import { formatAttribute, NodeInfo, shapeText, TraceGraph, userFrame } from '../model/graph';
+import { formatAttribute, NodeInfo, shapeText, TraceGraph, userFrame, ValueInfo } from '../model/graph';
 import { ArgumentInfo, argumentsOf, TraceRunModel } from '../model/run';
 import { fixButton } from '../controls/fix';
+import { shapeTitle } from '../model/exportReport';
 
 export class Inspector {
   readonly element: HTMLElement;
@@ -122,7 +123,7 @@ export class Inspector {
           h('span', { class: 'jp-TraceExplorer-mono' }, `%${value.name} `),
           h(
             'span',
-            { class: 'jp-TraceExplorer-mono jp-TraceExplorer-muted' },
+            { class: 'jp-TraceExplorer-mono jp-TraceExplorer-muted', ...this.symbolic(value) },
             shapeText(value) + (value.requiresGrad ? ' · grad' : '')
           ),
           ' ',
@@ -190,6 +191,12 @@ export class Inspector {
     }
   }
 
+  /** An export's shape with symbols (`Float(s77, 8)`): their ranges and sources as its tooltip. */
+  private symbolic(value: ValueInfo): Record<string, string> {
+    const title = shapeTitle(this.ctx.run?.raw.export, value.shape);
+    return title ? { title, 'data-symbolic': 'true' } : {};
+  }
+
   private valuesSection(graph: TraceGraph, node: NodeInfo, which: 'inputs' | 'outputs'): HTMLElement | null {
     const ids = node[which];
     if (!ids.length) {
@@ -214,7 +221,11 @@ export class Inspector {
         'tr',
         {},
         h('td', { class: 'jp-TraceExplorer-mono' }, `%${value.name}`),
-        h('td', { class: 'jp-TraceExplorer-mono' }, shapeText(value) + (value.requiresGrad ? ' · grad' : '')),
+        h(
+          'td',
+          { class: 'jp-TraceExplorer-mono', ...this.symbolic(value) },
+          shapeText(value) + (value.requiresGrad ? ' · grad' : '')
+        ),
         h('td', {}, ...links)
       );
     });

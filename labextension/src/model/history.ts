@@ -4,13 +4,22 @@
  * A run names every option that differs from the first run, not only what changed since the run before: after
  * two changes, the run before's label no longer tells what the run was traced with.
  */
-import { ExplorerOptions, HistoryEntry, OPTION_SPECS } from './protocol';
+import { EXPORT_OPTION_SPECS, ExplorerOptions, ExportExplorerOptions, HistoryEntry, OPTION_SPECS } from './protocol';
+
+/** The options bar's values: a trace's, or an export run's. */
+export type AnyOptions = ExplorerOptions | ExportExplorerOptions;
+
+/** Whether `options` are an export run's (their bar is EXPORT_OPTION_SPECS). */
+export function isExportOptions(options: AnyOptions): options is ExportExplorerOptions {
+  return 'draft' in options;
+}
 
 /** `module_mode="eval", no_grad=true`: each option `run` was traced with that `first` was not, in the bar's order. */
-export function optionsDiffering(first: ExplorerOptions, run: ExplorerOptions): string[] {
-  return OPTION_SPECS.map(spec => spec.key)
-    .filter(k => JSON.stringify(first[k]) !== JSON.stringify(run[k]))
-    .map(k => `${k}=${JSON.stringify(run[k])}`);
+export function optionsDiffering(first: AnyOptions, run: AnyOptions): string[] {
+  const keys: readonly string[] = (isExportOptions(run) ? EXPORT_OPTION_SPECS : OPTION_SPECS).map(spec => spec.key);
+  const a = first as unknown as Record<string, unknown>;
+  const b = run as unknown as Record<string, unknown>;
+  return keys.filter(k => JSON.stringify(a[k]) !== JSON.stringify(b[k])).map(k => `${k}=${JSON.stringify(b[k])}`);
 }
 
 /** How many characters of a run's summary a label keeps (a select's option is one line). */

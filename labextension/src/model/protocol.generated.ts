@@ -157,9 +157,9 @@ export interface ExplorerState {
    */
   history_limit: number;
   /**
-   * the options of the next trace; a partial dict is merged onto the current ones; {} before the explorer is set up
+   * the options of the next trace (ExplorerOptions) or, for an export run, of the next export (ExportExplorerOptions); a partial dict is merged onto the current ones; {} before the explorer is set up
    */
-  options: ExplorerOptions1 | Empty;
+  options: ExplorerOptions | ExportExplorerOptions | Empty;
   /**
    * one label per check input set of the request, in the order of options.check_inputs_enabled
    */
@@ -788,11 +788,20 @@ export interface HistoryEntry {
    */
   verdict: 'ok' | 'warnings' | 'check failed' | 'failed';
   created: string;
-  options: RecordedOptions;
-  explorer_options: ExplorerOptions;
+  /**
+   * the options of the next trace (ExplorerOptions) or, for an export run, of the next export (ExportExplorerOptions); a partial dict is merged onto the current ones; {} before the explorer is set up
+   */
+  options: ExplorerOptions | ExportExplorerOptions | Empty;
+  /**
+   * the options bar's values this run was traced (or exported) with: picking the run from the history puts them back
+   */
+  explorer_options: ExplorerOptions | ExportExplorerOptions;
 }
 /**
- * the options bar's values this run was traced with: picking the run from the history puts them back
+ * the options bar: the live trace options (core/options.py LIVE, SPECS), with check_inputs_enabled in place of check_inputs
+ *
+ * This interface was referenced by `ExplorerState`'s JSON-Schema
+ * via the `definition` "ExplorerOptions".
  */
 export interface ExplorerOptions {
   /**
@@ -829,44 +838,28 @@ export interface ExplorerOptions {
   target_device?: string | null;
 }
 /**
- * the options bar: the live trace options (core/options.py LIVE, SPECS), with check_inputs_enabled in place of check_inputs
+ * the options bar of an export run: the live export options (core/export/options.py EXPORT_LIVE, EXPORT_SPECS); dynamic_shapes and check_inputs (x-read-only) are shown, not changed: a re-export keeps the request's
  *
  * This interface was referenced by `ExplorerState`'s JSON-Schema
- * via the `definition` "ExplorerOptions".
+ * via the `definition` "ExportExplorerOptions".
  */
-export interface ExplorerOptions1 {
+export interface ExportExplorerOptions {
   /**
-   * strict mode: reject mutable containers (list/dict) at the output
+   * strict export: trace with TorchDynamo's bytecode analysis (torch's strict=True)
    */
   strict: boolean;
   /**
-   * check the trace by re-tracing and comparing outputs
+   * run torch.export.draft_export when export fails (its report and partial graph), always, or never
    */
-  check_trace: boolean;
+  draft: 'on_failure' | 'always' | 'never';
   /**
-   * relative tolerance of the check's output comparison (default 1e-5)
-   */
-  check_tolerance: number;
-  /**
-   * which check input sets of the request are on, one per set (check_input_labels names them); none on: the example inputs
-   */
-  check_inputs_enabled: boolean[];
-  /**
-   * torch's private _force_outplace: record in-place ops as their out-of-place versions
-   */
-  force_outplace: boolean;
-  /**
-   * call .train() or .eval() on the module for this trace only (restored after), or leave it as is
+   * call .train() or .eval() on the module for this export only (restored after), or leave it as is
    */
   module_mode: 'as_is' | 'train' | 'eval';
   /**
-   * trace under torch.no_grad()
+   * export under torch.no_grad()
    */
   no_grad: boolean;
-  /**
-   * the device the traced model will run on, when not the one it is traced on: a device baked into the graph that differs from it is a warning (default: where it is traced)
-   */
-  target_device?: string | null;
 }
 /**
  * This interface was referenced by `ExplorerState`'s JSON-Schema
@@ -1030,6 +1023,44 @@ export const OPTION_SPECS = [
     description:
       'the device the traced model will run on, when not the one it is traced on: a device baked into the graph that differs from it is a warning (default: where it is traced)',
     default: null
+  }
+] as const;
+/** The options bar's options for an export run, in order (explorer.schema.json ExportExplorerOptions, from
+ * core/export/options.py EXPORT_SPECS). */
+export const EXPORT_OPTION_SPECS = [
+  {
+    key: 'strict',
+    label: 'strict',
+    description: "strict export: trace with TorchDynamo's bytecode analysis (torch's strict=True)",
+    default: false
+  },
+  {
+    key: 'draft',
+    label: 'draft',
+    description: 'run torch.export.draft_export when export fails (its report and partial graph), always, or never',
+    default: 'on_failure',
+    choices: ['on_failure', 'always', 'never']
+  },
+  {
+    key: 'module_mode',
+    label: 'mode',
+    description: 'call .train() or .eval() on the module for this export only (restored after), or leave it as is',
+    default: 'as_is',
+    choices: ['as_is', 'train', 'eval']
+  },
+  { key: 'no_grad', label: 'no_grad', description: 'export under torch.no_grad()', default: false }
+] as const;
+/** The export options the bar shows read-only (explorer.schema.json ExportExplorerOptions x-read-only). */
+export const EXPORT_READ_ONLY_OPTIONS = [
+  {
+    key: 'dynamic_shapes',
+    label: 'dynamic_shapes',
+    description: 'the dynamic_shapes the export was asked with (torch\'s form, or "auto"); a re-export keeps them'
+  },
+  {
+    key: 'check_inputs',
+    label: 'check inputs',
+    description: 'the input sets the exported program is checked against the Python code on; a re-export keeps them'
   }
 ] as const;
 /** Each widget trait's default (explorer.schema.json). */

@@ -29,6 +29,7 @@ export type {
   DivergenceRow,
   ExplorerOptions,
   ExplorerRequest,
+  ExportExplorerOptions,
   ExplorerState,
   ExplorerStatus,
   FrameRow,
@@ -44,6 +45,8 @@ export type {
   Verdict
 } from './protocol.generated';
 export {
+  EXPORT_OPTION_SPECS,
+  EXPORT_READ_ONLY_OPTIONS,
   GRAPH_SCHEMA_VERSION,
   NODE_ROLES,
   OPTION_SPECS,

@@ -20,6 +20,10 @@ export class ExplorerContext {
    * returns the hits. Locations and warnings call it through `showPlace`.
    */
   searchGraph: ((query: string) => number[]) | null = null;
+  /** Re-apply the graph's highlight classes (set by the graph view): marked nodes changed, not the host state. */
+  repaintGraph: (() => void) | null = null;
+  /** Nodes marked by a panel (an export guard's nodes), per run: highlighted as `guard` until another is marked. */
+  private marked: { runId: string; method: string; ids: number[] } | null = null;
 
   constructor(readonly host: ExplorerHost) {}
 
@@ -44,6 +48,26 @@ export class ExplorerContext {
       return [];
     }
     return this.searchGraph(run.locationLabel(file, line));
+  }
+
+  /** Mark `ids` of `method` (an export guard's nodes): select the first op of them, highlight all of them. */
+  markNodes(method: string, ids: number[]): void {
+    const run = this.run;
+    if (!run || !ids.length) {
+      return;
+    }
+    this.marked = { runId: run.runId, method, ids: [...ids] };
+    // select an op of them, not a constant it reads (folded into the op's box, where the graph shows it)
+    const graph = run.graphs.get(method);
+    const first = ids.find(id => graph?.nodes[id] && graph.nodes[id].role !== 'constant') ?? ids[0];
+    this.host.set({ selectedMethod: method, selectedNode: first });
+    this.repaintGraph?.();
+  }
+
+  /** The nodes marked for `method` of the run on screen (empty when none). */
+  markedNodes(method = this.method): number[] {
+    const m = this.marked;
+    return m && m.method === method && m.runId === this.run?.runId ? m.ids : [];
   }
 
   /** The decoded run on screen, or null (see `error`). */
@@ -144,6 +168,7 @@ export class ExplorerContext {
     if (current && current.method === method) {
       add(current.traceNode, 'current');
     }
+    this.markedNodes(method).forEach(id => add(id, 'guard'));
     if (method === this.method) {
       add(this.host.get('selectedNode'), 'selected');
     }

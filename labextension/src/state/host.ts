@@ -8,6 +8,7 @@ import {
   ComparisonJSON,
   ExplorerOptions,
   ExplorerRequest,
+  ExportExplorerOptions,
   ExplorerStatus,
   HistoryEntry,
   TraceRunJSON,
@@ -20,7 +21,8 @@ export interface HostState {
   html: string;
   /** True when changing options re-traces in the kernel. */
   live: boolean;
-  options: ExplorerOptions | null;
+  /** The options bar's values: a trace's, or an export run's (ExportExplorerOptions). */
+  options: ExplorerOptions | ExportExplorerOptions | null;
   checkInputLabels: string[];
   status: ExplorerStatus;
   /** Seconds since the epoch when tracing started (the view counts the elapsed time). */

@@ -1,0 +1,173 @@
+/**
+ * The Guards tab of an export run: what the exported program assumes about its inputs. Its symbols (name, range,
+ * sources), then its specialisations, guards and runtime asserts (the expression, its kind, the user's line as a
+ * link like a warning's place, the line's code), then draft_export's failures. Clicking an assumption marks its
+ * nodes in the graph and selects the first. A trace has no such tab (the explorer hides it).
+ */
+
+import { ExplorerContext } from '../state/context';
+import { append, clear, h, location } from '../state/dom';
+import { guardsModel, rangeText } from '../model/exportReport';
+import type { DraftFailure, ExportGuard, ExportSymbol } from '../model/protocol.generated';
+
+export class GuardsPanel {
+  readonly element: HTMLElement;
+  private readonly unsubscribe: () => void;
+
+  constructor(private readonly ctx: ExplorerContext) {
+    this.element = h('section', { class: 'jp-TraceExplorer-guards', 'aria-label': 'export guards and symbols' });
+    this.unsubscribe = ctx.onChange(keys => {
+      if (keys.has('run') || keys.has('selectedNode')) {
+        this.render();
+      }
+    });
+    this.render();
+  }
+
+  dispose(): void {
+    this.unsubscribe();
+  }
+
+  /** The graph the report's node ids index: export records the forward graph's. */
+  private get method(): string {
+    const run = this.ctx.run;
+    return run?.graphs.has('forward') ? 'forward' : (run?.defaultMethod ?? 'forward');
+  }
+
+  private symbolsSection(symbols: ExportSymbol[]): HTMLElement {
+    const rows = symbols.map(s =>
+      h(
+        'tr',
+        { 'data-symbol': s.name },
+        h('td', { class: 'jp-TraceExplorer-mono' }, s.name),
+        h('td', { class: 'jp-TraceExplorer-mono' }, rangeText(s)),
+        h('td', { class: 'jp-TraceExplorer-mono' }, s.sources.join(', ') || '–'),
+        h('td', { class: 'jp-TraceExplorer-muted' }, s.kind === 'unbacked' ? 'data-dependent' : 'input size')
+      )
+    );
+    return h(
+      'div',
+      { class: 'jp-TraceExplorer-section' },
+      h('h4', {}, `Symbols (${symbols.length})`),
+      symbols.length
+        ? h(
+            'table',
+            { class: 'jp-TraceExplorer-table jp-TraceExplorer-symbols' },
+            h(
+              'thead',
+              {},
+              h('tr', {}, h('th', {}, 'symbol'), h('th', {}, 'range'), h('th', {}, 'from'), h('th', {}, 'kind'))
+            ),
+            h('tbody', {}, ...rows)
+          )
+        : h('p', { class: 'jp-TraceExplorer-muted' }, 'no symbolic sizes: every shape of the program is static')
+    );
+  }
+
+  private guardItem(g: ExportGuard): HTMLElement {
+    const run = this.ctx.run;
+    const method = this.method;
+    const selected = this.ctx.host.get('selectedNode');
+    const active = g.node_ids.includes(selected) && this.ctx.method === method;
+    const clickable = g.node_ids.length > 0;
+    const item = h(
+      'li',
+      {
+        class: `jp-TraceExplorer-guard jp-mod-${g.kind}${clickable ? ' jp-mod-clickable' : ''}${active ? ' jp-mod-active' : ''}`,
+        'data-guard-kind': g.kind,
+        tabindex: clickable ? 0 : undefined,
+        role: clickable ? 'button' : undefined,
+        title: clickable ? 'show its nodes in the graph' : undefined
+      },
+      h(
+        'div',
+        { class: 'jp-TraceExplorer-warningHead' },
+        h('code', { class: 'jp-TraceExplorer-guardExpr' }, g.expr),
+        g.file
+          ? location(g.file, g.line, run, (file, line) => this.ctx.showPlace(file, line))
+          : h('span', { class: 'jp-TraceExplorer-muted' }, 'no line recorded'),
+        clickable
+          ? h(
+              'span',
+              { class: 'jp-TraceExplorer-muted' },
+              `${g.node_ids.length} node${g.node_ids.length === 1 ? '' : 's'}`
+            )
+          : null
+      ),
+      g.code ? h('pre', { class: 'jp-TraceExplorer-code' }, g.code) : null
+    );
+    const activate = (): void => {
+      if (clickable) {
+        this.ctx.markNodes(method, g.node_ids);
+      }
+    };
+    item.addEventListener('click', activate);
+    item.addEventListener('keydown', e => {
+      if (e.target === item && (e.key === 'Enter' || e.key === ' ')) {
+        e.preventDefault();
+        activate();
+      }
+    });
+    return item;
+  }
+
+  private draftItem(f: DraftFailure): HTMLElement {
+    return h(
+      'li',
+      { class: 'jp-TraceExplorer-guard jp-mod-draft', 'data-failure-type': f.failure_type },
+      h(
+        'div',
+        { class: 'jp-TraceExplorer-warningHead' },
+        h('strong', {}, f.failure_type.replace(/_/g, ' ')),
+        f.expr ? h('code', { class: 'jp-TraceExplorer-guardExpr' }, f.expr) : null,
+        f.file ? location(f.file, f.line, this.ctx.run, (file, line) => this.ctx.showPlace(file, line)) : null
+      ),
+      f.message ? h('pre', { class: 'jp-TraceExplorer-code jp-TraceExplorer-detail' }, f.message) : null
+    );
+  }
+
+  render(): void {
+    clear(this.element);
+    const model = guardsModel(this.ctx.run?.raw.export);
+    if (!model) {
+      append(this.element, h('p', { class: 'jp-TraceExplorer-muted' }, 'guards are recorded by torch.export runs'));
+      return;
+    }
+    append(this.element, this.symbolsSection(model.symbols));
+    for (const section of model.sections) {
+      append(
+        this.element,
+        h(
+          'div',
+          { class: 'jp-TraceExplorer-section', 'data-section': section.kind },
+          h('h4', { title: section.what }, `${section.title} (${section.guards.length})`),
+          h('p', { class: 'jp-TraceExplorer-muted' }, section.what),
+          h('ul', { class: 'jp-TraceExplorer-list' }, ...section.guards.map(g => this.guardItem(g)))
+        )
+      );
+    }
+    if (!model.sections.length) {
+      append(
+        this.element,
+        h(
+          'p',
+          { class: 'jp-TraceExplorer-muted' },
+          'no guards: the program holds for every size in its symbols’ ranges'
+        )
+      );
+    }
+    if (model.draft !== null) {
+      append(
+        this.element,
+        h(
+          'div',
+          { class: 'jp-TraceExplorer-section', 'data-section': 'draft' },
+          h('h4', {}, `draft_export (${model.draft.length})`),
+          model.draft.length
+            ? h('ul', { class: 'jp-TraceExplorer-list' }, ...model.draft.map(f => this.draftItem(f)))
+            : h('p', { class: 'jp-TraceExplorer-muted' }, 'draft_export reported nothing')
+        )
+      );
+    }
+  }
+}

@@ -1,0 +1,125 @@
+/**
+ * The explorer's views of an export run on the export fixture the Python model wrote (tests/frontend_fixtures.py
+ * `exported`: an MLP with a Dim batch, then a loop that specialises a Dim.AUTO size): the header's capture name, a
+ * shape's symbols and their tooltip, the Guards tab's model, and the options bar's export options.
+ */
+import { readFileSync } from 'fs';
+import { join } from 'path';
+import { describe, expect, it } from 'vitest';
+
+import { pendingFix } from '../src/controls/fix';
+import { backendLabel, guardsModel, rangeText, shapeSymbols, shapeTitle, symbolText } from '../src/model/exportReport';
+import { shapeText, userFrame } from '../src/model/graph';
+import { historyLabel, isExportOptions, optionsDiffering } from '../src/model/history';
+import {
+  EXPORT_OPTION_SPECS,
+  EXPORT_READ_ONLY_OPTIONS,
+  ExportExplorerOptions,
+  HistoryEntry,
+  TraceRunJSON
+} from '../src/model/protocol';
+import { decodeRun, TraceRunModel } from '../src/model/run';
+
+const dir = process.env.TRACEJIT_FIXTURES ?? join(__dirname, 'fixtures');
+
+function raw(name: string): TraceRunJSON {
+  return JSON.parse(readFileSync(join(dir, `${name}.run.json`), 'utf8'));
+}
+
+function load(name: string): TraceRunModel {
+  return decodeRun(raw(name));
+}
+
+describe('an export run', () => {
+  const run = load('exported');
+  const report = run.raw.export!;
+
+  it('is named by its capture in the header; a trace by its own', () => {
+    expect(run.raw.backend).toBe('export');
+    expect(backendLabel(run.raw)).toBe('torch.export');
+    expect(backendLabel(load('net').raw)).toBe('torch.jit.trace');
+    expect(backendLabel(null)).toBe('torch.jit.trace');
+  });
+
+  it('writes shapes with their symbols, and says each symbol’s range and sources on hover', () => {
+    const graph = run.graphs.get('forward')!;
+    const symbolic = graph.values.filter(v => shapeSymbols(v.shape).length > 0);
+    expect(symbolic.length).toBeGreaterThan(0);
+    const [batch] = report.symbols.filter(s => s.sources.includes('x.size()[0]'));
+    const x = symbolic.find(v => v.name === 'x')!;
+    expect(shapeText(x)).toBe(`Float(${batch.name}, 8)`);
+    expect(shapeTitle(report, x.shape)).toBe(`${batch.name}: 2 ≤ ${batch.name} ≤ 64, from x.size()[0]`);
+    // a static shape, or a trace's shape, has no tooltip
+    expect(shapeTitle(report, [4, 8])).toBeNull();
+    expect(shapeTitle(null, x.shape)).toBeNull();
+    // an expression of symbols names the symbols it holds
+    expect(shapeTitle(report, [`2*${batch.name}`])).toContain('from x.size()[0]');
+  });
+
+  it('lists its symbols, then the specialisation at its line with its nodes, in the Guards model', () => {
+    const model = guardsModel(report)!;
+    expect(model.symbols.map(symbolText)).toEqual(
+      report.symbols.map(s => `${s.name}: ${rangeText(s)}, from ${s.sources.join(', ')}`)
+    );
+    const steps = model.symbols.find(s => s.sources.includes('steps.size()[0]'))!;
+    expect(rangeText(steps)).toBe(`${steps.name} = 3`);
+    expect(model.sections.map(s => s.kind)).toEqual(['specialization']);
+    const [spec] = model.sections[0].guards;
+    expect(spec.expr).toBe(`Eq(${steps.name}, 3)`);
+    expect(spec.file).toBe('tests/frontend_fixtures.py');
+    expect(spec.code).toContain('range(steps.size(0))');
+    // its nodes are the nodes of its line, so clicking it marks what the specialised size made
+    const graph = run.graphs.get('forward')!;
+    expect(spec.node_ids.length).toBeGreaterThan(0);
+    for (const id of spec.node_ids) {
+      expect(userFrame(graph.nodes[id].source)?.line).toBe(spec.line);
+    }
+    expect(model.draft).toBeNull();
+    expect(model.count).toBe(1);
+    // the finding says the same in the Warnings tab
+    expect(run.findings.map(f => f.kind)).toContain('dim_specialized');
+  });
+
+  it('has no Guards model when it is a trace; an empty report has empty sections', () => {
+    expect(guardsModel(load('net').raw.export)).toBeNull();
+    const empty = guardsModel({ ...report, guards: [], draft: [] })!;
+    expect(empty.sections).toEqual([]);
+    expect(empty.draft).toEqual([]);
+    expect(empty.count).toBe(0);
+    const drafted = guardsModel({
+      ...report,
+      draft: [{ failure_type: 'data_dependent_error', expr: 'Eq(u0, 1)', file: 'a.py', line: 3, message: '...' }]
+    })!;
+    expect(drafted.count).toBe(2);
+  });
+
+  it('has the export options in its options bar, from the one definition', () => {
+    expect(EXPORT_OPTION_SPECS.map(s => s.key)).toEqual(['strict', 'draft', 'module_mode', 'no_grad']);
+    expect(EXPORT_READ_ONLY_OPTIONS.map(s => s.key)).toEqual(['dynamic_shapes', 'check_inputs']);
+    const recorded = run.raw.options as Record<string, unknown>;
+    for (const spec of EXPORT_OPTION_SPECS) {
+      expect(recorded[spec.key]).toBe(spec.default);
+    }
+    expect(recorded.dynamic_shapes).toContain("Dim('batch'");
+  });
+
+  it('names the export options that differ in the history, and offers no trace-only fix', () => {
+    const first: ExportExplorerOptions = { strict: false, draft: 'on_failure', module_mode: 'as_is', no_grad: false };
+    const second: ExportExplorerOptions = { ...first, draft: 'always', no_grad: true };
+    expect(isExportOptions(first)).toBe(true);
+    expect(optionsDiffering(first, second)).toEqual(['draft="always"', 'no_grad=true']);
+    const entry = (options: ExportExplorerOptions, i: number): HistoryEntry => ({
+      run_id: `r${i}`,
+      summary: 'ExportMLP: ok; 9 nodes',
+      ok: true,
+      verdict: 'ok',
+      created: '',
+      options: run.raw.options,
+      explorer_options: options
+    });
+    expect(historyLabel([entry(first, 0), entry(second, 1)], 1)).toBe(
+      'run 2: ok · draft="always", no_grad=true · 9 nodes'
+    );
+    expect(pendingFix({ check_trace: false }, first)).toEqual({ check_trace: false });
+  });
+});
