@@ -10,7 +10,8 @@ import type { DraftFailure, ExportGuard, ExportReport, ExportSymbol, TraceRun } 
 /** How the header names the capture that made a run (run.schema.json `backend`). */
 export const BACKEND_LABELS: Record<TraceRun['backend'], string> = {
   trace: 'torch.jit.trace',
-  export: 'torch.export'
+  export: 'torch.export',
+  'torchscript-archive': 'saved TorchScript'
 };
 
 export function backendLabel(run: Pick<TraceRun, 'backend'> | null | undefined): string {
