@@ -218,3 +218,12 @@ def test_dynamic_specs_of_the_magic_and_the_command_line():
         parse_dynamic(["x:0=b", "x:0=c"])
     except DynamicSpecError as e:
         assert "given twice" in str(e)
+
+
+def test_recorded_dynamic_shapes_write_every_bound():
+    batch = torch.export.Dim("batch", min=2, max=64)
+    run = export(MLP(), (torch.randn(3, 8),), dynamic_shapes={"x": {0: batch}}, draft="never")
+    assert run.error is None, run.error
+    assert run.options["dynamic_shapes"] == "{'x': {0: Dim('batch', min=2, max=64)}}"  # torch's repr drops min=2
+    auto = export(MLP(), (torch.randn(3, 8),), dynamic_shapes=({0: torch.export.Dim.AUTO},), draft="never")
+    assert auto.options["dynamic_shapes"] == "({0: Dim.AUTO},)"

@@ -219,8 +219,23 @@ def as_args(inputs: Any) -> tuple[Any, ...]:
 
 
 def _shapes_text(shapes: Any) -> str:
-    """``{'x': {0: Dim('batch', min=2, max=64)}}`` as a short text (torch's ``Dim`` reprs are its own)."""
-    return shapes if isinstance(shapes, str) else repr(shapes)
+    """``{'x': {0: Dim('batch', min=2, max=64)}}`` as a short text, every bound written (torch's own repr leaves
+    out a minimum of 2), hints as ``Dim.AUTO``."""
+    if isinstance(shapes, str):
+        return shapes
+    if isinstance(shapes, dict):
+        return "{" + ", ".join(f"{k!r}: {_shapes_text(v)}" for k, v in shapes.items()) + "}"
+    if isinstance(shapes, (list, tuple)):
+        inner = ", ".join(_shapes_text(v) for v in shapes)
+        return f"[{inner}]" if isinstance(shapes, list) else f"({inner},)" if len(shapes) == 1 else f"({inner})"
+    hint = getattr(shapes, "type", None)
+    if hint is not None and type(shapes).__name__ == "_DimHint":
+        return f"Dim.{getattr(hint, 'name', hint)}"
+    name, low, high = getattr(shapes, "__name__", None), getattr(shapes, "min", None), getattr(shapes, "max", None)
+    if isinstance(name, str) and low is not None:
+        bounds = [f"min={low}"] + ([f"max={high}"] if isinstance(high, int) and not isinstance(high, bool) else [])
+        return f"Dim({name!r}, {', '.join(bounds)})"
+    return repr(shapes)
 
 
 __all__ = [

@@ -368,7 +368,8 @@ def draft_report(ep: Any) -> list[DraftFailure] | None:
             file, line = "", 0
             for frame in data.get("user_stack") or data.get("stack") or []:
                 name = frame.get("filename")
-                path = files.get(name, name) if isinstance(name, int) else name
+                # a frame names its file by number; a number the table lacks is no file at all (not "10")
+                path = files.get(name, files.get(str(name), "")) if isinstance(name, int) else name
                 at = _user_at(str(path or ""), int(frame.get("line") or 0))
                 if at[0]:
                     file, line = at[0], at[1]
