@@ -352,6 +352,18 @@ def _printer(failure: Any, files: dict[Any, Any]) -> Callable[[], str]:
     return lambda: str(failure.print(files))
 
 
+def _interned_files() -> dict[str, int]:
+    """torch's process-wide table of interned file names (``torch._logging.structured.INTERN_TABLE``); {} if
+    this torch has none."""
+    try:
+        from torch._logging import structured
+
+        table = getattr(structured, "INTERN_TABLE", None)
+        return dict(table) if isinstance(table, dict) else {}
+    except Exception:  # a private table: never let it break a report
+        return {}
+
+
 def draft_report(ep: Any) -> list[DraftFailure] | None:
     """``draft_export`` 's private report (``ep._report``: ``failures`` with ``failure_type`` and ``data``, and
     ``str_to_filename`` for the stacks' file numbers) as records; None when the program has none (a plain export)
@@ -360,7 +372,10 @@ def draft_report(ep: Any) -> list[DraftFailure] | None:
     if report is None:
         return None
     try:
-        files = dict(getattr(report, "str_to_filename", None) or {})
+        # the report lists only the file numbers first seen during the draft: torch interns file names once per
+        # process (a file an earlier export met is not repeated), so its whole table fills in the rest
+        files = {number: name for name, number in _interned_files().items()}
+        files.update(dict(getattr(report, "str_to_filename", None) or {}))
         out = []
         for failure in report.failures:
             ftype = getattr(failure.failure_type, "name", str(failure.failure_type)).lower()
@@ -369,7 +384,7 @@ def draft_report(ep: Any) -> list[DraftFailure] | None:
             for frame in data.get("user_stack") or data.get("stack") or []:
                 name = frame.get("filename")
                 # a frame names its file by number; a number the table lacks is no file at all (not "10")
-                path = files.get(name, files.get(str(name), "")) if isinstance(name, int) else name
+                path = files.get(name, "") if isinstance(name, int) else name
                 at = _user_at(str(path or ""), int(frame.get("line") or 0))
                 if at[0]:
                     file, line = at[0], at[1]
