@@ -1,8 +1,10 @@
-"""jupyter-tracejit: see what torch.jit.trace recorded.
+"""jupyter-tracejit: see what torch.jit.trace and torch.export recorded.
 
 >>> import jupyter_tracejit as tj
 >>> run = tj.trace(model, (x,))
 >>> run.ok, run.warnings, run.check.first
+>>> exported = tj.export(model, (x,), dynamic_shapes={"x": {0: torch.export.Dim("batch")}})
+>>> exported.export.guards, tj.compare(run, exported)
 """
 
 from typing import TYPE_CHECKING, Any
@@ -26,6 +28,7 @@ if TYPE_CHECKING:
         trace,
         trace_module,
     )
+    from .core.export.request import compare, export
 
 __all__ = [
     "CATEGORIES",
@@ -39,7 +42,9 @@ __all__ = [
     "TraceRun",
     "TraceWarning",
     "__version__",
+    "compare",
     "explore",
+    "export",
     "structural_diff",
     "trace",
     "trace_module",
@@ -47,21 +52,28 @@ __all__ = [
 
 #: imported from the core on first use: ``import jupyter_tracejit`` does not import torch (a saved run opens
 #: without it, the CLI answers ``--help`` and Ctrl-C at once); ``tj.trace`` does
-_FROM_CORE = frozenset(__all__) - {"TraceRun", "__version__", "explore"}
+_FROM_CORE = frozenset(__all__) - {"TraceRun", "__version__", "explore", "export", "compare"}
+#: the export back end's API (its own package: ``core.export`` is that package's name, not a function)
+_FROM_EXPORT = frozenset({"export", "compare"})
 
 
 def __getattr__(name: str) -> Any:
-    if name not in _FROM_CORE:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    from . import core
+    if name in _FROM_EXPORT:
+        from .core.export import request
 
-    value = getattr(core, name)
+        value = getattr(request, name)
+    elif name in _FROM_CORE:
+        from . import core
+
+        value = getattr(core, name)
+    else:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     globals()[name] = value
     return value
 
 
 def __dir__() -> list[str]:
-    return sorted({*globals(), *_FROM_CORE})
+    return sorted({*globals(), *_FROM_CORE, *_FROM_EXPORT})
 
 
 # locations in notebook code read "cell [9], line 7" (a no-op outside IPython)

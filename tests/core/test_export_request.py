@@ -227,3 +227,19 @@ def test_recorded_dynamic_shapes_write_every_bound():
     assert run.options["dynamic_shapes"] == "{'x': {0: Dim('batch', min=2, max=64)}}"  # torch's repr drops min=2
     auto = export(MLP(), (torch.randn(3, 8),), dynamic_shapes=({0: torch.export.Dim.AUTO},), draft="never")
     assert auto.options["dynamic_shapes"] == "({0: Dim.AUTO},)"
+
+
+def test_tj_export_and_compare_are_the_packages_api():
+    import jupyter_tracejit as tj
+
+    model, x = MLP(), torch.randn(3, 8)
+    traced, exported = tj.trace(model, (x,)), tj.export(model, (x,))
+    assert exported.backend == "export" and exported.request is not None
+    comparison = tj.compare(traced, exported)
+    assert comparison is exported.compared and comparison.comparison.coverage == 1.0
+    try:
+        tj.compare(exported, traced)
+    except ValueError as e:
+        assert "a trace run and an export run, in that order" in str(e)
+    else:
+        raise AssertionError("compare took its runs the wrong way round")

@@ -1,8 +1,6 @@
-"""``export(...)``: torch.export's arguments in, a :class:`~..run.TraceRun` out, never raising (as ``tj.trace``);
-:class:`ExportRequest` keeps what was asked so an explorer can export again with other options.
-
-Not in ``jupyter_tracejit``'s namespace yet: the export back end becomes public API (``tj.export``) when the draft
-report, the trace comparison and the explorer's views of it are in (issue #16 parts 2-3).
+"""``tj.export(...)``: torch.export's arguments in, a :class:`~..run.TraceRun` out, never raising (as ``tj.trace``);
+:class:`ExportRequest` keeps what was asked so an explorer can export again with other options. ``tj.compare``
+puts a trace beside an export of the same model.
 """
 
 from __future__ import annotations
@@ -16,10 +14,14 @@ import torch
 
 from ..caller import calls_from, find_caller
 from ..capture import Reply, resume, stamp
+from ..capture_diff import TraceComparison, compare_captures
+from ..categories import BY_NAME
 from ..errors import TraceError, argument_error
 from ..graph import Frame
+from ..hazards import Finding
 from ..run import TraceRun
 from ..torchscript.plan import target_of
+from ..tracer_warnings import FROZEN
 from .options import AUTO, ExportOptions, as_args, export_support_problem
 from .session import ExportSession
 
@@ -159,18 +161,26 @@ def compare_with_trace(
 ) -> None:
     """``compare_trace=True``: trace the same model on the same inputs (no check: the comparison is the point) and
     put how the two graphs correspond in ``run.compared``; when either side has no graph, a note says why."""
-    from ..capture_diff import TraceComparison, compare_captures
-    from ..categories import BY_NAME
-    from ..hazards import Finding
     from ..request import trace
-    from ..tracer_warnings import FROZEN
 
     traced = trace(model, args, example_kwarg_inputs=dict(kwargs) if kwargs else None, check_trace=False,
                    strict=False, **options)  # fmt: skip
-    if traced.graph is None or run.graph is None:
-        failed = "the trace" if traced.graph is None else "the export"
-        why = traced.error if traced.graph is None else run.error
-        run.findings.append(
+    compare(traced, run)
+
+
+def compare(trace_run: TraceRun, export_run: TraceRun) -> TraceComparison | None:
+    """How a trace and an export of the same model correspond (``tj.compare``): ops matched within each module
+    scope, what differs grouped by line with its reason (:mod:`..capture_diff`). Kept in ``export_run.compared``
+    (saved with the run); None, with a note on the export run, when either side has no graph."""
+    if trace_run.backend != "trace" or export_run.backend != "export":
+        raise ValueError(
+            f"compare takes a trace run and an export run, in that order; got {trace_run.backend!r} and "
+            f"{export_run.backend!r}: compare(tj.trace(model, args), tj.export(model, args))"
+        )
+    if trace_run.graph is None or export_run.graph is None:
+        failed = "the trace" if trace_run.graph is None else "the export"
+        why = trace_run.error if trace_run.graph is None else export_run.error
+        export_run.findings.append(
             Finding(
                 kind="compare_trace",
                 severity="info",
@@ -180,13 +190,17 @@ def compare_with_trace(
                 hint="The comparison needs both graphs; fix what the error names first.",
             )
         )
-        return
-    frozen = {(w.file, w.line): BY_NAME[w.category].title for w in traced.warnings if w.category in FROZEN and w.file}
-    run.compared = TraceComparison(
-        trace=traced.graph,
-        trace_summary=traced.summary(),
-        comparison=compare_captures(traced.graph, run.graph, frozen_lines=frozen),
+        export_run.compared = None
+        return None
+    frozen = {
+        (w.file, w.line): BY_NAME[w.category].title for w in trace_run.warnings if w.category in FROZEN and w.file
+    }
+    export_run.compared = TraceComparison(
+        trace=trace_run.graph,
+        trace_summary=trace_run.summary(),
+        comparison=compare_captures(trace_run.graph, export_run.graph, frozen_lines=frozen),
     )
+    return export_run.compared
 
 
-__all__ = ["ExportRequest", "auto_dynamic_shapes", "export"]
+__all__ = ["ExportRequest", "auto_dynamic_shapes", "compare", "export"]
