@@ -372,9 +372,8 @@ def _exit_code(run: Any, fail_on_warnings: bool) -> int:
     return EXIT_OK
 
 
-def cmd_trace(args: argparse.Namespace) -> int:
-    from .core.options import CommandLineError, command_line_spelling, from_command_line
-
+def _checked_target(args: argparse.Namespace) -> tuple[Path, str]:
+    """FILE.py:NAME of ``trace`` / ``export``, with its outputs checked before anything runs (usage errors)."""
     path, name = split_target(args.target)
     if path.suffix != ".py":
         raise UsageError(f"{path} is not a .py file (expected FILE.py:NAME)")
@@ -384,37 +383,51 @@ def cmd_trace(args: argparse.Namespace) -> int:
     for _, out in outputs:
         if not out.parent.is_dir():
             raise UsageError(f"cannot write {out}: no such directory {out.parent}")
-    # the traced file now, before the trace; the other files the run read once it has run (_write_outputs)
+    # the target file now, before the capture; the other files the run read once it has run (_write_outputs)
     check_outputs(outputs, [str(path)])
+    return path, name
 
+
+def _target_and_inputs(
+    path: Path, name: str, seed: int, inputs_expr: str, check_inputs_expr: str | None
+) -> tuple[Any, Any, dict[str, Any] | None, list[Any] | None]:
+    """Import the file (after ``torch.manual_seed(seed)``), the target, its example inputs (positional, keyword)
+    and the check input sets (each positional inputs, or a dict of keyword inputs), evaluated in its namespace."""
+    import torch
+
+    torch.manual_seed(seed)
+    module = load_file(path)
+    target = make_target(resolve_name(module, name, path), name)
+    namespace = {"torch": torch, **vars(module)}
+    example, kwargs = input_set(evaluate(inputs_expr, namespace, "--inputs"), "--inputs")
+    if check_inputs_expr is None:
+        return target, example, kwargs, None
+    value = evaluate(check_inputs_expr, namespace, "--check-inputs")
+    sets = value if isinstance(value, list) else [value]
+    if not sets:
+        raise UsageError("--check-inputs gave an empty list: give at least one input set, or leave it out")
+    check_inputs = []
+    for v in sets:
+        pos, kw = input_set(v, "--check-inputs")
+        check_inputs.append(kw if kw is not None else pos)
+    return target, example, kwargs, check_inputs
+
+
+def cmd_trace(args: argparse.Namespace) -> int:
+    from .core.options import CommandLineError, command_line_spelling, from_command_line
+
+    path, name = _checked_target(args)
     try:
         trace_options, check_inputs_expr = from_command_line(args)
     except CommandLineError as exc:
         raise UsageError(str(exc)) from None
 
-    import torch
-
     import jupyter_tracejit as tj
 
+    from .core.caller import call_site
     from .render.text import format_run
 
-    torch.manual_seed(args.seed)
-    module = load_file(path)
-    target = make_target(resolve_name(module, name, path), name)
-    namespace = {"torch": torch, **vars(module)}
-    example, kwargs = input_set(evaluate(args.inputs, namespace, "--inputs"), "--inputs")
-    check_inputs = None
-    if check_inputs_expr is not None:
-        value = evaluate(check_inputs_expr, namespace, "--check-inputs")
-        sets = value if isinstance(value, list) else [value]
-        if not sets:
-            raise UsageError("--check-inputs gave an empty list: give at least one input set, or leave it out")
-        check_inputs = []
-        for v in sets:
-            pos, kw = input_set(v, "--check-inputs")
-            check_inputs.append(kw if kw is not None else pos)
-    from .core.caller import call_site
-
+    target, example, kwargs, check_inputs = _target_and_inputs(path, name, args.seed, args.inputs, check_inputs_expr)
     with call_site(str(path.resolve()), definition_line(path, name)):
         run = tj.trace(target, example, example_kwarg_inputs=kwargs, **trace_options, check_inputs=check_inputs)
     say = Stdout()
@@ -424,46 +437,23 @@ def cmd_trace(args: argparse.Namespace) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    from .core.export.options import DynamicSpecError, parse_dynamic
+    from .core.export.options import AUTO, DynamicSpecError, parse_dynamic
 
-    path, name = split_target(args.target)
-    if path.suffix != ".py":
-        raise UsageError(f"{path} is not a .py file (expected FILE.py:NAME)")
-    if not path.is_file():
-        raise UsageError(f"no such file: {path}")
     if args.auto_dynamic and args.dynamic:
         raise UsageError("--auto-dynamic and --dynamic both say which dims vary: give one of them")
     if args.auto_dynamic and args.check_inputs is None:
         raise UsageError("--auto-dynamic needs --check-inputs: the dims that differ from them become dynamic")
-    outputs = _requested_outputs(args)
-    for _, out in outputs:
-        if not out.parent.is_dir():
-            raise UsageError(f"cannot write {out}: no such directory {out.parent}")
-    check_outputs(outputs, [str(path)])
+    path, name = _checked_target(args)
     try:
         dynamic: Any = parse_dynamic(args.dynamic) if args.dynamic else None
     except DynamicSpecError as exc:
         raise UsageError(str(exc)) from None
 
-    import torch
-
     from .core.caller import call_site
-    from .core.export.options import AUTO
     from .core.export.request import export
     from .render.text import format_run
 
-    torch.manual_seed(args.seed)
-    module = load_file(path)
-    target = make_target(resolve_name(module, name, path), name)
-    namespace = {"torch": torch, **vars(module)}
-    example, kwargs = input_set(evaluate(args.inputs, namespace, "--inputs"), "--inputs")
-    check_inputs = None
-    if args.check_inputs is not None:
-        value = evaluate(args.check_inputs, namespace, "--check-inputs")
-        sets = value if isinstance(value, list) else [value]
-        if not sets:
-            raise UsageError("--check-inputs gave an empty list: give at least one input set, or leave it out")
-        check_inputs = [input_set(v, "--check-inputs")[0] for v in sets]
+    target, example, kwargs, check_inputs = _target_and_inputs(path, name, args.seed, args.inputs, args.check_inputs)
     with call_site(str(path.resolve()), definition_line(path, name)):
         run = export(
             target,
