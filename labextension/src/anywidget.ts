@@ -48,9 +48,14 @@ export function hostIsDark(el: Element): boolean {
   return window.matchMedia?.('(prefers-color-scheme: dark)').matches ?? false;
 }
 
-/** Whether the host defines JupyterLab's theme variables itself (JupyterLab, Notebook 7, VS Code's Jupyter). */
+/**
+ * Whether the host defines JupyterLab's theme variables itself (JupyterLab, Notebook 7, VS Code's Jupyter). An
+ * element not yet in the page inherits nothing (anywidget may render before the output is attached): then the
+ * page's own body says, where those hosts define them.
+ */
 function hostHasJupyterTheme(el: Element): boolean {
-  return getComputedStyle(el).getPropertyValue('--jp-layout-color1').trim() !== '';
+  const probe = el.isConnected ? el : document.body;
+  return getComputedStyle(probe).getPropertyValue('--jp-layout-color1').trim() !== '';
 }
 
 /**
