@@ -37,8 +37,8 @@ import torch
 from torch import nn
 
 import jupyter_tracejit as tj
-from jupyter_tracejit.core.check import MethodUnderCheck, check_graphs
 from jupyter_tracejit.core.diff import structural_diff
+from jupyter_tracejit.core.torchscript.check import MethodUnderCheck, check_graphs
 from jupyter_tracejit.core.torchscript.extract import canonical_inlined, canonical_text, extract_graph
 from jupyter_tracejit.core.torchscript.session import method_code
 
