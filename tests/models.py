@@ -98,3 +98,16 @@ class MarkupEverywhere(nn.Module):
         if h.sum() > -100:  # </script><script>alert("branch")</script><!-- & <b>bold</b>
             h = h * 2
         return h
+
+
+class MLP(nn.Module):
+    """Two linear layers and a softmax, the export back end's plain model (a graph with no surprises: what an export
+    records, checks and round-trips when nothing goes wrong)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc1 = nn.Linear(16, 32)
+        self.fc2 = nn.Linear(32, 4)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.fc2(torch.relu(self.fc1(x))).softmax(dim=-1)

@@ -10,12 +10,12 @@
 //
 // `jupyter_tracejit/widgets/anyexplorer.py` sends both over the widget's comm (`_esm`, `_css`): nothing is
 // fetched from anywhere. Both files are generated (git-ignored) and shipped in the wheel as hatch artifacts.
-import { build, transform } from 'esbuild';
+import { transform } from 'esbuild';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-import { explorerCss, inlineLayoutPlugin } from '../src/report/bundle-common.mjs';
+import { bundleExplorer, explorerCss } from '../src/report/bundle-common.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const outDir = path.join(root, 'jupyter_tracejit', 'static');
@@ -23,32 +23,12 @@ const version = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')
 const THEME_CLASS = '.jp-TraceExplorer-anyTheme';
 
 const started = Date.now();
-const inlineLayout = inlineLayoutPlugin('anywidget');
-const result = await build({
-  entryPoints: [path.join(root, 'labextension', 'src', 'anywidget.ts')],
-  bundle: true,
-  format: 'esm',
-  platform: 'browser',
-  target: ['es2020'],
-  minify: true,
-  legalComments: 'none',
-  charset: 'ascii',
-  write: false,
-  logLevel: 'silent',
-  banner: { js: `/* jupyter-tracejit ${version}: trace explorer anywidget module (npm run build:anywidget) */` },
-  plugins: [inlineLayout.plugin]
-});
-if (result.warnings.length) {
-  for (const w of result.warnings) {
-    console.error(`build:anywidget: ${w.text}${w.location ? ` (${w.location.file}:${w.location.line})` : ''}`);
-  }
-  process.exit(1);
-}
-if (inlineLayout.swapped() === 0) {
-  console.error('build:anywidget: nothing imported ../graph/layout: the widget would have no graph layout');
-  process.exit(1);
-}
-const js = result.outputFiles[0].text;
+const js = await bundleExplorer(
+  'anywidget',
+  path.join(root, 'labextension', 'src', 'anywidget.ts'),
+  'esm',
+  `/* jupyter-tracejit ${version}: trace explorer anywidget module (npm run build:anywidget) */`
+);
 // the palette of the standalone report (JupyterLab Light / Dark values), scoped to the widget's element
 const reportCss = readFileSync(path.join(root, 'labextension', 'src', 'report', 'report.css'), 'utf8');
 const light = /^:root\s*\{([^}]*)\}/m.exec(reportCss);

@@ -20,22 +20,13 @@ from jupyter_tracejit.core.export.session import ExportSession
 from jupyter_tracejit.core.graph import Frame
 from jupyter_tracejit.core.run import TraceRun
 from jupyter_tracejit.core.validate import check_run
+from tests.models import MLP
 
 #: the export back end needs torch.export with Dim.AUTO (the floor torch of the matrix, 2.4, lacks it)
 pytestmark = pytest.mark.skipif(export_support_problem() is not None, reason=str(export_support_problem()))
 
 THIS_FILE = __file__
 CALLER = Frame(file=THIS_FILE, line=1, func="<module>", code="")
-
-
-class MLP(nn.Module):
-    def __init__(self) -> None:
-        super().__init__()
-        self.fc1 = nn.Linear(16, 32)
-        self.fc2 = nn.Linear(32, 4)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.fc2(torch.relu(self.fc1(x))).softmax(dim=-1)
 
 
 class Loop(nn.Module):

@@ -78,3 +78,10 @@ def test_the_schema_carries_the_role_tables():
     assert definitions["NodeRole"]["enum"] == list(NODE_ROLES)
     assert definitions["NodeRole"]["x-torchscript-roles"] == TORCHSCRIPT_ROLES
     assert set(TORCHSCRIPT_ROLES.values()) <= set(NODE_ROLES)
+
+
+def test_the_schema_names_the_back_ends_the_code_knows():
+    from jupyter_tracejit.core.run import BACKENDS
+
+    schema = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
+    assert schema["properties"]["backend"]["enum"] == list(BACKENDS)

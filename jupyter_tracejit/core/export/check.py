@@ -51,6 +51,7 @@ from ..module_state import ModuleState
 from ..options import DEFAULT_TOLERANCE
 from ..source import source_line
 from ..torchscript.check import compare_outputs
+from .report import shape_env_of, sloc_at, source_name
 
 #: a derived input set is kept under this many bytes (or twice the example's, when that is more)
 MAX_DERIVED_BYTES = 64 * 2**20
@@ -78,15 +79,6 @@ def check_input_set(entry: Any) -> Inputs:
     if isinstance(entry, (tuple, list)):
         return tuple(entry), {}
     return (entry,), {}
-
-
-def _shape_env(ep: torch.export.ExportedProgram) -> Any:
-    for node in ep.graph.nodes:
-        val = node.meta.get("val") if node.op == "placeholder" else None
-        fake_mode = getattr(val, "fake_mode", None)
-        if fake_mode is not None and getattr(fake_mode, "shape_env", None) is not None:
-            return fake_mode.shape_env
-    return None
 
 
 def _user_placeholders(ep: torch.export.ExportedProgram) -> list[Any]:
@@ -247,21 +239,6 @@ def _user_specs(ep: torch.export.ExportedProgram) -> list[Any]:
 _GUARD = re.compile(r"Guard failed: (?P<expr>.+)")
 _SOURCE = re.compile(r"[A-Za-z_][\w\[\]'\".]*?\.size\(\)\[\d+\]|[A-Za-z_]\w*")
 _NODE = re.compile(r"on node '(?P<node>[^']+)'")
-_LOCAL = re.compile(r"L\[['\"]([^'\"]+)['\"]\]")
-
-
-def _plain(source_name: str) -> str:
-    """``L['x'].size()[0]`` as the guard message spells it: ``x.size()[0]``."""
-    return _LOCAL.sub(r"\1", source_name)
-
-
-def _user_loc(sloc: Any) -> tuple[str, int] | None:
-    frame = getattr(sloc, "framework_loc", None)
-    if frame is None or not hasattr(frame, "filename"):
-        return None
-    from .session import message_frame  # the session imports this module
-
-    return message_frame(f'File "{frame.filename}", line {frame.lineno}')
 
 
 def guard_location(ep: torch.export.ExportedProgram, message: str) -> tuple[str, int] | None:
@@ -274,13 +251,13 @@ def guard_location(ep: torch.export.ExportedProgram, message: str) -> tuple[str,
             if node.name == node_match.group("node"):
                 return message_frame(node.meta.get("stack_trace") or "")
     m = _GUARD.search(message)
-    env = _shape_env(ep)
+    env = shape_env_of(ep)
     if m is None or env is None:
         return None
     mentioned = set(_SOURCE.findall(m.group("expr")))
     symbols: set[Any] = set()
     for sym, sources in getattr(env, "var_to_sources", {}).items():
-        if any(_plain(getattr(s, "name", "")) in mentioned for s in sources):
+        if any(source_name(s) in mentioned for s in sources):
             symbols.add(sym)
     if not symbols:
         return None
@@ -292,9 +269,9 @@ def guard_location(ep: torch.export.ExportedProgram, message: str) -> tuple[str,
             related |= {sym, *free}
     for guard in getattr(env, "guards", []):
         if getattr(guard.expr, "free_symbols", set()) & related:
-            at = _user_loc(guard.sloc)
-            if at is not None:
-                return at
+            file, line, _code = sloc_at(guard.sloc)
+            if file:
+                return file, line
     return None
 
 

@@ -54,7 +54,7 @@ ASSERT_OPS = frozenset({"_assert_scalar", "sym_constrain_range", "sym_constrain_
 _NORM_STATS = ("running_mean", "running_var")
 
 _SPECIALIZATION = re.compile(r"^Eq\((?:(?P<a>[a-z]+\d+), (?P<av>-?\d+)|(?P<bv>-?\d+), (?P<b>[a-z]+\d+))\)$")
-_LOCAL = re.compile(r"L\['([^']+)'\]")
+_LOCAL = re.compile(r"L\[['\"]([^'\"]+)['\"]\]")
 _FILE_LINE = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+)')
 _ASSERT_MESSAGE = re.compile(r"expression (?P<expr>.+?) on node")
 
@@ -239,7 +239,7 @@ def symbols_of(ep: Any, env: Any) -> list[ExportSymbol]:
     ]
 
 
-def _sloc_at(sloc: Any) -> tuple[str, int, str]:
+def sloc_at(sloc: Any) -> tuple[str, int, str]:
     """The user's line of a guard's ``SLoc``: ``framework_loc`` (a FrameSummary, or ``file:line`` text), else
     ``maybe_user_loc``; nothing when both are torch's."""
     for loc in (getattr(sloc, "framework_loc", None), getattr(sloc, "maybe_user_loc", None)):
@@ -263,7 +263,7 @@ def guards_of(env: Any, graph: Graph | None, backed: set[str]) -> list[ExportGua
     specialised: set[str] = set()
     for g in env.guards:
         expr = str(g.expr)
-        file, line, code = _sloc_at(getattr(g, "sloc", None))
+        file, line, code = sloc_at(getattr(g, "sloc", None))
         spec = specialization(expr)
         kind = "specialization" if spec is not None and spec[0] in backed else "guard"
         if kind == "specialization" and spec is not None:
@@ -508,6 +508,7 @@ __all__ = [
     "node_id_map",
     "report_of",
     "shape_env_of",
+    "sloc_at",
     "source_name",
     "specialization",
 ]

@@ -13,7 +13,7 @@ from typing import Any
 import torch
 
 from ..caller import calls_from, find_caller
-from ..capture import Reply, resume, stamp
+from ..capture import drive, stamp
 from ..capture_diff import TraceComparison, compare_captures
 from ..categories import BY_NAME
 from ..errors import TraceError, argument_error
@@ -140,20 +140,12 @@ def export(
         draft=draft,
     )
     session.recorded_options = options.to_json()
-    # the export call made from this frame (a driver loop of its own, as tj.trace writes it out)
-    steps = session.steps(started)
-    step = resume(steps, None)
-    while not isinstance(step, TraceRun):
-        fn, call_args, call_kwargs = step
-        try:
-            reply: Reply = (fn(*call_args, **call_kwargs), None)
-        except BaseException as e:  # the session restores state, then records it or re-raises an interrupt
-            reply = (None, e)
-        step = resume(steps, reply)
-    step.request = request
+    # export records no Python frame per node (tj.trace writes its driver loop out for that): the shared driver
+    run = drive(session.steps(started))
+    run.request = request
     if compare_trace:
-        compare_with_trace(step, model, request.args, kwargs, module_mode=module_mode, no_grad=no_grad)
-    return step
+        compare_with_trace(run, model, request.args, kwargs, module_mode=module_mode, no_grad=no_grad)
+    return run
 
 
 def compare_with_trace(

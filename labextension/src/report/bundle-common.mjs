@@ -1,9 +1,11 @@
-// What the bundles built with esbuild share: the layout swap and the explorer's stylesheet.
+// What the bundles built with esbuild share: the build itself (options, the layout swap, its checks) and the
+// explorer's stylesheet.
 //
 // The esbuild plugin is shared by the bundles built outside JupyterLab's rspack (the standalone report, build.mjs;
 // the anywidget module, build-anywidget.mjs): `labextension/src/graph/layout` starts a Worker from a file beside
 // the bundle, which neither has, so it is swapped for `labextension/src/report/layout-inline.ts` (same API; a
 // Blob-URL worker of a given source, else Graphviz on the main thread).
+import { build } from 'esbuild';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -41,4 +43,38 @@ export function explorerCss() {
   return [...readFileSync(path.join(styleDir, 'index.css'), 'utf8').matchAll(/@import url\('\.\/([\w-]+\.css)'\)/g)]
     .map(m => readFileSync(path.join(styleDir, m[1]), 'utf8'))
     .join('\n');
+}
+
+/**
+ * Bundle `entry` as one minified file for the browser (Graphviz's WASM inlined, the layout swapped as above) and
+ * return its text; any esbuild warning, or no layout swapped, ends the build with `name`'s message.
+ */
+export async function bundleExplorer(name, entry, format, banner) {
+  const inlineLayout = inlineLayoutPlugin(name);
+  const result = await build({
+    entryPoints: [entry],
+    bundle: true,
+    format,
+    platform: 'browser',
+    target: ['es2020'],
+    minify: true,
+    legalComments: 'none',
+    charset: 'ascii',
+    write: false,
+    logLevel: 'silent',
+    banner: { js: banner },
+    plugins: [inlineLayout.plugin]
+  });
+  if (result.warnings.length) {
+    // e.g. `import.meta` in an IIFE: the bundle would silently misbehave
+    for (const w of result.warnings) {
+      console.error(`build:${name}: ${w.text}${w.location ? ` (${w.location.file}:${w.location.line})` : ''}`);
+    }
+    process.exit(1);
+  }
+  if (inlineLayout.swapped() === 0) {
+    console.error(`build:${name}: nothing imported ../graph/layout: the ${name} would have no graph layout`);
+    process.exit(1);
+  }
+  return result.outputFiles[0].text;
 }
