@@ -189,6 +189,10 @@ def test_dynamic_shapes_that_do_not_follow_the_inputs_show_the_structure_they_ne
         assert run.error is not None and run.error.phase == "arguments", run.error
         assert run.error.tag == "dynamic_shapes_mismatch"
         assert "{'x': {0: None  # size 3, 1: None  # size 4}}" in run.error.hint
+    # arguments export refused refuse its draft too: no draft run, no note about one
+    run = export(TwoInputs(), (x,), dynamic_shapes={"y": {0: torch.export.Dim.AUTO}})
+    assert run.error is not None and run.error.phase == "arguments" and "draft" not in run.timings
+    assert not [f for f in run.findings if f.kind == "draft_failure"]
     assert capfd.readouterr().err == ""
 
 

@@ -287,7 +287,8 @@ class ExportSession:
         self.log = logs.text  # after the block: what torch printed to stderr is added when it ends
         if ep is None:
             run.export = ExportReport(log=self.log)  # a failing export is where torch's log matters most
-            if self.draft in ("on_failure", "always"):
+            # a draft of a refused model shows what export would record; arguments it refused refuse it too
+            if self.draft in ("on_failure", "always") and run.error is not None and run.error.phase == "export":
                 yield from self._draft(run, exported_ok=False)
             return
         t0 = time.perf_counter()
