@@ -142,16 +142,20 @@ def _bound_module_method(callee: Any, func_node: ast.expr) -> tuple[torch.nn.Mod
     return None
 
 
+def check_callable(callee: Any, callee_src: str, grammar: Grammar = TRACE) -> None:
+    if not callable(callee):
+        raise MagicError(
+            f"{callee_src!r} is a {type(callee).__name__}, which cannot be called; CALL must call the model or "
+            f"function to {grammar.name}"
+        )
+
+
 def plan_call(
     callee: Any, func_node: ast.expr, call_text: str, args: list[Any], kwargs: dict[str, Any], opts: Options
 ) -> Plan:
     """Which of ``tj.trace`` / ``tj.trace_module`` to call, on what."""
     callee_src = _source_of(func_node, call_text)
-    if not callable(callee):
-        raise MagicError(
-            f"{callee_src!r} is a {type(callee).__name__}, which cannot be called; CALL must call the model or "
-            "function to trace"
-        )
+    check_callable(callee, callee_src)
     is_kwarg = bool(kwargs)
     inputs: Any = dict(kwargs) if is_kwarg else tuple(args)
     bound = _bound_module_method(callee, func_node)

@@ -28,7 +28,7 @@ from .core.graph import Frame
 from .core.options import CommandLineError
 from .core.run import TraceRun
 from .core.torchscript.plan import target_of
-from .magic import TraceMagics, _bound_module_method, _source_of, option_arguments
+from .magic import TraceMagics, _bound_module_method, _source_of, check_callable, option_arguments
 from .magic_line import CALL_NAMES, Grammar, MagicError, check_shown, parse_call, parse_words, split_line
 
 #: where the run goes without ``-o``
@@ -43,24 +43,18 @@ EXAMPLES = {
     "--check-inputs": "%export --check-inputs [(x2,), (x3,)] model(x)",
     "--draft": "%export --draft always model(x)",
     "--eval": "%export --eval model(x)",
-    "--train": "%export --eval model(x)",
     "forward": "%export model(x)",
 }
 
 
-def _declared_flags() -> list[tuple[str, bool]]:
-    """The export options' flags in help order, each with whether it takes a value."""
-    flags: list[tuple[str, bool]] = []
-    add_export_command_line(lambda flag, **kwargs: flags.append((flag, kwargs.get("action") != "store_true")))
-    return flags
-
+#: the export options' flags in help order, each with whether it takes a value
+_FLAGS: list[tuple[str, bool]] = []
+add_export_command_line(lambda flag, **kwargs: _FLAGS.append((flag, kwargs.get("action") != "store_true")))
 
 EXPORT = Grammar(
     name="export",
-    value_examples={
-        flag: EXAMPLES.get(flag) for flag, takes_value in [("-o", True), *_declared_flags()] if takes_value
-    },
-    options=("-o", *(flag for flag, _ in _declared_flags()), "--static", "--quiet"),
+    value_examples={flag: EXAMPLES.get(flag) for flag, takes_value in [("-o", True), *_FLAGS] if takes_value},
+    options=("-o", *(flag for flag, _ in _FLAGS), "--static", "--quiet"),
     option_example="%export --strict model(x)",
     inputs_rule="torch.export takes a tuple of positional inputs and a dict of keyword inputs",
     mixed_inputs=True,
@@ -100,11 +94,7 @@ def parse_export_options(parser: Any, words: list[str]) -> ExportMagicOptions:
 def export_target(callee: Any, func_node: ast.expr, call_text: str) -> Any:
     """What to export for CALL's callee: a module (called, or its ``forward``), or a function (tj.export wraps it)."""
     callee_src = _source_of(func_node, call_text)
-    if not callable(callee):
-        raise MagicError(
-            f"{callee_src!r} is a {type(callee).__name__}, which cannot be called; CALL must call the model or "
-            "function to export"
-        )
+    check_callable(callee, callee_src, EXPORT)
     bound = _bound_module_method(callee, func_node)
     if bound is None:
         return callee

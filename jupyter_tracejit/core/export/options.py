@@ -241,7 +241,7 @@ def export_options_from_command_line(namespace: Any) -> tuple[dict[str, Any], st
     """The export options a parsed command line sets (``check_inputs`` aside) and ``--check-inputs``' unevaluated
     text. Raises :class:`~..options.CommandLineError` for contradicting flags or a bad ``--dynamic`` spec."""
     if namespace.eval and namespace.train:
-        raise CommandLineError("--train", "--eval and --train contradict each other (each sets module_mode); give one")
+        raise CommandLineError("--eval", "--eval and --train contradict each other (each sets module_mode); give one")
     if namespace.auto_dynamic and namespace.dynamic:
         raise CommandLineError(
             "--auto-dynamic", "--auto-dynamic and --dynamic both say which dims vary: give one of them"
