@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import ipywidgets
@@ -19,7 +20,14 @@ from jupyter_tracejit.core.export.options import export_support_problem
 from jupyter_tracejit.widgets import PROGRESS_MIME, RUN_MIME, TraceExplorer, run_from_mime
 
 from .models import MLP, LinearWithEncode
-from .test_magic import WIDGET_MIME, Masked, Shown, run_magic, shell  # noqa: F401  (shell: a fixture)
+from .test_magic import (  # noqa: F401  (shell: a fixture)
+    WIDGET_MIME,
+    Masked,
+    Shown,
+    _require_kernel,
+    run_magic,
+    shell,
+)
 
 pytestmark = pytest.mark.skipif(export_support_problem() is not None, reason=str(export_support_problem()))
 
@@ -313,3 +321,31 @@ def test_load_ext_registers_line_and_cell_magics_beside_trace(ip: InteractiveShe
     assert ip.find_line_magic("export") is not None and ip.find_cell_magic("export") is not None
     assert ip.find_line_magic("trace") is not None
     assert magic.TraceMagics.magics["line"] == {"trace": "trace"}  # %export's class adds export only
+
+
+def test_a_notebook_exports_with_the_magic(tmp_path: Path) -> None:
+    """In a real kernel: the explorer replaces the placeholder, a magic error fails its cell in one line."""
+    _require_kernel()
+    import nbformat
+    from nbclient import NotebookClient
+
+    cells = [
+        "%load_ext jupyter_tracejit\nimport torch\ndef f(x):\n    return torch.relu(x) + 1\nx = torch.randn(3, 2)",
+        "%export --dynamic x:0=rows[2,8] f(x)",
+        "%export --dynamic x0 f(x)",
+        "print(_export.ok, _export.backend, [s.max for s in _export.export.symbols])",
+    ]
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
+    nb.cells[2].metadata["tags"] = ["raises-exception"]
+    client = NotebookClient(
+        nb, timeout=60, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}, allow_errors=False
+    )
+    client.execute()
+    (live,) = nb.cells[1]["outputs"]
+    assert WIDGET_MIME in live["data"] and PROGRESS_MIME not in live["data"]
+    assert run_from_mime(live["data"][RUN_MIME])["backend"] == "export"
+    (error,) = nb.cells[2]["outputs"]
+    assert error["name"] == "stderr" and error["text"].startswith("UsageError: %export: --dynamic 'x0' is not of")
+    assert error["text"].count("\n") == 1
+    (printed,) = nb.cells[3]["outputs"]
+    assert printed["text"] == "True export [8]\n"
