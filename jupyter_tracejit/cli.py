@@ -70,6 +70,7 @@ def _outputs(p: argparse.ArgumentParser) -> None:
 def build_parser(prog: str = "tracejit") -> argparse.ArgumentParser:
     # the options' table reads torch's defaults: imported here, inside main's handling of Ctrl-C (``import torch``
     # takes a second or more; an interrupt then is one line too)
+    from .core.export.options import add_export_command_line
     from .core.options import add_command_line
 
     parser = argparse.ArgumentParser(
@@ -117,32 +118,7 @@ def build_parser(prog: str = "tracejit") -> argparse.ArgumentParser:
         metavar="EXPR",
         help="example inputs: a tuple, a single tensor, or a dict of keywords",
     )
-    e.add_argument(
-        "--dynamic",
-        action="append",
-        default=[],
-        metavar="SPEC",
-        help="a dynamic dimension, NAME:DIM (Dim.AUTO), NAME:DIM=SYMBOL or NAME:DIM=SYMBOL[MIN,MAX]; repeat for more",
-    )
-    e.add_argument(
-        "--auto-dynamic",
-        action="store_true",
-        help="the dims that differ between --inputs and --check-inputs become Dim.AUTO (dynamic_shapes='auto')",
-    )
-    e.add_argument("--check-inputs", metavar="EXPR", help="input sets to check the exported program on (a list)")
-    e.add_argument("--strict", action="store_true", help="strict=True: export through TorchDynamo")
-    e.add_argument(
-        "--draft",
-        choices=("on_failure", "always", "never"),
-        default="on_failure",
-        help="run torch.export.draft_export on failure (default), always, or never",
-    )
-    e.add_argument("--compare-trace", action="store_true", help="also trace the model and match the two graphs")
-    mode = e.add_mutually_exclusive_group()
-    mode.add_argument("--eval", dest="module_mode", action="store_const", const="eval", help="export in eval mode")
-    mode.add_argument("--train", dest="module_mode", action="store_const", const="train", help="export in train mode")
-    e.set_defaults(module_mode="as_is")
-    e.add_argument("--no-grad", action="store_true", help="export under torch.no_grad()")
+    add_export_command_line(e.add_argument)
     e.add_argument("--seed", type=int, default=0, help="torch.manual_seed before importing the file (default 0)")
     e.add_argument(
         "--fail-on-warnings",
@@ -437,36 +413,22 @@ def cmd_trace(args: argparse.Namespace) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    from .core.export.options import AUTO, DynamicSpecError, parse_dynamic
+    from .core.export.options import export_options_from_command_line
+    from .core.options import CommandLineError
 
-    if args.auto_dynamic and args.dynamic:
-        raise UsageError("--auto-dynamic and --dynamic both say which dims vary: give one of them")
-    if args.auto_dynamic and args.check_inputs is None:
-        raise UsageError("--auto-dynamic needs --check-inputs: the dims that differ from them become dynamic")
-    path, name = _checked_target(args)
     try:
-        dynamic: Any = parse_dynamic(args.dynamic) if args.dynamic else None
-    except DynamicSpecError as exc:
+        options, check_inputs_expr = export_options_from_command_line(args)
+    except CommandLineError as exc:
         raise UsageError(str(exc)) from None
+    path, name = _checked_target(args)
 
     from .core.caller import call_site
     from .core.export.request import export
     from .render.text import format_run
 
-    target, example, kwargs, check_inputs = _target_and_inputs(path, name, args.seed, args.inputs, args.check_inputs)
+    target, example, kwargs, check_inputs = _target_and_inputs(path, name, args.seed, args.inputs, check_inputs_expr)
     with call_site(str(path.resolve()), definition_line(path, name)):
-        run = export(
-            target,
-            example,
-            kwargs,
-            dynamic_shapes=AUTO if args.auto_dynamic else dynamic,
-            strict=args.strict,
-            check_inputs=check_inputs,
-            draft=args.draft,
-            compare_trace=args.compare_trace,
-            module_mode=args.module_mode,
-            no_grad=args.no_grad,
-        )
+        run = export(target, example, kwargs, check_inputs=check_inputs, **options)
     say = Stdout()
     say(format_run(run))
     if run.compared is not None:

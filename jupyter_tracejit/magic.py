@@ -1,7 +1,9 @@
 """``%trace`` and ``%%trace``: trace a call typed in a notebook and explore what ``torch.jit.trace`` recorded.
+``%export`` and ``%%export`` (:mod:`.magic_export`) do the same with ``torch.export``, on this module's machinery.
 
-Loaded by ``%load_ext jupyter_tracejit`` (:func:`jupyter_tracejit.load_ipython_extension`); this is the only
-module of the package that imports IPython, and nothing imports it but the extension loader.
+Loaded by ``%load_ext jupyter_tracejit`` (:func:`jupyter_tracejit.load_ipython_extension`); this module,
+:mod:`.magic_line` and :mod:`.magic_export` are the only ones of the package that import IPython, and nothing imports
+them but the extension loader.
 
 How a line is read (``%trace [options] CALL``)
 ----------------------------------------------
@@ -29,6 +31,10 @@ the explorer replaces when the trace ends. The run goes into ``_trace`` (or ``-o
 ``_trace_explorer``; when the explorer re-traces (or shows a run of its history), the variable follows the run on
 screen, as long as it still holds the explorer's run (a variable the user has reassigned is left alone).
 
+``%export [options] CALL`` is read the same way (its own options, :data:`.magic_export.EXPORT`; positional and
+keyword arguments may be mixed, as ``torch.export`` takes both) and shown the same way, into ``_export`` and
+``_export_explorer``; what differs between the two magics' lines is a :class:`.magic_line.Grammar`.
+
 Errors of the magic itself (bad CALL, bad option, unknown name...) print one line on stderr naming the problem
 with an example of correct use, and leave the namespace untouched. Failures inside the traced code are not magic
 errors: they are in the run (``run.ok``, ``run.error``) and the explorer shows them.
@@ -43,9 +49,11 @@ import re
 import sys
 import time
 import uuid
+import weakref
+from collections.abc import Callable
 from dataclasses import dataclass
 from types import FrameType
-from typing import Any
+from typing import Any, Protocol
 
 import torch
 from IPython.core.error import UsageError
@@ -62,8 +70,9 @@ from .core.torchscript.plan import target_of
 from .magic_line import (
     CALL_NAMES,
     DEFAULT_OUTPUT,
-    EXAMPLE,
     EXAMPLES,
+    TRACE,
+    Grammar,
     MagicError,
     Options,
     check_call_shape,
@@ -94,7 +103,7 @@ def _source_of(node: ast.AST, text: str) -> str:
 
 
 def _evaluate(
-    node: ast.expr, text: str, namespace: dict[str, Any], filename: str, what: str, example: str = EXAMPLE
+    node: ast.expr, text: str, namespace: dict[str, Any], filename: str, what: str, example: str | None = None
 ) -> Any:
     """Evaluate one expression node in the user's namespace; a failure becomes a :class:`MagicError`."""
     code = compile(ast.fix_missing_locations(ast.Expression(body=node)), filename, "eval")
@@ -133,16 +142,20 @@ def _bound_module_method(callee: Any, func_node: ast.expr) -> tuple[torch.nn.Mod
     return None
 
 
+def check_callable(callee: Any, callee_src: str, grammar: Grammar = TRACE) -> None:
+    if not callable(callee):
+        raise MagicError(
+            f"{callee_src!r} is a {type(callee).__name__}, which cannot be called; CALL must call the model or "
+            f"function to {grammar.name}"
+        )
+
+
 def plan_call(
     callee: Any, func_node: ast.expr, call_text: str, args: list[Any], kwargs: dict[str, Any], opts: Options
 ) -> Plan:
     """Which of ``tj.trace`` / ``tj.trace_module`` to call, on what."""
     callee_src = _source_of(func_node, call_text)
-    if not callable(callee):
-        raise MagicError(
-            f"{callee_src!r} is a {type(callee).__name__}, which cannot be called; CALL must call the model or "
-            "function to trace"
-        )
+    check_callable(callee, callee_src)
     is_kwarg = bool(kwargs)
     inputs: Any = dict(kwargs) if is_kwarg else tuple(args)
     bound = _bound_module_method(callee, func_node)
@@ -225,10 +238,10 @@ def target_name(plan: Plan) -> str:
     return f"{name}.{plan.method}" if plan.method not in (None, "forward") else name
 
 
-def progress_bundle(name: str, started: float) -> dict[str, Any]:
+def progress_bundle(name: str, started: float, doing: str = "tracing") -> dict[str, Any]:
     """The placeholder shown while the kernel traces: our renderer counts the seconds, the text gives the start."""
     clock = time.strftime("%H:%M:%S", time.localtime(started))
-    return {PROGRESS_MIME: {"target": name, "started": started}, "text/plain": f"tracing {name}… (started {clock})"}
+    return {PROGRESS_MIME: {"target": name, "started": started}, "text/plain": f"{doing} {name}… (started {clock})"}
 
 
 def follow_runs(explorer: TraceExplorer, namespace: dict[str, Any], name: str) -> None:
@@ -253,13 +266,26 @@ def static_bundle(run: TraceRun) -> dict[str, Any]:
     return bundle
 
 
-def _trace_option_arguments(func: Any) -> Any:
-    """The trace options' flags (``--no-check``, ``--tol``, ...) as IPython ``@argument`` decorators, in help order."""
-    decorators: list[Any] = []
-    add_command_line(lambda *flags, **kwargs: decorators.append(argument(*flags, **kwargs)))
-    for decorate in reversed(decorators):  # the decorator nearest the function comes last in the help
-        func = decorate(func)
-    return func
+def option_arguments(declare: Callable[[Callable[..., Any]], None]) -> Callable[[Any], Any]:
+    """The flags a command-line table declares (``add_command_line``: ``--no-check``, ``--tol``, ...) as IPython
+    ``@argument`` decorators, in help order: a magic and the ``tracejit`` command share one definition of them."""
+
+    def decorate_all(func: Any) -> Any:
+        decorators: list[Any] = []
+        declare(lambda *flags, **kwargs: decorators.append(argument(*flags, **kwargs)))
+        for decorate in reversed(decorators):  # the decorator nearest the function comes last in the help
+            func = decorate(func)
+        return func
+
+    return decorate_all
+
+
+class Shows(Protocol):
+    """The options of a magic that say where its run goes and how it is shown."""
+
+    output: str
+    static: bool
+    quiet: bool
 
 
 # -- the magic ----------------------------------------------------------------------------------------
@@ -267,14 +293,15 @@ def _trace_option_arguments(func: Any) -> Any:
 
 @magics_class
 class TraceMagics(Magics):
-    """``%trace`` / ``%%trace``."""
+    """``%trace`` / ``%%trace``, and what ``%export`` shares with them (:class:`~.magic_export.ExportMagics`):
+    reading a cell whose last line is the call, evaluating the call, showing the run."""
 
     @property
     def ipython(self) -> InteractiveShell:
         """The shell the magics run in (IPython sets ``shell`` when it registers them)."""
         shell = self.shell
         if shell is None:
-            raise RuntimeError("the %trace magics are not registered with an IPython shell")
+            raise RuntimeError("the jupyter-tracejit magics are not registered with an IPython shell")
         return shell
 
     @no_var_expand
@@ -288,7 +315,7 @@ class TraceMagics(Magics):
         help="trace this module method with trace_module, e.g. --method encode model.encode(x); inferred when "
         "CALL calls a bound nn.Module method other than forward",
     )
-    @_trace_option_arguments
+    @option_arguments(add_command_line)
     @argument(
         "--static",
         action="store_true",
@@ -360,47 +387,57 @@ class TraceMagics(Magics):
     def _trace_line(self, line: str) -> None:
         opts, call_text = self._options(line)
         call = parse_call(call_text)
-        # nodes recorded entirely inside torch (nn.Transformer's) point at the line that asked for the trace: the
-        # cell's line, reading as the user wrote it rather than as IPython rewrote it (get_ipython().run_line_...)
-        site = find_caller()
-        if site is not None:
-            site = dataclasses.replace(site, code=f"%trace {line.strip()}")
-        self._run(opts, call, call_text.strip(), "<%trace>", site)
+        self._run(opts, call, call_text.strip(), "<%trace>", self._line_site(TRACE, line))
 
     def _trace_cell(self, line: str, cell: str) -> None:
         opts, rest = self._options(line)
+        read = self._read_cell(rest, cell, TRACE)
+        if read is not None:
+            self._run(opts, *read)
+
+    def _line_site(self, grammar: Grammar, line: str) -> Frame | None:
+        """Where the magic's line is: nodes recorded entirely inside torch (nn.Transformer's) point at the line
+        that asked for the run, read as the user wrote it rather than as IPython rewrote it (get_ipython()...)."""
+        site = find_caller()
+        return None if site is None else dataclasses.replace(site, code=f"%{grammar.name} {line.strip()}")
+
+    def _read_cell(self, rest: str, cell: str, grammar: Grammar) -> tuple[ast.Call, str, str, Frame] | None:
+        """Run the cell's code before its last line (``rest``: what follows the options on the magic's line, which
+        must be nothing), then give that line's call, the cell's source and file name, and the call's site; None
+        when the user's code failed (its traceback is shown)."""
+        name = grammar.name
         if rest:
             raise MagicError(
-                f"%%trace takes only options on its first line, got {rest!r}; the call to trace is the last line "
+                f"%%{name} takes only options on its first line, got {rest!r}; the call to {name} is the last line "
                 "of the cell",
-                EXAMPLES["cell"],
+                grammar.cell_example,
             )
         try:
             body = self.ipython.transform_cell(cell)
         except SyntaxError as e:
-            raise MagicError(f"the cell is not valid Python ({e.msg})", EXAMPLES["cell"]) from None
+            raise MagicError(f"the cell is not valid Python ({e.msg})", grammar.cell_example) from None
         # line 1 stands for the %%trace line, so line numbers (tracebacks, source lines in the explorer) are the
         # cell's; the cached name makes inspect.getsource work for functions defined here
-        source = "# %%trace\n" + body
-        filename = self.ipython.compile.cache(source, self._cell_number(), raw_code="%%trace\n" + cell)
+        source = f"# %%{name}\n" + body
+        filename = self.ipython.compile.cache(source, self._cell_number(), raw_code=f"%%{name}\n" + cell)
         try:
             module = ast.parse(source, filename=filename)
         except SyntaxError as e:
             where = f": {e.text.strip()!r}" if e.text and e.text.strip() else ""
             raise MagicError(
-                f"syntax error on line {e.lineno} of the cell ({e.msg}){where}", EXAMPLES["cell"]
+                f"syntax error on line {e.lineno} of the cell ({e.msg}){where}", grammar.cell_example
             ) from None
         if not module.body:
-            raise MagicError("the cell has no code; its last line must be the call to trace", EXAMPLES["cell"])
+            raise MagicError(f"the cell has no code; its last line must be the call to {name}", grammar.cell_example)
         last = module.body[-1]
         if not isinstance(last, ast.Expr) or not isinstance(last.value, ast.Call):
             got = first_line(ast.get_source_segment(source, last) or type(last).__name__)
             raise MagicError(
-                f"the last line of a %%trace cell must be the call to trace, like model(x); got {got!r}",
-                EXAMPLES["cell"],
+                f"the last line of a %%{name} cell must be the call to {name}, like model(x); got {got!r}",
+                grammar.cell_example,
             )
         call_text = ast.get_source_segment(source, last.value) or ast.unparse(last.value)
-        check_call_shape(last.value, call_text)
+        check_call_shape(last.value, call_text, grammar)
         prelude = ast.Module(body=module.body[:-1], type_ignores=[])
         code = compile(prelude, filename, "exec")
         try:
@@ -410,9 +447,9 @@ class TraceMagics(Magics):
             # cell's frame on (this frame is skipped)
             tb = e.__traceback__.tb_next if e.__traceback__ is not None else None
             self.ipython.showtraceback((type(e), e, tb), tb_offset=0)
-            return
+            return None
         site = Frame(file=filename, line=last.lineno, func="<module>", code=first_line(call_text))
-        self._run(opts, last.value, source, filename, site)
+        return last.value, source, filename, site
 
     def _cell_number(self) -> int:
         """The execution count the running cell was compiled under, read from the cell's own code: IPython 9
@@ -428,40 +465,62 @@ class TraceMagics(Magics):
         return self.ipython.execution_count
 
     def _run(self, opts: Options, call: ast.Call, text: str, filename: str, site: Frame | None) -> None:
+        callee, args, kwargs = self._evaluate_call(call, text, filename)
+        plan = plan_call(callee, call.func, text, args, kwargs, opts)
+        check_inputs = None
+        if opts.check_inputs_expr is not None:
+            example = EXAMPLES["check_inputs_kw" if plan.is_kwarg else "check_inputs"]
+            value = self._evaluate_option(opts.check_inputs_expr, "--check-inputs", TRACE, example)
+            check_inputs = check_inputs_for(value, opts.check_inputs_expr, plan)
+        self._show(lambda: _trace(plan, check_inputs, opts), target_name(plan), site, opts, EXPLORER_OUTPUT)
+
+    def _evaluate_call(self, call: ast.Call, text: str, filename: str) -> tuple[Any, list[Any], dict[str, Any]]:
+        """CALL's callee, positional and keyword arguments, each evaluated in the user's namespace."""
         ns = self.ipython.user_ns
         callee = _evaluate(call.func, text, ns, filename, "the callee")
         args = [_evaluate(a, text, ns, filename, "argument") for a in call.args]
         kwargs = {
             k.arg: _evaluate(k.value, text, ns, filename, f"keyword argument {k.arg}") for k in call.keywords if k.arg
         }
-        plan = plan_call(callee, call.func, text, args, kwargs, opts)
-        check_inputs = None
-        if opts.check_inputs_expr is not None:
-            example = EXAMPLES["check_inputs_kw" if plan.is_kwarg else "check_inputs"]
-            source = opts.check_inputs_expr.strip()
-            try:
-                expr = ast.parse(source, mode="eval")
-            except SyntaxError as e:
-                raise MagicError(
-                    f"--check-inputs {opts.check_inputs_expr!r} is not a Python expression ({e.msg})", example
-                ) from None
-            value = _evaluate(expr.body, source, ns, "<%trace --check-inputs>", "--check-inputs", example)
-            check_inputs = check_inputs_for(value, opts.check_inputs_expr, plan)
+        return callee, args, kwargs
+
+    def _evaluate_option(self, text: str, flag: str, grammar: Grammar, example: str) -> Any:
+        """An option's Python expression (``--check-inputs EXPR``), evaluated in the user's namespace."""
+        source = text.strip()
+        try:
+            expr = ast.parse(source, mode="eval")
+        except SyntaxError as e:
+            raise MagicError(f"{flag} {text!r} is not a Python expression ({e.msg})", example) from None
+        return _evaluate(expr.body, source, self.ipython.user_ns, f"<%{grammar.name} {flag}>", flag, example)
+
+    def _show(
+        self,
+        capture: Callable[[], TraceRun],
+        name: str,
+        site: Frame | None,
+        opts: Shows,
+        explorer_output: str,
+        doing: str = "tracing",
+    ) -> None:
+        """Run ``capture`` as called from ``site`` and store its run in ``opts.output``; unless ``opts.quiet``, a
+        placeholder says what the kernel is ``doing`` to ``name`` until the explorer (also stored in
+        ``explorer_output``) replaces it."""
+        ns = self.ipython.user_ns
         if opts.quiet:
             with calls_from(site):
-                run = _trace(plan, check_inputs, opts)
+                run = capture()
             ns[opts.output] = run
             print(run.summary())
             return
         # the trace can take a while (and blocks the kernel): say what is being traced until its result replaces it
         display_id = uuid.uuid4().hex
-        name, started = target_name(plan), time.time()
-        _display(progress_bundle(name, started), raw=True, display_id=display_id)
+        started = time.time()
+        _display(progress_bundle(name, started, doing), raw=True, display_id=display_id)
         try:
             with calls_from(site):
-                run = _trace(plan, check_inputs, opts)
+                run = capture()
         except BaseException:  # an interrupt: leave no placeholder counting seconds forever
-            stopped = f"tracing {name} stopped after {time.time() - started:.1f} s"
+            stopped = f"{doing} {name} stopped after {time.time() - started:.1f} s"
             _display({"text/plain": stopped}, raw=True, display_id=display_id, update=True)
             raise
         ns[opts.output] = run
@@ -469,7 +528,7 @@ class TraceMagics(Magics):
             _display(static_bundle(run), raw=True, display_id=display_id, update=True)
             return
         explorer = explore(run)
-        ns[EXPLORER_OUTPUT] = explorer
+        ns[explorer_output] = explorer
         follow_runs(explorer, ns, opts.output)
         self._keep_live(explorer)
         _display(explorer, display_id=display_id, update=True)
@@ -477,8 +536,9 @@ class TraceMagics(Magics):
     def _keep_live(self, explorer: TraceExplorer) -> None:
         """Bound what shown explorers keep alive (each holds its model, inputs and ScriptModules): re-running a
         cell closes the explorer its previous run showed, and beyond :data:`MAX_LIVE_EXPLORERS` the oldest is
-        closed. A closed explorer stays on the page, read-only, from the run saved in its output."""
-        live: dict[str, TraceExplorer] = self.__dict__.setdefault("_live_explorers", {})
+        closed. A closed explorer stays on the page, read-only, from the run saved in its output. The bound is the
+        shell's, over the explorers of %trace and %export."""
+        live = _LIVE_EXPLORERS.setdefault(self.ipython, {})
         key = _cell_id(self.ipython) or uuid.uuid4().hex
         previous = live.pop(key, None)
         if previous is not None and previous is not explorer:
@@ -487,6 +547,10 @@ class TraceMagics(Magics):
         while len(live) > MAX_LIVE_EXPLORERS:
             oldest = next(iter(live))
             live.pop(oldest).close()
+
+
+#: the explorers each shell's magics keep live, by the cell that showed them (oldest first)
+_LIVE_EXPLORERS: weakref.WeakKeyDictionary[Any, dict[str, TraceExplorer]] = weakref.WeakKeyDictionary()
 
 
 def _cell_id(shell: Any) -> str | None:
@@ -506,8 +570,12 @@ TraceMagics.trace.parser.allow_abbrev = False
 
 
 def register_magics(ipython: Any) -> None:
-    """Register ``%trace`` / ``%%trace`` on a shell (what ``%load_ext jupyter_tracejit`` does)."""
+    """Register ``%trace`` / ``%%trace`` and ``%export`` / ``%%export`` on a shell (what ``%load_ext
+    jupyter_tracejit`` does)."""
+    from .magic_export import ExportMagics  # it builds on this module's TraceMagics
+
     ipython.register_magics(TraceMagics)
+    ipython.register_magics(ExportMagics)
 
 
 __all__ = [

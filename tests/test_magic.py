@@ -156,9 +156,10 @@ class Shown:
 
 
 def run_magic(
-    ip: InteractiveShell, monkeypatch: pytest.MonkeyPatch, line: str, cell: str | None = None
+    ip: InteractiveShell, monkeypatch: pytest.MonkeyPatch, line: str, cell: str | None = None, name: str = "trace"
 ) -> tuple[Any, Shown]:
-    """Run ``%trace line`` (or ``%%trace line`` + cell); returns the magic's return value and its output."""
+    """Run ``%trace line`` (or ``%%trace line`` + cell; ``name="export"``: ``%export``); returns the magic's return
+    value and its output."""
     objects: list[Any] = []
     displays: list[tuple[str | None, bool]] = []
     real_display = magic._display
@@ -172,7 +173,7 @@ def run_magic(
     usage_error = ""
     with capture_output() as cap:
         try:
-            result = ip.run_line_magic("trace", line) if cell is None else ip.run_cell_magic("trace", line, cell)
+            result = ip.run_line_magic(name, line) if cell is None else ip.run_cell_magic(name, line, cell)
         except UsageError as e:
             result, usage_error = None, str(e)
     return result, Shown(cap.stdout, cap.stderr, [o.data for o in cap.outputs], objects, displays, usage_error)
