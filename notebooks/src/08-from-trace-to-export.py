@@ -114,7 +114,8 @@ print(dict(kinds_only_in_export))
 # %% [markdown]
 # ## 2 · What export refuses, and the fixes
 #
-# Four pitfalls, each in a module of a few lines: the same code as notebooks 2 and 3, now under export.
+# Three pitfalls, each in a module of a few lines (the code of notebooks 2 and 3, now under export), and
+# `dynamic_shapes="auto"`, which finds the quietest of them.
 #
 # ### A branch on a tensor's value
 #
@@ -202,8 +203,9 @@ case = checked_loop.check.cases[0]
 print(case.label, case.inputs, "->", case.exception.message.splitlines()[0])
 
 # %% [markdown]
-# The fix is the one of notebook 2: say it with a tensor operation. `x[0] * x.prod(0)` is the loop's product without
-# a Python loop; it exports with `rows` and passes the check at 2, 9 and 16 rows:
+# Notebook 2 scripted the loop (`torch.jit.script`); export does not read TorchScript. Say it with a tensor
+# operation instead: `x[0] * x.prod(0)` is the loop's product without a Python loop. It exports with `rows` and
+# passes the check at 2, 9 and 16 rows:
 
 # %%
 class RowProduct(nn.Module):
