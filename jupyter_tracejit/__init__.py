@@ -100,7 +100,7 @@ def load_ipython_extension(ipython: Any) -> None:
     register_magics(ipython)
 
 
-def _run_bundle(run: TraceRun) -> dict[str, Any]:
+def _run_bundle(run: TraceRun) -> dict[str, Any] | tuple[dict[str, Any], dict[str, Any]]:
     from .widgets import run_mimebundle
 
     return run_mimebundle(run)

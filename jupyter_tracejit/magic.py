@@ -81,7 +81,7 @@ from .magic_line import (
     parse_options,
     split_line,
 )
-from .widgets import PROGRESS_MIME, RUN_MIME, TraceExplorer, explore, run_mime_payload
+from .widgets import PROGRESS_MIME, RUN_MIME, TraceExplorer, explore, run_mime_payload, uses_anywidget
 
 #: where the explorer of the last ``%trace`` goes (``_trace_explorer.run`` is the run on screen)
 EXPLORER_OUTPUT = "_trace_explorer"
@@ -239,9 +239,13 @@ def target_name(plan: Plan) -> str:
 
 
 def progress_bundle(name: str, started: float, doing: str = "tracing") -> dict[str, Any]:
-    """The placeholder shown while the kernel traces: our renderer counts the seconds, the text gives the start."""
+    """The placeholder shown while the kernel traces: our renderer counts the seconds, the text gives the start.
+    Where the explorer is the anywidget one, our renderers are not on the page: the text only."""
     clock = time.strftime("%H:%M:%S", time.localtime(started))
-    return {PROGRESS_MIME: {"target": name, "started": started}, "text/plain": f"{doing} {name}… (started {clock})"}
+    bundle: dict[str, Any] = {"text/plain": f"{doing} {name}… (started {clock})"}
+    if not uses_anywidget():
+        bundle[PROGRESS_MIME] = {"target": name, "started": started}
+    return bundle
 
 
 def follow_runs(explorer: TraceExplorer, namespace: dict[str, Any], name: str) -> None:
@@ -257,9 +261,11 @@ def follow_runs(explorer: TraceExplorer, namespace: dict[str, Any], name: str) -
 
 
 def static_bundle(run: TraceRun) -> dict[str, Any]:
-    """The kernel-free view of a run (``--static``): its JSON for the MIME renderer, its summary, and HTML when
-    the run can render itself as HTML."""
-    bundle: dict[str, Any] = {RUN_MIME: run_mime_payload(run.to_json()), "text/plain": run.summary()}
+    """The kernel-free view of a run (``--static``): its JSON for our MIME renderer (not where the explorer is the
+    anywidget one: no renderer reads it there), its summary, and HTML when the run can render itself as HTML."""
+    bundle: dict[str, Any] = {"text/plain": run.summary()}
+    if not uses_anywidget():
+        bundle[RUN_MIME] = run_mime_payload(run.to_json())
     to_html = getattr(run, "to_html", None)
     if callable(to_html):
         bundle["text/html"] = to_html()
