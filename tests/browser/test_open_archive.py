@@ -17,12 +17,17 @@ pytestmark = pytest.mark.browser
 DOCUMENT = ".jp-TraceArchive:visible"
 
 
+def file_item(lab, name: str):
+    """``name`` in the file browser of a fresh JupyterLab page."""
+    page = lab.page
+    page.goto(f"{lab.server.url}/lab?reset")
+    return page.locator(".jp-DirListing-item", has=page.locator(".jp-DirListing-itemText", has_text=name))
+
+
 def open_with_trace_explorer(lab, name: str):
     """Right-click ``name`` in the file browser, then Open With > Trace explorer; the document's content."""
     page = lab.page
-    page.goto(f"{lab.server.url}/lab?reset")
-    item = page.locator(".jp-DirListing-item", has=page.locator(".jp-DirListing-itemText", has_text=name))
-    item.click(button="right")
+    file_item(lab, name).click(button="right")
     page.locator(".lm-Menu-itemLabel", has_text=re.compile(r"^Open With$")).hover()
     page.locator(".lm-Menu-itemLabel", has_text=re.compile(r"^Trace explorer$")).click()
     return page.locator(DOCUMENT)
@@ -51,9 +56,10 @@ def test_a_traced_model_file_opens_with_its_graph_and_findings(lab):
     assert not lab.extension_errors()
 
 
-def test_a_file_that_is_not_an_archive_opens_with_the_reason(lab):
+def test_a_double_clicked_file_that_is_not_an_archive_opens_with_the_reason(lab):
     (lab.server.root / "notes.pt").write_text("not a model\n")
-    document = open_with_trace_explorer(lab, "notes.pt")
+    file_item(lab, "notes.pt").dblclick()  # the trace explorer is the default for .pt
+    document = lab.page.locator(DOCUMENT)
     error = document.locator(".jp-TraceExplorer-root .jp-TraceExplorer-error").first
     error.wait_for()
     assert "notes.pt" in error.inner_text()
