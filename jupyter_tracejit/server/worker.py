@@ -8,6 +8,7 @@ library is imported before torch is known to be there, so a missing torch is tol
 from __future__ import annotations
 
 import json
+import os
 import sys
 from typing import Any
 
@@ -38,15 +39,14 @@ def main(argv: list[str]) -> int:
         if exc.name != "torch":
             raise  # torch is there but broken: its own traceback says why
         return TORCH_MISSING
-    out = sys.stdout
-    # only the run's JSON on stdout: whatever the load prints goes with the warnings to stderr
+    # only the run's JSON on stdout: whatever the load prints, from Python or from torch's C++, goes to stderr
+    sys.stdout.flush()
+    run_out = os.fdopen(os.dup(1), "w", encoding="utf-8")
+    os.dup2(2, 1)
     sys.stdout = sys.stderr
-    try:
-        data = load_run(argv[0]).to_json()
-    finally:
-        sys.stdout = out
-    json.dump(data, out)
-    out.flush()
+    data = load_run(argv[0]).to_json()
+    json.dump(data, run_out)
+    run_out.close()
     return 0
 
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import subprocess
+import sys
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -145,3 +147,33 @@ def test_a_python_that_cannot_be_started_is_named(tmp_path: Path) -> None:
         asyncio.run(opener.open("model.pt"))
     assert refused.value.status == 500 and "check c.TracejitOpener.python" in refused.value.message
     assert os.fspath(tmp_path / "no-such-python") in refused.value.message
+
+
+NOISY_WORKER = """\
+import os, sys
+from jupyter_tracejit.server import worker
+
+load_run = worker.load_run
+
+def noisy_load_run(path):
+    os.write(1, b"printed by C++ code\\n")
+    print("printed by Python code")
+    return load_run(path)
+
+worker.load_run = noisy_load_run
+sys.exit(worker.main(sys.argv[1:]))
+"""
+
+
+def test_what_the_load_prints_does_not_mix_into_the_runs_json(tmp_path: Path) -> None:
+    save_shipped_head(tmp_path / "model.pt")
+    (tmp_path / "noisy.py").write_text(NOISY_WORKER)
+    done = subprocess.run(
+        [sys.executable, str(tmp_path / "noisy.py"), str(tmp_path / "model.pt")],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=ROOT,
+    )
+    assert TraceRun.from_json(json.loads(done.stdout)).target.type == "ShippedHead"
+    assert "printed by C++ code" in done.stderr and "printed by Python code" in done.stderr

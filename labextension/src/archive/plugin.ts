@@ -19,7 +19,7 @@ const FILE_TYPES = [
 
 /**
  * The document model of an archive: it loads nothing (the browser never reads the file, the server does), so a
- * large archive is not sent to the page. JupyterLab 4.1+ reads no content for a null file format.
+ * large archive is not sent to the page (a null file format: JupyterLab asks the contents API for no content).
  */
 class ArchiveModelFactory extends TextModelFactory {
   get name(): string {

@@ -83,7 +83,7 @@ export class ArchiveView extends Panel {
     try {
       run = await this.load(this.path);
     } catch (err) {
-      if (generation === this.generation) {
+      if (generation === this.generation && !this.isDisposed) {
         this.showError(`${name} could not be opened: ${err instanceof Error ? err.message : String(err)}`);
       }
       return;
