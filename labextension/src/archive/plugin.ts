@@ -8,7 +8,8 @@ import { IRenderMimeRegistry } from '@jupyterlab/rendermime';
 import type { Contents } from '@jupyterlab/services';
 import { refreshIcon, ToolbarButton } from '@jupyterlab/ui-components';
 
-import { ArchiveView, fetchRun } from './view';
+import { fetchRun } from './fetch';
+import { ArchiveView } from './view';
 
 export const FACTORY = 'Trace explorer';
 const MODEL = 'jupyter-tracejit-archive';
