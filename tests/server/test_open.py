@@ -177,3 +177,23 @@ def test_what_the_load_prints_does_not_mix_into_the_runs_json(tmp_path: Path) ->
     )
     assert TraceRun.from_json(json.loads(done.stdout)).target.type == "ShippedHead"
     assert "printed by C++ code" in done.stderr and "printed by Python code" in done.stderr
+
+
+def test_the_worker_reads_with_the_public_loader_where_the_package_has_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import jupyter_tracejit
+    from jupyter_tracejit.server.worker import load_run
+
+    path = str(save_shipped_head(tmp_path / "model.pt"))
+    if not hasattr(jupyter_tracejit, "load"):  # a version before tj.load: the TorchScript archive reader
+        assert load_run(path).backend == "torchscript-archive"
+    asked: list[tuple[str, str]] = []
+    loaded = object()
+
+    def public_load(p: str, *, map_location: str) -> object:
+        asked.append((p, map_location))
+        return loaded
+
+    monkeypatch.setattr(jupyter_tracejit, "load", public_load, raising=False)
+    assert load_run(path) is loaded and asked == [(path, "cpu")]
