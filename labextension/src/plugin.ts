@@ -1,11 +1,13 @@
 /**
- * JupyterLab entry point: registers the `jupyter-tracejit` ipywidgets module.
+ * JupyterLab entry point: registers the `jupyter-tracejit` ipywidgets module, and opens `.pt` / `.pt2` files in
+ * the trace explorer (archive/plugin.ts).
  *
  * The MIME renderer for saved runs is the separate `mimeExtension` entry (mime.ts), as JupyterLab wants.
  */
 import type { JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyterlab/application';
 import { IJupyterWidgetRegistry } from '@jupyter-widgets/base';
 
+import { archivePlugin } from './archive/plugin';
 import { MODULE_NAME, MODULE_VERSION } from './version';
 
 const widgetPlugin: JupyterFrontEndPlugin<void> = {
@@ -37,5 +39,5 @@ const widgetPlugin: JupyterFrontEndPlugin<void> = {
   }
 };
 
-const plugins: JupyterFrontEndPlugin<unknown>[] = [widgetPlugin];
+const plugins: JupyterFrontEndPlugin<unknown>[] = [widgetPlugin, archivePlugin];
 export default plugins;
