@@ -205,6 +205,12 @@ class TraceRun(JsonRecord):
         return self.error is None and bool(self.graphs) and (self.check is None or self.check.ok)
 
     @property
+    def from_file(self) -> bool:
+        """Whether the run was read back from a saved file (``tj.load``: a ``.pt`` or a ``.pt2``), nothing run: its
+        options are what the file was read with (``RecordedArchiveOptions``)."""
+        return self.backend == "torchscript-archive" or set(self.options) == {"path", "map_location"}
+
+    @property
     def graph(self) -> Graph | None:
         """The graph of ``forward`` (or of the single traced method)."""
         if "forward" in self.graphs:
@@ -271,8 +277,8 @@ class TraceRun(JsonRecord):
         checked = (
             f"torch's check passed on {_plural(len(self.check.cases), 'input set')}"
             if self.check is not None
-            else "read from a saved archive, nothing run"
-            if self.backend == "torchscript-archive"
+            else "read from a saved file, nothing run"
+            if self.from_file
             else "not checked (check_trace=False)"
         )
         return Verdict("ok", "ok", [f"nothing says the trace is wrong; {checked}", *notes], **counts)

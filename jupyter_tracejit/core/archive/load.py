@@ -72,6 +72,14 @@ def load_archive(path: str | os.PathLike[str], *, map_location: Any = "cpu") -> 
         layout = inspect_file(path_text)
         if isinstance(layout, TraceError):
             run.error = layout
+        elif layout.kind == "export":
+            run.error = load_error(
+                path_text,
+                "export_archive",
+                f"{path_text} is a torch.export archive (.pt2), not a TorchScript archive.",
+                "Open it with tj.load (or tracejit view), which reads both kinds; load_archive reads TorchScript "
+                "archives only.",
+            )
         else:
             _load(run, path_text, layout, map_location)
     except Exception as e:  # our own bug: record it, never take the kernel down
@@ -90,14 +98,15 @@ def _torch_load(path: str, layout: ArchiveLayout, map_location: Any) -> Any:
     return torch.jit.load(path, map_location=map_location)
 
 
-def load_failure(path: str, exc: BaseException) -> TraceError:
-    """The run's error for what ``torch.jit.load`` raised on a file with the layout of an archive."""
+def load_failure(path: str, exc: BaseException, loader: str = "torch.jit.load") -> TraceError:
+    """The run's error for what ``loader`` (``torch.jit.load``, ``torch.export.load``) raised on a file with the
+    layout of an archive."""
     text = str(exc).split("\nException raised from", 1)[0].strip() or type(exc).__name__
     tag, hint = next(
         ((tag, hint) for words, tag, hint in _LOAD_FAILURES if any(w in text for w in words)),
-        ("load_failed", "torch.jit.load could not read the archive: see torch's message."),
+        ("load_failed", f"{loader} could not read the archive: see torch's message."),
     )
-    error = load_error(path, tag, f"torch.jit.load could not read {path}: {text}", hint.format(torch=torch.__version__))
+    error = load_error(path, tag, f"{loader} could not read {path}: {text}", hint.format(torch=torch.__version__))
     error.type = type(exc).__name__
     return error
 
