@@ -28,7 +28,7 @@ from .capture_diff import compare_captures
 from .diff import ROOT, GraphDiff, _describe_constant, structural_diff
 from .graph import Graph, Node
 from .jsonio import Decoders, JsonRecord, list_of
-from .run import TraceRun
+from .run import TraceRun, _presenter
 
 #: :attr:`ParameterChange.change` values
 PARAMETER_CHANGES = ("added", "removed", "type", "values")
@@ -163,9 +163,7 @@ class RunDiff(JsonRecord):
 
     def to_html(self) -> str:
         """A self-contained HTML page of the diff (:func:`jupyter_tracejit.render.diff_page.render_diff_html`)."""
-        from ..render.diff_page import render_diff_html
-
-        return render_diff_html(self)
+        return str(_presenter("diff_page")(self))
 
     def __repr__(self) -> str:
         return f"<RunDiff {self.summary().splitlines()[0]}>"

@@ -63,8 +63,8 @@ def load_error(path: str, tag: str, message: str, hint: str) -> TraceError:
 
 
 _TORCHSCRIPT_HINT = (
-    "tj.load reads TorchScript archives: what torch.jit.save (or ScriptModule.save) writes for a traced or "
-    "scripted model."
+    "tj.load reads TorchScript archives (what torch.jit.save or ScriptModule.save writes for a traced or scripted "
+    "model) and exported programs (what torch.export.save writes, a .pt2)."
 )
 
 
@@ -86,7 +86,10 @@ def inspect_file(path: str) -> ArchiveLayout | TraceError:
             return _pickle_error(path, "an old-style torch.save file (a raw pickle)")
         what = "an empty file" if not head else "neither a zip archive nor a pickle"
         return load_error(
-            path, "not_an_archive", f"{path} is not a TorchScript archive: it is {what}.", _TORCHSCRIPT_HINT
+            path,
+            "not_an_archive",
+            f"{path} is not a TorchScript archive nor an exported program: it is {what}.",
+            _TORCHSCRIPT_HINT,
         )
     try:
         with zipfile.ZipFile(path) as z:
@@ -115,8 +118,8 @@ def inspect_file(path: str) -> ArchiveLayout | TraceError:
     return load_error(
         path,
         "not_torchscript",
-        f"{path} is a zip archive, but not a TorchScript one: it has no constants.pkl, data.pkl and code/ in one "
-        "folder.",
+        f"{path} is a zip archive, but not a TorchScript archive (no constants.pkl, data.pkl and code/ in one "
+        "folder) nor an exported program (no archive_format, models/).",
         _TORCHSCRIPT_HINT,
     )
 
