@@ -46,6 +46,18 @@ _LOAD_FAILURES: tuple[tuple[tuple[str, ...], str, str], ...] = (
         "library of custom ops loaded first (torch.ops.load_library).",
     ),
     (
+        ("does not match our current schema version", "does not match our current archive version"),
+        "version_mismatch",
+        "The program was saved by a torch whose export format this one ({torch}) does not read: load it with the "
+        "torch version that saved it, or export and save it again with this one.",
+    ),
+    (
+        ("Expecting value", "Expecting property name", "JSONDecodeError", "Unterminated string"),
+        "corrupt_archive",
+        "The archive's description of the program (models/*.json) is damaged: copy or download it again, or save "
+        "the program again.",
+    ),
+    (
         ("invalid header or archive is corrupted", "failed finding central directory", "crc", "CRC", "corrupt"),
         "corrupt_archive",
         "The archive's contents are damaged: copy or download it again, or save the model again.",
