@@ -30,7 +30,7 @@ if TYPE_CHECKING:
         trace,
         trace_module,
     )
-    from .core.archive import load
+    from .core.archive.saved import load
     from .core.export.request import compare, export
     from .core.run_diff import diff
 
@@ -62,7 +62,7 @@ _FROM_CORE = frozenset(__all__) - {"TraceRun", "__version__", "explore", "export
 #: the export back end's API (its own package: ``core.export`` is that package's name, not a function)
 _FROM_EXPORT = frozenset({"export", "compare"})
 #: saved models: ``tj.load`` (core/archive, imports torch) and ``tj.diff`` (core/run_diff, torch-free)
-_SAVED = {"load": ("core.archive", "load"), "diff": ("core.run_diff", "diff")}
+_SAVED = {"load": ("core.archive.saved", "load"), "diff": ("core.run_diff", "diff")}
 
 
 def __getattr__(name: str) -> Any:

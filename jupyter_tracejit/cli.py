@@ -529,7 +529,7 @@ def load_model(path: Path) -> Any:
     """``tj.load(path)``, a file it cannot read being a usage error (its message and hint, one line each)."""
     if not path.is_file():
         raise UsageError(f"no such file: {path}")
-    from .core.archive import load
+    from .core.archive.saved import load
 
     run = load(path)
     if run.error is not None and run.error.phase == "load":

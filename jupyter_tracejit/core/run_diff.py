@@ -322,7 +322,7 @@ def _as_run(side: TraceRun | str | os.PathLike[str], map_location: Any) -> Trace
     if isinstance(side, TraceRun):
         return side
     if isinstance(side, (str, os.PathLike)):
-        from .archive import load
+        from .archive.saved import load
 
         return load(side, map_location=map_location)
     raise TypeError(f"tj.diff compares runs or saved files (a path), not a {type(side).__name__}")

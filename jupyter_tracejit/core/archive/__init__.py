@@ -1,7 +1,7 @@
-"""A saved model read back as a run: ``load('model.pt')`` (TorchScript archives, ``load_archive``) or
-``load('model.pt2')`` (exported programs, ``load_exported``); the model never runs."""
+"""A saved model read back as a run, the model never run: :func:`.saved.load` (``tj.load``) reads either kind,
+:func:`.load.load_archive` TorchScript archives (``.pt``), :func:`.exported.load_exported` exported programs
+(``.pt2``). (``load`` is not re-exported here: it would hide the :mod:`.load` module of the package.)"""
 
 from .load import BACKEND, load_archive
-from .saved import load
 
-__all__ = ["BACKEND", "load", "load_archive"]
+__all__ = ["BACKEND", "load_archive"]

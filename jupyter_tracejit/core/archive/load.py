@@ -70,9 +70,13 @@ def archive_options(path: str, map_location: Any) -> dict[str, Any]:
     return {"path": path, "map_location": None if map_location is None else str(map_location)}
 
 
-def load_archive(path: str | os.PathLike[str], *, map_location: Any = "cpu") -> TraceRun:
+def load_archive(
+    path: str | os.PathLike[str], *, map_location: Any = "cpu", layout: ArchiveLayout | TraceError | None = None
+) -> TraceRun:
     """Read a TorchScript archive (``torch.jit.save``) into a run, never running the model and never raising for
-    the file: what is wrong with it is ``run.error`` (phase ``load``, a tag and a hint per case)."""
+    the file: what is wrong with it is ``run.error`` (phase ``load``, a tag and a hint per case). ``layout``: what
+    :func:`~.layout.inspect_file` said of the file, when the caller read it already (``tj.load`` does: a zip
+    directory of many weights is worth reading once)."""
     started = time.perf_counter()
     path_text = os.fspath(path)
     run = TraceRun(
@@ -81,7 +85,8 @@ def load_archive(path: str | os.PathLike[str], *, map_location: Any = "cpu") -> 
         backend=BACKEND,
     )
     try:
-        layout = inspect_file(path_text)
+        if layout is None:
+            layout = inspect_file(path_text)
         if isinstance(layout, TraceError):
             run.error = layout
         elif layout.kind == "export":

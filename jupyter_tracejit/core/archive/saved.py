@@ -22,7 +22,7 @@ def load(path: str | os.PathLike[str], *, map_location: Any = "cpu") -> TraceRun
     layout = inspect_file(path_text)
     if isinstance(layout, ArchiveLayout) and layout.kind == "export":
         return load_exported(path_text, layout, map_location=map_location)
-    return load_archive(path_text, map_location=map_location)  # reads the layout again: its errors are its own
+    return load_archive(path_text, map_location=map_location, layout=layout)
 
 
 __all__ = ["load"]
