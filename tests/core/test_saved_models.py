@@ -285,3 +285,30 @@ def test_the_diff_page(convnets: dict[str, Path]) -> None:
     page = tj.diff(convnets["v1"], convnets["gelu"]).to_html()
     assert page.startswith("<!DOCTYPE html>") and "default-src 'none'" in html.unescape(page)  # no network
     assert "block.1" in page and "aten::relu -&gt; aten::gelu" in page and "<script>" not in page
+
+
+@needs_export
+@pytest.mark.slow
+def test_bert_exported_with_a_dynamic_length_opens_with_its_range(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    transformers = pytest.importorskip("transformers")
+    config = transformers.BertConfig(
+        vocab_size=100, hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64
+    )
+    model = transformers.BertModel(config).eval()
+    seq = torch.export.Dim("seq", min=2, max=64)
+    ids = torch.randint(0, 100, (2, 7))
+    ep = torch.export.export(model, (ids,), dynamic_shapes={"input_ids": {1: seq}}, strict=False)
+    path = tmp_path / "bert.pt2"
+    torch.export.save(ep, str(path))
+    run = tj.load(path)
+    assert run.error is None, run.error
+    assert run.backend == "export" and run.target.name == "BertModel"
+    assert run.export is not None
+    ranges = {s.name: (s.min, s.max, s.sources) for s in run.export.symbols if s.kind == "backed"}
+    assert list(ranges.values()) == [(2, 64, ["input_ids.size()[1]"])], ranges
+    graph = run.graph
+    assert graph is not None and "encoder.layer.1.attention.self" in graph.scopes
+    round_trip(run)

@@ -128,13 +128,13 @@ def placeholder_sources(graph: Graph) -> dict[str, list[str]]:
 
 
 def _module_name(ep: Any) -> str:
-    """The exported module's class name, where torch kept it (``nn_module_stack`` of the first op)."""
+    """The exported module's class name, where torch kept it: the root entry (path ``""``) of an op's
+    ``nn_module_stack`` (torch marks ops of no module with a placeholder entry, skipped)."""
     for node in ep.graph.nodes:
-        stack = node.meta.get("nn_module_stack")
-        if stack:
-            _, qualified = next(iter(stack.values()))
+        for path, qualified in (node.meta.get("nn_module_stack") or {}).values():
             text = getattr(qualified, "__name__", None) or str(qualified)
-            return text.rsplit(".", 1)[-1].strip("'>")
+            if path == "" and "_empty_nn_module_stack" not in text:
+                return text.rsplit(".", 1)[-1].strip("'>")
     return ""
 
 
