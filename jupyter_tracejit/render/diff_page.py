@@ -24,7 +24,7 @@ _STYLE = """
 .tracejit-diff h2 { font-size: var(--jp-ui-font-size1); margin: 14px 0 4px; }
 .tracejit-diff th { text-align: left; font-weight: 600; padding: 1px 4px;
   border-bottom: var(--jp-border-width) solid var(--jp-border-color1); }
-.tracejit-diff td.number { text-align: right; }
+.tracejit-diff .number { text-align: right; }
 .tracejit-diff ul { margin: 0; padding-left: 16px; }
 .tracejit-diff .jp-TraceExplorer-badge { margin-right: 6px; }
 """
@@ -46,8 +46,8 @@ def _scopes(diff: RunDiff) -> list[str]:
         more = f"<li>… {len(s.details) - 20} more</li>" if len(s.details) > 20 else ""
         rows.append(
             f'<tr><td class="jp-TraceExplorer-mono">{_e(s.scope or "(top level)")}</td><td>{_e(s.method)}</td>'
-            f'<td class="number">{s.added}</td><td class="number">{s.removed}</td>'
-            f'<td class="number">{s.changed}</td><td class="jp-TraceExplorer-mono">{_e(", ".join(s.constants))}</td>'
+            f"<td>{s.added}</td><td>{s.removed}</td><td>{s.changed}</td>"
+            f'<td class="jp-TraceExplorer-mono">{_e(", ".join(s.constants))}</td>'
             f"<td><ul>{details}{more}</ul></td></tr>"
         )
     notes = []
@@ -63,7 +63,9 @@ def _parameters(diff: RunDiff) -> list[str]:
     if not diff.parameters:
         compared = "names and types" + (f", values within {diff.atol:g}" if diff.atol is not None else "")
         return [f'<p class="jp-TraceExplorer-empty">The parameters match ({_e(compared)}).</p>']
-    rows = ["<tr><th>parameter</th><th>change</th><th>old</th><th>new</th><th>max abs difference</th></tr>"]
+    rows = [
+        '<tr><th>parameter</th><th>change</th><th>old</th><th>new</th><th class="number">max abs difference</th></tr>'
+    ]
     for p in diff.parameters:
         gap = "" if p.max_abs is None else f"{p.max_abs:.3g}"
         rows.append(
@@ -84,9 +86,15 @@ def render_diff_html(diff: RunDiff) -> str:
     )
     title = f"{diff.old} -> {diff.new}: {label} · jupyter-tracejit"
     methods = [f"method {m} added" for m in diff.methods_added] + [f"method {m} removed" for m in diff.methods_removed]
+    if diff.error or diff.same:
+        headline = diff.summary().splitlines()[0]
+    else:
+        counts = [(len(diff.scopes), "module scope changed", "module scopes changed")]
+        counts += [(len(diff.parameters), "parameter differs", "parameters differ")]
+        counts += [(len(methods), "method added or removed", "methods added or removed")]
+        headline = ", ".join(f"{n} {one if n == 1 else many}" for n, one, many in counts if n)
     body = [
-        f'<p><span class="jp-TraceExplorer-badge jp-mod-{level}">{_e(label)}</span>'
-        f"{_e(diff.summary().splitlines()[0])}</p>",
+        f'<p><span class="jp-TraceExplorer-badge jp-mod-{level}">{_e(label)}</span>{_e(headline)}</p>',
         '<table class="jp-TraceExplorer-table">',
         f'<tr><th>old</th><td class="jp-TraceExplorer-mono">{_e(diff.old)}</td><td>{_e(diff.old_summary)}</td></tr>',
         f'<tr><th>new</th><td class="jp-TraceExplorer-mono">{_e(diff.new)}</td><td>{_e(diff.new_summary)}</td></tr>',
