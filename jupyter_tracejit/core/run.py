@@ -205,6 +205,12 @@ class TraceRun(JsonRecord):
         return self.error is None and bool(self.graphs) and (self.check is None or self.check.ok)
 
     @property
+    def from_file(self) -> bool:
+        """Whether the run was read back from a saved file (``tj.load``: a ``.pt`` or a ``.pt2``), nothing run: its
+        options are what the file was read with (``RecordedArchiveOptions``)."""
+        return self.backend == "torchscript-archive" or set(self.options) == {"path", "map_location"}
+
+    @property
     def graph(self) -> Graph | None:
         """The graph of ``forward`` (or of the single traced method)."""
         if "forward" in self.graphs:
@@ -278,8 +284,8 @@ class TraceRun(JsonRecord):
             checked = "nothing to check (no check_inputs, no dynamic ranges)"
         elif self.check is not None:
             checked = f"{self.check_name} passed on {_plural(len(self.check.cases), 'input set')}"
-        elif self.backend == "torchscript-archive":
-            checked = "read from a saved archive, nothing run"
+        elif self.from_file:
+            checked = "read from a saved file, nothing run"
         else:
             checked = "not checked (check_trace=False)"
         return Verdict("ok", "ok", [f"nothing says the {self.capture_noun} is wrong; {checked}", *notes], **counts)
