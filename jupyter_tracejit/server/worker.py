@@ -17,16 +17,11 @@ TORCH_MISSING = 3
 
 
 def load_run(path: str) -> Any:
-    """The run of the file at ``path`` (a failed load is the run's error, never an exception): the public
-    ``tj.load`` where this version of the package has it (TorchScript and export archives), else the TorchScript
-    archive reader it is built on."""
+    """The run of the file at ``path``, a TorchScript archive or an exported program (``tj.load``: a failed load is
+    the run's error, never an exception)."""
     import jupyter_tracejit
 
-    if hasattr(jupyter_tracejit, "load"):
-        return jupyter_tracejit.load(path, map_location="cpu")
-    from jupyter_tracejit.core.archive import load_archive
-
-    return load_archive(path, map_location="cpu")
+    return jupyter_tracejit.load(path, map_location="cpu")
 
 
 def main(argv: list[str]) -> int:

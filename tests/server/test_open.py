@@ -20,6 +20,7 @@ import pytest
 import torch
 
 from jupyter_tracejit._dev.browser import ARTIFACTS, ROOT, JupyterServer, start_jupyter_lab, stop_jupyter_lab
+from jupyter_tracejit.core.export.options import export_support_problem
 from jupyter_tracejit.core.run import TraceRun
 from jupyter_tracejit.server.handler import OPEN_ROUTE, Refused, TracejitOpener
 from tests.models import OneLinear, save_shipped_head
@@ -179,21 +180,13 @@ def test_what_the_load_prints_does_not_mix_into_the_runs_json(tmp_path: Path) ->
     assert "printed by C++ code" in done.stderr and "printed by Python code" in done.stderr
 
 
-def test_the_worker_reads_with_the_public_loader_where_the_package_has_one(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    import jupyter_tracejit
-    from jupyter_tracejit.server.worker import load_run
-
-    path = str(save_shipped_head(tmp_path / "model.pt"))
-    if not hasattr(jupyter_tracejit, "load"):  # a version before tj.load: the TorchScript archive reader
-        assert load_run(path).backend == "torchscript-archive"
-    asked: list[tuple[str, str]] = []
-    loaded = object()
-
-    def public_load(p: str, *, map_location: str) -> object:
-        asked.append((p, map_location))
-        return loaded
-
-    monkeypatch.setattr(jupyter_tracejit, "load", public_load, raising=False)
-    assert load_run(path) is loaded and asked == [(path, "cpu")]
+@pytest.mark.skipif(export_support_problem() is not None, reason=str(export_support_problem()))
+def test_an_exported_program_opens_as_its_export_run(server: JupyterServer) -> None:
+    batch = torch.export.Dim("batch", min=2, max=64)
+    program = torch.export.export(OneLinear(), (torch.randn(3, 2),), dynamic_shapes=({0: batch},))
+    torch.export.save(program, str(server.root / "linear.pt2"))
+    status, data = fetch(server, "linear.pt2")
+    assert status == 200, data
+    run = TraceRun.from_json(data)
+    assert run.error is None and run.backend == "export", run.error
+    assert run.export is not None and [(s.min, s.max) for s in run.export.symbols] == [(2, 64)]
