@@ -127,6 +127,9 @@ def test_export_tutorial_renders_its_saved_explorers(lab):
     guards = saved_bert.locator('.jp-TraceExplorer-panel[data-panel="guards"]')
     symbols = guards.locator(".jp-TraceExplorer-symbols tbody tr").all_inner_texts()
     assert any(re.search(r"2 ≤ s\d+ ≤ 64\s+input_ids\.size\(\)\[1\]", row) for row in symbols), symbols
+    # a saved export's options: those given, the dynamic shapes among them; none left out reads "null"
+    options = saved_bert.locator(".jp-TraceExplorer-options").inner_text()
+    assert "dynamic_shapes=" in options and "null" not in options, options
     lab.screenshot_themes("tutorial-08-bert-export-saved", saved_bert)
 
     saved_branch = lab.outputs(branch).locator(ROOT).first

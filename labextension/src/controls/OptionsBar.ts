@@ -204,15 +204,21 @@ export class OptionsBar {
       const specs: readonly { key: string; label: string }[] = exportRun
         ? [...EXPORT_OPTION_SPECS, ...EXPORT_READ_ONLY_OPTIONS]
         : OPTION_SPECS;
+      // dynamic_shapes / check_inputs left out (null) say nothing worth a word: only the given ones are shown
+      const given = (key: string): boolean =>
+        key in saved && !(saved[key] === null && EXPORT_READ_ONLY_OPTIONS.some(spec => spec.key === key));
       const shown = specs
-        .filter(spec => spec.key in saved)
+        .filter(spec => given(spec.key))
         .map(spec => `${spec.label}=${JSON.stringify(saved[spec.key])}`)
         .join('  ');
       append(
         this.controls,
         h(
           'span',
-          { class: 'jp-TraceExplorer-muted', title: 'a saved trace cannot be re-traced' },
+          {
+            class: 'jp-TraceExplorer-muted',
+            title: exportRun ? 'a saved export cannot be exported again' : 'a saved trace cannot be re-traced'
+          },
           `read-only · ${shown}`
         )
       );
