@@ -24,8 +24,11 @@ Which torch function is called
 
 What the notebook shows and holds
 ---------------------------------
-While the kernel traces, the output shows a placeholder ("tracing BertModel… 12 s", started at a given time), which
-the explorer replaces when the trace ends. The run goes into ``_trace`` (or ``-o NAME``), the explorer into
+While the kernel traces, the output shows a placeholder ("tracing BertModel… 12 s", started at a given time) that
+follows the trace's phases (tracing, checking, probing) and has a cancel button where the front end can reach the
+kernel (JupyterLab, Notebook 7): cancel interrupts the kernel, the placeholder becomes one line ("cancelled after
+3.2 s (checking BertModel)") and ``_trace`` keeps what it held. The explorer replaces the placeholder when the trace
+ends. The run goes into ``_trace`` (or ``-o NAME``), the explorer into
 ``_trace_explorer``; when the explorer re-traces (or shows a run of its history), the variable follows the run on
 screen, as long as it still holds the explorer's run (a variable the user has reassigned is left alone).
 
@@ -37,12 +40,14 @@ errors: they are in the run (``run.ok``, ``run.error``) and the explorer shows t
 from __future__ import annotations
 
 import ast
+import contextlib
 import dataclasses
 import inspect
 import re
 import sys
 import time
 import uuid
+from collections.abc import Iterator
 from dataclasses import dataclass
 from types import FrameType
 from typing import Any
@@ -56,6 +61,7 @@ from IPython.core.magic_arguments import argument, kwds, magic_arguments
 from .core.caller import calls_from, find_caller
 from .core.graph import Frame
 from .core.options import add_command_line
+from .core.progress import TRACING, phases_to
 from .core.request import trace, trace_module
 from .core.run import TraceRun
 from .core.torchscript.plan import target_of
@@ -225,10 +231,64 @@ def target_name(plan: Plan) -> str:
     return f"{name}.{plan.method}" if plan.method not in (None, "forward") else name
 
 
-def progress_bundle(name: str, started: float) -> dict[str, Any]:
-    """The placeholder shown while the kernel traces: our renderer counts the seconds, the text gives the start."""
+def progress_bundle(name: str, started: float, phase: str = TRACING) -> dict[str, Any]:
+    """The placeholder shown while the kernel traces: our renderer counts the seconds (and offers a cancel), the
+    text gives the phase and the start."""
     clock = time.strftime("%H:%M:%S", time.localtime(started))
-    return {PROGRESS_MIME: {"target": name, "started": started}, "text/plain": f"tracing {name}… (started {clock})"}
+    return {
+        PROGRESS_MIME: {"target": name, "started": started, "phase": phase},
+        "text/plain": f"{phase} {name}… (started {clock})",
+    }
+
+
+class Placeholder:
+    """The output that stands for a capture while the kernel is busy with it: what is captured, the phase it is
+    in (updated as the capture enters each one) and since when; its result then replaces it."""
+
+    def __init__(self, name: str, phase: str = TRACING) -> None:
+        self.name = name
+        self.phase = phase
+        self.started = time.time()
+        self.display_id = uuid.uuid4().hex
+        #: the user interrupted the capture (the placeholder's cancel, the kernel's interrupt): nothing to show
+        self.cancelled = False
+
+    def show(self) -> None:
+        _display(progress_bundle(self.name, self.started, self.phase), raw=True, display_id=self.display_id)
+
+    def enter(self, phase: str) -> None:
+        """The capture entered ``phase`` (a :func:`~.core.progress.phases_to` listener)."""
+        if phase != self.phase:
+            self.phase = phase
+            self.replace(progress_bundle(self.name, self.started, phase), raw=True)
+
+    def replace(self, obj: Any, *, raw: bool = False) -> None:
+        _display(obj, raw=raw, display_id=self.display_id, update=True)
+
+    def stopped(self, how: str) -> str:
+        """"cancelled after 3.2 s (checking BertModel)": one line for a capture that did not finish."""
+        return f"{how} after {time.time() - self.started:.1f} s ({self.phase} {self.name})"
+
+
+@contextlib.contextmanager
+def progress_shown(name: str, phase: str = TRACING) -> Iterator[Placeholder]:
+    """Show a :class:`Placeholder` for the capture made inside the block, following its phases.
+
+    An interrupt (the placeholder's cancel button interrupts the kernel) ends the block quietly: the capture has
+    put the model back, the placeholder becomes one "cancelled after ..." line and ``cancelled`` is set, so the
+    caller stores and shows nothing. Anything else that escapes the capture still leaves no placeholder counting.
+    """
+    placeholder = Placeholder(name, phase)
+    placeholder.show()
+    try:
+        with phases_to(placeholder.enter):
+            yield placeholder
+    except KeyboardInterrupt:
+        placeholder.cancelled = True
+        placeholder.replace({"text/plain": placeholder.stopped("cancelled")}, raw=True)
+    except BaseException:
+        placeholder.replace({"text/plain": placeholder.stopped("stopped")}, raw=True)
+        raise
 
 
 def follow_runs(explorer: TraceExplorer, namespace: dict[str, Any], name: str) -> None:
@@ -454,25 +514,20 @@ class TraceMagics(Magics):
             print(run.summary())
             return
         # the trace can take a while (and blocks the kernel): say what is being traced until its result replaces it
-        display_id = uuid.uuid4().hex
-        name, started = target_name(plan), time.time()
-        _display(progress_bundle(name, started), raw=True, display_id=display_id)
-        try:
-            with calls_from(site):
-                run = _trace(plan, check_inputs, opts)
-        except BaseException:  # an interrupt: leave no placeholder counting seconds forever
-            stopped = f"tracing {name} stopped after {time.time() - started:.1f} s"
-            _display({"text/plain": stopped}, raw=True, display_id=display_id, update=True)
-            raise
+        run: TraceRun | None = None
+        with progress_shown(target_name(plan)) as placeholder, calls_from(site):
+            run = _trace(plan, check_inputs, opts)
+        if run is None:  # cancelled: the placeholder says so, the namespace is as it was
+            return
         ns[opts.output] = run
         if opts.static:
-            _display(static_bundle(run), raw=True, display_id=display_id, update=True)
+            placeholder.replace(static_bundle(run), raw=True)
             return
         explorer = explore(run)
         ns[EXPLORER_OUTPUT] = explorer
         follow_runs(explorer, ns, opts.output)
         self._keep_live(explorer)
-        _display(explorer, display_id=display_id, update=True)
+        placeholder.replace(explorer)
 
     def _keep_live(self, explorer: TraceExplorer) -> None:
         """Bound what shown explorers keep alive (each holds its model, inputs and ScriptModules): re-running a
@@ -515,9 +570,11 @@ __all__ = [
     "EXPLORER_OUTPUT",
     "MAX_LIVE_EXPLORERS",
     "MagicError",
+    "Placeholder",
     "TraceMagics",
     "follow_runs",
     "progress_bundle",
+    "progress_shown",
     "register_magics",
     "split_line",
     "static_bundle",
