@@ -434,7 +434,7 @@ def test_a_cancelled_trace_says_so_in_one_line_and_leaves_the_namespace(
     result, shown = run_magic(ip, monkeypatch, "slow(x)")
     assert result is None and shown.usage_error == ""
     assert shown.stdout == shown.stderr == ""  # no traceback
-    placeholder, checking, cancelled = shown.bundles
+    _placeholder, checking, cancelled = shown.bundles
     assert checking[PROGRESS_MIME]["phase"] == "checking"
     assert cancelled.keys() == {"text/plain"}
     assert re.fullmatch(r"cancelled after \d+\.\d s \(checking slow_then_interrupted\)", cancelled["text/plain"])
