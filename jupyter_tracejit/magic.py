@@ -266,7 +266,7 @@ class Placeholder:
         _display(obj, raw=raw, display_id=self.display_id, update=True)
 
     def stopped(self, how: str) -> str:
-        """"cancelled after 3.2 s (checking BertModel)": one line for a capture that did not finish."""
+        """One line for a capture that did not finish: "cancelled after 3.2 s (checking BertModel)"."""
         return f"{how} after {time.time() - self.started:.1f} s ({self.phase} {self.name})"
 
 
