@@ -1,11 +1,13 @@
 /**
- * JupyterLab entry point: registers the `jupyter-tracejit` ipywidgets module.
+ * JupyterLab entry point: registers the `jupyter-tracejit` ipywidgets module, and tells the `%trace` placeholder
+ * (mime.ts) how to reach the kernel of the notebook it is in, for its cancel button.
  *
  * The MIME renderer for saved runs is the separate `mimeExtension` entry (mime.ts), as JupyterLab wants.
  */
 import type { JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyterlab/application';
 import { IJupyterWidgetRegistry } from '@jupyter-widgets/base';
 
+import { setKernelFinder, shellKernelFinder } from './kernelLink';
 import { MODULE_NAME, MODULE_VERSION } from './version';
 
 const widgetPlugin: JupyterFrontEndPlugin<void> = {
@@ -37,5 +39,14 @@ const widgetPlugin: JupyterFrontEndPlugin<void> = {
   }
 };
 
-const plugins: JupyterFrontEndPlugin<unknown>[] = [widgetPlugin];
+const kernelLinkPlugin: JupyterFrontEndPlugin<void> = {
+  id: 'jupyter-tracejit:kernel-link',
+  description: "Lets the %trace placeholder interrupt its notebook's kernel (its cancel button).",
+  autoStart: true,
+  activate: (app: JupyterFrontEnd): void => {
+    setKernelFinder(shellKernelFinder(app.shell));
+  }
+};
+
+const plugins: JupyterFrontEndPlugin<unknown>[] = [widgetPlugin, kernelLinkPlugin];
 export default plugins;
