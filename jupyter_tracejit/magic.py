@@ -32,6 +32,9 @@ ends. The run goes into ``_trace`` (or ``-o NAME``), the explorer into
 ``_trace_explorer``; when the explorer re-traces (or shows a run of its history), the variable follows the run on
 screen, as long as it still holds the explorer's run (a variable the user has reassigned is left alone).
 
+In a plain IPython terminal (no widget renders there) the placeholder's phases print as lines, then the text
+report of the run and where the explorer would render; ``_trace`` holds the run, no explorer is made.
+
 Errors of the magic itself (bad CALL, bad option, unknown name...) print one line on stderr naming the problem
 with an example of correct use, and leave the namespace untouched. Failures inside the traced code are not magic
 errors: they are in the run (``run.ok``, ``run.error``) and the explorer shows them.
@@ -78,7 +81,15 @@ from .magic_line import (
     parse_options,
     split_line,
 )
-from .widgets import PROGRESS_MIME, RUN_MIME, TraceExplorer, explore, run_mime_payload
+from .widgets import (
+    PROGRESS_MIME,
+    RUN_MIME,
+    TraceExplorer,
+    explore,
+    in_terminal,
+    run_mime_payload,
+    terminal_report,
+)
 
 #: where the explorer of the last ``%trace`` goes (``_trace_explorer.run`` is the run on screen)
 EXPLORER_OUTPUT = "_trace_explorer"
@@ -514,12 +525,16 @@ class TraceMagics(Magics):
             print(run.summary())
             return
         # the trace can take a while (and blocks the kernel): say what is being traced until its result replaces it
-        run: TraceRun | None = None
+        traced: TraceRun | None = None
         with progress_shown(target_name(plan)) as placeholder, calls_from(site):
-            run = _trace(plan, check_inputs, opts)
-        if run is None:  # cancelled: the placeholder says so, the namespace is as it was
+            traced = _trace(plan, check_inputs, opts)
+        if traced is None:  # cancelled: the placeholder says so, the namespace is as it was
             return
+        run = traced
         ns[opts.output] = run
+        if in_terminal(self.ipython):  # no widget renders here: the report, and where the explorer would
+            print(terminal_report(run, opts.output))
+            return
         if opts.static:
             placeholder.replace(static_bundle(run), raw=True)
             return
