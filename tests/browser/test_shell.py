@@ -512,6 +512,8 @@ def test_the_shell_in_notebook_7(lab):
     page.locator(".lm-Menu-itemLabel", has_text=re.compile(r"^Run All Cells$")).click()
     cell = page.locator(".jp-NotebookPanel .jp-Cell").nth(1)
     cell.locator(".jp-TraceExplorer-progress").get_by_text(re.compile(r"^tracing Slow… \d+ s")).wait_for(timeout=90_000)
+    # Notebook 7's shell reaches the kernel too: the placeholder offers its cancel
+    assert cell.locator(".jp-TraceExplorer-progress").get_by_role("button", name="cancel").is_visible()
     explorer = cell.locator(f".jp-OutputArea-output {ROOT}").first
     explorer.locator(".jp-TraceExplorer-canvas svg").wait_for(timeout=30_000)
     assert explorer.locator(".jp-TraceExplorer-badge").inner_text() == "ok"
