@@ -5,6 +5,8 @@
 >>> run.ok, run.warnings, run.check.first
 >>> exported = tj.export(model, (x,), dynamic_shapes={"x": {0: torch.export.Dim("batch")}})
 >>> exported.export.guards, tj.compare(run, exported)
+>>> shipped = tj.load("model.pt")  # a saved TorchScript archive (.pt) or exported program (.pt2), nothing run
+>>> tj.diff("model-v1.pt", "model-v2.pt").summary()
 """
 
 from typing import TYPE_CHECKING, Any
@@ -28,7 +30,9 @@ if TYPE_CHECKING:
         trace,
         trace_module,
     )
+    from .core.archive.saved import load
     from .core.export.request import compare, export
+    from .core.run_diff import diff
 
 __all__ = [
     "CATEGORIES",
@@ -43,8 +47,10 @@ __all__ = [
     "TraceWarning",
     "__version__",
     "compare",
+    "diff",
     "explore",
     "export",
+    "load",
     "structural_diff",
     "trace",
     "trace_module",
@@ -52,9 +58,11 @@ __all__ = [
 
 #: imported from the core on first use: ``import jupyter_tracejit`` does not import torch (a saved run opens
 #: without it, the CLI answers ``--help`` and Ctrl-C at once); ``tj.trace`` does
-_FROM_CORE = frozenset(__all__) - {"TraceRun", "__version__", "explore", "export", "compare"}
+_FROM_CORE = frozenset(__all__) - {"TraceRun", "__version__", "explore", "export", "compare", "load", "diff"}
 #: the export back end's API (its own package: ``core.export`` is that package's name, not a function)
 _FROM_EXPORT = frozenset({"export", "compare"})
+#: saved models: ``tj.load`` (core/archive, imports torch) and ``tj.diff`` (core/run_diff, torch-free)
+_SAVED = {"load": ("core.archive.saved", "load"), "diff": ("core.run_diff", "diff")}
 
 
 def __getattr__(name: str) -> Any:
@@ -62,6 +70,11 @@ def __getattr__(name: str) -> Any:
         from .core.export import request
 
         value = getattr(request, name)
+    elif name in _SAVED:
+        import importlib
+
+        module, attribute = _SAVED[name]
+        value = getattr(importlib.import_module(f".{module}", __name__), attribute)
     elif name in _FROM_CORE:
         from . import core
 
@@ -73,7 +86,7 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return sorted({*globals(), *_FROM_CORE, *_FROM_EXPORT})
+    return sorted({*globals(), *_FROM_CORE, *_FROM_EXPORT, *_SAVED})
 
 
 # locations in notebook code read "cell [9], line 7" (a no-op outside IPython)
@@ -100,7 +113,7 @@ def load_ipython_extension(ipython: Any) -> None:
     register_magics(ipython)
 
 
-def _run_bundle(run: TraceRun) -> dict[str, Any]:
+def _run_bundle(run: TraceRun) -> dict[str, Any] | tuple[dict[str, Any], dict[str, Any]]:
     from .widgets import run_mimebundle
 
     return run_mimebundle(run)

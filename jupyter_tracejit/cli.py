@@ -26,6 +26,17 @@
     or an interrupt leaves the files that were there. A closed stdout (``| head -1``) is not an error: the report
     stops, the outputs are still written.
 
+``tracejit view MODEL.pt [-o report.html] [--json run.json] [--dot graph.dot] [--fail-on-warnings]``
+    Opens a saved model without running it (``tj.load``: a TorchScript archive ``.pt`` or an exported program
+    ``.pt2``, told apart by content), prints the report (its findings: a batch size frozen into a shape, a device
+    baked in...) and writes the outputs. Exit 0 when it loaded (1 with ``--fail-on-warnings`` and findings), 2 when
+    the file is missing or not a model it can read (the message says what the file is instead).
+
+``tracejit diff OLD NEW [-o diff.html] [--json diff.json] [--values [--atol TOL]]``
+    What changed between two saved models (``tj.diff``): the graphs by module scope, the parameters by name and
+    type (and values with ``--values``). Exit 0 when they are the same, 1 when they differ, 2 on a usage error
+    (a missing or unreadable file), so a CI job can fail when a re-export changes the graph.
+
 ``tracejit demo [-o demo.html] [--json run.json] [--dot graph.dot] [--no-probe]``
     Traces the bundled example model (:func:`jupyter_tracejit.demo.demo_run`) and prints the report. The model
     has problems on purpose; finding them is the demo working, so the exit code is 0 (``trace`` is the one that
@@ -70,6 +81,7 @@ def _outputs(p: argparse.ArgumentParser) -> None:
 def build_parser(prog: str = "tracejit") -> argparse.ArgumentParser:
     # the options' table reads torch's defaults: imported here, inside main's handling of Ctrl-C (``import torch``
     # takes a second or more; an interrupt then is one line too)
+    from .core.export.options import add_export_command_line
     from .core.options import add_command_line
 
     parser = argparse.ArgumentParser(
@@ -77,7 +89,7 @@ def build_parser(prog: str = "tracejit") -> argparse.ArgumentParser:
         description="See what torch.jit.trace recorded: trace a function or module from a file, print what the "
         "trace got wrong, and write an offline HTML report. Exit status: 0 ok, 1 problems, 2 usage error.",
     )
-    sub = parser.add_subparsers(dest="command", required=True, metavar="{trace,export,demo}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="{trace,export,view,diff,demo}")
 
     t = sub.add_parser(
         "trace",
@@ -117,32 +129,7 @@ def build_parser(prog: str = "tracejit") -> argparse.ArgumentParser:
         metavar="EXPR",
         help="example inputs: a tuple, a single tensor, or a dict of keywords",
     )
-    e.add_argument(
-        "--dynamic",
-        action="append",
-        default=[],
-        metavar="SPEC",
-        help="a dynamic dimension, NAME:DIM (Dim.AUTO), NAME:DIM=SYMBOL or NAME:DIM=SYMBOL[MIN,MAX]; repeat for more",
-    )
-    e.add_argument(
-        "--auto-dynamic",
-        action="store_true",
-        help="the dims that differ between --inputs and --check-inputs become Dim.AUTO (dynamic_shapes='auto')",
-    )
-    e.add_argument("--check-inputs", metavar="EXPR", help="input sets to check the exported program on (a list)")
-    e.add_argument("--strict", action="store_true", help="strict=True: export through TorchDynamo")
-    e.add_argument(
-        "--draft",
-        choices=("on_failure", "always", "never"),
-        default="on_failure",
-        help="run torch.export.draft_export on failure (default), always, or never",
-    )
-    e.add_argument("--compare-trace", action="store_true", help="also trace the model and match the two graphs")
-    mode = e.add_mutually_exclusive_group()
-    mode.add_argument("--eval", dest="module_mode", action="store_const", const="eval", help="export in eval mode")
-    mode.add_argument("--train", dest="module_mode", action="store_const", const="train", help="export in train mode")
-    e.set_defaults(module_mode="as_is")
-    e.add_argument("--no-grad", action="store_true", help="export under torch.no_grad()")
+    add_export_command_line(e.add_argument)
     e.add_argument("--seed", type=int, default=0, help="torch.manual_seed before importing the file (default 0)")
     e.add_argument(
         "--fail-on-warnings",
@@ -150,6 +137,32 @@ def build_parser(prog: str = "tracejit") -> argparse.ArgumentParser:
         help="exit 1 also on findings (a specialised size...), not only on a failed export or check",
     )
     _outputs(e)
+
+    v = sub.add_parser(
+        "view",
+        help="open a saved model (.pt or .pt2) and report, nothing run",
+        description="Open a saved TorchScript archive (torch.jit.save, .pt) or exported program (torch.export.save, "
+        ".pt2) without running it, print what it holds and its findings, and write the outputs. Exit status: 0 "
+        "loaded, 1 findings with --fail-on-warnings, 2 a missing or unreadable file.",
+    )
+    v.add_argument("model", type=Path, metavar="MODEL", help="the saved model (.pt or .pt2)")
+    v.add_argument("--fail-on-warnings", action="store_true", help="exit 1 when the model has findings")
+    _outputs(v)
+
+    df = sub.add_parser(
+        "diff",
+        help="what changed between two saved models (or the same model saved twice)",
+        description="Compare two saved models (.pt / .pt2): the graphs by module scope, the parameters by name and "
+        "type, and their values with --values. Exit status: 0 same, 1 different, 2 usage error.",
+    )
+    df.add_argument("old", type=Path, metavar="OLD", help="the old model (.pt or .pt2)")
+    df.add_argument("new", type=Path, metavar="NEW", help="the new model (.pt or .pt2)")
+    df.add_argument("--values", action="store_true", help="compare the parameters' values too")
+    df.add_argument(
+        "--atol", type=float, default=None, metavar="TOL", help="with --values: the largest difference that is equal"
+    )
+    df.add_argument("-o", "--output", type=Path, metavar="HTML", help="write the diff as an HTML page here")
+    df.add_argument("--json", type=Path, metavar="FILE", help="write the diff's JSON (RunDiff.to_json) here")
 
     d = sub.add_parser("demo", help="trace a bundled example model and print the report")
     d.add_argument("--no-probe", action="store_true", help="skip the generalization probe")
@@ -437,36 +450,22 @@ def cmd_trace(args: argparse.Namespace) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    from .core.export.options import AUTO, DynamicSpecError, parse_dynamic
+    from .core.export.options import export_options_from_command_line
+    from .core.options import CommandLineError
 
-    if args.auto_dynamic and args.dynamic:
-        raise UsageError("--auto-dynamic and --dynamic both say which dims vary: give one of them")
-    if args.auto_dynamic and args.check_inputs is None:
-        raise UsageError("--auto-dynamic needs --check-inputs: the dims that differ from them become dynamic")
-    path, name = _checked_target(args)
     try:
-        dynamic: Any = parse_dynamic(args.dynamic) if args.dynamic else None
-    except DynamicSpecError as exc:
+        options, check_inputs_expr = export_options_from_command_line(args)
+    except CommandLineError as exc:
         raise UsageError(str(exc)) from None
+    path, name = _checked_target(args)
 
     from .core.caller import call_site
     from .core.export.request import export
     from .render.text import format_run
 
-    target, example, kwargs, check_inputs = _target_and_inputs(path, name, args.seed, args.inputs, args.check_inputs)
+    target, example, kwargs, check_inputs = _target_and_inputs(path, name, args.seed, args.inputs, check_inputs_expr)
     with call_site(str(path.resolve()), definition_line(path, name)):
-        run = export(
-            target,
-            example,
-            kwargs,
-            dynamic_shapes=AUTO if args.auto_dynamic else dynamic,
-            strict=args.strict,
-            check_inputs=check_inputs,
-            draft=args.draft,
-            compare_trace=args.compare_trace,
-            module_mode=args.module_mode,
-            no_grad=args.no_grad,
-        )
+        run = export(target, example, kwargs, check_inputs=check_inputs, **options)
     say = Stdout()
     say(format_run(run))
     if run.compared is not None:
@@ -486,6 +485,61 @@ def cmd_demo(args: argparse.Namespace) -> int:
     say(format_run(run, spelling=command_line_spelling))
     _write_outputs(run, args, say)
     return 0
+
+
+def load_model(path: Path) -> Any:
+    """``tj.load(path)``, a file it cannot read being a usage error (its message and hint, one line each)."""
+    if not path.is_file():
+        raise UsageError(f"no such file: {path}")
+    from .core.archive.saved import load
+
+    run = load(path)
+    if run.error is not None and run.error.phase == "load":
+        raise UsageError(f"{run.error.message}\n{run.error.hint}")
+    return run
+
+
+def _checked_outputs(outputs: list[tuple[str, Path]], inputs: list[str]) -> None:
+    for _, out in outputs:
+        if not out.parent.is_dir():
+            raise UsageError(f"cannot write {out}: no such directory {out.parent}")
+    check_outputs(outputs, inputs)
+
+
+def cmd_view(args: argparse.Namespace) -> int:
+    from .render.text import format_run
+
+    _checked_outputs(_requested_outputs(args), [str(args.model)])
+    run = load_model(args.model)
+    say = Stdout()
+    say(format_run(run))
+    _write_outputs(run, args, say)
+    return _exit_code(run, args.fail_on_warnings)
+
+
+def cmd_diff(args: argparse.Namespace) -> int:
+    from .core.run_diff import DEFAULT_ATOL, diff_runs
+
+    if args.atol is not None and not args.values:
+        raise UsageError("--atol is the tolerance of --values: add --values, or leave --atol out")
+    if args.atol is not None and not args.atol >= 0:
+        raise UsageError(f"--atol must be a number >= 0, not {args.atol}")
+    outputs = [(option, path) for option, path in (("-o", args.output), ("--json", args.json)) if path is not None]
+    _checked_outputs(outputs, [str(args.old), str(args.new)])
+    old, new = load_model(args.old), load_model(args.new)
+    result = diff_runs(old, new, values=args.values, atol=DEFAULT_ATOL if args.atol is None else args.atol)
+    result.old, result.new = str(args.old), str(args.new)
+    say = Stdout()
+    say(result.summary())
+    contents: dict[Path, str] = {}
+    if args.json:
+        contents[args.json] = json.dumps(result.to_json(), allow_nan=False)
+    if args.output:
+        contents[args.output] = result.to_html()
+    write_files(contents)
+    for path in contents:
+        say(f"wrote {path}")
+    return EXIT_OK if result.same else EXIT_PROBLEMS
 
 
 def _parse(parser: argparse.ArgumentParser, argv: list[str] | None) -> argparse.Namespace:
@@ -518,6 +572,10 @@ def main(argv: list[str] | None = None, prog: str | None = None) -> int:
             return cmd_trace(args)
         if args.command == "export":
             return cmd_export(args)
+        if args.command == "view":
+            return cmd_view(args)
+        if args.command == "diff":
+            return cmd_diff(args)
         return cmd_demo(args)
     except UsageError as exc:
         first, _, rest = str(exc).partition("\n")

@@ -1,7 +1,9 @@
 """``%trace`` and ``%%trace``: trace a call typed in a notebook and explore what ``torch.jit.trace`` recorded.
+``%export`` and ``%%export`` (:mod:`.magic_export`) do the same with ``torch.export``, on this module's machinery.
 
-Loaded by ``%load_ext jupyter_tracejit`` (:func:`jupyter_tracejit.load_ipython_extension`); this is the only
-module of the package that imports IPython, and nothing imports it but the extension loader.
+Loaded by ``%load_ext jupyter_tracejit`` (:func:`jupyter_tracejit.load_ipython_extension`); this module,
+:mod:`.magic_line` and :mod:`.magic_export` are the only ones of the package that import IPython, and nothing imports
+them but the extension loader.
 
 How a line is read (``%trace [options] CALL``)
 ----------------------------------------------
@@ -35,6 +37,10 @@ screen, as long as it still holds the explorer's run (a variable the user has re
 In a plain IPython terminal (no widget renders there) the placeholder's phases print as lines, then the text
 report of the run and where the explorer would render; ``_trace`` holds the run, no explorer is made.
 
+``%export [options] CALL`` is read the same way (its own options, :data:`.magic_export.EXPORT`; positional and
+keyword arguments may be mixed, as ``torch.export`` takes both) and shown the same way, into ``_export`` and
+``_export_explorer``; what differs between the two magics' lines is a :class:`.magic_line.Grammar`.
+
 Errors of the magic itself (bad CALL, bad option, unknown name...) print one line on stderr naming the problem
 with an example of correct use, and leave the namespace untouched. Failures inside the traced code are not magic
 errors: they are in the run (``run.ok``, ``run.error``) and the explorer shows them.
@@ -50,10 +56,11 @@ import re
 import sys
 import time
 import uuid
-from collections.abc import Iterator
+import weakref
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from types import FrameType
-from typing import Any
+from typing import Any, Protocol
 
 import torch
 from IPython.core.error import UsageError
@@ -71,8 +78,9 @@ from .core.torchscript.plan import target_of
 from .magic_line import (
     CALL_NAMES,
     DEFAULT_OUTPUT,
-    EXAMPLE,
     EXAMPLES,
+    TRACE,
+    Grammar,
     MagicError,
     Options,
     check_call_shape,
@@ -89,6 +97,7 @@ from .widgets import (
     in_terminal,
     run_mime_payload,
     terminal_report,
+    uses_anywidget,
 )
 
 #: where the explorer of the last ``%trace`` goes (``_trace_explorer.run`` is the run on screen)
@@ -111,7 +120,7 @@ def _source_of(node: ast.AST, text: str) -> str:
 
 
 def _evaluate(
-    node: ast.expr, text: str, namespace: dict[str, Any], filename: str, what: str, example: str = EXAMPLE
+    node: ast.expr, text: str, namespace: dict[str, Any], filename: str, what: str, example: str | None = None
 ) -> Any:
     """Evaluate one expression node in the user's namespace; a failure becomes a :class:`MagicError`."""
     code = compile(ast.fix_missing_locations(ast.Expression(body=node)), filename, "eval")
@@ -150,16 +159,20 @@ def _bound_module_method(callee: Any, func_node: ast.expr) -> tuple[torch.nn.Mod
     return None
 
 
+def check_callable(callee: Any, callee_src: str, grammar: Grammar = TRACE) -> None:
+    if not callable(callee):
+        raise MagicError(
+            f"{callee_src!r} is a {type(callee).__name__}, which cannot be called; CALL must call the model or "
+            f"function to {grammar.name}"
+        )
+
+
 def plan_call(
     callee: Any, func_node: ast.expr, call_text: str, args: list[Any], kwargs: dict[str, Any], opts: Options
 ) -> Plan:
     """Which of ``tj.trace`` / ``tj.trace_module`` to call, on what."""
     callee_src = _source_of(func_node, call_text)
-    if not callable(callee):
-        raise MagicError(
-            f"{callee_src!r} is a {type(callee).__name__}, which cannot be called; CALL must call the model or "
-            "function to trace"
-        )
+    check_callable(callee, callee_src)
     is_kwarg = bool(kwargs)
     inputs: Any = dict(kwargs) if is_kwarg else tuple(args)
     bound = _bound_module_method(callee, func_node)
@@ -244,12 +257,13 @@ def target_name(plan: Plan) -> str:
 
 def progress_bundle(name: str, started: float, phase: str = TRACING) -> dict[str, Any]:
     """The placeholder shown while the kernel traces: our renderer counts the seconds (and offers a cancel), the
-    text gives the phase and the start."""
+    text gives the phase and the start. Where the explorer is the anywidget one, our renderers are not on the page:
+    the text only."""
     clock = time.strftime("%H:%M:%S", time.localtime(started))
-    return {
-        PROGRESS_MIME: {"target": name, "started": started, "phase": phase},
-        "text/plain": f"{phase} {name}… (started {clock})",
-    }
+    bundle: dict[str, Any] = {"text/plain": f"{phase} {name}… (started {clock})"}
+    if not uses_anywidget():
+        bundle[PROGRESS_MIME] = {"target": name, "started": started, "phase": phase}
+    return bundle
 
 
 class Placeholder:
@@ -315,22 +329,37 @@ def follow_runs(explorer: TraceExplorer, namespace: dict[str, Any], name: str) -
 
 
 def static_bundle(run: TraceRun) -> dict[str, Any]:
-    """The kernel-free view of a run (``--static``): its JSON for the MIME renderer, its summary, and HTML when
-    the run can render itself as HTML."""
-    bundle: dict[str, Any] = {RUN_MIME: run_mime_payload(run.to_json()), "text/plain": run.summary()}
+    """The kernel-free view of a run (``--static``): its JSON for our MIME renderer (not where the explorer is the
+    anywidget one: no renderer reads it there), its summary, and HTML when the run can render itself as HTML."""
+    bundle: dict[str, Any] = {"text/plain": run.summary()}
+    if not uses_anywidget():
+        bundle[RUN_MIME] = run_mime_payload(run.to_json())
     to_html = getattr(run, "to_html", None)
     if callable(to_html):
         bundle["text/html"] = to_html()
     return bundle
 
 
-def _trace_option_arguments(func: Any) -> Any:
-    """The trace options' flags (``--no-check``, ``--tol``, ...) as IPython ``@argument`` decorators, in help order."""
-    decorators: list[Any] = []
-    add_command_line(lambda *flags, **kwargs: decorators.append(argument(*flags, **kwargs)))
-    for decorate in reversed(decorators):  # the decorator nearest the function comes last in the help
-        func = decorate(func)
-    return func
+def option_arguments(declare: Callable[[Callable[..., Any]], None]) -> Callable[[Any], Any]:
+    """The flags a command-line table declares (``add_command_line``: ``--no-check``, ``--tol``, ...) as IPython
+    ``@argument`` decorators, in help order: a magic and the ``tracejit`` command share one definition of them."""
+
+    def decorate_all(func: Any) -> Any:
+        decorators: list[Any] = []
+        declare(lambda *flags, **kwargs: decorators.append(argument(*flags, **kwargs)))
+        for decorate in reversed(decorators):  # the decorator nearest the function comes last in the help
+            func = decorate(func)
+        return func
+
+    return decorate_all
+
+
+class Shows(Protocol):
+    """The options of a magic that say where its run goes and how it is shown."""
+
+    output: str
+    static: bool
+    quiet: bool
 
 
 # -- the magic ----------------------------------------------------------------------------------------
@@ -338,14 +367,15 @@ def _trace_option_arguments(func: Any) -> Any:
 
 @magics_class
 class TraceMagics(Magics):
-    """``%trace`` / ``%%trace``."""
+    """``%trace`` / ``%%trace``, and what ``%export`` shares with them (:class:`~.magic_export.ExportMagics`):
+    reading a cell whose last line is the call, evaluating the call, showing the run."""
 
     @property
     def ipython(self) -> InteractiveShell:
         """The shell the magics run in (IPython sets ``shell`` when it registers them)."""
         shell = self.shell
         if shell is None:
-            raise RuntimeError("the %trace magics are not registered with an IPython shell")
+            raise RuntimeError("the jupyter-tracejit magics are not registered with an IPython shell")
         return shell
 
     @no_var_expand
@@ -359,7 +389,7 @@ class TraceMagics(Magics):
         help="trace this module method with trace_module, e.g. --method encode model.encode(x); inferred when "
         "CALL calls a bound nn.Module method other than forward",
     )
-    @_trace_option_arguments
+    @option_arguments(add_command_line)
     @argument(
         "--static",
         action="store_true",
@@ -431,47 +461,57 @@ class TraceMagics(Magics):
     def _trace_line(self, line: str) -> None:
         opts, call_text = self._options(line)
         call = parse_call(call_text)
-        # nodes recorded entirely inside torch (nn.Transformer's) point at the line that asked for the trace: the
-        # cell's line, reading as the user wrote it rather than as IPython rewrote it (get_ipython().run_line_...)
-        site = find_caller()
-        if site is not None:
-            site = dataclasses.replace(site, code=f"%trace {line.strip()}")
-        self._run(opts, call, call_text.strip(), "<%trace>", site)
+        self._run(opts, call, call_text.strip(), "<%trace>", self._line_site(TRACE, line))
 
     def _trace_cell(self, line: str, cell: str) -> None:
         opts, rest = self._options(line)
+        read = self._read_cell(rest, cell, TRACE)
+        if read is not None:
+            self._run(opts, *read)
+
+    def _line_site(self, grammar: Grammar, line: str) -> Frame | None:
+        """Where the magic's line is: nodes recorded entirely inside torch (nn.Transformer's) point at the line
+        that asked for the run, read as the user wrote it rather than as IPython rewrote it (get_ipython()...)."""
+        site = find_caller()
+        return None if site is None else dataclasses.replace(site, code=f"%{grammar.name} {line.strip()}")
+
+    def _read_cell(self, rest: str, cell: str, grammar: Grammar) -> tuple[ast.Call, str, str, Frame] | None:
+        """Run the cell's code before its last line (``rest``: what follows the options on the magic's line, which
+        must be nothing), then give that line's call, the cell's source and file name, and the call's site; None
+        when the user's code failed (its traceback is shown)."""
+        name = grammar.name
         if rest:
             raise MagicError(
-                f"%%trace takes only options on its first line, got {rest!r}; the call to trace is the last line "
+                f"%%{name} takes only options on its first line, got {rest!r}; the call to {name} is the last line "
                 "of the cell",
-                EXAMPLES["cell"],
+                grammar.cell_example,
             )
         try:
             body = self.ipython.transform_cell(cell)
         except SyntaxError as e:
-            raise MagicError(f"the cell is not valid Python ({e.msg})", EXAMPLES["cell"]) from None
+            raise MagicError(f"the cell is not valid Python ({e.msg})", grammar.cell_example) from None
         # line 1 stands for the %%trace line, so line numbers (tracebacks, source lines in the explorer) are the
         # cell's; the cached name makes inspect.getsource work for functions defined here
-        source = "# %%trace\n" + body
-        filename = self.ipython.compile.cache(source, self._cell_number(), raw_code="%%trace\n" + cell)
+        source = f"# %%{name}\n" + body
+        filename = self.ipython.compile.cache(source, self._cell_number(), raw_code=f"%%{name}\n" + cell)
         try:
             module = ast.parse(source, filename=filename)
         except SyntaxError as e:
             where = f": {e.text.strip()!r}" if e.text and e.text.strip() else ""
             raise MagicError(
-                f"syntax error on line {e.lineno} of the cell ({e.msg}){where}", EXAMPLES["cell"]
+                f"syntax error on line {e.lineno} of the cell ({e.msg}){where}", grammar.cell_example
             ) from None
         if not module.body:
-            raise MagicError("the cell has no code; its last line must be the call to trace", EXAMPLES["cell"])
+            raise MagicError(f"the cell has no code; its last line must be the call to {name}", grammar.cell_example)
         last = module.body[-1]
         if not isinstance(last, ast.Expr) or not isinstance(last.value, ast.Call):
             got = first_line(ast.get_source_segment(source, last) or type(last).__name__)
             raise MagicError(
-                f"the last line of a %%trace cell must be the call to trace, like model(x); got {got!r}",
-                EXAMPLES["cell"],
+                f"the last line of a %%{name} cell must be the call to {name}, like model(x); got {got!r}",
+                grammar.cell_example,
             )
         call_text = ast.get_source_segment(source, last.value) or ast.unparse(last.value)
-        check_call_shape(last.value, call_text)
+        check_call_shape(last.value, call_text, grammar)
         prelude = ast.Module(body=module.body[:-1], type_ignores=[])
         code = compile(prelude, filename, "exec")
         try:
@@ -481,9 +521,9 @@ class TraceMagics(Magics):
             # cell's frame on (this frame is skipped)
             tb = e.__traceback__.tb_next if e.__traceback__ is not None else None
             self.ipython.showtraceback((type(e), e, tb), tb_offset=0)
-            return
+            return None
         site = Frame(file=filename, line=last.lineno, func="<module>", code=first_line(call_text))
-        self._run(opts, last.value, source, filename, site)
+        return last.value, source, filename, site
 
     def _cell_number(self) -> int:
         """The execution count the running cell was compiled under, read from the cell's own code: IPython 9
@@ -499,35 +539,57 @@ class TraceMagics(Magics):
         return self.ipython.execution_count
 
     def _run(self, opts: Options, call: ast.Call, text: str, filename: str, site: Frame | None) -> None:
+        callee, args, kwargs = self._evaluate_call(call, text, filename)
+        plan = plan_call(callee, call.func, text, args, kwargs, opts)
+        check_inputs = None
+        if opts.check_inputs_expr is not None:
+            example = EXAMPLES["check_inputs_kw" if plan.is_kwarg else "check_inputs"]
+            value = self._evaluate_option(opts.check_inputs_expr, "--check-inputs", TRACE, example)
+            check_inputs = check_inputs_for(value, opts.check_inputs_expr, plan)
+        self._show(lambda: _trace(plan, check_inputs, opts), target_name(plan), site, opts, EXPLORER_OUTPUT)
+
+    def _evaluate_call(self, call: ast.Call, text: str, filename: str) -> tuple[Any, list[Any], dict[str, Any]]:
+        """CALL's callee, positional and keyword arguments, each evaluated in the user's namespace."""
         ns = self.ipython.user_ns
         callee = _evaluate(call.func, text, ns, filename, "the callee")
         args = [_evaluate(a, text, ns, filename, "argument") for a in call.args]
         kwargs = {
             k.arg: _evaluate(k.value, text, ns, filename, f"keyword argument {k.arg}") for k in call.keywords if k.arg
         }
-        plan = plan_call(callee, call.func, text, args, kwargs, opts)
-        check_inputs = None
-        if opts.check_inputs_expr is not None:
-            example = EXAMPLES["check_inputs_kw" if plan.is_kwarg else "check_inputs"]
-            source = opts.check_inputs_expr.strip()
-            try:
-                expr = ast.parse(source, mode="eval")
-            except SyntaxError as e:
-                raise MagicError(
-                    f"--check-inputs {opts.check_inputs_expr!r} is not a Python expression ({e.msg})", example
-                ) from None
-            value = _evaluate(expr.body, source, ns, "<%trace --check-inputs>", "--check-inputs", example)
-            check_inputs = check_inputs_for(value, opts.check_inputs_expr, plan)
+        return callee, args, kwargs
+
+    def _evaluate_option(self, text: str, flag: str, grammar: Grammar, example: str) -> Any:
+        """An option's Python expression (``--check-inputs EXPR``), evaluated in the user's namespace."""
+        source = text.strip()
+        try:
+            expr = ast.parse(source, mode="eval")
+        except SyntaxError as e:
+            raise MagicError(f"{flag} {text!r} is not a Python expression ({e.msg})", example) from None
+        return _evaluate(expr.body, source, self.ipython.user_ns, f"<%{grammar.name} {flag}>", flag, example)
+
+    def _show(
+        self,
+        capture: Callable[[], TraceRun],
+        name: str,
+        site: Frame | None,
+        opts: Shows,
+        explorer_output: str,
+        doing: str = "tracing",
+    ) -> None:
+        """Run ``capture`` as called from ``site`` and store its run in ``opts.output``; unless ``opts.quiet``, a
+        placeholder says what the kernel is ``doing`` to ``name`` (then each phase the capture enters, with a
+        cancel: :func:`progress_shown`) until the explorer (also stored in ``explorer_output``) replaces it."""
+        ns = self.ipython.user_ns
         if opts.quiet:
             with calls_from(site):
-                run = _trace(plan, check_inputs, opts)
+                run = capture()
             ns[opts.output] = run
             print(run.summary())
             return
         # the trace can take a while (and blocks the kernel): say what is being traced until its result replaces it
         traced: TraceRun | None = None
-        with progress_shown(target_name(plan)) as placeholder, calls_from(site):
-            traced = _trace(plan, check_inputs, opts)
+        with progress_shown(name, doing) as placeholder, calls_from(site):
+            traced = capture()
         if traced is None:  # cancelled: the placeholder says so, the namespace is as it was
             return
         run = traced
@@ -539,7 +601,7 @@ class TraceMagics(Magics):
             placeholder.replace(static_bundle(run), raw=True)
             return
         explorer = explore(run)
-        ns[EXPLORER_OUTPUT] = explorer
+        ns[explorer_output] = explorer
         follow_runs(explorer, ns, opts.output)
         self._keep_live(explorer)
         placeholder.replace(explorer)
@@ -547,8 +609,9 @@ class TraceMagics(Magics):
     def _keep_live(self, explorer: TraceExplorer) -> None:
         """Bound what shown explorers keep alive (each holds its model, inputs and ScriptModules): re-running a
         cell closes the explorer its previous run showed, and beyond :data:`MAX_LIVE_EXPLORERS` the oldest is
-        closed. A closed explorer stays on the page, read-only, from the run saved in its output."""
-        live: dict[str, TraceExplorer] = self.__dict__.setdefault("_live_explorers", {})
+        closed. A closed explorer stays on the page, read-only, from the run saved in its output. The bound is the
+        shell's, over the explorers of %trace and %export."""
+        live = _LIVE_EXPLORERS.setdefault(self.ipython, {})
         key = _cell_id(self.ipython) or uuid.uuid4().hex
         previous = live.pop(key, None)
         if previous is not None and previous is not explorer:
@@ -557,6 +620,10 @@ class TraceMagics(Magics):
         while len(live) > MAX_LIVE_EXPLORERS:
             oldest = next(iter(live))
             live.pop(oldest).close()
+
+
+#: the explorers each shell's magics keep live, by the cell that showed them (oldest first)
+_LIVE_EXPLORERS: weakref.WeakKeyDictionary[Any, dict[str, TraceExplorer]] = weakref.WeakKeyDictionary()
 
 
 def _cell_id(shell: Any) -> str | None:
@@ -576,8 +643,12 @@ TraceMagics.trace.parser.allow_abbrev = False
 
 
 def register_magics(ipython: Any) -> None:
-    """Register ``%trace`` / ``%%trace`` on a shell (what ``%load_ext jupyter_tracejit`` does)."""
+    """Register ``%trace`` / ``%%trace`` and ``%export`` / ``%%export`` on a shell (what ``%load_ext
+    jupyter_tracejit`` does)."""
+    from .magic_export import ExportMagics  # it builds on this module's TraceMagics
+
     ipython.register_magics(TraceMagics)
+    ipython.register_magics(ExportMagics)
 
 
 __all__ = [

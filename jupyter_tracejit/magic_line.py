@@ -1,12 +1,14 @@
 """The ``%trace`` line, read: its words (quoting as a shell would, brackets kept whole), its options (the trace
 options of :data:`jupyter_tracejit.core.options.COMMAND_LINE` plus the magic's own), and the call to trace, checked
 for its shape before anything runs. Every problem is a :class:`MagicError`: one line with the problem and an example.
+``%export`` reads its line with the same functions, given its own :class:`Grammar` (:mod:`.magic_export`).
 """
 
 from __future__ import annotations
 
 import ast
 import keyword
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,7 +29,13 @@ _ALL_OPTIONS = (*_OWN_VALUE_OPTIONS, *(f.flag for f in COMMAND_LINE), *_OWN_SWIT
 #: names of bound methods that mean "call the module" rather than "trace this method"
 CALL_NAMES = frozenset({"forward", "__call__", "_call_impl", "_wrapped_call_impl"})
 
-EXAMPLE = "%trace model(x)"
+
+def example_of(name: str) -> str:
+    """The plainest use of the magic ``name``: what an error's example is when nothing more specific fits."""
+    return f"%{name} model(x)"
+
+
+EXAMPLE = example_of("trace")
 EXAMPLES = {
     "kwargs": "%trace model(input_ids=ids, mask=m)",
     "method": "%trace --method encode model.encode(x)",
@@ -37,7 +45,6 @@ EXAMPLES = {
     "target_device": "%trace --target-device cuda model(x)",
     "output": "%trace -o run model(x)",
     "mode": "%trace --eval model(x)",
-    "cell": "%%trace (newline) def f(x): return x * 2 (newline) f(x)",
 }
 
 _VALUE_EXAMPLES = {
@@ -49,18 +56,51 @@ _VALUE_EXAMPLES = {
 }
 
 
+@dataclass(frozen=True)
+class Grammar:
+    """What differs between the lines of the magics (``%trace``, ``%export``); the rest is read alike."""
+
+    #: the magic's name, also the verb of its messages ("the call to trace")
+    name: str
+    #: the options followed by a value, each with an example of its use (None: the magic's plainest)
+    value_examples: Mapping[str, str | None]
+    #: every option, in help order, for the "unknown option" message
+    options: tuple[str, ...]
+    #: the example of an "unknown option" message
+    option_example: str
+    #: how torch takes the example inputs, for a CALL that unpacks them
+    inputs_rule: str
+    #: whether CALL may pass positional and keyword inputs together
+    mixed_inputs: bool
+
+    @property
+    def cell_example(self) -> str:
+        return f"%%{self.name} (newline) def f(x): return x * 2 (newline) f(x)"
+
+
+TRACE = Grammar(
+    name="trace",
+    value_examples={option: _VALUE_EXAMPLES.get(option) for option in _VALUE_OPTIONS},
+    options=_ALL_OPTIONS,
+    option_example="%trace --no-check model(x)",
+    inputs_rule="torch.jit.trace takes a tuple of inputs or a dict of keyword inputs",
+    mixed_inputs=False,
+)
+
+
 class MagicError(Exception):
     """A problem with how the magic was called: reported as one line, nothing traced or stored."""
 
-    def __init__(self, problem: str, example: str = EXAMPLE) -> None:
+    def __init__(self, problem: str, example: str | None = None) -> None:
         super().__init__(problem)
         self.problem = problem
+        #: a correct use; None: the magic's plainest (``%trace model(x)``)
         self.example = example
 
     def line(self, magic: str) -> str:
         """``%trace: <problem>. Example: <correct use>`` on one line."""
         problem = " ".join(self.problem.split())
-        return f"{magic}: {problem}. Example: {self.example}"
+        return f"{magic}: {problem}. Example: {self.example or example_of(magic.lstrip('%'))}"
 
 
 def first_line(text: object) -> str:
@@ -96,7 +136,7 @@ def _word_end(line: str, start: int) -> tuple[int, bool]:
     return len(line), not (depth or quote)
 
 
-def split_line(line: str) -> tuple[list[str], str]:
+def split_line(line: str, grammar: Grammar = TRACE) -> tuple[list[str], str]:
     """The option words (values glued on: ``--tol=1e-4``, ``-orun``) and CALL, the rest of the line verbatim."""
     words: list[str] = []
     i, n = 0, len(line)
@@ -114,7 +154,7 @@ def split_line(line: str) -> tuple[list[str], str]:
         if not closed and pending:
             raise MagicError(
                 f"the value of {pending} has an unclosed bracket or quote: {line[i:j]!r}",
-                _VALUE_EXAMPLES.get(pending, EXAMPLE),
+                grammar.value_examples.get(pending),
             )
         word = line[i:j]
         i = j
@@ -124,9 +164,9 @@ def split_line(line: str) -> tuple[list[str], str]:
             pending = ""
         elif word == "--":
             return words, line[i:].strip()
-        elif word in _VALUE_OPTIONS:
+        elif word in grammar.value_examples:
             pending = word
-        elif "=" in word and word.split("=", 1)[0] in _VALUE_OPTIONS:
+        elif "=" in word and word.split("=", 1)[0] in grammar.value_examples:
             option, value = word.split("=", 1)
             words.append(f"{option}={unquote(value)}")
         else:
@@ -156,42 +196,56 @@ class Options:
     trace_options: dict[str, Any] = field(default_factory=dict)
 
 
-def _option_error(message: str) -> MagicError:
+def _option_error(message: str, grammar: Grammar) -> MagicError:
     """argparse's complaint as one of our lines."""
+    name = grammar.name
     if message.startswith("unrecognized arguments:"):
         unknown = message.split(":", 1)[1].split()[0].split("=")[0]
         return MagicError(
-            f"unknown option {unknown!r}; the options are {', '.join(_ALL_OPTIONS)} (see %trace?)",
-            "%trace --no-check model(x)",
+            f"unknown option {unknown!r}; the options are {', '.join(grammar.options)} (see %{name}?)",
+            grammar.option_example,
         )
+    option = message.removeprefix("argument ").split(":")[0].split("/")[-1]
     if "expected one argument" in message:
-        option = message.removeprefix("argument ").split(":")[0].split("/")[-1]
-        return MagicError(f"option {option} needs a value", _VALUE_EXAMPLES.get(option, EXAMPLE))
+        return MagicError(f"option {option} needs a value", grammar.value_examples.get(option))
     if "ignored explicit argument" in message:
-        option = message.removeprefix("argument ").split(":")[0]
-        return MagicError(f"option {option} takes no value", f"%trace {option} model(x)")
+        return MagicError(f"option {option} takes no value", f"%{name} {option} model(x)")
+    if "invalid choice" in message:
+        return MagicError(f"{option}: {message.split(':', 1)[1].strip()}", grammar.value_examples.get(option))
     return MagicError(f"bad options ({message})")
+
+
+def parse_words(parser: Any, words: list[str], grammar: Grammar = TRACE) -> Any:
+    """The option words parsed by the magic's argparse parser; its complaints are :class:`MagicError` lines."""
+    try:
+        return parser.parse_args(words)
+    except UsageError as e:
+        raise _option_error(str(e), grammar) from None
+
+
+def check_shown(namespace: Any, grammar: Grammar = TRACE) -> None:
+    """The options every magic has, on where its run goes and how it shows: ``-o`` must name a variable, and
+    ``--static`` and ``--quiet`` exclude each other."""
+    name = grammar.name
+    if namespace.static and namespace.quiet:
+        raise MagicError(
+            "--static and --quiet contradict each other (--static shows the kernel-free view, --quiet shows "
+            "one line); give one",
+            f"%{name} --static model(x)",
+        )
+    if not namespace.output.isidentifier() or keyword.iskeyword(namespace.output):
+        raise MagicError(f"-o needs a Python variable name, got {namespace.output!r}", f"%{name} -o run model(x)")
 
 
 def parse_options(parser: Any, words: list[str]) -> Options:
     """Validate the option words; raises :class:`MagicError` with the first problem."""
-    try:
-        ns = parser.parse_args(words)
-    except UsageError as e:
-        raise _option_error(str(e)) from None
+    ns = parse_words(parser, words)
     try:
         trace_options, check_inputs_expr = from_command_line(ns)
     except CommandLineError as e:
         example = EXAMPLES["mode"] if e.flag in ("--eval", "--train") else _VALUE_EXAMPLES.get(e.flag, EXAMPLE)
         raise MagicError(str(e), example) from None
-    if ns.static and ns.quiet:
-        raise MagicError(
-            "--static and --quiet contradict each other (--static shows the kernel-free view, --quiet shows "
-            "one line); give one",
-            "%trace --static model(x)",
-        )
-    if not ns.output.isidentifier() or keyword.iskeyword(ns.output):
-        raise MagicError(f"-o needs a Python variable name, got {ns.output!r}", EXAMPLES["output"])
+    check_shown(ns)
     if ns.method is not None and (not ns.method.isidentifier() or keyword.iskeyword(ns.method)):
         raise MagicError(f"--method needs a method name, got {ns.method!r}", EXAMPLES["method"])
     return Options(
@@ -207,11 +261,11 @@ def parse_options(parser: Any, words: list[str]) -> Options:
 # -- CALL ---------------------------------------------------------------------------------------------
 
 
-def parse_call(source: str) -> ast.Call:
-    """CALL as an :class:`ast.Call` node, checked for what ``torch.jit.trace`` can take."""
+def parse_call(source: str, grammar: Grammar = TRACE) -> ast.Call:
+    """CALL as an :class:`ast.Call` node, checked for what the magic's torch function can take."""
     text = source.strip()
     if not text:
-        raise MagicError("missing CALL, the call to trace (after the options)")
+        raise MagicError(f"missing CALL, the call to {grammar.name} (after the options)")
     try:
         tree = ast.parse(text, mode="eval")
     except SyntaxError as e:
@@ -221,18 +275,17 @@ def parse_call(source: str) -> ast.Call:
             f"CALL must be a single call expression like model(x), got {text!r} "
             f"(a {type(tree.body).__name__.lower()}); pass the example inputs in the call"
         )
-    check_call_shape(tree.body, text)
+    check_call_shape(tree.body, text, grammar)
     return tree.body
 
 
-def check_call_shape(call: ast.Call, text: str) -> None:
+def check_call_shape(call: ast.Call, text: str, grammar: Grammar = TRACE) -> None:
     if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
         raise MagicError(
-            f"CALL {text!r} unpacks arguments with * or **; write each example input out "
-            "(torch.jit.trace takes a tuple of inputs or a dict of keyword inputs)",
-            "%trace f(x, y)",
+            f"CALL {text!r} unpacks arguments with * or **; write each example input out ({grammar.inputs_rule})",
+            f"%{grammar.name} f(x, y)",
         )
-    if call.args and call.keywords:
+    if call.args and call.keywords and not grammar.mixed_inputs:
         raise MagicError(
             f"CALL {text!r} mixes positional and keyword arguments; torch.jit.trace takes example inputs either "
             "as a tuple (positional) or as keyword inputs (example_kwarg_inputs), not both",

@@ -111,3 +111,26 @@ class MLP(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.fc2(torch.relu(self.fc1(x))).softmax(dim=-1)
+
+
+class ShippedHead(nn.Module):
+    """A linear head behind a dropout, with the batch reshaped by a literal: traced in train mode and saved with
+    ``torch.jit.save``, the archive a file opened in JupyterLab shows findings for (a training-mode dropout, a size
+    frozen by the trace)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = nn.Linear(6, 3)
+        self.drop = nn.Dropout(0.5)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.drop(self.fc(x.view(4, -1)))
+
+
+def save_shipped_head(path: Any) -> Any:
+    """Trace :class:`ShippedHead` in train mode at batch 4 and ``torch.jit.save`` it to ``path``; returns ``path``."""
+    torch.manual_seed(0)
+    with torch.no_grad():
+        traced = torch.jit.trace(ShippedHead().train(), torch.randn(4, 2, 3), check_trace=False)
+    torch.jit.save(traced, str(path))
+    return path

@@ -101,6 +101,7 @@ def test_compare_trace_reports_the_match(tmp_path):
         (["--dynamic", "x0"], "is not of the form NAME:DIM"),
         (["--auto-dynamic"], "--auto-dynamic needs --check-inputs"),
         (["--auto-dynamic", "--dynamic", "x:0", "--check-inputs", "[torch.ones(2, 8)]"], "give one of them"),
+        (["--eval", "--train"], "--eval and --train contradict each other"),
     ],
 )
 def test_usage_errors_exit_2_in_one_line(tmp_path, args, words):

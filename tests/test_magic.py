@@ -23,7 +23,8 @@ from torch import nn
 
 import jupyter_tracejit as tj
 from jupyter_tracejit import magic
-from jupyter_tracejit.widgets import PROGRESS_MIME, RUN_MIME, TraceExplorer, run_from_mime
+from jupyter_tracejit.widgets import PROGRESS_MIME, RUN_MIME, WIDGET_ENV, TraceExplorer, run_from_mime
+from jupyter_tracejit.widgets.anyexplorer import AnyTraceExplorer
 
 from .core.oracle import torch_deprecates_jit_trace
 from .widgets.test_explorer_schema import schema
@@ -159,9 +160,10 @@ class Shown:
 
 
 def run_magic(
-    ip: InteractiveShell, monkeypatch: pytest.MonkeyPatch, line: str, cell: str | None = None
+    ip: InteractiveShell, monkeypatch: pytest.MonkeyPatch, line: str, cell: str | None = None, name: str = "trace"
 ) -> tuple[Any, Shown]:
-    """Run ``%trace line`` (or ``%%trace line`` + cell); returns the magic's return value and its output."""
+    """Run ``%trace line`` (or ``%%trace line`` + cell; ``name="export"``: ``%export``); returns the magic's return
+    value and its output."""
     objects: list[Any] = []
     displays: list[tuple[str | None, bool]] = []
     real_display = magic._display
@@ -175,7 +177,7 @@ def run_magic(
     usage_error = ""
     with capture_output() as cap:
         try:
-            result = ip.run_line_magic("trace", line) if cell is None else ip.run_cell_magic("trace", line, cell)
+            result = ip.run_line_magic(name, line) if cell is None else ip.run_cell_magic(name, line, cell)
         except UsageError as e:
             result, usage_error = None, str(e)
     return result, Shown(cap.stdout, cap.stderr, [o.data for o in cap.outputs], objects, displays, usage_error)
@@ -376,6 +378,24 @@ def test_static_displays_the_kernel_free_view(ip: InteractiveShell, monkeypatch:
     assert bundle["text/plain"] == run.summary()
     assert not any(isinstance(o, TraceExplorer) for o in shown.objects)
     assert shown.stdout == shown.stderr == ""
+
+
+def test_where_explorers_are_anywidgets_trace_shows_one_and_none_of_our_mime_types(
+    ip: InteractiveShell, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # VS Code, Colab, marimo: our JupyterLab renderers are not on the page, so %trace sends nothing only they read
+    monkeypatch.setenv(WIDGET_ENV, "anywidget")
+    _, shown = run_magic(ip, monkeypatch, "relu_fn(x)")
+    run = ip.user_ns["_trace"]
+    (explorer,) = shown.final
+    assert isinstance(explorer, AnyTraceExplorer) and explorer.run is run
+    placeholder, checking, bundle = shown.bundles  # the phases, in text: the host's own renderer shows them
+    assert set(placeholder) == {"text/plain"} and placeholder["text/plain"].startswith("tracing relu_fn…")
+    assert set(checking) == {"text/plain"} and checking["text/plain"].startswith("checking relu_fn…")
+    assert WIDGET_MIME in bundle and RUN_MIME not in bundle and bundle["text/plain"] == run.summary()
+    _, shown = run_magic(ip, monkeypatch, "--static relu_fn(x)")
+    *_placeholder, bundle = shown.bundles
+    assert RUN_MIME not in bundle and bundle["text/plain"] == ip.user_ns["_trace"].summary()
 
 
 def test_a_placeholder_says_what_is_traced_until_the_explorer_replaces_it(

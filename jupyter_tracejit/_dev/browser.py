@@ -25,6 +25,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -66,9 +67,12 @@ class JupyterServer:
     root: Path
     log: Path
     process: subprocess.Popen[bytes] = field(repr=False)
+    #: what a request must send (``Authorization: token ...``); empty: none
+    token: str = field(default="", repr=False)
 
     def api(self, method: str, path: str) -> Any:
-        req = urllib.request.Request(f"{self.url}{path}", method=method)
+        headers = {"Authorization": f"token {self.token}"} if self.token else {}
+        req = urllib.request.Request(f"{self.url}{path}", method=method, headers=headers)
         with urllib.request.urlopen(req, timeout=10) as resp:
             body = resp.read()
         return json.loads(body) if body else None
@@ -91,9 +95,11 @@ class ServerStartError(RuntimeError):
     """JupyterLab exited or did not answer; the message carries the end of its log."""
 
 
-def start_jupyter_lab(base: Path, log: Path) -> JupyterServer:
+def start_jupyter_lab(base: Path, log: Path, extra_args: Sequence[str] = (), token: str = "") -> JupyterServer:
     """``python -m jupyterlab`` from this venv on 127.0.0.1 and a free port, with fresh root, config, data,
-    settings and runtime dirs under ``base``, no token, and no news prompt; returns once it answers."""
+    settings and runtime dirs under ``base``, no token (unless given), no news prompt, and this package's server
+    extension (``.pt`` files open in the explorer); ``extra_args`` follow on the command line (a later option wins).
+    Returns once it answers."""
     root, config, data, settings, workspaces, runtime, ipython = (
         base / name for name in ("root", "config", "data", "settings", "workspaces", "runtime", "ipython")
     )
@@ -127,7 +133,7 @@ def start_jupyter_lab(base: Path, log: Path) -> JupyterServer:
         f"--ServerApp.port={port}",
         "--ServerApp.port_retries=0",
         f"--ServerApp.root_dir={root}",
-        "--IdentityProvider.token=",
+        f"--IdentityProvider.token={token}",
         "--ServerApp.password=",
         "--ServerApp.disable_check_xsrf=True",
         # tests drive JupyterLab's own commands (e.g. the theme) through window.jupyterapp
@@ -135,12 +141,15 @@ def start_jupyter_lab(base: Path, log: Path) -> JupyterServer:
         "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
         # no extension manager calls out to PyPI
         "--LabApp.extension_manager=readonly",
+        # an editable install does not put the wheel's jupyter-config in the venv: enable the extension here
+        "--ServerApp.jpserver_extensions={'jupyter_tracejit.server': True}",
+        *extra_args,
     ]
     if hasattr(os, "geteuid") and os.geteuid() == 0:
         cmd.append("--allow-root")  # CI containers run as root
     with log.open("wb") as out:
         process = subprocess.Popen(cmd, cwd=root, env=env, stdout=out, stderr=subprocess.STDOUT)
-    server = JupyterServer(url=url, root=root, log=log, process=process)
+    server = JupyterServer(url=url, root=root, log=log, process=process, token=token)
     deadline = time.monotonic() + SERVER_START_TIMEOUT
     while True:
         if process.poll() is not None:

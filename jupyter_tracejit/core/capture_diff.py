@@ -56,12 +56,17 @@ _REASONS = {
 }
 
 
+#: one op under two names: the trace records ``aten::_convolution`` (with every argument), export ``conv2d``
+SAME_OP = {"_convolution": "convolution", "conv1d": "convolution", "conv2d": "convolution", "conv3d": "convolution"}
+
+
 def bare_name(kind: str) -> str:
-    """``aten::linear.default`` -> ``linear``; ``aten::add_`` -> ``add`` (export functionalises in-place ops)."""
+    """``aten::linear.default`` -> ``linear``; ``aten::add_`` -> ``add`` (export functionalises in-place ops);
+    ``aten::_convolution`` and ``aten::conv2d.default`` -> ``convolution`` (:data:`SAME_OP`)."""
     name = kind.split("::", 1)[-1].split(".", 1)[0]
     if name.endswith("_") and not name.startswith("_"):
         name = name[:-1]
-    return name
+    return SAME_OP.get(name, name)
 
 
 @dataclass

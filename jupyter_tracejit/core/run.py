@@ -205,6 +205,12 @@ class TraceRun(JsonRecord):
         return self.error is None and bool(self.graphs) and (self.check is None or self.check.ok)
 
     @property
+    def from_file(self) -> bool:
+        """Whether the run was read back from a saved file (``tj.load``: a ``.pt`` or a ``.pt2``), nothing run: its
+        options are what the file was read with (``RecordedArchiveOptions``)."""
+        return self.backend == "torchscript-archive" or set(self.options) == {"path", "map_location"}
+
+    @property
     def graph(self) -> Graph | None:
         """The graph of ``forward`` (or of the single traced method)."""
         if "forward" in self.graphs:
@@ -239,9 +245,15 @@ class TraceRun(JsonRecord):
             reasons.append("tracing recorded no graph")
         if self.check is not None and not self.check.ok and not check_raised:
             mismatches = len(self.check.output_mismatches)
-            reasons.append(
-                f"torch's check failed: {_plural(roots, 'root divergence')}, {_plural(mismatches, 'output mismatch')}"
-            )
+            raised = sum(1 for c in self.check.cases if c.exception is not None)
+            if self.backend == "export" and not roots and not mismatches and raised:
+                # the exported program refused an input set (a guard failed): nothing diverged, it raised
+                reasons.append(f"the export check failed: {_plural(raised, 'input set')} raised")
+            else:
+                reasons.append(
+                    f"{self.check_name} failed: {_plural(roots, 'root divergence')}, "
+                    f"{_plural(mismatches, 'output mismatch')}"
+                )
         reasons += [f"{f.severity}: {f.title}" for f in serious]
         hazards = [w for w in user if w.category not in NOT_ABOUT_THE_TRACE]
         if hazards:
@@ -268,14 +280,25 @@ class TraceRun(JsonRecord):
         ]
         if reasons:
             return Verdict("warning", "warnings", reasons + notes, **counts)
-        checked = (
-            f"torch's check passed on {_plural(len(self.check.cases), 'input set')}"
-            if self.check is not None
-            else "read from a saved archive, nothing run"
-            if self.backend == "torchscript-archive"
-            else "not checked (check_trace=False)"
-        )
-        return Verdict("ok", "ok", [f"nothing says the trace is wrong; {checked}", *notes], **counts)
+        if self.check is not None and not self.check.cases:
+            checked = "nothing to check (no check_inputs, no dynamic ranges)"
+        elif self.check is not None:
+            checked = f"{self.check_name} passed on {_plural(len(self.check.cases), 'input set')}"
+        elif self.from_file:
+            checked = "read from a saved file, nothing run"
+        else:
+            checked = "not checked (check_trace=False)"
+        return Verdict("ok", "ok", [f"nothing says the {self.capture_noun} is wrong; {checked}", *notes], **counts)
+
+    @property
+    def capture_noun(self) -> str:
+        """What the run holds, in words: ``trace``, ``export`` or ``archive``."""
+        return {"export": "export", "torchscript-archive": "archive"}.get(self.backend, "trace")
+
+    @property
+    def check_name(self) -> str:
+        """The check's name in words: torch's own (``check_trace``) for a trace, ours for an export."""
+        return "the export check" if self.backend == "export" else "torch's check"
 
     def files(self) -> Iterator[str]:
         """Every source file the run points at (nodes' stacks, warnings, errors, the target), with repeats."""
@@ -306,7 +329,9 @@ class TraceRun(JsonRecord):
             parts.append(problems)
         if self.check is not None:
             roots = sum(len(c.diff.roots) for c in self.check.cases if c.diff)
-            if self.check.ok:
+            if self.check.ok and not self.check.cases:
+                parts.append("nothing to check")
+            elif self.check.ok:
                 parts.append(f"check passed ({len(self.check.cases)} input set(s))")
             else:
                 mism = len(self.check.output_mismatches)

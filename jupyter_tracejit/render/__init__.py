@@ -1,7 +1,9 @@
 """Presentation of runs, kept out of the core: DOT (:mod:`.dot`), the static HTML fragment (:mod:`.html`), the
-plain-text report (:mod:`.text`) and the standalone offline page (:mod:`.page`).
+plain-text report (:mod:`.text`), the standalone offline page (:mod:`.page`) and the page of a diff
+(:mod:`.diff_page`).
 
-Importing this package registers ``run.to_dot()``, ``run.to_html()`` and ``run.save_html()`` with the core (which
+Importing this package registers ``run.to_dot()``, ``run.to_html()``, ``run.save_html()`` and
+``RunDiff.to_html()`` with the core (which
 imports no presentation code); ``import jupyter_tracejit`` does that. The modules are imported on first use.
 """
 
@@ -52,4 +54,13 @@ def _page(run: TraceRun, path: str | os.PathLike[str]) -> Path:
 
 register_presenter("dot", _dot)
 register_presenter("html", _html)
+
+
+def _diff_page(diff: Any) -> str:
+    from .diff_page import render_diff_html
+
+    return render_diff_html(diff)
+
+
 register_presenter("page", _page)
+register_presenter("diff_page", _diff_page)

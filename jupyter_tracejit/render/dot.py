@@ -177,8 +177,15 @@ def _folded_items(graph: Graph, node: Node) -> list[str]:
     return items
 
 
+def op_title(kind: str) -> str:
+    """A node's first label line: the kind without its namespace, and without ``.default``, the overload nearly
+    every export op has (``aten::linear.default`` -> ``linear``; ``aten::add.Tensor`` keeps ``.Tensor``)."""
+    name = kind.split("::")[-1]
+    return name.removesuffix(".default") or name
+
+
 def node_label(graph: Graph, node: Node, fold: bool, show_shapes: bool) -> list[str]:
-    lines = [node.kind.split("::")[-1]]
+    lines = [op_title(node.kind)]
     if node.role == "constant":
         lines.append(format_value(node.attributes.get("value")))
     elif node.role == "getattr":

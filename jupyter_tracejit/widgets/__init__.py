@@ -5,6 +5,7 @@ Imports ipywidgets; the core never imports this package (``jupyter_tracejit.expl
 
 from __future__ import annotations
 
+import os
 import sys
 from typing import Any
 
@@ -52,6 +53,11 @@ def explore(
     return cls(run, history_limit=history_limit, debounce=debounce, settle=settle, scheduler=scheduler)
 
 
+#: overrides the host detection below: ``anywidget`` or ``jupyterlab`` (README, "Where the explorer runs")
+WIDGET_ENV = "JUPYTER_TRACEJIT_WIDGET"
+WIDGET_CHOICES = ("anywidget", "jupyterlab")
+
+
 def _in_marimo() -> bool:
     """True inside a running marimo notebook or app (marimo is imported by then; never imported here otherwise)."""
     marimo = sys.modules.get("marimo")
@@ -61,22 +67,57 @@ def _in_marimo() -> bool:
         return False
 
 
+def _in_colab() -> bool:
+    """True in a Google Colab kernel: its startup imports ``google.colab``, and Colab sets ``COLAB_RELEASE_TAG``."""
+    return "google.colab" in sys.modules or "COLAB_RELEASE_TAG" in os.environ
+
+
+def _in_vscode() -> bool:
+    """True in a kernel that VS Code's notebooks started themselves.
+
+    VS Code passes ``VSCODE_PID`` to every process it starts, kernels included. A kernel a Jupyter server started
+    has ``JPY_PARENT_PID`` (set by jupyter_client's launcher), also when that server was started from VS Code's
+    terminal, which passes ``VSCODE_PID`` on: that kernel is shown by JupyterLab or Notebook 7, in a browser.
+    ``JPY_SESSION_NAME`` tells nothing apart: jupyter_server sets it, and VS Code does too (vscode-jupyter#16307).
+    """
+    return "VSCODE_PID" in os.environ and "JPY_PARENT_PID" not in os.environ
+
+
+def uses_anywidget() -> bool:
+    """Whether this host shows runs with :class:`AnyTraceExplorer` (anywidget) rather than :class:`TraceExplorer`.
+
+    The one decision for ``tj.explore``, ``%trace`` and displayed runs: anywidget where our JupyterLab extension
+    is not on the page (marimo, Colab, VS Code), the ipywidgets explorer our extension renders everywhere else
+    (JupyterLab, Notebook 7, nbclient). ``JUPYTER_TRACEJIT_WIDGET`` overrides the detection.
+    """
+    choice = os.environ.get(WIDGET_ENV, "").strip().lower()
+    if choice:
+        if choice not in WIDGET_CHOICES:
+            raise ValueError(
+                f"{WIDGET_ENV}={os.environ[WIDGET_ENV]!r} is not a widget this package has: set it to "
+                f"{' or '.join(WIDGET_CHOICES)}, or unset it to let the host decide"
+            )
+        return choice == "anywidget"
+    return _in_marimo() or _in_colab() or _in_vscode()
+
+
 def _explorer_class() -> type[TraceExplorer]:
-    """The explorer for this host: the anywidget one in marimo (no JupyterLab extension there), else the
-    ipywidgets one our JupyterLab extension renders (unchanged in JupyterLab and Notebook 7)."""
-    if _in_marimo():
+    """The explorer for this host (:func:`uses_anywidget`)."""
+    if uses_anywidget():
         from .anyexplorer import AnyTraceExplorer
 
         return AnyTraceExplorer
     return TraceExplorer
 
 
-def run_mimebundle(run: TraceRun) -> dict[str, Any]:
-    """What a notebook shows for a run: the explorer, the run's JSON for static renderers, and its summary; what a
-    terminal shows: the text report and where the explorer would render (no widget made for it)."""
+def run_mimebundle(run: TraceRun) -> dict[str, Any] | tuple[dict[str, Any], dict[str, Any]]:
+    """What a notebook shows for a run: this host's explorer (:func:`uses_anywidget`) and the run's summary; the
+    JupyterLab one adds the run's JSON for static renderers. anywidget's bundle comes with its metadata (in Colab
+    it names the widget manager that renders it). What a terminal shows: the text report and where the explorer
+    would render (no widget made for it)."""
     if in_terminal():
         return {"text/plain": terminal_report(run)}
-    return TraceExplorer(run)._repr_mimebundle_() or {}
+    return _explorer_class()(run)._repr_mimebundle_() or {}
 
 
 def register_display(ipython: Any = None) -> bool:
@@ -113,6 +154,7 @@ __all__ = [
     "OPTION_KEYS",
     "PROGRESS_MIME",
     "RUN_MIME",
+    "WIDGET_ENV",
     "AnyTraceExplorer",
     "Retracer",
     "TraceExplorer",
@@ -125,5 +167,6 @@ __all__ = [
     "run_mime_payload",
     "run_mimebundle",
     "terminal_report",
+    "uses_anywidget",
     "where_the_explorer_renders",
 ]

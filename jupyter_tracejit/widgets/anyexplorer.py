@@ -34,7 +34,7 @@ def _read(path: Path, fallback: str) -> str:
         return fallback
 
 
-class AnyTraceExplorer(anywidget.AnyWidget, TraceExplorer):  # type: ignore[misc]
+class AnyTraceExplorer(anywidget.AnyWidget, TraceExplorer):
     """:class:`TraceExplorer` with anywidget's front end: the same traits, Python API and messages.
 
     anywidget comes first in the bases so that its ``_model_*`` / ``_view_*`` names (``AnyModel`` of the
@@ -48,6 +48,16 @@ class AnyTraceExplorer(anywidget.AnyWidget, TraceExplorer):  # type: ignore[misc
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+
+    # anywidget's bundle is (data, metadata), TraceExplorer's data only: IPython takes either
+    def _repr_mimebundle_(self, **kwargs: Any) -> tuple[dict[str, Any], dict[str, Any]] | None:  # type: ignore[override]
+        """anywidget's view and metadata, with the run's summary as the text (what a plain IPython terminal
+        prints) in place of the widget's repr."""
+        bundle = super()._repr_mimebundle_(**kwargs)
+        if bundle is None or self._current is None:
+            return bundle
+        data, metadata = bundle
+        return {**data, "text/plain": self._current.summary()}, metadata
 
 
 __all__ = ["AnyTraceExplorer"]

@@ -1,6 +1,7 @@
 /**
- * JupyterLab entry point: registers the `jupyter-tracejit` ipywidgets module, and tells the `%trace` placeholder
- * (mime.ts) how to reach the kernel of the notebook it is in, for its cancel button.
+ * JupyterLab entry point: registers the `jupyter-tracejit` ipywidgets module, opens `.pt` / `.pt2` files in the
+ * trace explorer (archive/plugin.ts), and tells the `%trace` placeholder (mime.ts) how to reach the kernel of the
+ * notebook it is in, for its cancel button.
  *
  * The MIME renderer for saved runs is the separate `mimeExtension` entry (mime.ts), as JupyterLab wants.
  */
@@ -8,6 +9,7 @@ import type { JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyterlab/applica
 import { IJupyterWidgetRegistry } from '@jupyter-widgets/base';
 
 import { setKernelFinder, shellKernelFinder } from './kernelLink';
+import { archivePlugin } from './archive/plugin';
 import { MODULE_NAME, MODULE_VERSION } from './version';
 
 const widgetPlugin: JupyterFrontEndPlugin<void> = {
@@ -48,5 +50,5 @@ const kernelLinkPlugin: JupyterFrontEndPlugin<void> = {
   }
 };
 
-const plugins: JupyterFrontEndPlugin<unknown>[] = [widgetPlugin, kernelLinkPlugin];
+const plugins: JupyterFrontEndPlugin<unknown>[] = [widgetPlugin, archivePlugin, kernelLinkPlugin];
 export default plugins;

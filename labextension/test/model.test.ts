@@ -7,7 +7,7 @@ import { join } from 'path';
 import { describe, expect, it } from 'vitest';
 
 import { sideBySide } from '../src/model/align';
-import { escapeText, labelLines, visibleDot } from '../src/model/dot';
+import { escapeText, labelLines, opTitle, visibleDot } from '../src/model/dot';
 import { decodeGraph, NodeInfo, TraceGraph, userFrame, ValueInfo } from '../src/model/graph';
 import { BUCKET_SIZE, GroupTree, REPEAT_MIN, SECTION_SIZE, structureIds } from '../src/model/groups';
 import { inputsAnchor, openingFocus } from '../src/model/opening';
@@ -614,4 +614,21 @@ describe('one DOT writer: the same view gives the same text on both sides', () =
       expect(view.dot).toBe(c.dot);
     });
   }
+});
+
+describe('node titles', () => {
+  // the same table is in tests/render/test_dot.py (op_title): both renderers title a node alike
+  const titles: Record<string, string> = {
+    'aten::linear': 'linear',
+    'aten::linear.default': 'linear',
+    'aten::add.Tensor': 'add.Tensor',
+    'prim::Constant': 'Constant',
+    'higher_order::cond': 'cond',
+    '.default': '.default'
+  };
+  it('drops the namespace and the default overload', () => {
+    for (const [kind, title] of Object.entries(titles)) {
+      expect(opTitle(kind)).toBe(title);
+    }
+  });
 });

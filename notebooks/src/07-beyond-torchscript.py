@@ -138,8 +138,8 @@ print(exported_cond.graph_module.code)
 # Reading an exported graph uses the same skills as notebook 1: it is an SSA graph of `aten` operators (FX format:
 # one assignment per node, `torch.ops.aten.mul.Tensor(...)`), parameters and buffers are explicit inputs listed
 # in `exported.graph_signature`, and `torch.cond` / `torch.ops.higher_order` nodes play the role of `prim::If`.
-# jupyter-tracejit's explorer reads TorchScript traces only; for exported programs, the printed graph and the
-# errors above are today's tools.
+# jupyter-tracejit reads exported programs too (`tj.export`, preview): notebook 8 migrates a model from
+# `jit.trace` to `torch.export` with it.
 #
 # ## Exercise
 #

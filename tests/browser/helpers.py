@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import urlsplit
 
 #: the explorer's root element, in a notebook output or in a saved report
 ROOT = ".jp-TraceExplorer-root"
@@ -27,3 +28,16 @@ def explorer_in(lab: Any, cell: int, graph: bool = True, *, nodes: bool = False,
         else:
             root.locator(".jp-TraceExplorer-canvas svg").wait_for()
     return root
+
+
+def record_requests(page: Any) -> list[str]:
+    """Every URL requested from now on by the page's context: its pages and their workers."""
+    urls: list[str] = []
+    page.context.on("request", lambda request: urls.append(request.url))
+    return urls
+
+
+def foreign_requests(urls: list[str], server_url: str) -> list[str]:
+    """The URLs that went to any host but the server's (data: and blob: URLs never leave the page)."""
+    server = urlsplit(server_url).netloc
+    return [url for url in urls if urlsplit(url).scheme not in ("data", "blob") and urlsplit(url).netloc != server]

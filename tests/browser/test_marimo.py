@@ -17,7 +17,6 @@ import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from typing import Any
-from urllib.parse import urlsplit
 
 import pytest
 
@@ -27,6 +26,8 @@ pytest.importorskip("marimo")
 pytest.importorskip("anywidget")
 
 from jupyter_tracejit.widgets.anyexplorer import ESM_FILE
+
+from .helpers import foreign_requests, record_requests
 
 pytestmark = pytest.mark.browser
 
@@ -111,16 +112,9 @@ def _open(browser: Any, url: str, scheme: str) -> tuple[Any, Any, list[str], lis
     context.set_default_timeout(WAIT_MS)
     page = context.new_page()
     errors = record_page_errors(page)
-    requests: list[str] = []
-    page.on("request", lambda r: requests.append(r.url))
+    requests = record_requests(page)
     page.goto(url)
     return context, page, errors, requests
-
-
-def _foreign(requests: list[str], url: str) -> list[str]:
-    """Requests to any host but the marimo server (data: and blob: URLs never leave the page)."""
-    server = urlsplit(url).netloc
-    return [r for r in requests if urlsplit(r).scheme not in ("data", "blob") and urlsplit(r).netloc != server]
 
 
 def _graph_labels(explorer: Any) -> list[str]:
@@ -161,7 +155,7 @@ def test_explorer_renders_inspects_and_retraces_in_marimo(browser: Any, marimo_a
         assert "linear" in _graph_labels(explorer)
         explorer.screenshot(path=str(SCREENSHOTS / "marimo-explorer-retraced-light.png"))
 
-        assert not _foreign(requests, marimo_app), _foreign(requests, marimo_app)
+        assert not foreign_requests(requests, marimo_app), foreign_requests(requests, marimo_app)
         assert not [e for e in errors if "tracejit" in e.lower()], errors
     finally:
         context.close()
@@ -182,7 +176,7 @@ def test_explorer_follows_marimo_dark_theme(browser: Any, marimo_app: str) -> No
         SCREENSHOTS.mkdir(parents=True, exist_ok=True)
         explorer.screenshot(path=str(SCREENSHOTS / "marimo-explorer-dark.png"))
         page.screenshot(path=str(SCREENSHOTS / "marimo-page-dark.png"))
-        assert not _foreign(requests, marimo_app), _foreign(requests, marimo_app)
+        assert not foreign_requests(requests, marimo_app), foreign_requests(requests, marimo_app)
         assert not [e for e in errors if "tracejit" in e.lower()], errors
     finally:
         context.close()

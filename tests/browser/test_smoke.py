@@ -12,6 +12,8 @@ import pytest
 
 from jupyter_tracejit.widgets import run_mime_payload
 
+from .helpers import explorer_in, foreign_requests, record_requests
+
 pytestmark = pytest.mark.browser
 
 MIME = "application/vnd.jupyter.tracejit+json"
@@ -85,6 +87,21 @@ def test_widget_renders_summary_and_worker_laid_out_graph(lab):
         arg="tanh",
     )
     assert summary.get_attribute("title") == printed2
+    assert lab.extension_errors() == []
+
+
+def test_live_explorer_fetches_nothing_but_from_the_notebook_server(lab):
+    """JupyterLab, our extension, the explorer, its Graphviz worker and a re-trace: no CDN, no font service, no
+    other host (what an offline or air-gapped machine needs)."""
+    requests = record_requests(lab.page)  # from before the page loads
+    lab.write_notebook("offline.ipynb", [WIDGET_CELL])
+    lab.open_notebook("offline.ipynb")
+    lab.run_cell(0)
+    explorer = explorer_in(lab, 0, nodes=True)
+    explorer.locator('input[data-option="check_trace"]').uncheck()
+    explorer.locator(".jp-TraceExplorer-summary", has_text="not checked").wait_for(timeout=60_000)
+    assert any("/lab/extensions/jupyter-tracejit/" in url for url in requests), requests
+    assert not foreign_requests(requests, lab.server.url), foreign_requests(requests, lab.server.url)
     assert lab.extension_errors() == []
 
 

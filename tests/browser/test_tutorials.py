@@ -19,6 +19,7 @@ BADGE = ".jp-TraceExplorer-header .jp-TraceExplorer-badge"
 NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
 TUTORIAL = NOTEBOOKS / "02-control-flow-and-shapes.ipynb"
 REAL_MODEL = NOTEBOOKS / "06-real-model-bert-gpt2.ipynb"
+TO_EXPORT = NOTEBOOKS / "08-from-trace-to-export.ipynb"
 
 
 def _cell_index(nb, source_start: str) -> int:
@@ -103,4 +104,44 @@ def test_real_model_tutorial_renders_its_saved_explorers(lab):
     saved_gpt2.locator(BADGE, has_text=re.compile("^check failed$")).wait_for(timeout=30_000)
     assert "scaled_dot_product_attention" in _check_tab(saved_gpt2)
     lab.screenshot_themes("tutorial-06-gpt2-saved", saved_gpt2)
+    assert not lab.extension_errors()
+
+
+def test_export_tutorial_renders_its_saved_explorers(lab):
+    """Notebook 8 before anything runs: the saved explorers are exports (torch.export in the header); BERT's Guards
+    tab lists the sequence length's symbol with its range, the refused branch shows its error with the torch.cond hint,
+    and the Dim.AUTO loop is amber with its dim_specialized finding, as the text says."""
+    shutil.copy(TO_EXPORT, lab.server.root / TO_EXPORT.name)
+    nb = nbformat.read(TO_EXPORT, as_version=4)
+    bert = _cell_index(nb, 'seq = Dim("seq"')
+    branch = _cell_index(nb, "class Branchy(nn.Module):")
+    auto = _cell_index(nb, "auto_loop = tj.export(")
+    lab.open_notebook(TO_EXPORT.name, wait_for_kernel=False)
+
+    saved_bert = lab.outputs(bert).locator(ROOT).first
+    saved_bert.scroll_into_view_if_needed()
+    saved_bert.locator(".jp-TraceExplorer-canvas svg").wait_for(timeout=60_000)
+    assert saved_bert.locator(".jp-TraceExplorer-backend").inner_text() == "torch.export"
+    saved_bert.locator(BADGE, has_text=re.compile("^ok$")).wait_for(timeout=30_000)
+    saved_bert.locator('.jp-TraceExplorer-tab[data-tab="guards"]').click()
+    guards = saved_bert.locator('.jp-TraceExplorer-panel[data-panel="guards"]')
+    symbols = guards.locator(".jp-TraceExplorer-symbols tbody tr").all_inner_texts()
+    assert any(re.search(r"2 ≤ s\d+ ≤ 64\s+input_ids\.size\(\)\[1\]", row) for row in symbols), symbols
+    lab.screenshot_themes("tutorial-08-bert-export-saved", saved_bert)
+
+    saved_branch = lab.outputs(branch).locator(ROOT).first
+    saved_branch.scroll_into_view_if_needed()
+    saved_branch.locator(BADGE, has_text=re.compile("^failed$")).wait_for(timeout=30_000)
+    error = saved_branch.locator(".jp-TraceExplorer-error").inner_text()
+    assert "GuardOnDataDependentSymNode" in error and "torch.cond" in error, error
+    lab.screenshot_themes("tutorial-08-branch-refused-saved", saved_branch)
+
+    saved_auto = lab.outputs(auto).locator(ROOT).first
+    saved_auto.scroll_into_view_if_needed()
+    saved_auto.locator(".jp-TraceExplorer-canvas svg").wait_for(timeout=30_000)
+    saved_auto.locator(BADGE, has_text=re.compile("^warnings$")).wait_for(timeout=30_000)
+    saved_auto.locator('.jp-TraceExplorer-tab[data-tab="warnings"]').click()
+    finding = saved_auto.locator('.jp-TraceExplorer-finding[data-kind="dim_specialized"]')
+    assert "became the constant 3" in finding.inner_text()
+    lab.screenshot_themes("tutorial-08-auto-loop-saved", saved_auto)
     assert not lab.extension_errors()

@@ -247,3 +247,24 @@ def test_tj_export_and_compare_are_the_packages_api():
         assert "a trace run and an export run, in that order" in str(e)
     else:
         raise AssertionError("compare took its runs the wrong way round")
+
+
+class FrozenLoop(nn.Module):
+    def forward(self, x):
+        for i in range(x.size(0)):  # the loop fixes the row count
+            x = x + i
+        return x
+
+
+def test_the_badge_speaks_of_the_export_and_of_what_was_checked():
+    static = export(MLP(), (torch.randn(2, 8),))
+    assert static.ok and static.check is not None and not static.check.cases
+    assert static.verdict.reasons == [
+        "nothing says the export is wrong; nothing to check (no check_inputs, no dynamic ranges)"
+    ]
+    assert static.summary().endswith("nothing to check")
+    # Dim.AUTO specialises the loop's count silently; a check input of another size then fails export's guard
+    auto = export(FrozenLoop(), (torch.randn(3, 4),), dynamic_shapes="auto", check_inputs=[(torch.randn(5, 4),)])
+    assert auto.verdict.label == "check failed"
+    assert auto.verdict.reasons[0] == "the export check failed: 1 input set raised"
+    assert "x.size()[0] became the constant 3" in auto.verdict.reasons[1]

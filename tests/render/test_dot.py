@@ -31,6 +31,7 @@ from jupyter_tracejit.render.dot import (
     css_token,
     dom_id,
     escape_text,
+    op_title,
     to_dot,
     truncate,
 )
@@ -757,3 +758,19 @@ def test_an_unpaired_surrogate_is_written_as_the_replacement_character() -> None
 
     assert escape_text("a\ud800b\udfff") == "a\ufffdb\ufffd"
     assert escape_text("a🙂b") == "a🙂b"
+
+
+#: the same table is in labextension/test/model.test.ts (opTitle): both renderers title a node alike
+OP_TITLES = {
+    "aten::linear": "linear",
+    "aten::linear.default": "linear",
+    "aten::add.Tensor": "add.Tensor",
+    "prim::Constant": "Constant",
+    "higher_order::cond": "cond",
+    ".default": ".default",
+}
+
+
+@pytest.mark.parametrize(("kind", "title"), OP_TITLES.items())
+def test_op_title_drops_namespace_and_default_overload(kind: str, title: str) -> None:
+    assert op_title(kind) == title

@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-import sys
-import types
-
 import pytest
 import torch
 
 import jupyter_tracejit as tj
-from jupyter_tracejit.widgets import TraceExplorer, explore
+from jupyter_tracejit.widgets import TraceExplorer
 from jupyter_tracejit.widgets.anyexplorer import CSS_FILE, ESM_FILE, AnyTraceExplorer
 
 
@@ -55,21 +52,7 @@ def test_output_has_no_kernel_free_copy() -> None:
         data = bundle[0] if isinstance(bundle, tuple) else bundle
         assert "application/vnd.jupyter.widget-view+json" in data
         assert "application/vnd.jupyter.tracejit+json" not in data
+        # the run's summary, not the widget's repr: what a plain IPython terminal prints
+        assert data["text/plain"] == w.run.summary()
     finally:
         w.close()
-
-
-def test_explore_picks_anywidget_in_marimo_only(monkeypatch: pytest.MonkeyPatch) -> None:
-    run = _run()
-    w = explore(run)
-    assert type(w) is TraceExplorer
-    w.close()
-    fake = types.SimpleNamespace(running_in_notebook=lambda: True)
-    monkeypatch.setitem(sys.modules, "marimo", fake)
-    w = explore(run)
-    assert isinstance(w, AnyTraceExplorer)
-    w.close()
-    monkeypatch.setattr(fake, "running_in_notebook", lambda: False)  # marimo imported, but a plain script
-    w = explore(run)
-    assert type(w) is TraceExplorer
-    w.close()

@@ -9,7 +9,8 @@ top-level folder holds ``constants.pkl``, ``data.pkl`` and ``code/``). Everythin
 - ``pickle``: a ``torch.save`` file (a zip holding ``data.pkl`` without TorchScript code, or an old-style raw
   pickle): it is never unpickled, since unpickling a whole module runs code from the file;
 - ``truncated_archive``: a zip whose directory cannot be read (the file was cut short or damaged);
-- ``export_archive``: a ``torch.export.save`` archive (``.pt2``), which this loader does not read;
+- ``export_archive`` (from :func:`~.load.load_archive` only): a ``torch.export.save`` archive (``.pt2``), which
+  :func:`inspect_file` recognises (an :class:`ArchiveLayout` of kind ``export``) and :func:`~.open.load` reads;
 - ``not_torchscript``: a zip of something else.
 
 Torch-free: reading the layout needs no torch.
@@ -29,12 +30,14 @@ PICKLE_PROTO = 0x80
 
 @dataclass
 class ArchiveLayout:
-    """The zip directory of a TorchScript archive, as far as :func:`inspect_file` read it."""
+    """The zip directory of a TorchScript archive or an exported program, as far as :func:`inspect_file` read it."""
 
     #: the archive's top-level folder (``m`` for ``m/code/__torch__.py``)
     prefix: str
     #: every member's name
     names: list[str] = field(default_factory=list)
+    #: ``torchscript`` (``torch.jit.save``) or ``export`` (``torch.export.save``, a ``.pt2``)
+    kind: str = "torchscript"
 
     @property
     def has_debug_info(self) -> bool:
@@ -60,13 +63,14 @@ def load_error(path: str, tag: str, message: str, hint: str) -> TraceError:
 
 
 _TORCHSCRIPT_HINT = (
-    "tj.load reads TorchScript archives: what torch.jit.save (or ScriptModule.save) writes for a traced or "
-    "scripted model."
+    "tj.load reads TorchScript archives (what torch.jit.save or ScriptModule.save writes for a traced or scripted "
+    "model) and exported programs (what torch.export.save writes, a .pt2)."
 )
 
 
 def inspect_file(path: str) -> ArchiveLayout | TraceError:
-    """The layout of a TorchScript archive at ``path``, or the error that says what the file is instead."""
+    """The layout of the TorchScript archive or exported program at ``path`` (by its content, whatever its name),
+    or the error that says what the file is instead."""
     try:
         with open(path, "rb") as f:
             head = f.read(4)
@@ -82,7 +86,10 @@ def inspect_file(path: str) -> ArchiveLayout | TraceError:
             return _pickle_error(path, "an old-style torch.save file (a raw pickle)")
         what = "an empty file" if not head else "neither a zip archive nor a pickle"
         return load_error(
-            path, "not_an_archive", f"{path} is not a TorchScript archive: it is {what}.", _TORCHSCRIPT_HINT
+            path,
+            "not_an_archive",
+            f"{path} is not a TorchScript archive nor an exported program: it is {what}.",
+            _TORCHSCRIPT_HINT,
         )
     try:
         with zipfile.ZipFile(path) as z:
@@ -103,20 +110,16 @@ def inspect_file(path: str) -> ArchiveLayout | TraceError:
             return ArchiveLayout(prefix=prefix, names=names)
     # torch.export.save: <folder>/archive_format and <folder>/models/ (a TorchScript archive's code may have a
     # models/ folder deeper down: transformers/models/bert/...)
-    if any(n.count("/") >= 1 and n.split("/")[1] in ("archive_format", "models") for n in names):
-        return load_error(
-            path,
-            "export_archive",
-            f"{path} is a torch.export archive (.pt2), not a TorchScript archive.",
-            "Load it with torch.export.load; tj.load reads TorchScript archives only for now.",
-        )
+    exported = [n for n in names if n.count("/") >= 1 and n.split("/")[1] in ("archive_format", "models")]
+    if exported:
+        return ArchiveLayout(prefix=exported[0].split("/", 1)[0], names=names, kind="export")
     if any(n.endswith("/data.pkl") for n in names):
         return _pickle_error(path, "a torch.save file (a zipped pickle with no TorchScript code)")
     return load_error(
         path,
         "not_torchscript",
-        f"{path} is a zip archive, but not a TorchScript one: it has no constants.pkl, data.pkl and code/ in one "
-        "folder.",
+        f"{path} is a zip archive, but not a TorchScript archive (no constants.pkl, data.pkl and code/ in one "
+        "folder) nor an exported program (no archive_format, models/).",
         _TORCHSCRIPT_HINT,
     )
 

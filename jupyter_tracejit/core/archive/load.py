@@ -46,6 +46,18 @@ _LOAD_FAILURES: tuple[tuple[tuple[str, ...], str, str], ...] = (
         "library of custom ops loaded first (torch.ops.load_library).",
     ),
     (
+        ("does not match our current schema version", "does not match our current archive version"),
+        "version_mismatch",
+        "The program was saved by a torch whose export format this one ({torch}) does not read: load it with the "
+        "torch version that saved it, or export and save it again with this one.",
+    ),
+    (
+        ("Expecting value", "Expecting property name", "JSONDecodeError", "Unterminated string"),
+        "corrupt_archive",
+        "The archive's description of the program (models/*.json) is damaged: copy or download it again, or save "
+        "the program again.",
+    ),
+    (
         ("invalid header or archive is corrupted", "failed finding central directory", "crc", "CRC", "corrupt"),
         "corrupt_archive",
         "The archive's contents are damaged: copy or download it again, or save the model again.",
@@ -58,9 +70,13 @@ def archive_options(path: str, map_location: Any) -> dict[str, Any]:
     return {"path": path, "map_location": None if map_location is None else str(map_location)}
 
 
-def load_archive(path: str | os.PathLike[str], *, map_location: Any = "cpu") -> TraceRun:
+def load_archive(
+    path: str | os.PathLike[str], *, map_location: Any = "cpu", layout: ArchiveLayout | TraceError | None = None
+) -> TraceRun:
     """Read a TorchScript archive (``torch.jit.save``) into a run, never running the model and never raising for
-    the file: what is wrong with it is ``run.error`` (phase ``load``, a tag and a hint per case)."""
+    the file: what is wrong with it is ``run.error`` (phase ``load``, a tag and a hint per case). ``layout``: what
+    :func:`~.layout.inspect_file` said of the file, when the caller read it already (``tj.load`` does: a zip
+    directory of many weights is worth reading once)."""
     started = time.perf_counter()
     path_text = os.fspath(path)
     run = TraceRun(
@@ -69,9 +85,18 @@ def load_archive(path: str | os.PathLike[str], *, map_location: Any = "cpu") -> 
         backend=BACKEND,
     )
     try:
-        layout = inspect_file(path_text)
+        if layout is None:
+            layout = inspect_file(path_text)
         if isinstance(layout, TraceError):
             run.error = layout
+        elif layout.kind == "export":
+            run.error = load_error(
+                path_text,
+                "export_archive",
+                f"{path_text} is a torch.export archive (.pt2), not a TorchScript archive.",
+                "Open it with tj.load (or tracejit view), which reads both kinds; load_archive reads TorchScript "
+                "archives only.",
+            )
         else:
             _load(run, path_text, layout, map_location)
     except Exception as e:  # our own bug: record it, never take the kernel down
@@ -90,14 +115,15 @@ def _torch_load(path: str, layout: ArchiveLayout, map_location: Any) -> Any:
     return torch.jit.load(path, map_location=map_location)
 
 
-def load_failure(path: str, exc: BaseException) -> TraceError:
-    """The run's error for what ``torch.jit.load`` raised on a file with the layout of an archive."""
+def load_failure(path: str, exc: BaseException, loader: str = "torch.jit.load") -> TraceError:
+    """The run's error for what ``loader`` (``torch.jit.load``, ``torch.export.load``) raised on a file with the
+    layout of an archive."""
     text = str(exc).split("\nException raised from", 1)[0].strip() or type(exc).__name__
     tag, hint = next(
         ((tag, hint) for words, tag, hint in _LOAD_FAILURES if any(w in text for w in words)),
-        ("load_failed", "torch.jit.load could not read the archive: see torch's message."),
+        ("load_failed", f"{loader} could not read the archive: see torch's message."),
     )
-    error = load_error(path, tag, f"torch.jit.load could not read {path}: {text}", hint.format(torch=torch.__version__))
+    error = load_error(path, tag, f"{loader} could not read {path}: {text}", hint.format(torch=torch.__version__))
     error.type = type(exc).__name__
     return error
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -12,7 +12,7 @@ import torch
 
 from ..errors import TraceError, argument_error
 from ..inputs import describe_inputs
-from ..options import OptionSpec
+from ..options import CommandLineError, OptionSpec
 
 #: what ``draft`` takes: run ``torch.export.draft_export`` when export fails (its report and partial graph), always,
 #: or never
@@ -198,6 +198,75 @@ def parse_dynamic(specs: Sequence[str]) -> dict[str, dict[int, Any]]:
     return shapes
 
 
+# -- the command line (the ``tracejit export`` command and the ``%export`` magic) -----------------------------
+
+
+def add_export_command_line(add_argument: Callable[..., Any]) -> None:
+    """Declare the export options' flags, in help order, with ``add_argument`` (argparse's, or IPython's
+    ``argument``); :func:`export_options_from_command_line` reads them back."""
+    add_argument(
+        "--dynamic",
+        action="append",
+        default=[],
+        metavar="SPEC",
+        help="a dynamic dimension, NAME:DIM (Dim.AUTO), NAME:DIM=SYMBOL or NAME:DIM=SYMBOL[MIN,MAX]; repeat for more",
+    )
+    add_argument(
+        "--auto-dynamic",
+        action="store_true",
+        help="the dims that differ between the example inputs and --check-inputs become Dim.AUTO "
+        "(dynamic_shapes='auto')",
+    )
+    add_argument(
+        "--check-inputs",
+        metavar="EXPR",
+        default=None,
+        help="input sets to check the exported program on: EXPR, Python evaluated like the example inputs, is a "
+        "list of them, e.g. [(x2,), (x3,)]",
+    )
+    add_argument("--strict", action="store_true", help="strict=True: export through TorchDynamo")
+    add_argument(
+        "--draft",
+        choices=DRAFT_CHOICES,
+        default="on_failure",
+        help="run torch.export.draft_export on failure (default), always, or never",
+    )
+    add_argument("--compare-trace", action="store_true", help="also trace the model and match the two graphs")
+    add_argument("--eval", action="store_true", help="module_mode='eval': export in eval mode, restored after")
+    add_argument("--train", action="store_true", help="module_mode='train': export in train mode, restored after")
+    add_argument("--no-grad", action="store_true", help="no_grad=True: export under torch.no_grad()")
+
+
+def export_options_from_command_line(namespace: Any) -> tuple[dict[str, Any], str | None]:
+    """The export options a parsed command line sets (``check_inputs`` aside) and ``--check-inputs``' unevaluated
+    text. Raises :class:`~..options.CommandLineError` for contradicting flags or a bad ``--dynamic`` spec."""
+    if namespace.eval and namespace.train:
+        raise CommandLineError("--eval", "--eval and --train contradict each other (each sets module_mode); give one")
+    if namespace.auto_dynamic and namespace.dynamic:
+        raise CommandLineError(
+            "--auto-dynamic", "--auto-dynamic and --dynamic both say which dims vary: give one of them"
+        )
+    if namespace.auto_dynamic and namespace.check_inputs is None:
+        raise CommandLineError(
+            "--auto-dynamic",
+            "--auto-dynamic needs --check-inputs: the dims that differ between the example and the check inputs "
+            "become dynamic, and without check inputs none do",
+        )
+    try:
+        dynamic = parse_dynamic(namespace.dynamic) if namespace.dynamic else None
+    except DynamicSpecError as e:
+        raise CommandLineError("--dynamic", str(e)) from None
+    options = {
+        "dynamic_shapes": AUTO if namespace.auto_dynamic else dynamic,
+        "strict": namespace.strict,
+        "draft": namespace.draft,
+        "compare_trace": namespace.compare_trace,
+        "module_mode": "eval" if namespace.eval else "train" if namespace.train else "as_is",
+        "no_grad": namespace.no_grad,
+    }
+    return options, namespace.check_inputs
+
+
 def export_support_problem() -> str | None:
     """Why the installed torch cannot run the export back end, or None. It needs ``torch.export`` with
     ``Dim.AUTO`` (torch's own dims it fills in), which the oldest torch this package supports (2.4) lacks; the back
@@ -248,7 +317,9 @@ __all__ = [
     "MODULE_MODES",
     "DynamicSpecError",
     "ExportOptions",
+    "add_export_command_line",
     "as_args",
+    "export_options_from_command_line",
     "export_support_problem",
     "parse_dynamic",
 ]

@@ -34,12 +34,15 @@ Every part is read defensively: an exception reading one (a private API that cha
 from __future__ import annotations
 
 import logging
+import os
 import re
 from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
 from typing import Any, TypeVar
 
 import torch
 
+from ..errors import TraceError
 from ..graph import Graph
 from ..hazards import Finding
 from ..source import is_torch_file, source_line
@@ -239,6 +242,23 @@ def symbols_of(ep: Any, env: Any) -> list[ExportSymbol]:
     ]
 
 
+def _unshortened(file: str) -> str:
+    """The full path of a file torch's ``format_frame`` shortened: it cuts the path's common prefix with torch's
+    package folder (so a file beside the venv reads ``tests/model.py``); the prefix is one of that folder's
+    parents."""
+    if os.path.isabs(file) or file.startswith("<"):
+        return file
+    torch_dir = os.path.dirname(os.path.abspath(torch.__file__))
+    for parent in Path(torch_dir).parents:
+        candidate = os.path.join(parent, file)
+        if os.path.isfile(candidate):
+            return candidate
+    return file
+
+
+_FORMATTED_FRAME = re.compile(r"^(?:.*  # )?(?P<file>.+?):(?P<line>\d+)(?: in \S+)?$")
+
+
 def sloc_at(sloc: Any) -> tuple[str, int, str]:
     """The user's line of a guard's ``SLoc``: ``framework_loc`` (a FrameSummary, or ``file:line`` text), else
     ``maybe_user_loc``; nothing when both are torch's."""
@@ -247,10 +267,11 @@ def sloc_at(sloc: Any) -> tuple[str, int, str]:
             continue
         file, line = getattr(loc, "filename", None), getattr(loc, "lineno", None)
         if file is None and isinstance(loc, str):
-            m = re.match(r"^(?P<file>.+):(?P<line>\d+)", loc)
+            # torch's format_frame: "CODE  # FILE:LINE in FUNC", where CODE may hold a comment of its own
+            m = _FORMATTED_FRAME.match(loc)
             file, line = (m.group("file"), int(m.group("line"))) if m else (None, None)
         if file and line:
-            at = _user_at(str(file), int(line))
+            at = _user_at(_unshortened(str(file)), int(line))
             if at[0]:
                 return at
     return "", 0, ""
@@ -413,6 +434,24 @@ def report_of(ep: Any, *, graph: Graph | None = None, log: str = "") -> ExportRe
     report.guards = guards + asserts
     report.draft = draft_report(ep)
     return report
+
+
+def locate_refused_dim(error: TraceError, report: ExportReport) -> None:
+    """Export refused a ``Dim`` ("Constraints violated") without naming a line of the user's; the draft's
+    specialisation of that dim names it. The error moves to that line, its hint saying which size became which
+    constant."""
+    if error.tag != "constraint_violation":
+        return
+    for guard in report.guards_of("specialization"):
+        spec = specialization(guard.expr)
+        if spec is None or not guard.file:
+            continue
+        name, value = spec
+        symbol = report.symbol(name)
+        what = symbol.sources[0] if symbol is not None and symbol.sources else name
+        error.file, error.line, error.code = guard.file, guard.line, guard.code
+        error.hint = f"{what} became the constant {value} on this line ({guard.expr}). {error.hint}"
+        return
 
 
 # -- findings -------------------------------------------------------------------------------------------------------

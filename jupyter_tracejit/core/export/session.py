@@ -36,7 +36,7 @@ from .check import check_export
 from .graph import argument_names, graph_from_exported_program
 from .options import ExportOptions
 from .records import ExportReport
-from .report import draft_report, export_findings, report_of
+from .report import draft_report, export_findings, locate_refused_dim, report_of
 
 #: torch's loggers an export writes to stderr through (each has its own stderr handler and does not propagate);
 #: any other ``torch`` logger holding handlers when the export starts is captured too
@@ -410,6 +410,8 @@ class ExportSession:
         drafted = report_of(draft_ep, graph=graph, log=report.log)
         drafted.draft = failures
         run.export = drafted
+        if run.error is not None:
+            locate_refused_dim(run.error, drafted)
 
 
 __all__ = ["EXPORT_LOGGERS", "ExportSession", "as_module", "captured_torch_logs", "export_error", "message_frame"]

@@ -193,7 +193,11 @@ export class CheckPanel {
         h(
           'p',
           { class: 'jp-TraceExplorer-empty' },
-          run.error ? 'Tracing failed: nothing was checked.' : 'The check was off (check_trace=False).'
+          run.error
+            ? `${run.raw.backend === 'export' ? 'Export' : 'Tracing'} failed: nothing was checked.`
+            : run.raw.backend === 'torchscript-archive'
+              ? 'Read from a saved archive: nothing was run, so nothing was checked.'
+              : 'The check was off (check_trace=False).'
         )
       );
     } else {
@@ -202,9 +206,11 @@ export class CheckPanel {
         h(
           'p',
           { class: run.raw.check.ok ? 'jp-TraceExplorer-verdict jp-mod-ok' : 'jp-TraceExplorer-verdict jp-mod-error' },
-          run.raw.check.ok
-            ? `Check passed on ${run.cases.length} input set(s).`
-            : `Check failed (tolerance ${run.raw.check.tolerance}).`
+          run.raw.check.ok && !run.cases.length
+            ? 'Nothing to check: no check inputs were given and no dimension is dynamic.'
+            : run.raw.check.ok
+              ? `Check passed on ${run.cases.length} input set(s).`
+              : `Check failed (tolerance ${run.raw.check.tolerance}).`
         )
       );
       for (const c of run.cases) {

@@ -10,7 +10,7 @@
 
 import { NodeInfo, TraceGraph, userFrame } from './graph';
 import { FileNames, locationLabel } from './location';
-import { cssToken, labelLines, nodeTooltip, tooltipLines } from './dot';
+import { cssToken, labelLines, nodeTooltip, opTitle, tooltipLines } from './dot';
 import { Divergence, GraphDiff } from './run';
 
 export interface SideBySide {
@@ -129,7 +129,7 @@ function sideDot(
     const name = nameOf(id);
     names.set(name, id);
     const f = userFrame(n.source);
-    const label = [n.kind.split('::').pop() ?? n.kind];
+    const label = [opTitle(n.kind)];
     if (n.outputs.length) {
       const v = graph.values[n.outputs[0]];
       label.push(v.shape ? `${v.dtype ?? ''}(${v.shape.map(d => (d === null ? '?' : d)).join(', ')})` : v.type);

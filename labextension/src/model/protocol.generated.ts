@@ -399,7 +399,7 @@ export interface RecordedExportOptions {
   no_grad: boolean | string;
 }
 /**
- * what a TorchScript archive was loaded with (core/archive/load.py archive_options)
+ * what a saved model was loaded with by tj.load (core/archive/load.py archive_options): a TorchScript archive (backend torchscript-archive) or an exported program (.pt2, backend export)
  *
  * This interface was referenced by `ExplorerState`'s JSON-Schema
  * via the `definition` "RecordedArchiveOptions".
@@ -410,7 +410,7 @@ export interface RecordedArchiveOptions {
    */
   path: string;
   /**
-   * torch.jit.load's map_location as text; null: where the archive's tensors were saved
+   * torch.jit.load's map_location as text (for a .pt2, where its pickled tensors load); null: where the archive's tensors were saved
    */
   map_location: string | null;
 }

@@ -1,0 +1,384 @@
+"""What changed between two runs of one model: two versions of a saved archive, an archive and a fresh trace of
+the current code, two exports (``tj.diff``, ``tracejit diff``).
+
+The graphs are compared by the existing matchers, never by a new one: two captures of one back end by
+:func:`~.diff.structural_diff` (node for node, by what each computes from what), a trace against an export by
+:func:`~.capture_diff.compare_captures` (op names aligned per module). What differs is then summarised by module
+scope, the way a reviewer reads a change::
+
+    encoder.layer.3: 2 ops added, 1 constant changed 0.1 -> 0.2
+
+Only the **roots** of a structural diff are counted (the places where the graphs part: an op added or removed, an
+op reading another constant or another input); the ops that differ only because they read what a root computed are
+counted (``RunDiff.downstream``), not listed as changes of their own. Parameters and buffers are compared by name
+and type (``Float(16, 8, 3, 3)``, from ``run.parameters``), and by value with ``values=True`` (live runs only: a run
+read back from JSON has no tensors).
+
+Torch-free, except for what it is asked to open or compare: a path is loaded with :func:`~.archive.load` and values
+are compared with torch, both imported on first use.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from .capture_diff import compare_captures
+from .diff import ROOT, GraphDiff, _describe_constant, structural_diff
+from .graph import Graph, Node
+from .jsonio import Decoders, JsonRecord, list_of
+from .run import TraceRun, _presenter
+
+#: :attr:`ParameterChange.change` values
+PARAMETER_CHANGES = ("added", "removed", "type", "values")
+#: capture_diff reasons that say why two back ends differ, not where the model changed
+_NOT_A_CHANGE = frozenset({"shape_arithmetic", "runtime_check", "no_op"})
+#: the default tolerance of ``values=True``: two float32 weights this close are the same weight
+DEFAULT_ATOL = 1e-6
+
+
+@dataclass
+class ParameterChange(JsonRecord):
+    """A parameter or buffer that differs: only on one side, of another type (shape or dtype), or of other values."""
+
+    name: str
+    #: :data:`PARAMETER_CHANGES`
+    change: str
+    #: its type on each side (``Float(16, 8, 3, 3)``); ``""`` where it is absent
+    before: str = ""
+    after: str = ""
+    #: the largest absolute difference, for a ``values`` change
+    max_abs: float | None = None
+
+    @property
+    def text(self) -> str:
+        if self.change == "added":
+            return f"{self.name} added ({self.after})"
+        if self.change == "removed":
+            return f"{self.name} removed ({self.before})"
+        if self.change == "type":
+            return f"{self.name} {self.before} -> {self.after}"
+        return f"{self.name} values differ (max abs {self.max_abs:.3g})" if self.max_abs is not None else self.name
+
+
+@dataclass
+class ScopeChange(JsonRecord):
+    """What changed in one module scope (``encoder.layer.3``; ``""`` for the top level) of one method."""
+
+    scope: str
+    method: str = "forward"
+    #: root ops only in the new run, only in the old one, and in both but reading other inputs
+    added: int = 0
+    removed: int = 0
+    changed: int = 0
+    #: ``"0.1 -> 0.2"`` per constant an op reads that changed
+    constants: list[str] = field(default_factory=list)
+    #: one line per root op (``added aten::gelu``, ``aten::conv2d: input 3 [1, 1] -> [2, 2]``)
+    details: list[str] = field(default_factory=list)
+    #: node ids of the roots in each run's graph of :attr:`method`
+    old_nodes: list[int] = field(default_factory=list)
+    new_nodes: list[int] = field(default_factory=list)
+
+    @property
+    def text(self) -> str:
+        """``encoder.layer.3: 2 ops added, 1 constant changed 0.1 -> 0.2``."""
+        parts = [
+            _count(n, f"op {word}", f"ops {word}")
+            for n, word in ((self.added, "added"), (self.removed, "removed"), (self.changed, "changed"))
+            if n
+        ]
+        ops = [d for d in self.details if not d.startswith("reads ")]
+        if parts and ops:
+            parts[-1] += " (" + "; ".join(ops[:2]) + (" ..." if len(ops) > 2 else "") + ")"
+        if self.constants:
+            shown = ", ".join(self.constants[:3]) + (" ..." if len(self.constants) > 3 else "")
+            parts.append(f"{_count(len(self.constants), 'constant changed', 'constants changed')} {shown}")
+        where = self.scope or "top level"
+        if self.method != "forward":
+            where = f"{self.method}: {where}"
+        return f"{where}: {', '.join(parts) or 'changed'}"
+
+
+@dataclass
+class RunDiff(JsonRecord):
+    """``tj.diff(a, b)``: what changed from run ``a`` (old) to run ``b`` (new)."""
+
+    #: each side's label (its file, or its target's name) and one-line summary
+    old: str
+    new: str
+    old_summary: str = ""
+    new_summary: str = ""
+    #: ``structural`` (two captures of one back end) or ``capture`` (a trace against an export)
+    compared_as: str = "structural"
+    scopes: list[ScopeChange] = field(default_factory=list)
+    #: parameters and buffers that differ (by name and type; by value with ``values=True``)
+    parameters: list[ParameterChange] = field(default_factory=list)
+    #: ops that differ only because they read what a changed op computed (not listed as changes of their own)
+    downstream: int = 0
+    #: methods only one side has
+    methods_added: list[str] = field(default_factory=list)
+    methods_removed: list[str] = field(default_factory=list)
+    #: whether values were compared, and with which tolerance (None: names and types only)
+    atol: float | None = None
+    #: why values could not be compared (a run read back from JSON has no tensors); ``""`` otherwise
+    values_note: str = ""
+    #: a side that failed to load or capture: its error's first line (nothing was compared)
+    error: str = ""
+
+    _json_decoders: ClassVar[Decoders] = {
+        "scopes": list_of(ScopeChange.from_json),
+        "parameters": list_of(ParameterChange.from_json),
+    }
+    _json_derived: ClassVar[tuple[str, ...]] = ("same", "summary_text")
+
+    @property
+    def same(self) -> bool:
+        """Nothing differs: the graphs match, and so do the parameters (and their values, when compared)."""
+        return not (self.error or self.scopes or self.parameters or self.methods_added or self.methods_removed)
+
+    @property
+    def summary_text(self) -> str:
+        return self.summary()
+
+    def summary(self) -> str:
+        """One line per change, the verdict first."""
+        if self.error:
+            return f"not compared: {self.error}"
+        if self.same:
+            checked = f", values within {self.atol:g}" if self.atol is not None and not self.values_note else ""
+            return f"same: {self.old} and {self.new} have the same graphs and parameters{checked}"
+        lines = [f"different: {self.old} -> {self.new}"]
+        lines += [f"  method {m} added" for m in self.methods_added]
+        lines += [f"  method {m} removed" for m in self.methods_removed]
+        lines += [f"  {s.text}" for s in self.scopes]
+        if self.downstream:
+            lines.append(f"  ({_count(self.downstream, 'op differs', 'ops differ')} downstream of these changes)")
+        if self.parameters:
+            lines.append(f"  {_count(len(self.parameters), 'parameter differs', 'parameters differ')}:")
+            lines += [f"    {p.text}" for p in self.parameters]
+        if self.values_note:
+            lines.append(f"  ({self.values_note})")
+        return "\n".join(lines)
+
+    def to_html(self) -> str:
+        """A self-contained HTML page of the diff (:func:`jupyter_tracejit.render.diff_page.render_diff_html`)."""
+        return str(_presenter("diff_page")(self))
+
+    def __repr__(self) -> str:
+        return f"<RunDiff {self.summary().splitlines()[0]}>"
+
+
+def _count(n: int, one: str, many: str) -> str:
+    return f"{n} {one if n == 1 else many}"
+
+
+# -- graphs --------------------------------------------------------------------------------------------------------
+def _scope(changes: dict[tuple[str, str], ScopeChange], method: str, scope: str) -> ScopeChange:
+    key = (method, scope)
+    if key not in changes:
+        changes[key] = ScopeChange(scope=scope, method=method)
+    return changes[key]
+
+
+def _constant_changes(old: Graph, new: Graph, a: Node, b: Node) -> list[str]:
+    """``["0.1 -> 0.2"]``: the constants two paired ops read that differ (looking through list plumbing; a tensor
+    constant whose preview reads the same is told apart by its dtype, shape and digest)."""
+    out = []
+    for va, vb in zip(a.inputs, b.inputs, strict=False):
+        ca, cb = _describe_constant(old, va), _describe_constant(new, vb)
+        if ca is not None and ca == cb:
+            ca, cb = _describe_constant(old, va, detailed=True), _describe_constant(new, vb, detailed=True)
+        if ca is not None and cb is not None and ca != cb:
+            out.append(f"{ca} -> {cb.removeprefix('tensor constant ')}")
+    return out
+
+
+def structural_changes(old: Graph, new: Graph, method: str, changes: dict[tuple[str, str], ScopeChange]) -> int:
+    """Add the roots of :func:`~.diff.structural_diff` per scope to ``changes``; returns how many ops differ only
+    downstream of them."""
+    diff: GraphDiff = structural_diff(old, new)
+    downstream = 0
+    for d in diff.divergences:
+        a = old.nodes[d.trace_node] if d.trace_node is not None else None
+        b = new.nodes[d.check_node] if d.check_node is not None else None
+        if d.kind != ROOT:
+            downstream += 1
+            continue
+        scope = _scope(changes, method, (b or a).scope if (b or a) is not None else "")  # type: ignore[union-attr]
+        if a is not None:
+            scope.old_nodes.append(a.id)
+        if b is not None:
+            scope.new_nodes.append(b.id)
+        if a is None and b is not None:
+            scope.added += 1
+            scope.details.append(f"added {b.kind}")
+        elif b is None and a is not None:
+            scope.removed += 1
+            scope.details.append(f"removed {a.kind}")
+        elif a is not None and b is not None:
+            constants = _constant_changes(old, new, a, b) if a.kind == b.kind else []
+            if constants:
+                scope.constants += constants
+                scope.details += [f"reads {c} ({a.kind})" for c in constants]
+            else:
+                scope.changed += 1
+                scope.details.append(f"{a.kind} -> {b.kind}" if a.kind != b.kind else f"{a.kind} reads other inputs")
+    # a tensor constant whose values changed made its readers roots: they are counted above, as constants
+    return downstream
+
+
+def capture_changes(
+    trace: Graph, export: Graph, trace_is_old: bool, changes: dict[tuple[str, str], ScopeChange]
+) -> None:
+    """Add the ops a trace and an export of one model do not share per scope (:func:`~.capture_diff.compare_captures`),
+    leaving out what differs only because the back ends differ (shape arithmetic, runtime checks, no-ops)."""
+    comparison = compare_captures(trace, export)
+    for line in comparison.lines:
+        if line.reason in _NOT_A_CHANGE:
+            continue
+        for graph, ids, is_old in (
+            (trace, line.trace_nodes, trace_is_old),
+            (export, line.export_nodes, not trace_is_old),
+        ):
+            for nid in ids:
+                node = graph.nodes[nid]
+                scope = _scope(changes, "forward", node.scope)
+                if is_old:
+                    scope.removed += 1
+                    scope.old_nodes.append(nid)
+                    scope.details.append(f"only in the old run: {node.kind} ({line.detail})")
+                else:
+                    scope.added += 1
+                    scope.new_nodes.append(nid)
+                    scope.details.append(f"only in the new run: {node.kind} ({line.detail})")
+
+
+# -- parameters ----------------------------------------------------------------------------------------------------
+def parameter_changes(old: TraceRun, new: TraceRun) -> list[ParameterChange]:
+    """By name and type (``run.parameters``), in the old run's order then the new names."""
+    out = []
+    for name, before in old.parameters.items():
+        after = new.parameters.get(name)
+        if after is None:
+            out.append(ParameterChange(name, "removed", before=before))
+        elif after != before:
+            out.append(ParameterChange(name, "type", before=before, after=after))
+    out += [ParameterChange(n, "added", after=t) for n, t in new.parameters.items() if n not in old.parameters]
+    return out
+
+
+def live_tensors(run: TraceRun) -> dict[str, Any] | None:
+    """``name -> tensor`` of a live run's model (a ScriptModule's parameters and buffers, an ExportedProgram's
+    state dict and constants); None for a run read back from JSON."""
+    model = run.traced
+    if model is None:
+        return None
+    if hasattr(model, "named_parameters"):
+        return {**dict(model.named_parameters()), **dict(model.named_buffers())}
+    state = getattr(model, "state_dict", None)
+    if isinstance(state, dict):
+        return {**state, **dict(getattr(model, "constants", {}) or {})}
+    return None
+
+
+def value_changes(old: TraceRun, new: TraceRun, atol: float) -> tuple[list[ParameterChange], str]:
+    """Parameters of the same type on both sides whose values differ by more than ``atol``, and a note when values
+    could not be compared."""
+    ta, tb = live_tensors(old), live_tensors(new)
+    if ta is None or tb is None:
+        which = "the old run" if ta is None else "the new run"
+        return [], f"values not compared: {which} has no live model (a run read back from JSON keeps no tensors)"
+    import torch
+
+    out = []
+    for name, a in ta.items():
+        b = tb.get(name)
+        if not isinstance(a, torch.Tensor) or not isinstance(b, torch.Tensor):
+            continue
+        if a.shape != b.shape or a.dtype != b.dtype:
+            continue  # a type change, reported by name and type
+        if a.numel() == 0:
+            continue
+        da, db = a.detach().cpu(), b.detach().cpu()
+        gap = float((da - db).abs().max()) if da.is_floating_point() or da.is_complex() else float((da != db).any())
+        if gap > atol or gap != gap:  # NaN: a weight that is NaN on one side only
+            out.append(
+                ParameterChange(
+                    name, "values", before=old.parameters.get(name, ""), after=new.parameters.get(name, ""), max_abs=gap
+                )
+            )
+    return out, ""
+
+
+# -- the diff -------------------------------------------------------------------------------------------------------
+def _label(run: TraceRun, given: Any) -> str:
+    if isinstance(given, (str, os.PathLike)):
+        return os.fspath(given)
+    return run.target.file if run.from_file and run.target.file else run.target.name
+
+
+def _as_run(side: TraceRun | str | os.PathLike[str], map_location: Any) -> TraceRun:
+    if isinstance(side, TraceRun):
+        return side
+    if isinstance(side, (str, os.PathLike)):
+        from .archive.saved import load
+
+        return load(side, map_location=map_location)
+    raise TypeError(f"tj.diff compares runs or saved files (a path), not a {type(side).__name__}")
+
+
+def diff_runs(old: TraceRun, new: TraceRun, *, values: bool = False, atol: float = DEFAULT_ATOL) -> RunDiff:
+    """The :class:`RunDiff` of two runs (see the module's docstring)."""
+    result = RunDiff(old=old.target.name, new=new.target.name, old_summary=old.summary(), new_summary=new.summary())
+    for run, side in ((old, "old"), (new, "new")):
+        if run.error is not None or not run.graphs:
+            reason = run.error.message.splitlines()[0] if run.error is not None else "it has no graph"
+            result.error = f"the {side} run failed: {reason}"
+            return result
+    changes: dict[tuple[str, str], ScopeChange] = {}
+    kinds = {old.backend == "export", new.backend == "export"}
+    if len(kinds) == 2:  # a trace (or TorchScript archive) against an export
+        result.compared_as = "capture"
+        trace, export = (old, new) if new.backend == "export" else (new, old)
+        assert trace.graph is not None and export.graph is not None
+        capture_changes(trace.graph, export.graph, trace is old, changes)
+    else:
+        for method, graph in old.graphs.items():
+            if method in new.graphs:
+                result.downstream += structural_changes(graph, new.graphs[method], method, changes)
+        result.methods_removed = [m for m in old.graphs if m not in new.graphs]
+        result.methods_added = [m for m in new.graphs if m not in old.graphs]
+    params = parameter_changes(old, new)
+    if values:
+        result.atol = atol
+        by_value, result.values_note = value_changes(old, new, atol)
+        params += by_value
+    result.parameters = params
+    result.scopes = sorted(changes.values(), key=lambda s: (s.method != "forward", s.method, _first_node(s)))
+    return result
+
+
+def _first_node(scope: ScopeChange) -> int:
+    ids = scope.new_nodes or scope.old_nodes
+    return min(ids) if ids else 1 << 30
+
+
+def diff(
+    a: TraceRun | str | os.PathLike[str],
+    b: TraceRun | str | os.PathLike[str],
+    *,
+    values: bool = False,
+    atol: float = DEFAULT_ATOL,
+    map_location: Any = "cpu",
+) -> RunDiff:
+    """``tj.diff(old, new)``: what changed between two runs or saved files (``.pt`` / ``.pt2``, loaded with
+    ``tj.load``): the graphs by module scope, the parameters by name and type, and by value with ``values=True``
+    (differences above ``atol``). ``diff.same`` says whether anything changed; ``print(diff.summary())``."""
+    old, new = _as_run(a, map_location), _as_run(b, map_location)
+    result = diff_runs(old, new, values=values, atol=atol)
+    result.old, result.new = _label(old, a), _label(new, b)
+    return result
+
+
+__all__ = ["DEFAULT_ATOL", "ParameterChange", "RunDiff", "ScopeChange", "diff", "diff_runs"]

@@ -1,0 +1,46 @@
+/**
+ * The run of a `.pt` / `.pt2` file, asked of the server extension (jupyter_tracejit/server/handler.py).
+ */
+import { URLExt } from '@jupyterlab/coreutils';
+import { ServerConnection } from '@jupyterlab/services';
+
+/** The server extension's route (jupyter_tracejit/server/handler.py OPEN_ROUTE), under the server's base URL. */
+export const OPEN_ROUTE = 'jupyter-tracejit/api/open';
+
+/**
+ * The run of the file at `path` (relative to the server's root dir) as JSON text, from the server extension;
+ * throws an Error with the server's message (too large, outside the root dir, torch missing there, ...).
+ */
+export async function fetchRun(path: string, settings: ServerConnection.ISettings): Promise<string> {
+  const url = URLExt.join(settings.baseUrl, OPEN_ROUTE) + URLExt.objectToQueryString({ path });
+  let response: Response;
+  try {
+    response = await ServerConnection.makeRequest(url, {}, settings);
+  } catch (err) {
+    throw new Error(`The Jupyter server could not be reached: ${err instanceof Error ? err.message : String(err)}`, {
+      cause: err
+    });
+  }
+  const text = await response.text();
+  if (response.ok) {
+    return text;
+  }
+  throw new Error(serverMessage(text) ?? serverMissing(response.status, text));
+}
+
+/** The `message` of the server's JSON error, if it sent one. */
+function serverMessage(text: string): string | null {
+  try {
+    const message = (JSON.parse(text) as { message?: unknown }).message;
+    return typeof message === 'string' && message ? message : null;
+  } catch {
+    return null;
+  }
+}
+
+function serverMissing(status: number, text: string): string {
+  return status === 404
+    ? 'The jupyter-tracejit server extension is not enabled on this Jupyter server: ' +
+        'run `jupyter server extension enable jupyter_tracejit.server` and restart it.'
+    : `The Jupyter server answered ${status}: ${text.slice(0, 500)}`;
+}

@@ -1,0 +1,78 @@
+"""A saved trace opened from JupyterLab's file browser: "Open With > Trace explorer" on a .pt shows the read-only
+explorer of the archive, read by the server extension (jupyter_tracejit/server) with torch on the server."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from tests.models import save_shipped_head
+
+from .helpers import ROOT
+
+pytestmark = pytest.mark.browser
+
+#: the document JupyterLab opens for the file (archive/view.ts)
+DOCUMENT = ".jp-TraceArchive:visible"
+
+
+def file_item(lab, name: str):
+    """``name`` in the file browser of a fresh JupyterLab page."""
+    page = lab.page
+    page.goto(f"{lab.server.url}/lab?reset")
+    return page.locator(".jp-DirListing-item", has=page.locator(".jp-DirListing-itemText", has_text=name))
+
+
+def open_with_trace_explorer(lab, name: str):
+    """Right-click ``name`` in the file browser, then Open With > Trace explorer; the document's content."""
+    page = lab.page
+    file_item(lab, name).click(button="right")
+    page.locator(".lm-Menu-itemLabel", has_text=re.compile(r"^Open With$")).hover()
+    page.locator(".lm-Menu-itemLabel", has_text=re.compile(r"^Trace explorer$")).click()
+    return page.locator(DOCUMENT)
+
+
+def test_a_traced_model_file_opens_with_its_graph_and_findings(lab):
+    save_shipped_head(lab.server.root / "shipped_head.pt")
+    requests: list[str] = []
+    lab.page.on("request", lambda request: requests.append(request.url))
+    document = open_with_trace_explorer(lab, "shipped_head.pt")
+    explorer = document.locator(ROOT)
+    explorer.locator(".jp-TraceExplorer-canvas svg g.node").first.wait_for()
+    assert lab.page.locator(".lm-TabBar-tab.jp-mod-current").inner_text().strip() == "shipped_head.pt"
+    assert explorer.locator(".jp-TraceExplorer-target").first.inner_text() == "ShippedHead"
+    assert explorer.locator(".jp-TraceExplorer-header .jp-TraceExplorer-badge").inner_text() == "warnings"
+    explorer.locator('.jp-TraceExplorer-tab[data-tab="warnings"]').click()
+    findings = explorer.locator(".jp-TraceExplorer-finding")
+    kinds = {findings.nth(i).get_attribute("data-kind") for i in range(findings.count())}
+    assert {"frozen_size", "nondeterministic"} <= kinds, kinds
+    frozen = explorer.locator('.jp-TraceExplorer-finding[data-kind="frozen_size"]')
+    assert "the constant 4" in frozen.inner_text()
+    lab.screenshot_themes("open-archive-explorer")
+    # the file is read on the server only: the page never asked the contents API for its bytes
+    contents = [url for url in requests if "/api/contents/shipped_head.pt" in url]
+    assert contents and not [url for url in contents if "content=1" in url], contents
+    assert not lab.extension_errors()
+
+
+def test_a_double_clicked_file_that_is_not_an_archive_opens_with_the_reason(lab):
+    (lab.server.root / "notes.pt").write_text("not a model\n")
+    file_item(lab, "notes.pt").dblclick()  # the trace explorer is the default for .pt
+    document = lab.page.locator(DOCUMENT)
+    error = document.locator(".jp-TraceExplorer-root .jp-TraceExplorer-error").first
+    error.wait_for()
+    assert "notes.pt" in error.inner_text()
+    lab.screenshot_themes("open-archive-not-an-archive", lab.page.locator(".jp-MainAreaWidget:visible"))
+
+
+def test_a_file_the_server_will_not_read_shows_its_message(lab, tmp_path):
+    (lab.server.root / "elsewhere.pt").symlink_to(save_shipped_head(tmp_path / "outside.pt"))
+    document = open_with_trace_explorer(lab, "elsewhere.pt")
+    error = document.locator(".jp-TraceArchive-error")
+    error.wait_for()
+    assert error.inner_text() == (
+        "elsewhere.pt could not be opened: elsewhere.pt leads outside the server's root dir (through a link): "
+        "it is not read."
+    )
+    lab.screenshot_themes("open-archive-refused", lab.page.locator(".jp-MainAreaWidget:visible"))
