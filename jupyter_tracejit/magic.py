@@ -26,10 +26,16 @@ Which torch function is called
 
 What the notebook shows and holds
 ---------------------------------
-While the kernel traces, the output shows a placeholder ("tracing BertModel… 12 s", started at a given time), which
-the explorer replaces when the trace ends. The run goes into ``_trace`` (or ``-o NAME``), the explorer into
+While the kernel traces, the output shows a placeholder ("tracing BertModel… 12 s", started at a given time) that
+follows the trace's phases (tracing, checking, probing) and has a cancel button where the front end can reach the
+kernel (JupyterLab, Notebook 7): cancel interrupts the kernel, the placeholder becomes one line ("cancelled after
+3.2 s (checking BertModel)") and ``_trace`` keeps what it held. The explorer replaces the placeholder when the trace
+ends. The run goes into ``_trace`` (or ``-o NAME``), the explorer into
 ``_trace_explorer``; when the explorer re-traces (or shows a run of its history), the variable follows the run on
 screen, as long as it still holds the explorer's run (a variable the user has reassigned is left alone).
+
+In a plain IPython terminal (no widget renders there) the placeholder's phases print as lines, then the text
+report of the run and where the explorer would render; ``_trace`` holds the run, no explorer is made.
 
 ``%export [options] CALL`` is read the same way (its own options, :data:`.magic_export.EXPORT`; positional and
 keyword arguments may be mixed, as ``torch.export`` takes both) and shown the same way, into ``_export`` and
@@ -43,6 +49,7 @@ errors: they are in the run (``run.ok``, ``run.error``) and the explorer shows t
 from __future__ import annotations
 
 import ast
+import contextlib
 import dataclasses
 import inspect
 import re
@@ -50,7 +57,7 @@ import sys
 import time
 import uuid
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from types import FrameType
 from typing import Any, Protocol
@@ -64,6 +71,7 @@ from IPython.core.magic_arguments import argument, kwds, magic_arguments
 from .core.caller import calls_from, find_caller
 from .core.graph import Frame
 from .core.options import add_command_line
+from .core.progress import TRACING, phases_to
 from .core.request import trace, trace_module
 from .core.run import TraceRun
 from .core.torchscript.plan import target_of
@@ -81,7 +89,16 @@ from .magic_line import (
     parse_options,
     split_line,
 )
-from .widgets import PROGRESS_MIME, RUN_MIME, TraceExplorer, explore, run_mime_payload, uses_anywidget
+from .widgets import (
+    PROGRESS_MIME,
+    RUN_MIME,
+    TraceExplorer,
+    explore,
+    in_terminal,
+    run_mime_payload,
+    terminal_report,
+    uses_anywidget,
+)
 
 #: where the explorer of the last ``%trace`` goes (``_trace_explorer.run`` is the run on screen)
 EXPLORER_OUTPUT = "_trace_explorer"
@@ -238,14 +255,65 @@ def target_name(plan: Plan) -> str:
     return f"{name}.{plan.method}" if plan.method not in (None, "forward") else name
 
 
-def progress_bundle(name: str, started: float, doing: str = "tracing") -> dict[str, Any]:
-    """The placeholder shown while the kernel traces: our renderer counts the seconds, the text gives the start.
-    Where the explorer is the anywidget one, our renderers are not on the page: the text only."""
+def progress_bundle(name: str, started: float, phase: str = TRACING) -> dict[str, Any]:
+    """The placeholder shown while the kernel traces: our renderer counts the seconds (and offers a cancel), the
+    text gives the phase and the start. Where the explorer is the anywidget one, our renderers are not on the page:
+    the text only."""
     clock = time.strftime("%H:%M:%S", time.localtime(started))
-    bundle: dict[str, Any] = {"text/plain": f"{doing} {name}… (started {clock})"}
+    bundle: dict[str, Any] = {"text/plain": f"{phase} {name}… (started {clock})"}
     if not uses_anywidget():
-        bundle[PROGRESS_MIME] = {"target": name, "started": started}
+        bundle[PROGRESS_MIME] = {"target": name, "started": started, "phase": phase}
     return bundle
+
+
+class Placeholder:
+    """The output that stands for a capture while the kernel is busy with it: what is captured, the phase it is
+    in (updated as the capture enters each one) and since when; its result then replaces it."""
+
+    def __init__(self, name: str, phase: str = TRACING) -> None:
+        self.name = name
+        self.phase = phase
+        self.started = time.time()
+        self.display_id = uuid.uuid4().hex
+        #: the user interrupted the capture (the placeholder's cancel, the kernel's interrupt): nothing to show
+        self.cancelled = False
+
+    def show(self) -> None:
+        _display(progress_bundle(self.name, self.started, self.phase), raw=True, display_id=self.display_id)
+
+    def enter(self, phase: str) -> None:
+        """The capture entered ``phase`` (a :func:`~.core.progress.phases_to` listener)."""
+        if phase != self.phase:
+            self.phase = phase
+            self.replace(progress_bundle(self.name, self.started, phase), raw=True)
+
+    def replace(self, obj: Any, *, raw: bool = False) -> None:
+        _display(obj, raw=raw, display_id=self.display_id, update=True)
+
+    def stopped(self, how: str) -> str:
+        """One line for a capture that did not finish: "cancelled after 3.2 s (checking BertModel)"."""
+        return f"{how} after {time.time() - self.started:.1f} s ({self.phase} {self.name})"
+
+
+@contextlib.contextmanager
+def progress_shown(name: str, phase: str = TRACING) -> Iterator[Placeholder]:
+    """Show a :class:`Placeholder` for the capture made inside the block, following its phases.
+
+    An interrupt (the placeholder's cancel button interrupts the kernel) ends the block quietly: the capture has
+    put the model back, the placeholder becomes one "cancelled after ..." line and ``cancelled`` is set, so the
+    caller stores and shows nothing. Anything else that escapes the capture still leaves no placeholder counting.
+    """
+    placeholder = Placeholder(name, phase)
+    placeholder.show()
+    try:
+        with phases_to(placeholder.enter):
+            yield placeholder
+    except KeyboardInterrupt:
+        placeholder.cancelled = True
+        placeholder.replace({"text/plain": placeholder.stopped("cancelled")}, raw=True)
+    except BaseException:
+        placeholder.replace({"text/plain": placeholder.stopped("stopped")}, raw=True)
+        raise
 
 
 def follow_runs(explorer: TraceExplorer, namespace: dict[str, Any], name: str) -> None:
@@ -509,8 +577,8 @@ class TraceMagics(Magics):
         doing: str = "tracing",
     ) -> None:
         """Run ``capture`` as called from ``site`` and store its run in ``opts.output``; unless ``opts.quiet``, a
-        placeholder says what the kernel is ``doing`` to ``name`` until the explorer (also stored in
-        ``explorer_output``) replaces it."""
+        placeholder says what the kernel is ``doing`` to ``name`` (then each phase the capture enters, with a
+        cancel: :func:`progress_shown`) until the explorer (also stored in ``explorer_output``) replaces it."""
         ns = self.ipython.user_ns
         if opts.quiet:
             with calls_from(site):
@@ -519,25 +587,24 @@ class TraceMagics(Magics):
             print(run.summary())
             return
         # the trace can take a while (and blocks the kernel): say what is being traced until its result replaces it
-        display_id = uuid.uuid4().hex
-        started = time.time()
-        _display(progress_bundle(name, started, doing), raw=True, display_id=display_id)
-        try:
-            with calls_from(site):
-                run = capture()
-        except BaseException:  # an interrupt: leave no placeholder counting seconds forever
-            stopped = f"{doing} {name} stopped after {time.time() - started:.1f} s"
-            _display({"text/plain": stopped}, raw=True, display_id=display_id, update=True)
-            raise
+        traced: TraceRun | None = None
+        with progress_shown(name, doing) as placeholder, calls_from(site):
+            traced = capture()
+        if traced is None:  # cancelled: the placeholder says so, the namespace is as it was
+            return
+        run = traced
         ns[opts.output] = run
+        if in_terminal(self.ipython):  # no widget renders here: the report, and where the explorer would
+            print(terminal_report(run, opts.output))
+            return
         if opts.static:
-            _display(static_bundle(run), raw=True, display_id=display_id, update=True)
+            placeholder.replace(static_bundle(run), raw=True)
             return
         explorer = explore(run)
         ns[explorer_output] = explorer
         follow_runs(explorer, ns, opts.output)
         self._keep_live(explorer)
-        _display(explorer, display_id=display_id, update=True)
+        placeholder.replace(explorer)
 
     def _keep_live(self, explorer: TraceExplorer) -> None:
         """Bound what shown explorers keep alive (each holds its model, inputs and ScriptModules): re-running a
@@ -589,9 +656,11 @@ __all__ = [
     "EXPLORER_OUTPUT",
     "MAX_LIVE_EXPLORERS",
     "MagicError",
+    "Placeholder",
     "TraceMagics",
     "follow_runs",
     "progress_bundle",
+    "progress_shown",
     "register_magics",
     "split_line",
     "static_bundle",

@@ -112,10 +112,13 @@ def test_export_shows_a_live_explorer_and_stores_the_run_in_underscore_export(
     (explorer,) = shown.final
     assert isinstance(explorer, TraceExplorer) and explorer.live and explorer.run is run
     assert ip.user_ns["_export_explorer"] is explorer
-    placeholder, bundle = shown.bundles  # what it exports while it exports, then the explorer in its place
+    # what it exports while it exports (its phases: exporting, then checking), then the explorer in its place
+    placeholder, checking, bundle = shown.bundles
     progress = placeholder[PROGRESS_MIME]
     assert progress["target"] == "MLP" and before <= progress["started"] <= time.time()
+    assert progress["phase"] == "exporting" and checking[PROGRESS_MIME]["phase"] == "checking"
     assert placeholder["text/plain"].startswith("exporting MLP… (started ")
+    assert checking["text/plain"].startswith("checking MLP… (started ")
     assert bundle[WIDGET_MIME] and run_from_mime(bundle[RUN_MIME]) == run.to_json()
 
 
@@ -214,7 +217,7 @@ def test_quiet_prints_one_line_and_static_shows_the_kernel_free_view(
     assert shown.stdout == run.summary() + "\n" and shown.objects == []
     assert "_export_explorer" not in ip.user_ns
     _, shown = run_export(ip, monkeypatch, "--static -o static mlp(x)")
-    _placeholder, bundle = shown.bundles
+    *_placeholder, bundle = shown.bundles
     assert run_from_mime(bundle[RUN_MIME]) == ip.user_ns["static"].to_json()
     assert not any(isinstance(o, TraceExplorer) for o in shown.objects)
 

@@ -14,6 +14,7 @@ from ..core.run import TraceRun
 from .explorer import EXPORT_OPTION_KEYS, MODULE_NAME, MODULE_VERSION, OPTION_KEYS, TraceExplorer, default_options
 from .mime import PROGRESS_MIME, RUN_MIME, run_from_mime, run_mime_payload
 from .retrace import Retracer, Scheduler, default_scheduler
+from .terminal import in_terminal, terminal_report, where_the_explorer_renders
 
 
 def explore(
@@ -112,7 +113,10 @@ def _explorer_class() -> type[TraceExplorer]:
 def run_mimebundle(run: TraceRun) -> dict[str, Any] | tuple[dict[str, Any], dict[str, Any]]:
     """What a notebook shows for a run: this host's explorer (:func:`uses_anywidget`) and the run's summary; the
     JupyterLab one adds the run's JSON for static renderers. anywidget's bundle comes with its metadata (in Colab
-    it names the widget manager that renders it)."""
+    it names the widget manager that renders it). What a terminal shows: the text report and where the explorer
+    would render (no widget made for it)."""
+    if in_terminal():
+        return {"text/plain": terminal_report(run)}
     return _explorer_class()(run)._repr_mimebundle_() or {}
 
 
@@ -157,9 +161,12 @@ __all__ = [
     "default_options",
     "default_scheduler",
     "explore",
+    "in_terminal",
     "register_display",
     "run_from_mime",
     "run_mime_payload",
     "run_mimebundle",
+    "terminal_report",
     "uses_anywidget",
+    "where_the_explorer_renders",
 ]

@@ -30,6 +30,7 @@ from ..core.run import TraceRun
 from .kernel_activity import as_kernel_work
 from .mime import RUN_MIME, run_from_mime, run_mime_payload
 from .retrace import Retracer, Scheduler, loop_scheduler
+from .terminal import in_terminal, terminal_report
 
 MODULE_NAME = "jupyter-tracejit"
 #: the front end's npm version range this model speaks to (same release as the Python package)
@@ -358,7 +359,8 @@ class TraceExplorer(ipywidgets.DOMWidget):
             # read where neither the widget nor our renderer is available (nbconvert, GitHub); the front end
             # replaces both with the run on screen after every re-trace (mime.ts)
             data["text/html"] = self.html
-            data["text/plain"] = self._current.summary()
+            # a terminal renders no widget: the report, and where the explorer would render
+            data["text/plain"] = terminal_report(self._current) if in_terminal() else self._current.summary()
         return data
 
     def close(self) -> None:

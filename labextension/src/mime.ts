@@ -19,6 +19,8 @@ import { Explorer } from './explorer/Explorer';
 import { liveModel, mountLive, mountStatic, onLiveModelClosed } from './explorer/mount';
 import { TraceProgress, TraceRunJSON } from './model/protocol';
 import { savedRunProblem } from './model/validate';
+import { interruptFor } from './kernelLink';
+import { button } from './state/dom';
 import { MIME_TYPE, PROGRESS_MIME_TYPE } from './version';
 
 const WIDGET_VIEW = 'application/vnd.jupyter.widget-view+json';
@@ -148,11 +150,16 @@ export class TraceRunRenderer extends Widget implements IRenderMime.IRenderer {
 }
 
 /**
- * "tracing BertModel… 12.4 s": the kernel is busy with the trace and cannot say more until it is done; the
- * seconds are counted here from the start time it sent. The explorer replaces this output when the trace ends.
+ * "checking BertModel… 12 s (started 10:02:11) [cancel]": the kernel is busy with the trace and says only which
+ * phase it entered (tracing, checking, probing; exporting...), replacing this output's data each time; the seconds
+ * are counted here from the start time it sent. Cancel interrupts the kernel of the notebook this output is in
+ * (kernelLink.ts; no button where none is found): the kernel then replaces this output with one "cancelled after"
+ * line, and the explorer replaces it when the trace ends.
  */
 export class TraceProgressRenderer extends Widget implements IRenderMime.IRenderer {
   private timer: number | null = null;
+  private readonly cancelSlot = document.createElement('span');
+  private cancelling = false;
 
   constructor(private readonly mimeType: string) {
     super();
@@ -163,18 +170,53 @@ export class TraceProgressRenderer extends Widget implements IRenderMime.IRender
     this.stop();
     const progress = model.data[this.mimeType] as Partial<TraceProgress> | undefined;
     const target = typeof progress?.target === 'string' ? progress.target : 'the model';
+    const phase = typeof progress?.phase === 'string' && progress.phase ? progress.phase : 'tracing';
     const started = typeof progress?.started === 'number' ? progress.started : Date.now() / 1000;
     const clock = new Date(started * 1000).toLocaleTimeString([], { hour12: false });
     const text = document.createElement('span');
     text.className = 'jp-TraceExplorer-progressText';
-    this.node.replaceChildren(text);
+    this.node.replaceChildren(text, this.cancelSlot);
     this.node.setAttribute('role', 'status');
+    this.node.dataset.phase = phase;
     const tick = (): void => {
       const elapsed = Math.max(0, Date.now() / 1000 - started);
-      text.textContent = `tracing ${target}… ${elapsed.toFixed(0)} s (started ${clock})`;
+      const cancelling = this.cancelling ? ': cancelling…' : '';
+      text.textContent = `${phase} ${target}… ${elapsed.toFixed(0)} s (started ${clock})${cancelling}`;
     };
     tick();
     this.timer = window.setInterval(tick, 1000);
+    this.showCancel();
+  }
+
+  protected onAfterAttach(): void {
+    this.showCancel(); // a first render may come before the output is in its notebook
+  }
+
+  /** The cancel button, when this output's kernel can be reached. */
+  private showCancel(): void {
+    const interrupt = this.isAttached ? interruptFor(this.node) : null;
+    if (interrupt === null) {
+      this.cancelSlot.replaceChildren();
+      return;
+    }
+    const cancel = button(
+      'cancel',
+      () => {
+        this.cancelling = true;
+        cancel.disabled = true;
+        interrupt().catch(err => {
+          console.warn('jupyter-tracejit: could not interrupt the kernel', err);
+          this.cancelling = false;
+          cancel.disabled = false;
+        });
+      },
+      {
+        class: 'jp-TraceExplorer-button jp-TraceExplorer-cancel',
+        title: 'stop this trace (interrupts the kernel); the variables keep what they held'
+      }
+    );
+    cancel.disabled = this.cancelling;
+    this.cancelSlot.replaceChildren(cancel);
   }
 
   private stop(): void {

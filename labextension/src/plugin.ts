@@ -1,12 +1,14 @@
 /**
- * JupyterLab entry point: registers the `jupyter-tracejit` ipywidgets module, and opens `.pt` / `.pt2` files in
- * the trace explorer (archive/plugin.ts).
+ * JupyterLab entry point: registers the `jupyter-tracejit` ipywidgets module, opens `.pt` / `.pt2` files in the
+ * trace explorer (archive/plugin.ts), and tells the `%trace` placeholder (mime.ts) how to reach the kernel of the
+ * notebook it is in, for its cancel button.
  *
  * The MIME renderer for saved runs is the separate `mimeExtension` entry (mime.ts), as JupyterLab wants.
  */
 import type { JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyterlab/application';
 import { IJupyterWidgetRegistry } from '@jupyter-widgets/base';
 
+import { setKernelFinder, shellKernelFinder } from './kernelLink';
 import { archivePlugin } from './archive/plugin';
 import { MODULE_NAME, MODULE_VERSION } from './version';
 
@@ -39,5 +41,14 @@ const widgetPlugin: JupyterFrontEndPlugin<void> = {
   }
 };
 
-const plugins: JupyterFrontEndPlugin<unknown>[] = [widgetPlugin, archivePlugin];
+const kernelLinkPlugin: JupyterFrontEndPlugin<void> = {
+  id: 'jupyter-tracejit:kernel-link',
+  description: "Lets the %trace placeholder interrupt its notebook's kernel (its cancel button).",
+  autoStart: true,
+  activate: (app: JupyterFrontEnd): void => {
+    setKernelFinder(shellKernelFinder(app.shell));
+  }
+};
+
+const plugins: JupyterFrontEndPlugin<unknown>[] = [widgetPlugin, archivePlugin, kernelLinkPlugin];
 export default plugins;

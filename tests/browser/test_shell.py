@@ -293,6 +293,46 @@ def test_trace_magic_placeholder_python_and_the_saved_notebook_follow_the_run_on
     assert not lab.extension_errors()
 
 
+def test_the_first_trace_shows_its_phase_and_its_cancel_stops_it_and_the_kernel_lives_on(lab):
+    lab.write_notebook(
+        "first-cancel.ipynb",
+        [
+            SETUP + MODELS + "%load_ext jupyter_tracejit\nm = Slow(delay=4.0)\nx = torch.ones(2, 8)",
+            "%trace m(x)",  # tracing (one call, 4 s), then checking (a re-trace and an eager run, 8 s)
+            "print('alive', '_trace' in globals(), '_trace_explorer' in globals())",
+        ],
+    )
+    lab.open_notebook("first-cancel.ipynb")
+    lab.run_cell(0, timeout=60_000)
+    cell = lab.notebook.locator(".jp-Cell").nth(1)
+    cell.locator(".jp-InputArea-editor").click()
+    lab.page.keyboard.press("Shift+Enter")
+    progress = cell.locator(".jp-OutputArea-output.jp-TraceExplorer-progress")
+    progress.get_by_text(re.compile(r"^tracing Slow… \d+ s \(started \d\d:\d\d:\d\d\)$")).wait_for(timeout=10_000)
+    cancel = progress.get_by_role("button", name="cancel")
+    assert cancel.is_visible()
+    # the kernel says when the trace moves on to its check; the seconds count on from the start
+    progress.get_by_text(re.compile(r"^checking Slow… \d+ s \(started \d\d:\d\d:\d\d\)$")).wait_for(timeout=15_000)
+    assert progress.get_attribute("data-phase") == "checking"
+    lab.screenshot_themes("shell-first-trace-checking", lab.outputs(1).first)
+
+    started = time.monotonic()
+    progress.get_by_role("button", name="cancel").click()
+    # the kernel is interrupted in the check: one line says so, in the placeholder's place, no traceback
+    cancelled = lab.outputs(1).get_by_text(re.compile(r"^cancelled after \d+\.\d s \(checking Slow\)$"))
+    cancelled.wait_for(timeout=10_000)
+    assert time.monotonic() - started < 10  # well before the check's 8 s of sleeping would have ended
+    assert lab.outputs(1).count() == 1 and progress.count() == 0
+    assert "Traceback" not in lab.outputs(1).first.inner_text()
+    lab.screenshot_themes("shell-first-trace-cancelled", lab.outputs(1).first)
+    lab.wait_for_idle(20_000)
+
+    # the kernel lives on; the cancelled trace stored nothing
+    lab.run_cell(2, timeout=30_000)
+    assert lab.outputs(2).first.inner_text().strip() == "alive False False"
+    assert not lab.extension_errors()
+
+
 def test_locations_in_notebook_code_read_cell_and_line(lab):
     lab.write_notebook(
         "cells.ipynb",
@@ -472,6 +512,8 @@ def test_the_shell_in_notebook_7(lab):
     page.locator(".lm-Menu-itemLabel", has_text=re.compile(r"^Run All Cells$")).click()
     cell = page.locator(".jp-NotebookPanel .jp-Cell").nth(1)
     cell.locator(".jp-TraceExplorer-progress").get_by_text(re.compile(r"^tracing Slow… \d+ s")).wait_for(timeout=90_000)
+    # Notebook 7's shell reaches the kernel too: the placeholder offers its cancel
+    assert cell.locator(".jp-TraceExplorer-progress").get_by_role("button", name="cancel").is_visible()
     explorer = cell.locator(f".jp-OutputArea-output {ROOT}").first
     explorer.locator(".jp-TraceExplorer-canvas svg").wait_for(timeout=30_000)
     assert explorer.locator(".jp-TraceExplorer-badge").inner_text() == "ok"

@@ -27,6 +27,7 @@ from ..errors import TraceError, error_from_exception
 from ..graph import Frame
 from ..hazards import Finding
 from ..inputs import describe_inputs
+from ..progress import CHECKING, DRAFTING, EXPORTING, enter_phase
 from ..run import Target, TraceRun
 from ..source import attribute_to_caller, is_torch_file, source_line
 from ..torchscript.plan import target_of
@@ -254,6 +255,7 @@ class ExportSession:
         )
         try:
             with CAPTURE_LOCK, guest(self.module, self.module_mode, self.no_grad):
+                enter_phase(EXPORTING)
                 yield from self._export(run)
         except Exception as e:  # our own bug or a hostile object: record it, never take the kernel down
             run.error = error_from_exception(e, phase="internal")
@@ -302,6 +304,7 @@ class ExportSession:
         if self.draft == "always":
             yield from self._draft(run, exported_ok=True)
         if self.check:
+            enter_phase(CHECKING)
             t0 = time.perf_counter()
             run.check = check_export(
                 ep,
@@ -356,6 +359,7 @@ class ExportSession:
             (self.exported, self.args),
             {"kwargs": self.kwargs or None, "dynamic_shapes": self.dynamic_shapes, "strict": self.strict},
         )
+        enter_phase(DRAFTING)
         t0 = time.perf_counter()
         self.python_runs += 1
         draft_ep = None

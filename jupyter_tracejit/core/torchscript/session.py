@@ -27,6 +27,7 @@ from ..errors import TraceError, argument_error, error_from_exception
 from ..graph import Frame, Graph
 from ..inputs import clone_inputs, describe_inputs
 from ..options import DEFAULT_TOLERANCE
+from ..progress import CHECKING, PROBING, TRACING, enter_phase
 from ..run import TraceRun
 from ..source import attribute_to_caller, is_torch_file
 from ..tracer_warnings import TraceWarning, WarningRecorder, is_torch_jit_notice
@@ -99,13 +100,16 @@ class TraceSession:
                 guest(plan.module, plan.options.module_mode, plan.options.no_grad) as state,
                 self.recorder.capture(),
             ):
+                enter_phase(TRACING)
                 if isinstance(plan.func, torch.jit.ScriptModule):
                     self._already_script(run)
                 else:
                     yield from self._trace(run, top_level_nondeterministic)
                     if run.error is None and plan.options.check_trace:
+                        enter_phase(CHECKING)
                         yield from self._check(run, top_level_nondeterministic)
                     if run.error is None and plan.options.probe:
+                        enter_phase(PROBING)
                         self._probe(run)
                 mutated = state.changed_buffers() if state is not None else []
         except Exception as e:  # our own bug or a hostile object: record it, never take the kernel down

@@ -891,6 +891,10 @@ export interface TraceProgress {
    * seconds since the epoch when tracing started
    */
   started: number;
+  /**
+   * what the capture does now (jupyter_tracejit/core/progress.py): tracing, checking, probing, exporting or draft-exporting; absent in placeholders saved before phases were shown (read as tracing)
+   */
+  phase?: string;
 }
 
 /** The package's version (jupyter_tracejit/_version.py): the widget module's version. */
