@@ -52,8 +52,9 @@ def test_mypy_strict_is_clean_on_the_whole_package():
 
 def test_a_traced_run_displays_as_the_explorer_in_ipython_without_load_ext():
     code = (
-        "from IPython.testing.globalipapp import start_ipython\n"
-        "ip = start_ipython()\n"
+        # a kernel's kind of shell (the terminal's prints the text report instead: tests/test_terminal.py)
+        "from IPython.core.interactiveshell import InteractiveShell\n"
+        "ip = InteractiveShell.instance()\n"
         "import sys, torch, jupyter_tracejit as tj\n"
         "print('ipywidgets' in sys.modules)\n"
         "run = tj.trace(lambda x: x * 2, (torch.rand(2),))\n"
