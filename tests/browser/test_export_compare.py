@@ -206,6 +206,11 @@ def test_an_option_clicked_re_exports(lab):
     explorer = explorer_in(lab, 1)
     history = explorer.locator(".jp-TraceExplorer-history select option")
     assert history.count() == 0  # one run: no history to pick from yet
+    # the comparison open on its second line, its panes marked as the first run's
+    panel, _ = open_trace_vs_export(explorer)
+    panel.get_by_role("button", name="next line").click()
+    panel.locator(".jp-TraceExplorer-stepLabel").filter(has_text="line 2 of 3").wait_for()
+    explorer.locator(".jp-TraceExplorer-compareFull").evaluate("el => el.dataset.firstRun = 'yes'")
     strict = explorer.locator('input[data-option="strict"]')
     assert not strict.is_checked()
     strict.check()
@@ -215,8 +220,11 @@ def test_an_option_clicked_re_exports(lab):
     assert explorer.locator('input[data-option="strict"]').is_checked()
     assert history.count() == 2
     assert explorer.locator(".jp-TraceExplorer-backend").inner_text() == "torch.export"
-    # the re-export compared again: the tab is there, for the new run
-    open_trace_vs_export(explorer)
+    # the re-export compared again: the panes show the new run's pictures, from its first line
+    fresh = explorer.locator(".jp-TraceExplorer-compareFull:not([data-first-run])")
+    fresh.locator("g.node.step").first.wait_for()
+    assert explorer.locator(".jp-TraceExplorer-compareFull").count() == 1
+    assert panel.locator(".jp-TraceExplorer-stepLabel").inner_text() == "line 1 of 3"
     lab.screenshot_themes("export-reexported", explorer)
     assert not lab.extension_errors()
 

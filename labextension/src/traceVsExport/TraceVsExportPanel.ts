@@ -47,6 +47,8 @@ export class TraceVsExportPanel {
   /** The panes on screen, if any. */
   panes: ComparePanes | null = null;
   private compared: Compared | null = null;
+  /** the run whose pictures the panes show */
+  private panesKey = '';
   private current = 0;
   /** the panes are wanted (opened by the button or a step; closed by close, Esc or the button) */
   private showing = false;
@@ -292,6 +294,11 @@ export class TraceVsExportPanel {
       this.rendered = Promise.resolve();
       return;
     }
+    if (this.panes && this.panesKey !== cmp.key) {
+      // a new run (a re-export) on screen: its pictures, not the last run's
+      this.panes.dispose();
+      this.panes = null;
+    }
     if (!this.panes) {
       const graphArea = this.element.closest('.jp-TraceExplorer-root')?.querySelector('.jp-TraceExplorer-graph');
       if (!graphArea) {
@@ -322,6 +329,7 @@ export class TraceVsExportPanel {
         }
       );
       this.panes = panes;
+      this.panesKey = cmp.key;
       graphArea.appendChild(panes.element);
     }
     const panes = this.panes;
