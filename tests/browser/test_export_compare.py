@@ -7,7 +7,7 @@
 - an export refused at ``if h.sum() > 0:``: the error at the user's line with the hint (``torch.cond`` /
   ``torch._check``), and the draft's graph marked as the draft's;
 - a re-export by clicking an option of the live explorer (the history grows, the option is the run's);
-- the saved HTML report of the compared run: the same view, offline, light and dark.
+- the same view in the saved notebook without a kernel, and in the saved HTML report offline (light and dark).
 
 Light and dark screenshots of each.
 """
@@ -171,6 +171,19 @@ def test_trace_vs_export_steps_through_the_lines_in_both_graphs(lab):
     panel.get_by_role("button", name="close the comparison").click()
     explorer.locator(".jp-TraceExplorer-compareFull").wait_for(state="detached")
     assert explorer.locator(".jp-TraceExplorer-canvas svg").is_visible()
+    # saved, the kernel stopped, reloaded: the kernel-free renderer of the saved run shows the same view
+    lab.save()
+    lab.server.shutdown_kernels()
+    lab.page.reload()
+    lab.notebook.locator(".jp-Cell").first.wait_for()
+    saved = explorer_in(lab, 1)
+    assert "read-only" in saved.locator(".jp-TraceExplorer-options").inner_text()
+    saved_panel, saved_panes = open_trace_vs_export(saved)
+    assert saved_panel.locator(".jp-TraceExplorer-coverageText").inner_text() == "5 of 5 trace ops matched (100%)"
+    saved_panel.get_by_role("button", name="next line").click()
+    saved_panes.nth(1).locator("g.node.step").first.wait_for()
+    assert len(step_ids(saved_panes.nth(0))) == 4 and len(step_ids(saved_panes.nth(1))) == 2
+    lab.screenshot("export-compare-saved-no-kernel", saved)
     assert not lab.extension_errors()
 
 
