@@ -60,6 +60,9 @@ function centre(el: SVGGraphicsElement): { x: number; y: number } | null {
   }
 }
 
+/** The panes shown over each graph area: one comparison at a time (the check's, two runs', trace vs export). */
+const shownOver = new WeakMap<Element, ComparePanes>();
+
 export class ComparePanes {
   readonly element: HTMLElement;
   /** Settles when both pictures are on screen and placed. */
@@ -148,6 +151,19 @@ export class ComparePanes {
   close(): void {
     this.element.remove();
     this.onClose();
+  }
+
+  /**
+   * Put the panes over `graphArea` (the explorer's graph): another comparison shown there is closed, and its owner
+   * hears of it, so that two owners never stack their panes (the check's and trace vs export).
+   */
+  showIn(graphArea: Element): void {
+    const other = shownOver.get(graphArea);
+    shownOver.set(graphArea, this);
+    if (other && other !== this && other.element.isConnected) {
+      other.close();
+    }
+    graphArea.appendChild(this.element);
   }
 
   /** Take the panes off the page without telling the owner (it replaces or drops them itself). */

@@ -330,7 +330,7 @@ export class TraceVsExportPanel {
       );
       this.panes = panes;
       this.panesKey = cmp.key;
-      graphArea.appendChild(panes.element);
+      panes.showIn(graphArea);
     }
     const panes = this.panes;
     const step = cmp.steps[this.current];
