@@ -6,7 +6,8 @@
   ops in both panes (in view) and a click on an op marking its partner;
 - an export refused at ``if h.sum() > 0:``: the error at the user's line with the hint (``torch.cond`` /
   ``torch._check``), and the draft's graph marked as the draft's;
-- a re-export by clicking an option of the live explorer (the history grows, the option is the run's);
+- a re-export by clicking an option of the live explorer (the history grows, the option is the run's, the open
+  panes show the new run), and two runs compared in the check tab taking the graph area over from them;
 - the same view in the saved notebook without a kernel, and in the saved HTML report offline (light and dark).
 
 Light and dark screenshots of each.
@@ -212,8 +213,27 @@ def test_a_refused_export_shows_its_line_the_hint_and_the_draft_graph(lab):
     assert not lab.extension_errors()
 
 
+DROPPED = """\
+import torch, torch.nn as nn
+import jupyter_tracejit as tj
+
+class Dropped(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 8)
+        self.drop = nn.Dropout(0.1)
+        self.out = nn.Linear(8, 4)
+
+    def forward(self, x):
+        h = self.drop(torch.relu(self.fc(x)))  # a dropout, in train mode only
+        h = h.view(h.size(0), -1).contiguous()
+        return self.out(h) + torch.tensor(x.shape[0])
+"""
+
+
 def test_an_option_clicked_re_exports(lab):
-    lab.write_notebook("export_again.ipynb", [MODEL, COMPARE])
+    export = "run = tj.export(Dropped(), (torch.ones(4, 8),), compare_trace=True)\ntj.explore(run)\n"
+    lab.write_notebook("export_again.ipynb", [DROPPED, export])
     lab.open_notebook("export_again.ipynb")
     lab.run_all(timeout=120_000)
     explorer = explorer_in(lab, 1)
@@ -224,14 +244,15 @@ def test_an_option_clicked_re_exports(lab):
     panel.get_by_role("button", name="next line").click()
     panel.locator(".jp-TraceExplorer-stepLabel").filter(has_text="line 2 of 3").wait_for()
     explorer.locator(".jp-TraceExplorer-compareFull").evaluate("el => el.dataset.firstRun = 'yes'")
-    strict = explorer.locator('input[data-option="strict"]')
-    assert not strict.is_checked()
-    strict.check()
-    # re-exported in the kernel: a second run in the history, the run on screen exported with strict=True
+    mode = explorer.locator('select[data-option="module_mode"]')
+    assert mode.input_value() == "as_is"
+    mode.select_option("eval")
+    # re-exported in the kernel: a second run in the history, the run on screen exported in eval mode
     history.nth(1).wait_for(state="attached", timeout=90_000)
     explorer.locator(".jp-TraceExplorer-options .jp-mod-pending").first.wait_for(state="detached", timeout=90_000)
-    assert explorer.locator('input[data-option="strict"]').is_checked()
+    assert explorer.locator('select[data-option="module_mode"]').input_value() == "eval"
     assert history.count() == 2
+    assert 'module_mode="eval"' in history.nth(1).inner_text(), history.nth(1).inner_text()
     assert explorer.locator(".jp-TraceExplorer-backend").inner_text() == "torch.export"
     # the re-export compared again: the panes show the new run's pictures, from its first line
     fresh = explorer.locator(".jp-TraceExplorer-compareFull:not([data-first-run])")
@@ -239,6 +260,13 @@ def test_an_option_clicked_re_exports(lab):
     assert explorer.locator(".jp-TraceExplorer-compareFull").count() == 1
     assert panel.locator(".jp-TraceExplorer-stepLabel").inner_text() == "line 1 of 3"
     lab.screenshot_themes("export-reexported", explorer)
+    # the two runs compared in the check tab (the dropout is gone): their panes replace trace vs export's
+    explorer.locator('.jp-TraceExplorer-tab[data-tab="check"]').click()
+    explorer.locator(".jp-TraceExplorer-compare").get_by_role("button", name="compare", exact=True).click()
+    runs = explorer.locator(".jp-TraceExplorer-compareFull .jp-TraceExplorer-paneLabel")
+    runs.filter(has_text="run 1").wait_for()
+    assert explorer.locator(".jp-TraceExplorer-compareFull").count() == 1
+    assert panel.locator('[data-action="trace-vs-export"]').get_attribute("aria-pressed") == "false"
     assert not lab.extension_errors()
 
 
