@@ -351,7 +351,7 @@ def fixture_files() -> dict[str, str]:
     """File name -> text of every fixture."""
     files: dict[str, str] = {}
     runs = {}
-    for name, run in {**make_runs(), "exported": exported_mlp()}.items():
+    for name, run in {**make_runs(), "exported": exported_mlp(), "compared": compared_export()}.items():
         data = portable(run)
         runs[name] = tj.TraceRun.from_json(data)  # facts and DOT from the machine-independent run
         files[f"{name}.run.json"] = json.dumps(data, allow_nan=False, indent=1, ensure_ascii=False) + "\n"
@@ -404,6 +404,28 @@ def exported_mlp() -> tj.TraceRun:
         (torch.ones(4, 8), torch.ones(3)),
         dynamic_shapes={"x": {0: batch}, "steps": {0: torch.export.Dim.AUTO}},
     )
+
+
+class ShapeAndFrozen(nn.Module):
+    """What a trace and an export of one model record differently, line by line: a size the trace computes (shape
+    arithmetic), a ``contiguous`` export leaves out, and a size the trace freezes into a tensor constant."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = nn.Linear(8, 8)
+        self.out = nn.Linear(8, 4)
+
+    def forward(self, x):
+        h = torch.relu(self.fc(x))
+        h = h.view(h.size(0), -1).contiguous()
+        return self.out(h) + torch.tensor(x.shape[0])
+
+
+def compared_export() -> tj.TraceRun:
+    """The trace-versus-export fixture (``compare_trace=True``, after the fixtures above so their lines stay put):
+    matched ops, and lines that differ for shape arithmetic, a no-op and a frozen value."""
+    torch.manual_seed(0)
+    return tj.export(ShapeAndFrozen(), (torch.ones(4, 8),), compare_trace=True)
 
 
 if __name__ == "__main__":

@@ -8,7 +8,15 @@ import { join } from 'path';
 import { describe, expect, it } from 'vitest';
 
 import { pendingFix } from '../src/controls/fix';
-import { backendLabel, guardsModel, rangeText, shapeSymbols, shapeTitle, symbolText } from '../src/model/exportReport';
+import {
+  backendLabel,
+  guardsModel,
+  rangeText,
+  shapeSymbols,
+  shapeTitle,
+  showsDraftGraph,
+  symbolText
+} from '../src/model/exportReport';
 import { shapeText, userFrame } from '../src/model/graph';
 import { historyLabel, isExportOptions, optionsDiffering } from '../src/model/history';
 import {
@@ -121,5 +129,18 @@ describe('an export run', () => {
       'run 2: ok · draft="always", no_grad=true · 9 nodes'
     );
     expect(pendingFix({ check_trace: false }, first)).toEqual({ check_trace: false });
+  });
+});
+
+describe('a failed export', () => {
+  it("shows draft_export's graph as the draft's: an export with an error and a graph has only the draft's", () => {
+    const exported = raw('exported');
+    const error = raw('error').error!; // a trace's error: the field's shape is the same
+    expect(showsDraftGraph(exported)).toBe(false);
+    expect(showsDraftGraph({ ...exported, error })).toBe(true);
+    // no draft (draft="never", or the draft could not run): no graph, nothing to mark
+    expect(showsDraftGraph({ ...exported, error, graphs: {} })).toBe(false);
+    // a failed trace that kept a graph is no draft
+    expect(showsDraftGraph({ ...exported, backend: 'trace', error })).toBe(false);
   });
 });

@@ -549,7 +549,7 @@ export class CheckPanel {
     this.fullCompare = compare;
     this.compareKey = want.key;
     this.rendered = compare.rendered;
-    graphArea.appendChild(compare.element);
+    compare.showIn(graphArea);
   }
 
   /** Back to the graph; the focus goes back to the button that opened the panes. */

@@ -60,6 +60,9 @@ function centre(el: SVGGraphicsElement): { x: number; y: number } | null {
   }
 }
 
+/** The panes shown over each graph area: one comparison at a time (the check's, two runs', trace vs export). */
+const shownOver = new WeakMap<Element, ComparePanes>();
+
 export class ComparePanes {
   readonly element: HTMLElement;
   /** Settles when both pictures are on screen and placed. */
@@ -150,6 +153,19 @@ export class ComparePanes {
     this.onClose();
   }
 
+  /**
+   * Put the panes over `graphArea` (the explorer's graph): another comparison shown there is closed, and its owner
+   * hears of it, so that two owners never stack their panes (the check's and trace vs export).
+   */
+  showIn(graphArea: Element): void {
+    const other = shownOver.get(graphArea);
+    shownOver.set(graphArea, this);
+    if (other && other !== this && other.element.isConnected) {
+      other.close();
+    }
+    graphArea.appendChild(this.element);
+  }
+
   /** Take the panes off the page without telling the owner (it replaces or drops them itself). */
   dispose(): void {
     this.element.remove();
@@ -168,12 +184,48 @@ export class ComparePanes {
         );
       }
       const current = svg.querySelector<SVGGraphicsElement>('g.node.current');
-      const at = current && centre(current);
-      const b = pane.viewport.bounds!;
-      pane.anchor = at ?? { x: b.x + b.w / 2, y: b.y + b.h / 2 };
-      pane.anchored = at !== null;
+      this.anchorOn(pane, current ? [current] : []);
     } catch (err) {
       pane.viewport.element.textContent = `layout failed: ${err instanceof Error ? err.message : String(err)}`;
+    }
+  }
+
+  /** Anchor `pane` on the middle of `nodes` (the picture's centre when there are none, or none is drawn). */
+  private anchorOn(pane: Pane, nodes: SVGGraphicsElement[]): void {
+    const at = nodes.map(centre).filter((c): c is { x: number; y: number } => c !== null);
+    const b = pane.viewport.bounds;
+    if (at.length) {
+      const xs = at.map(c => c.x);
+      const ys = at.map(c => c.y);
+      pane.anchor = { x: (Math.min(...xs) + Math.max(...xs)) / 2, y: (Math.min(...ys) + Math.max(...ys)) / 2 };
+    } else if (b) {
+      pane.anchor = { x: b.x + b.w / 2, y: b.y + b.h / 2 };
+    }
+    pane.anchored = at.length > 0;
+  }
+
+  /**
+   * Mark the nodes named `names[i]` (DOT names) in pane i with the class `cls`, and no others; with `focus`, both
+   * panes open on the marked nodes as on a divergence (a side with none marked is placed from the other side's
+   * matched nodes). A stepper moves its highlight through both pictures this way, with no new layout.
+   */
+  mark(cls: string, names: readonly [readonly string[], readonly string[]], focus = false): void {
+    this.panes.forEach((pane, i) => {
+      const svg = pane.viewport.svg;
+      if (!svg) {
+        return;
+      }
+      svg.querySelectorAll(`g.node.${CSS.escape(cls)}`).forEach(g => g.classList.remove(cls));
+      const wanted = new Set(names[i]);
+      const marked = [...svg.querySelectorAll<SVGGraphicsElement>('g.node')].filter(g => wanted.has(g.id));
+      marked.forEach(g => g.classList.add(cls));
+      if (focus) {
+        this.anchorOn(pane, marked);
+      }
+    });
+    if (focus) {
+      this.alignAnchors();
+      this.openOnAnchors();
     }
   }
 

@@ -1,13 +1,14 @@
 /**
  * The trace explorer: header (verdict badge, what was traced, counts, full screen), options bar, then the graph
- * and the tabs (inspector, warnings & findings, check & divergences) with a splitter between them; on a narrow
+ * and the tabs (inspector, warnings & findings, check & divergences; an export's guards and its comparison with a
+ * trace) with a splitter between them; on a narrow
  * output the tabs go below the graph. The same component serves the live widget, the kernel-free MIME renderer
  * and the offline report; only the host differs.
  */
 
 import { CheckPanel } from '../check/CheckPanel';
 import { GuardsPanel } from '../guards/GuardsPanel';
-import { backendLabel, guardsModel } from '../model/exportReport';
+import { backendLabel, DRAFT_GRAPH_NOTE, guardsModel, showsDraftGraph } from '../model/exportReport';
 import { OptionsBar } from '../controls/OptionsBar';
 import { GraphView, MARK_STATE } from '../graph/GraphView';
 import { Inspector } from '../inspector/Inspector';
@@ -18,8 +19,9 @@ import { append, clear, h, withCode } from '../state/dom';
 import { ExplorerHost } from '../state/host';
 import { FullScreen } from './fullscreen';
 import { Splitter } from './splitter';
+import { TraceVsExportPanel } from '../traceVsExport/TraceVsExportPanel';
 
-type TabName = 'inspector' | 'warnings' | 'check' | 'guards';
+type TabName = 'inspector' | 'warnings' | 'check' | 'guards' | 'traceVsExport';
 
 /** Below this width (px) the side panel goes under the graph (a 1024 px window with the file browser open). */
 export const STACK_BELOW_PX = 760;
@@ -62,6 +64,8 @@ export class Explorer {
   readonly check: CheckPanel;
   /** The Guards tab's panel; its tab is shown for export runs only. */
   readonly guards: GuardsPanel;
+  /** The "Trace vs export" tab's panel; its tab is shown for export runs made with compare_trace=True only. */
+  readonly traceVsExport: TraceVsExportPanel;
   readonly options: OptionsBar;
   readonly splitter: Splitter;
   readonly fullScreen: FullScreen;
@@ -85,6 +89,7 @@ export class Explorer {
     this.warnings = new WarningsPanel(this.ctx);
     this.check = new CheckPanel(this.ctx);
     this.guards = new GuardsPanel(this.ctx);
+    this.traceVsExport = new TraceVsExportPanel(this.ctx);
     const tabList = h('div', { class: 'jp-TraceExplorer-tabs', role: 'tablist' });
     const panels = h('div', { class: 'jp-TraceExplorer-panels' });
     const add = (name: TabName, title: string, panel: HTMLElement): void => {
@@ -113,6 +118,7 @@ export class Explorer {
     add('warnings', 'Warnings', this.warnings.element);
     add('check', 'Check', this.check.element);
     add('guards', 'Guards', this.guards.element);
+    add('traceVsExport', 'Trace vs export', this.traceVsExport.element);
     const side = h('div', { class: 'jp-TraceExplorer-sidebar' }, tabList, panels);
     const main = h('div', { class: 'jp-TraceExplorer-main' });
     this.splitter = new Splitter(main);
@@ -151,9 +157,9 @@ export class Explorer {
       if (
         keys.has('selectedNode') &&
         this.ctx.host.get('selectedNode') >= 0 &&
-        (this.active === 'warnings' || this.active === 'guards')
+        (this.active === 'warnings' || this.active === 'guards' || this.active === 'traceVsExport')
       ) {
-        return; // keep the list in view while walking its warnings (or an export's guards)
+        return; // keep the list in view while walking its warnings (or an export's guards, or its lines)
       }
       if (keys.has('selectedNode') && this.ctx.host.get('selectedNode') >= 0 && this.active !== 'check') {
         this.showTab('inspector');
@@ -179,6 +185,7 @@ export class Explorer {
     this.warnings.dispose();
     this.check.dispose();
     this.guards.dispose();
+    this.traceVsExport.dispose();
     this.options.dispose();
   }
 
@@ -216,10 +223,19 @@ export class Explorer {
     // no graph to show (tracing failed): no empty graph pane; the error is in the header, the tabs keep what they
     // have (the warnings raised before it failed); a re-trace that works brings the graph back
     this.element.classList.toggle('jp-mod-noGraph', run !== null && run.graphs.size === 0);
+    // a failed export's draft graph: the graph area says so too (it is not a program that export accepted)
+    this.graph.element.classList.toggle('jp-mod-draft', showsDraftGraph(run?.raw));
     const tools = h('span', { class: 'jp-TraceExplorer-headerTools' }, this.fullScreenButton);
     const guardsTab = this.tabs.get('guards')?.tab;
     if (guardsTab) {
       guardsTab.hidden = run?.raw.backend !== 'export'; // export runs only: a trace records no guards
+    }
+    const compareTab = this.tabs.get('traceVsExport')?.tab;
+    if (compareTab) {
+      compareTab.hidden = !this.traceVsExport.available; // export runs made with compare_trace=True only
+      if (compareTab.hidden && this.active === 'traceVsExport') {
+        this.showTab('inspector');
+      }
     }
     if (!run) {
       append(this.header, h('span', { class: 'jp-TraceExplorer-summary' }, this.ctx.error ?? 'no trace yet'), tools);
@@ -268,7 +284,8 @@ export class Explorer {
             error.file
               ? h('span', { class: 'jp-TraceExplorer-muted' }, ` (${run.locationLabel(error.file, error.line)})`)
               : null,
-            error.hint ? h('p', { class: 'jp-TraceExplorer-hint' }, 'Hint: ', ...withCode(error.hint)) : null
+            error.hint ? h('p', { class: 'jp-TraceExplorer-hint' }, 'Hint: ', ...withCode(error.hint)) : null,
+            showsDraftGraph(run.raw) ? h('p', { class: 'jp-TraceExplorer-draftNote' }, DRAFT_GRAPH_NOTE) : null
           )
         : null
     );

@@ -107,7 +107,7 @@ function neighbourhood(graph: TraceGraph, seed: number | null, radius: number): 
   return seen;
 }
 
-function sideDot(
+export function sideDot(
   graph: TraceGraph,
   ids: Set<number>,
   nameOf: (id: number) => string,

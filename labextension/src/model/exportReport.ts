@@ -108,3 +108,17 @@ export function guardsModel(report: ExportReport | null | undefined): GuardsMode
     count: report.guards.length + (draft?.length ?? 0)
   };
 }
+
+/**
+ * Whether the graph shown is draft_export's rather than an exported program's: export refused the model and the
+ * draft (draft="on_failure" or "always") recorded what export would, deferring what export refused to runtime
+ * asserts (core/export/session.py `_draft`). An export run with an error and a graph has only the draft's.
+ */
+export function showsDraftGraph(run: Pick<TraceRun, 'backend' | 'error' | 'graphs'> | null | undefined): boolean {
+  return run?.backend === 'export' && run.error !== null && Object.keys(run.graphs).length > 0;
+}
+
+/** What the header says under export's error when the graph is the draft's. */
+export const DRAFT_GRAPH_NOTE =
+  "The graph is draft_export's, not an exported program: it records what export would, with the refused " +
+  'line assumed as it ran here and checked by asserts (the Guards tab lists what the draft reported).';

@@ -1,0 +1,214 @@
+/**
+ * The trace-versus-export comparison of an export run made with `compare_trace=True` (`run.compared`,
+ * core/capture_diff.py): how much of the trace the export matched, the lines where they differ (one step per
+ * source line, each with its reasons in words) and the two graphs as DOT, a matched pair under one name in both
+ * pictures so that Graphviz ranks them alike and a click on one finds its partner. Torch-free and DOM-free, so
+ * vitest checks it on the `compared` fixture.
+ */
+
+import type { CaptureComparison, LineDifference, TraceComparison } from './protocol.generated';
+import { TraceGraph } from './graph';
+import { FileNames } from './location';
+import { sideDot } from './align';
+
+export type DifferenceReason = LineDifference['reason'];
+
+/**
+ * The reasons in words, in the order the header counts them: what only one side records because of how it
+ * captures (sizes, checks, no-ops), then what the model's code makes differ (control flow, a frozen value), then
+ * what is left. The kernel's `detail` says the same at length (capture_diff.py `_REASONS`).
+ */
+export const REASON_WORDS: Record<DifferenceReason, string> = {
+  shape_arithmetic: 'shape arithmetic (trace only)',
+  runtime_check: 'runtime check (export only)',
+  no_op: 'no-op export leaves out',
+  control_flow: 'control flow',
+  frozen: 'value the trace froze',
+  only_trace: 'only in the trace',
+  only_export: 'only in the export'
+};
+
+const REASON_ORDER = Object.keys(REASON_WORDS) as DifferenceReason[];
+
+/** One difference at a line, in words. */
+export interface StepReason {
+  reason: DifferenceReason;
+  words: string;
+  detail: string;
+  traceNodes: number[];
+  exportNodes: number[];
+}
+
+/** One step of the stepper: a source line (file '' and line 0: ops with no user line) and what differs there. */
+export interface LineStep {
+  file: string;
+  line: number;
+  code: string;
+  reasons: StepReason[];
+  /** every op of the line, per side, in id order */
+  traceNodes: number[];
+  exportNodes: number[];
+}
+
+/** The lines that differ, one step per file:line in the kernel's order (file, line), those with no line last. */
+export function lineSteps(cmp: CaptureComparison): LineStep[] {
+  const steps = new Map<string, LineStep>();
+  for (const d of cmp.lines) {
+    const key = `${d.file}:${d.line}`;
+    let step = steps.get(key);
+    if (!step) {
+      step = { file: d.file, line: d.line, code: d.code, reasons: [], traceNodes: [], exportNodes: [] };
+      steps.set(key, step);
+    }
+    step.reasons.push({
+      reason: d.reason,
+      words: REASON_WORDS[d.reason] ?? d.reason,
+      detail: d.detail,
+      traceNodes: d.trace_nodes,
+      exportNodes: d.export_nodes
+    });
+    step.traceNodes.push(...d.trace_nodes);
+    step.exportNodes.push(...d.export_nodes);
+  }
+  const out = [...steps.values()];
+  for (const s of out) {
+    s.reasons.sort((a, b) => REASON_ORDER.indexOf(a.reason) - REASON_ORDER.indexOf(b.reason));
+    s.traceNodes.sort((a, b) => a - b);
+    s.exportNodes.sort((a, b) => a - b);
+  }
+  // ops with no user line (torch's own code) say least about the model: after the lines
+  return [...out.filter(s => s.file), ...out.filter(s => !s.file)];
+}
+
+export interface Coverage {
+  matched: number;
+  /** the trace's ops export could have a counterpart for (no-ops excluded: capture_diff.py `coverage`) */
+  comparable: number;
+  traceOps: number;
+  exportOps: number;
+  /** 0..1 */
+  share: number;
+  /** `5 of 5 trace ops matched (100%)` */
+  text: string;
+}
+
+/** How much of the trace the export matched, by capture_diff.py's `coverage` rule (one rule, mirrored here). */
+export function coverage(cmp: CaptureComparison): Coverage {
+  const noOps = cmp.lines.filter(d => d.reason === 'no_op').reduce((n, d) => n + d.trace_nodes.length, 0);
+  const comparable = cmp.trace_ops - noOps;
+  const matched = cmp.matched.length;
+  const share = comparable > 0 ? matched / comparable : 1;
+  const percent = Math.floor(share * 100);
+  return {
+    matched,
+    comparable,
+    traceOps: cmp.trace_ops,
+    exportOps: cmp.export_ops,
+    share,
+    text: `${matched} of ${comparable} trace ops matched (${percent}%)`
+  };
+}
+
+export interface ReasonCount {
+  reason: DifferenceReason;
+  words: string;
+  lines: number;
+  traceNodes: number;
+  exportNodes: number;
+  /** `shape arithmetic (trace only): 8 ops at 3 lines` */
+  text: string;
+}
+
+function plural(n: number, word: string): string {
+  return `${n} ${word}${n === 1 ? '' : 's'}`;
+}
+
+/** Per reason that occurs, in REASON_WORDS' order: at how many lines, with how many ops of each side. */
+export function reasonCounts(cmp: CaptureComparison): ReasonCount[] {
+  return REASON_ORDER.map(reason => {
+    const mine = cmp.lines.filter(d => d.reason === reason);
+    const traceNodes = mine.reduce((n, d) => n + d.trace_nodes.length, 0);
+    const exportNodes = mine.reduce((n, d) => n + d.export_nodes.length, 0);
+    const lines = new Set(mine.map(d => `${d.file}:${d.line}`)).size;
+    const words = REASON_WORDS[reason];
+    return {
+      reason,
+      words,
+      lines,
+      traceNodes,
+      exportNodes,
+      text: `${words}: ${plural(traceNodes + exportNodes, 'op')} at ${plural(lines, 'line')}`
+    };
+  }).filter(c => c.lines > 0);
+}
+
+/** The two graphs as the panes draw them: DOT per side, and each drawn node's DOT name per side. */
+export interface CapturePictures {
+  traceDot: string;
+  exportDot: string;
+  /** node id -> DOT name per side; a matched pair has one name (`p<trace id>`) in both pictures */
+  traceName: (id: number) => string;
+  exportName: (id: number) => string;
+  /** DOT name -> node id per side */
+  traceNames: Map<string, number>;
+  exportNames: Map<string, number>;
+}
+
+/**
+ * The ops of both graphs, matched pairs under one name, each op classed `matched` or `differs` with its
+ * reason's class (`reason-shape_arithmetic`): the panes highlight a step's ops by their names, with no new layout.
+ */
+export function capturePictures(
+  trace: TraceGraph,
+  exported: TraceGraph,
+  compared: TraceComparison,
+  fileNames: FileNames = {}
+): CapturePictures {
+  const cmp = compared.comparison;
+  const exportOf = new Map(cmp.matched.map(([t, e]) => [t, e]));
+  const traceOf = new Map(cmp.matched.map(([t, e]) => [e, t]));
+  const traceReason = new Map<number, DifferenceReason>();
+  const exportReason = new Map<number, DifferenceReason>();
+  for (const d of cmp.lines) {
+    d.trace_nodes.forEach(id => traceReason.set(id, d.reason));
+    d.export_nodes.forEach(id => exportReason.set(id, d.reason));
+  }
+  const traceName = (id: number): string => (exportOf.has(id) ? `p${id}` : `t${id}`);
+  const exportName = (id: number): string => {
+    const partner = traceOf.get(id);
+    return partner !== undefined ? `p${partner}` : `e${id}`;
+  };
+  const classes =
+    (partners: Map<number, number>, reasons: Map<number, DifferenceReason>) =>
+    (id: number): string[] => {
+      const reason = reasons.get(id);
+      return partners.has(id) ? ['matched'] : reason ? ['differs', `reason-${reason}`] : ['differs'];
+    };
+  // every op, and whatever a line names that is not one (a size a constant fed): a step always finds its nodes
+  const ids = (graph: TraceGraph, named: Iterable<number>): Set<number> =>
+    new Set([...graph.nodes.filter(n => n.role === 'op').map(n => n.id), ...named]);
+  const t = sideDot(
+    trace,
+    ids(trace, [...exportOf.keys(), ...traceReason.keys()]),
+    traceName,
+    classes(exportOf, traceReason),
+    '',
+    fileNames
+  );
+  const e = sideDot(
+    exported,
+    ids(exported, [...traceOf.keys(), ...exportReason.keys()]),
+    exportName,
+    classes(traceOf, exportReason),
+    '',
+    fileNames
+  );
+  return {
+    traceDot: t.dot,
+    exportDot: e.dot,
+    traceName,
+    exportName,
+    traceNames: t.names,
+    exportNames: e.names
+  };
+}
