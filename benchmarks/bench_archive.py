@@ -26,6 +26,7 @@ from typing import Any
 import torch
 
 import jupyter_tracejit as tj
+from jupyter_tracejit.core.archive.load import method_names
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_core import interleaved, machine, transformer_encoder
@@ -54,10 +55,19 @@ def torch_side(path: Path) -> Any:
 
 
 def torch_restoring(path: Path) -> Any:
-    """What tj.load asks of torch: the load with the stored example inputs' types restored (``_restore_shapes``,
-    which loads the inputs and propagates their shapes), and every submodule's method compiled (the inlining)."""
+    """The fair baseline, what tj.load asks of torch for its graphs: the load with the stored example inputs' types
+    restored (``_restore_shapes``, which loads the inputs and propagates their shapes), and the inlined graph of
+    every method the run shows (inlining compiles every submodule's method: TorchScript compiles them lazily)."""
     module = torch.jit.load(str(path), map_location="cpu", _restore_shapes=True)
-    return module.forward.inlined_graph
+    return [getattr(module, name).inlined_graph for name in method_names(module)]
+
+
+def torch_floor(path: Path) -> Any:
+    """The fair baseline plus every node's ``sourceRange()``, the text the run's original lines come from (its
+    first call on a loaded graph unpickles the archive's debug ranges): what torch does for tj.load, before any
+    of tj.load's own work."""
+    graphs = torch_restoring(path)
+    return [[n.sourceRange() for n in graph.nodes()] for graph in graphs]
 
 
 def ours(path: Path) -> Any:
@@ -98,6 +108,7 @@ def main(argv: list[str] | None = None) -> int:
         cases = {
             "torch": lambda: torch_side(path),
             "restore": lambda: torch_restoring(path),
+            "floor": lambda: torch_floor(path),
             "tj.load": lambda: ours(path),
         }
         times = interleaved(cases, reps, warmup)
@@ -110,10 +121,15 @@ def main(argv: list[str] | None = None) -> int:
         print(f"torch.jit.load + print(m.graph)   {torch_s * 1e3:7.1f} ms")
         restore_s = statistics.median(times["restore"])
         print(f"tj.load                           {ours_s * 1e3:7.1f} ms")
+        floor_s = statistics.median(times["floor"])
         print(
-            "  torch's share of it: torch.jit.load(_restore_shapes=True) + m.forward.inlined_graph "
+            "  fair baseline: torch.jit.load(_restore_shapes=True) + every shown method's inlined_graph "
             f"{restore_s * 1e3:.1f} ms ({restore_s / torch_s:.2f}x the torch side); tj.load over it "
             f"{ours_s / restore_s:.2f}x"
+        )
+        print(
+            f"  torch's floor: the fair baseline + every node's sourceRange() {floor_s * 1e3:.1f} ms "
+            f"({floor_s / torch_s:.2f}x the torch side); tj.load over it {ours_s / floor_s:.2f}x"
         )
         print(
             "  of which: "
@@ -122,7 +138,15 @@ def main(argv: list[str] | None = None) -> int:
         )
         print(f"ratio {ratio:.2f}x (paired median {paired:.2f}x), target <= {TARGET}x: {verdict}")
         if args.json:
-            figures = {"nodes": nodes, "torch_s": torch_s, "ours_s": ours_s, "restore_s": restore_s, "ratio": ratio}
+            figures = {
+                "nodes": nodes,
+                "torch_s": torch_s,
+                "ours_s": ours_s,
+                "restore_s": restore_s,
+                "floor_s": floor_s,
+                "ratio": ratio,
+                "fair_ratio": ours_s / restore_s,
+            }
             args.json.write_text(json.dumps({"machine": info, "figures": figures, "phases": phases, "raw": times}))
     return 0
 

@@ -13,7 +13,7 @@ import torch
 
 from jupyter_tracejit.core.archive import BACKEND, load_archive
 from jupyter_tracejit.core.archive.findings import dtype_casts, frozen_sizes
-from jupyter_tracejit.core.archive.source import archive_source
+from jupyter_tracejit.core.archive.source import archive_source, archive_source_reader
 from jupyter_tracejit.core.run import BACKENDS, TraceRun
 from jupyter_tracejit.core.validate import check_run
 
@@ -246,6 +246,19 @@ def test_the_source_texts_torch_gives_a_loaded_node() -> None:
     assert loc is not None and (loc.file, loc.line, loc.code) == ("/m.py", 7, "return x.relu()")
     assert archive_source('  File "code/__torch__.py", line 3\n  return torch.relu(x)\n', {}) is None
     assert archive_source("", {}) is None
+
+
+def test_nodes_of_one_original_line_share_its_reading(saved: dict[str, Path]) -> None:
+    # a loaded node's text ends with its own place in the archive's code: the original range is read once
+    module = torch.jit.load(str(saved["convnet"]))
+    texts = [n.sourceRange() for n in module.forward.inlined_graph.nodes()]
+    read = archive_source_reader()
+    by_original: dict[str, set[int]] = {}
+    for text in texts:
+        loc = read(text, {})
+        assert loc == archive_source(text, {})
+        by_original.setdefault(text.split("Serialized   File")[0], set()).add(id(loc))
+    assert len(by_original) < len(set(texts)) and all(len(ids) == 1 for ids in by_original.values())
 
 
 # -- a real model ------------------------------------------------------------------------------------------------

@@ -26,7 +26,7 @@ from ..torchscript.schemas import argument_names, parameter_types
 from ..torchscript.session import method_code
 from .findings import graph_findings, no_debug_info
 from .layout import ArchiveLayout, inspect_file, load_error
-from .source import archive_source
+from .source import archive_source_reader
 
 #: ``run.backend`` of a loaded archive
 BACKEND = "torchscript-archive"
@@ -149,7 +149,7 @@ def _load(run: TraceRun, path: str, layout: ArchiveLayout, map_location: Any) ->
             method=name,
             code=functools.partial(method_code, ts_method, module),
             root_type=root,
-            parse_source=archive_source,
+            parse_source=archive_source_reader(),
             hierarchy_scopes=True,
         ).graph
         resolve = module_paths(types)

@@ -16,6 +16,7 @@ without debug information. After ``torch.jit.load`` a node's text is the origina
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from ..graph import Frame, SourceLoc
 from ..source import is_torch_file, user_frame_index
@@ -29,14 +30,35 @@ _UNDERLINE = re.compile(r"^\s*~+")
 def archive_source(text: str, frames_seen: dict[str, Frame | None]) -> SourceLoc | None:
     """The original location of a node of a loaded archive (``None`` where the archive kept none)."""
     at = text.find(SERIALIZED)
-    original = text[:at] if at >= 0 else text
+    return _original_source(text[:at] if at >= 0 else text, at >= 0, frames_seen)
+
+
+def archive_source_reader() -> Callable[[str, dict[str, Frame | None]], SourceLoc | None]:
+    """:func:`archive_source` for the nodes of one graph, each original range read once: the texts of a graph's
+    nodes differ in their ``Serialized`` block (each node's own place in the archive's code) far more often than
+    in their original range (a 1,356-node encoder: 853 texts, 34 original ranges)."""
+    read: dict[tuple[str, bool], SourceLoc | None] = {}
+
+    def reader(text: str, frames_seen: dict[str, Frame | None]) -> SourceLoc | None:
+        at = text.find(SERIALIZED)
+        key = (text[:at] if at >= 0 else text, at >= 0)
+        if key not in read:
+            read[key] = _original_source(*key, frames_seen)
+        return read[key]
+
+    return reader
+
+
+def _original_source(original: str, serialized: bool, frames_seen: dict[str, Frame | None]) -> SourceLoc | None:
+    """:func:`archive_source` of a text's original range (``serialized``: whether torch's ``Serialized`` block
+    followed it)."""
     if not original.strip():
         return None
     header = _SCRIPT_HEADER.match(original)
     if header is None:
         return parse_stack(original, frames_seen)
     file, line = header.group(1), int(header.group(2))
-    if at < 0 and file.startswith("code/"):
+    if not serialized and file.startswith("code/"):
         return None  # the archive's own code only: saved without debug information
     lines = original.splitlines()
     code = ""
