@@ -117,6 +117,7 @@ CLAIMS = {
         "['higher_order::cond']",
         "jit.trace: Detected that you are using FX to torch.jit.trace a dynamo-optimized function",
         "constraint_violation — Constraints violated (rows)!",
+        "x.size()[0] became the constant 3 on this line (Eq(s77, 3))",
         "Eq(s77, 3) at cell [11], line 4 'for i in range(x.size(0)):'",
         "[('dim_specialized', 'x.size()[0] became the constant 3')]",
         "check_inputs[0] ['Float(5, 4)'] -> Guard failed: x.size()[0] == 3",

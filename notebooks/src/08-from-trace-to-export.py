@@ -160,8 +160,9 @@ print("jit.trace:", tj.trace(BranchWithCond(), (torch.ones(3),)).error.message.s
 # ### A loop over a dimension
 #
 # The docs' loop of notebook 2. Declared dynamic with a `Dim`, export refuses: the loop needs the number of rows as
-# a Python int, so export would have to fix it to 3 (a *specialisation*), which contradicts `rows`. The error names
-# the dim; `run.export.guards` holds the specialisation at the loop's line.
+# a Python int, so export would have to fix it to 3 (a *specialisation*), which contradicts `rows`. torch's error
+# names only the dim; the run's error sits at the loop's line (read from the draft's specialisation), its hint
+# saying which size became which constant, and `run.export.guards` holds the specialisation.
 
 # %%
 class RowLoop(nn.Module):
@@ -175,6 +176,7 @@ class RowLoop(nn.Module):
 rows = Dim("rows", min=2, max=16)
 loop_run = tj.export(RowLoop(), (torch.rand(3, 4),), dynamic_shapes={"x": {0: rows}})
 print(loop_run.error.tag, "—", loop_run.error.message.splitlines()[0])
+print("at", at(loop_run, loop_run.error.file, loop_run.error.line), repr(loop_run.error.code))
 print(loop_run.error.hint)
 for g in loop_run.export.guards_of("specialization"):
     print(g.expr, "at", at(loop_run, g.file, g.line), repr(g.code))
