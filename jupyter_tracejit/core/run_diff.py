@@ -52,6 +52,9 @@ class ParameterChange(JsonRecord):
     #: the largest absolute difference, for a ``values`` change
     max_abs: float | None = None
 
+    #: written to the JSON too: the explorer's Diff view shows the words this one rule gives
+    _json_derived: ClassVar[tuple[str, ...]] = ("text",)
+
     @property
     def text(self) -> str:
         if self.change == "added":
@@ -80,6 +83,8 @@ class ScopeChange(JsonRecord):
     #: node ids of the roots in each run's graph of :attr:`method`
     old_nodes: list[int] = field(default_factory=list)
     new_nodes: list[int] = field(default_factory=list)
+
+    _json_derived: ClassVar[tuple[str, ...]] = ("text",)
 
     @property
     def text(self) -> str:

@@ -773,12 +773,14 @@ export interface LineDifference {
   export_nodes: number[];
 }
 /**
+ * the Diff view of tj.diff(old, new) shown on the new run: the diff, old_graph (the old run's graph of `method`) and how the two graphs pair
+ *
  * This interface was referenced by `ExplorerState`'s JSON-Schema
  * via the `definition` "DiffAgainst".
  */
 export interface DiffAgainst {
   diff: RunDiff;
-  old_graph: Graph1;
+  old_graph: Graph;
   /**
    * the method both graphs are of (forward when the new run has it)
    */
@@ -863,6 +865,10 @@ export interface ScopeChange {
    * the roots' node ids in the new graph of `method`
    */
   new_nodes: number[];
+  /**
+   * derived: the change in words ("encoder.layer.3: 2 ops added, 1 constant changed 0.1 -> 0.2")
+   */
+  text?: string;
 }
 /**
  * This interface was referenced by `ExplorerState`'s JSON-Schema
@@ -880,28 +886,10 @@ export interface ParameterChange {
    * the largest absolute difference, for a values change
    */
   max_abs: JsonFloat | null;
-}
-/**
- * Graph.to_json (core/graph.py): tables of strings, frames and stacks; values and nodes as rows, ids are row positions
- */
-export interface Graph1 {
   /**
-   * 2: node roles and symbolic sizes; version-1 graphs are upgraded on reading
+   * derived: the change in words ("stem.0.weight Float(8, 3, 3, 3) -> Float(16, 3, 3, 3)")
    */
-  graph_schema: 2;
-  method: string;
-  strings: string[];
-  frames: FrameRow[];
-  stacks: StackRow[];
-  values: ValueRow[];
-  nodes: NodeRow[];
-  inputs: number[];
-  outputs: number[];
-  scopes: ScopeRow[];
-  /**
-   * the method's TorchScript code (traced.code), not inlined
-   */
-  code: string;
+  text?: string;
 }
 /**
  * none
