@@ -164,8 +164,8 @@ export class DiffPanel {
           ' ',
           toggle
         ),
-        h('p', { class: 'jp-TraceExplorer-muted' }, `old: ${diff.old} · ${diff.old_summary}`),
-        h('p', { class: 'jp-TraceExplorer-muted' }, `new (this run): ${diff.new} · ${diff.new_summary}`),
+        h('p', { class: 'jp-TraceExplorer-muted' }, `old: ${sideText(diff.old, diff.old_summary)}`),
+        h('p', { class: 'jp-TraceExplorer-muted' }, `new (this run): ${sideText(diff.new, diff.new_summary)}`),
         diff.error ? h('p', { class: 'jp-TraceExplorer-error' }, diff.error) : null
       )
     );
@@ -255,16 +255,13 @@ export class DiffPanel {
         h(
           'table',
           { class: 'jp-TraceExplorer-table jp-TraceExplorer-diffParameters' },
-          h('tr', {}, ...['parameter', 'change', 'old', 'new', 'max abs difference'].map(t => h('th', {}, t))),
+          h('tr', {}, h('th', {}, 'parameter'), h('th', {}, 'what changed')),
           ...diffed.parameters.map(p =>
             h(
               'tr',
               { 'data-change': p.change, title: p.text },
               h('td', { class: 'jp-TraceExplorer-mono' }, p.name),
-              h('td', {}, p.change),
-              h('td', { class: 'jp-TraceExplorer-mono' }, p.before),
-              h('td', { class: 'jp-TraceExplorer-mono' }, p.after),
-              h('td', { class: 'jp-TraceExplorer-number' }, p.maxAbs)
+              h('td', { class: 'jp-TraceExplorer-mono' }, p.what)
             )
           )
         )
@@ -288,6 +285,11 @@ export class DiffPanel {
       step: step && step.method === method ? [step.oldNodes, step.newNodes] : null
     };
   }
+}
+
+/** A side in words: its summary, after its label when the summary does not start with it (a file's path). */
+function sideText(label: string, summary: string): string {
+  return summary.startsWith(label) ? summary : `${label} · ${summary}`;
 }
 
 function opsText(ids: number[], side: string): string {

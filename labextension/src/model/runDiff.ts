@@ -80,18 +80,24 @@ export interface ParameterRow {
   after: string;
   /** `0.00123`; '' unless values were compared */
   maxAbs: string;
+  /** what changed, after the name: `Float(8) → Float(16)`, `added: Float(8)`, `values differ by 0.00123` */
+  what: string;
   text: string;
 }
 
 export function parameterRows(diff: RunDiff): ParameterRow[] {
-  return diff.parameters.map(p => ({
-    name: p.name,
-    change: p.change,
-    before: p.before,
-    after: p.after,
-    maxAbs: typeof p.max_abs === 'number' ? p.max_abs.toPrecision(3) : '',
-    text: p.text ?? p.name
-  }));
+  return diff.parameters.map(p => {
+    const maxAbs = typeof p.max_abs === 'number' ? p.max_abs.toPrecision(3) : '';
+    const what =
+      p.change === 'added'
+        ? `added: ${p.after}`
+        : p.change === 'removed'
+          ? `removed: ${p.before}`
+          : p.change === 'type'
+            ? `${p.before} → ${p.after}`
+            : `values differ${maxAbs ? ` by ${maxAbs}` : ''}`;
+    return { name: p.name, change: p.change, before: p.before, after: p.after, maxAbs, what, text: p.text ?? p.name };
+  });
 }
 
 /** The two graphs of the Diff view, decoded and drawn once per run. */
