@@ -92,7 +92,7 @@ def render_html(run: TraceRun) -> str:
     js, css = bundle()
     title = f"{run.target.name}: {'ok' if run.ok else 'problems'} · jupyter-tracejit"
     diffed = run.diff_against.diff if run.diff_against is not None else None
-    if diffed is not None:  # ``tracejit diff -o``: the page opens on the Diff tab; its title and text say the diff
+    if diffed is not None:  # ``tracejit diff -o``: the page opens on the Diff tab, its title says the diff
         title = f"{diffed.old} -> {diffed.new}: {'same' if diffed.same else 'different'} · jupyter-tracejit"
     meta = " · ".join(
         part
@@ -119,7 +119,6 @@ def render_html(run: TraceRun) -> str:
             f'<div id="{ROOT_ELEMENT_ID}"></div>',
             f'<div id="{FALLBACK_ELEMENT_ID}">',
             "<noscript><p>Scripts are off: the interactive explorer needs them. The text report:</p></noscript>",
-            f'<pre class="tracejit-diff-summary">{e(diffed.summary())}</pre>' if diffed is not None else "",
             to_html(run, graph=False),
             "</div>",
             "</div>",
