@@ -119,8 +119,14 @@ def _run_bundle(run: TraceRun) -> dict[str, Any] | tuple[dict[str, Any], dict[st
     return run_mimebundle(run)
 
 
+def _diff_bundle(diff: Any) -> dict[str, Any] | tuple[dict[str, Any], dict[str, Any]]:
+    from .widgets import diff_mimebundle
+
+    return diff_mimebundle(diff)
+
+
 def _register_display_if_in_ipython() -> None:
-    """In a notebook, make a displayed TraceRun show the explorer without ``%load_ext``.
+    """In a notebook, make a displayed TraceRun (or ``tj.diff``'s RunDiff) show the explorer without ``%load_ext``.
 
     Only when IPython is already running (never imports it); the formatter imports the widgets on first
     display, so ``import jupyter_tracejit`` stays free of ipywidgets everywhere.
@@ -132,7 +138,10 @@ def _register_display_if_in_ipython() -> None:
     if shell is None or not hasattr(shell, "display_formatter"):
         return
     try:
-        shell.display_formatter.mimebundle_formatter.for_type(TraceRun, _run_bundle)
+        formatter = shell.display_formatter.mimebundle_formatter
+        formatter.for_type(TraceRun, _run_bundle)
+        # by name: core.run_diff is imported when tj.diff is first used, not here
+        formatter.for_type_by_name("jupyter_tracejit.core.run_diff", "RunDiff", _diff_bundle)
     except Exception:  # an unusual shell: displaying falls back to repr, nothing else changes
         pass
 

@@ -519,6 +519,7 @@ def cmd_view(args: argparse.Namespace) -> int:
 
 def cmd_diff(args: argparse.Namespace) -> int:
     from .core.run_diff import DEFAULT_ATOL, diff_runs
+    from .render.page import render_html
 
     if args.atol is not None and not args.values:
         raise UsageError("--atol is the tolerance of --values: add --values, or leave --atol out")
@@ -535,7 +536,9 @@ def cmd_diff(args: argparse.Namespace) -> int:
     if args.json:
         contents[args.json] = json.dumps(result.to_json(), allow_nan=False)
     if args.output:
-        contents[args.output] = result.to_html()
+        # the explorer's page on the new model with its Diff tab (both graphs side by side, offline); the diff's
+        # static page when a side failed (no graphs to show)
+        contents[args.output] = result.to_html() if result.error else render_html(result.explorer_run())
     write_files(contents)
     for path in contents:
         say(f"wrote {path}")

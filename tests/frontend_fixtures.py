@@ -351,7 +351,7 @@ def fixture_files() -> dict[str, str]:
     """File name -> text of every fixture."""
     files: dict[str, str] = {}
     runs = {}
-    for name, run in {**make_runs(), "exported": exported_mlp(), "compared": compared_export()}.items():
+    for name, run in {**make_runs(), **later_runs()}.items():
         data = portable(run)
         runs[name] = tj.TraceRun.from_json(data)  # facts and DOT from the machine-independent run
         files[f"{name}.run.json"] = json.dumps(data, allow_nan=False, indent=1, ensure_ascii=False) + "\n"
@@ -426,6 +426,36 @@ def compared_export() -> tj.TraceRun:
     matched ops, and lines that differ for shape arithmetic, a no-op and a frozen value."""
     torch.manual_seed(0)
     return tj.export(ShapeAndFrozen(), (torch.ones(4, 8),), compare_trace=True)
+
+
+class DiffConvNet(nn.Module):
+    """A small convnet at two versions for the Diff view: the second changes the block's activation (one root op,
+    named by its module) and widens the stem (parameters of another shape, the same ops)."""
+
+    def __init__(self, act: type[nn.Module] = nn.ReLU, width: int = 8) -> None:
+        super().__init__()
+        self.stem = nn.Sequential(nn.Conv2d(3, width, 3), nn.ReLU())
+        self.block = nn.Sequential(nn.Conv2d(width, 8, 3), act())
+        self.head = nn.Linear(8, 2)
+
+    def forward(self, x):
+        return self.head(self.block(self.stem(x)).mean((2, 3)))
+
+
+def diffed_convnet() -> tj.TraceRun:
+    """The Diff view fixture (after the fixtures above so their lines stay put): ``tj.diff`` of the convnet and its
+    next version, as the new run carrying the diff (what a displayed ``tj.diff`` saves)."""
+    images = torch.ones(1, 3, 10, 10)
+    torch.manual_seed(0)
+    old = tj.trace(DiffConvNet(), (images,))
+    torch.manual_seed(0)
+    new = tj.trace(DiffConvNet(act=nn.GELU, width=16), (images,))
+    return tj.diff(old, new).explorer_run()
+
+
+def later_runs() -> dict[str, tj.TraceRun]:
+    """The fixtures whose models are defined after the fixture writer (their lines must not move the others')."""
+    return {"exported": exported_mlp(), "compared": compared_export(), "diffed": diffed_convnet()}
 
 
 if __name__ == "__main__":

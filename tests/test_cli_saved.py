@@ -79,7 +79,11 @@ def test_diff_exit_codes_and_outputs(models: dict[str, Path], tmp_path: Path) ->
     code, out, _ = tracejit("diff", models["v1"], models["v2"], "-o", page, "--json", data)
     assert code == 1 and "block.1: 1 op changed (aten::relu -> aten::gelu)" in out
     assert json.loads(data.read_text())["scopes"][0]["scope"] == "block.1"
-    assert "block.1" in page.read_text()
+    # the explorer's page on the new model, carrying the diff for its Diff tab (tests/browser/test_diff_view.py)
+    text = page.read_text()
+    assert "<title>" in text and "-&gt; " in text and ": different · jupyter-tracejit</title>" in text
+    assert "block.1: 1 op changed (aten::relu -&gt; aten::gelu)" in text  # the text, where scripts are off
+    assert '"diff_against":' in text
 
 
 def test_diff_usage_errors(models: dict[str, Path], tmp_path: Path) -> None:

@@ -7,7 +7,7 @@ import os
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from .capture_diff import TraceComparison
 from .categories import WARNING_CATEGORIES
@@ -21,6 +21,9 @@ from .legacy import upgrade_run
 from .probe_report import ProbeReport
 from .tracer_warnings import TraceWarning
 from .validate import check_run
+
+if TYPE_CHECKING:
+    from .run_diff import DiffAgainst
 
 #: bump when the JSON layout changes; ``from_json`` reads older versions through :mod:`.legacy` and refuses newer
 #: ones with a clear message. 2: ``backend``, node roles and symbolic sizes in graphs.
@@ -64,6 +67,12 @@ def display_names(files: Iterable[str]) -> dict[str, str]:
         if name:
             names[file] = name
     return names
+
+
+def _diff_against_from_json(data: Mapping[str, Any]) -> DiffAgainst:
+    from .run_diff import DiffAgainst  # run_diff reads runs: imported when a run carrying a diff is read
+
+    return DiffAgainst.from_json(data)
 
 
 def _presenter(name: str) -> Callable[..., Any]:
@@ -181,6 +190,9 @@ class TraceRun(JsonRecord):
     #: an export run's comparison with a trace of the same model (``compare_trace=True``): the trace's graph and
     #: how the two correspond (:class:`~.capture_diff.TraceComparison`); None otherwise
     compared: TraceComparison | None = None
+    #: the explorer's Diff view of this run against an older one (``tj.diff(a, b)`` shown: this is ``b``): the diff,
+    #: the old run's graph and how the two pair (:class:`~.run_diff.DiffAgainst`); None otherwise
+    diff_against: DiffAgainst | None = None
     #: what torch returned (``ScriptModule`` / ``ScriptFunction``); ``None`` on failure or after ``from_json``
     traced: Any = field(default=None, repr=False, compare=False, metadata=NOT_IN_JSON)
     #: the :class:`~.request.TraceRequest` that produced this run (live objects; ``None`` after ``from_json``)
@@ -196,6 +208,7 @@ class TraceRun(JsonRecord):
         "probe": ProbeReport.from_json,
         "export": ExportReport.from_json,
         "compared": TraceComparison.from_json,
+        "diff_against": _diff_against_from_json,
     }
 
     # -- verdict and shortcuts ----------------------------------------------------------------
@@ -371,7 +384,7 @@ class TraceRun(JsonRecord):
         equal run whose ``to_json()`` is the same, key for key. ``export`` is left out when None: a trace's JSON
         is what it was before export runs existed (the schema's ``export`` is optional)."""
         fields = super().to_json()
-        for optional in ("export", "compared"):
+        for optional in ("export", "compared", "diff_against"):
             if fields.get(optional, ...) is None:
                 del fields[optional]
         return {

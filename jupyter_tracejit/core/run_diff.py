@@ -20,6 +20,7 @@ are compared with torch, both imported on first use.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
@@ -27,7 +28,7 @@ from typing import Any, ClassVar
 from .capture_diff import compare_captures
 from .diff import ROOT, GraphDiff, _describe_constant, structural_diff
 from .graph import Graph, Node
-from .jsonio import Decoders, JsonRecord, list_of
+from .jsonio import NOT_IN_JSON, Decoders, JsonRecord, list_of
 from .run import TraceRun, _presenter
 
 #: :attr:`ParameterChange.change` values
@@ -50,6 +51,9 @@ class ParameterChange(JsonRecord):
     after: str = ""
     #: the largest absolute difference, for a ``values`` change
     max_abs: float | None = None
+
+    #: written to the JSON too: the explorer's Diff view shows the words this one rule gives
+    _json_derived: ClassVar[tuple[str, ...]] = ("text",)
 
     @property
     def text(self) -> str:
@@ -79,6 +83,8 @@ class ScopeChange(JsonRecord):
     #: node ids of the roots in each run's graph of :attr:`method`
     old_nodes: list[int] = field(default_factory=list)
     new_nodes: list[int] = field(default_factory=list)
+
+    _json_derived: ClassVar[tuple[str, ...]] = ("text",)
 
     @property
     def text(self) -> str:
@@ -125,6 +131,9 @@ class RunDiff(JsonRecord):
     values_note: str = ""
     #: a side that failed to load or capture: its error's first line (nothing was compared)
     error: str = ""
+    #: the two runs compared (live objects; None after ``from_json``): the explorer shows ``new_run`` with the diff
+    old_run: TraceRun | None = field(default=None, repr=False, compare=False, metadata=NOT_IN_JSON)
+    new_run: TraceRun | None = field(default=None, repr=False, compare=False, metadata=NOT_IN_JSON)
 
     _json_decoders: ClassVar[Decoders] = {
         "scopes": list_of(ScopeChange.from_json),
@@ -165,8 +174,45 @@ class RunDiff(JsonRecord):
         """A self-contained HTML page of the diff (:func:`jupyter_tracejit.render.diff_page.render_diff_html`)."""
         return str(_presenter("diff_page")(self))
 
+    def explorer_run(self) -> TraceRun:
+        """The new run carrying the explorer's Diff view (``run.diff_against``): what ``tj.explore(diff)`` and a
+        displayed diff show, and what a saved notebook keeps, so the view renders there without a kernel."""
+        old, new = self.old_run, self.new_run
+        if old is None or new is None:
+            raise ValueError(
+                "this diff was read back from JSON and keeps neither run, so the explorer has no graphs to show: "
+                "print(diff.summary()) or diff.to_html(), or compute it again with tj.diff(a, b)"
+            )
+        method = "forward" if "forward" in new.graphs else next(iter(new.graphs), "forward")
+        old_graph = old.graphs.get(method) or old.graph
+        if old_graph is None or method not in new.graphs:
+            return new  # a side failed: nothing to show side by side (the diff's error says why)
+        pairs = structural_diff(old_graph, new.graphs[method]) if self.compared_as == "structural" else None
+        view = DiffAgainst(diff=self, old_graph=old_graph, method=method, graph_diff=pairs)
+        return dataclasses.replace(new, diff_against=view)
+
     def __repr__(self) -> str:
         return f"<RunDiff {self.summary().splitlines()[0]}>"
+
+
+@dataclass
+class DiffAgainst(JsonRecord):
+    """What the explorer's Diff view needs beyond the new run it is shown on, carried in that run's JSON
+    (``run.diff_against``) so that a saved notebook or page shows it without a kernel: the diff, the old run's
+    graph of :attr:`method`, and how the two graphs' nodes pair."""
+
+    diff: RunDiff
+    old_graph: Graph
+    method: str = "forward"
+    #: :func:`~.diff.structural_diff` of the old graph and the new one (its matched pairs line the panes up);
+    #: None for a trace against an export (``compared_as == "capture"``: no node-for-node pairing)
+    graph_diff: GraphDiff | None = None
+
+    _json_decoders: ClassVar[Decoders] = {
+        "diff": RunDiff.from_json,
+        "old_graph": Graph.from_json,
+        "graph_diff": GraphDiff.from_json,
+    }
 
 
 def _count(n: int, one: str, many: str) -> str:
@@ -330,7 +376,14 @@ def _as_run(side: TraceRun | str | os.PathLike[str], map_location: Any) -> Trace
 
 def diff_runs(old: TraceRun, new: TraceRun, *, values: bool = False, atol: float = DEFAULT_ATOL) -> RunDiff:
     """The :class:`RunDiff` of two runs (see the module's docstring)."""
-    result = RunDiff(old=old.target.name, new=new.target.name, old_summary=old.summary(), new_summary=new.summary())
+    result = RunDiff(
+        old=old.target.name,
+        new=new.target.name,
+        old_summary=old.summary(),
+        new_summary=new.summary(),
+        old_run=old,
+        new_run=new,
+    )
     for run, side in ((old, "old"), (new, "new")):
         if run.error is not None or not run.graphs:
             reason = run.error.message.splitlines()[0] if run.error is not None else "it has no graph"
@@ -381,4 +434,4 @@ def diff(
     return result
 
 
-__all__ = ["DEFAULT_ATOL", "ParameterChange", "RunDiff", "ScopeChange", "diff", "diff_runs"]
+__all__ = ["DEFAULT_ATOL", "DiffAgainst", "ParameterChange", "RunDiff", "ScopeChange", "diff", "diff_runs"]

@@ -264,6 +264,15 @@ def _graphs(run: TraceRun) -> list[str]:
     return parts
 
 
+def _diff(run: TraceRun) -> list[str]:
+    """A run shown as the new side of ``tj.diff``: the diff's summary first (what a reader without the explorer
+    most needs: nbconvert, GitHub, the offline page with scripts off)."""
+    if run.diff_against is None:
+        return []
+    diff = run.diff_against.diff
+    return [f"<h4>Diff against {_e(diff.old)}</h4>", f"<pre>{_e(diff.summary())}</pre>"]
+
+
 def to_html(run: TraceRun, *, graph: bool = True) -> str:
     """The run as an HTML fragment (a ``<div>``); ``graph=False`` leaves the graphs out."""
     verdict = run.verdict
@@ -273,6 +282,7 @@ def to_html(run: TraceRun, *, graph: bool = True) -> str:
         _STYLE,
         f'<p><strong class="tracejit-{verdict.level}">{_e(verdict.label)}</strong> {_e(run.summary())}</p>',
         f'<ul class="tracejit-verdict">{reasons}</ul>' if verdict.level != "ok" else "",
+        *_diff(run),
         *_error(run),
         *_warnings(run),
         *_check(run),

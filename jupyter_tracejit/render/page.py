@@ -91,6 +91,11 @@ def render_html(run: TraceRun) -> str:
 
     js, css = bundle()
     title = f"{run.target.name}: {'ok' if run.ok else 'problems'} · jupyter-tracejit"
+    diffed = run.diff_against.diff if run.diff_against is not None else None
+    heading = run.target.name
+    if diffed is not None:  # ``tracejit diff -o``: the page opens on the Diff tab, its title says the diff
+        title = f"{diffed.old} -> {diffed.new}: {'same' if diffed.same else 'different'} · jupyter-tracejit"
+        heading = f"{diffed.old} → {diffed.new}"
     meta = " · ".join(
         part
         for part in ("jupyter-tracejit report", f"torch {run.torch_version}" if run.torch_version else "", run.created)
@@ -111,8 +116,7 @@ def render_html(run: TraceRun) -> str:
             "</head>",
             "<body>",
             '<div class="tracejit-page">',
-            f'<h1 class="tracejit-page-title">{e(run.target.name)}'
-            f'<span class="tracejit-page-meta">{e(meta)}</span></h1>',
+            f'<h1 class="tracejit-page-title">{e(heading)}<span class="tracejit-page-meta">{e(meta)}</span></h1>',
             f'<div id="{ROOT_ELEMENT_ID}"></div>',
             f'<div id="{FALLBACK_ELEMENT_ID}">',
             "<noscript><p>Scripts are off: the interactive explorer needs them. The text report:</p></noscript>",

@@ -11,6 +11,7 @@ from typing import Any
 
 from ..core.request import trace
 from ..core.run import TraceRun
+from ..core.run_diff import RunDiff
 from .explorer import EXPORT_OPTION_KEYS, MODULE_NAME, MODULE_VERSION, OPTION_KEYS, TraceExplorer, default_options
 from .mime import PROGRESS_MIME, RUN_MIME, run_from_mime, run_mime_payload
 from .retrace import Retracer, Scheduler, default_scheduler
@@ -28,13 +29,16 @@ def explore(
     scheduler: Scheduler | None = None,
     **trace_options: Any,
 ) -> TraceExplorer:
-    """An explorer on a run, or on a model / function traced now with ``tj.trace(fn, example_inputs, **options)``.
+    """An explorer on a run, or on a model / function traced now with ``tj.trace(fn, example_inputs, **options)``,
+    or on the new run of a diff (``tj.explore(tj.diff(a, b))``) with its "Diff" view against the old one.
 
     A run from ``tj.trace`` / ``tj.trace_module`` keeps its request, so its explorer re-traces when the options
     change; a run loaded with ``TraceRun.from_json`` is shown as is. For ``trace_module``, trace first and pass
     the run.
     """
     register_display()
+    if isinstance(run_or_callable, RunDiff):
+        run_or_callable = run_or_callable.explorer_run()
     if isinstance(run_or_callable, TraceRun):
         if example_inputs is not None or trace_options:
             raise TypeError(
@@ -120,8 +124,22 @@ def run_mimebundle(run: TraceRun) -> dict[str, Any] | tuple[dict[str, Any], dict
     return _explorer_class()(run)._repr_mimebundle_() or {}
 
 
+def diff_mimebundle(diff: RunDiff) -> dict[str, Any] | tuple[dict[str, Any], dict[str, Any]]:
+    """What a notebook shows for ``tj.diff(a, b)``: the explorer on the new run with its "Diff" view against the old
+    one (:meth:`RunDiff.explorer_run`; its JSON carries the diff, so a saved notebook shows it too), and the
+    summary as text. A diff read back from JSON keeps no runs: its HTML page. A terminal: the summary."""
+    if in_terminal() or diff.new_run is None or diff.old_run is None:
+        text = {"text/plain": diff.summary()}
+        return text if in_terminal() else {**text, "text/html": diff.to_html()}
+    bundle = run_mimebundle(diff.explorer_run())
+    data, metadata = bundle if isinstance(bundle, tuple) else (bundle, None)
+    data = {**data, "text/plain": diff.summary()}
+    return data if metadata is None else (data, metadata)
+
+
 def register_display(ipython: Any = None) -> bool:
-    """Show TraceRuns as explorers in IPython; returns False when IPython is not running (nothing to do).
+    """Show TraceRuns as explorers (and RunDiffs as explorers with their "Diff" view) in IPython; returns False
+    when IPython is not running (nothing to do).
 
     Registered on the shell's formatter rather than as ``TraceRun._repr_mimebundle_``, so the core stays
     free of widgets. Calling it again is harmless.
@@ -135,6 +153,7 @@ def register_display(ipython: Any = None) -> bool:
         if ipython is None:
             return False
     ipython.display_formatter.mimebundle_formatter.for_type(TraceRun, run_mimebundle)
+    ipython.display_formatter.mimebundle_formatter.for_type(RunDiff, diff_mimebundle)
     return True
 
 
@@ -160,6 +179,7 @@ __all__ = [
     "TraceExplorer",
     "default_options",
     "default_scheduler",
+    "diff_mimebundle",
     "explore",
     "in_terminal",
     "register_display",

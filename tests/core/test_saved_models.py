@@ -287,6 +287,41 @@ def test_the_diff_page(convnets: dict[str, Path]) -> None:
     assert "block.1" in page and "aten::relu -&gt; aten::gelu" in page and "<script>" not in page
 
 
+def test_the_new_run_carries_what_the_diff_view_needs(convnets: dict[str, Path]) -> None:
+    result = tj.diff(convnets["v1"], convnets["gelu"])
+    shown = result.explorer_run()
+    assert shown.graphs == result.new_run.graphs and shown.diff_against is not None  # run b, with the diff
+    view = shown.diff_against
+    assert view.method == "forward" and view.old_graph == result.old_run.graph
+    (scope,) = view.diff.scopes
+    (old_id,), (new_id,) = scope.old_nodes, scope.new_nodes
+    assert view.old_graph.nodes[old_id].kind == "aten::relu" and shown.graph.nodes[new_id].kind == "aten::gelu"
+    # the pairing lines the panes up: the block's conv is matched, the changed activation is not
+    assert view.graph_diff is not None and old_id not in view.graph_diff.matched
+    conv = next(n.id for n in view.old_graph.nodes if n.scope == "block.0" and n.role == "op")
+    assert shown.graph.nodes[view.graph_diff.matched[conv]].scope == "block.0"
+    # kernel-free: the saved JSON is a valid schema-2 run, read back the same, and a run without it is unchanged
+    data = json.loads(json.dumps(shown.to_json()))
+    check_run(data)
+    assert data["schema_version"] == 2 and TraceRun.from_json(data).to_json() == data
+    assert "diff_against" not in result.new_run.to_json()
+
+
+def test_a_trace_against_an_export_has_no_pairing(convnets: dict[str, Path], tmp_path: Path) -> None:
+    if export_support_problem() is not None:
+        pytest.skip(str(export_support_problem()))
+    path = tmp_path / "convnet.pt2"
+    torch.export.save(torch.export.export(ConvNet().eval(), (IMAGES,)), str(path))
+    view = tj.diff(convnets["gelu"], path).explorer_run().diff_against
+    assert view is not None and view.graph_diff is None and view.diff.compared_as == "capture"
+
+
+def test_a_diff_read_back_from_json_cannot_be_explored(convnets: dict[str, Path]) -> None:
+    saved = RunDiff.from_json(tj.diff(convnets["v1"], convnets["gelu"]).to_json())
+    with pytest.raises(ValueError, match=r"read back from JSON.*tj\.diff"):
+        saved.explorer_run()
+
+
 @needs_export
 @pytest.mark.slow
 def test_bert_exported_with_a_dynamic_length_opens_with_its_range(

@@ -44,6 +44,32 @@ def test_a_run_displays_as_explorer_json_and_text(shell: Any) -> None:
     assert data["text/plain"] == run.summary()
 
 
+def gelu(x: torch.Tensor) -> torch.Tensor:
+    return torch.nn.functional.gelu(x) + 1
+
+
+def test_a_diff_displays_as_the_new_runs_explorer_carrying_the_diff(shell: Any) -> None:
+    assert register_display() is True
+    result = tj.diff(tj.trace(relu, (torch.randn(3),)), tj.trace(gelu, (torch.randn(3),)))
+    data, _metadata = shell.display_formatter.format(result)
+    assert data[WIDGET_MIME]["model_id"] and data["text/plain"] == result.summary()
+    saved = run_from_mime(data[RUN_MIME])  # what a saved notebook renders without a kernel
+    assert saved["graphs"] == result.new_run.to_json()["graphs"]
+    view = saved["diff_against"]
+    assert view["diff"]["summary_text"] == result.summary() and view["old_graph"] == result.old_run.graph.to_json()
+    assert "aten::relu -> aten::gelu" in view["diff"]["scopes"][0]["details"]
+    # where neither the explorer nor our renderer runs (nbconvert, GitHub): the diff's summary first
+    assert "Diff against" in data["text/html"] and "aten::relu -&gt; aten::gelu" in data["text/html"]
+    assert tj.explore(result).run_json["diff_against"] == view  # tj.explore(diff): the same view
+
+
+def test_a_diff_read_back_from_json_displays_its_page(shell: Any) -> None:
+    register_display()
+    result = tj.diff(tj.trace(relu, (torch.randn(3),)), tj.trace(gelu, (torch.randn(3),)))
+    data, _metadata = shell.display_formatter.format(type(result).from_json(result.to_json()))
+    assert RUN_MIME not in data and data["text/html"].startswith("<!DOCTYPE html>")
+
+
 def test_load_ipython_extension_registers_the_display(shell: Any) -> None:
     tj.load_ipython_extension(shell)
     run = tj.trace(relu, (torch.randn(3),))

@@ -1,7 +1,7 @@
 /**
  * The trace explorer: header (verdict badge, what was traced, counts, full screen), options bar, then the graph
  * and the tabs (inspector, warnings & findings, check & divergences; an export's guards and its comparison with a
- * trace) with a splitter between them; on a narrow
+ * trace; a displayed tj.diff's changes against the old run) with a splitter between them; on a narrow
  * output the tabs go below the graph. The same component serves the live widget, the kernel-free MIME renderer
  * and the offline report; only the host differs.
  */
@@ -20,8 +20,9 @@ import { ExplorerHost } from '../state/host';
 import { FullScreen } from './fullscreen';
 import { Splitter } from './splitter';
 import { TraceVsExportPanel } from '../traceVsExport/TraceVsExportPanel';
+import { DiffPanel } from '../diff/DiffPanel';
 
-type TabName = 'inspector' | 'warnings' | 'check' | 'guards' | 'traceVsExport';
+type TabName = 'inspector' | 'warnings' | 'check' | 'guards' | 'traceVsExport' | 'diff';
 
 /** Below this width (px) the side panel goes under the graph (a 1024 px window with the file browser open). */
 export const STACK_BELOW_PX = 760;
@@ -66,6 +67,8 @@ export class Explorer {
   readonly guards: GuardsPanel;
   /** The "Trace vs export" tab's panel; its tab is shown for export runs made with compare_trace=True only. */
   readonly traceVsExport: TraceVsExportPanel;
+  /** The "Diff" tab's panel; its tab is shown for a run displayed as the new side of tj.diff(old, new) only. */
+  readonly diff: DiffPanel;
   readonly options: OptionsBar;
   readonly splitter: Splitter;
   readonly fullScreen: FullScreen;
@@ -90,6 +93,7 @@ export class Explorer {
     this.check = new CheckPanel(this.ctx);
     this.guards = new GuardsPanel(this.ctx);
     this.traceVsExport = new TraceVsExportPanel(this.ctx);
+    this.diff = new DiffPanel(this.ctx);
     const tabList = h('div', { class: 'jp-TraceExplorer-tabs', role: 'tablist' });
     const panels = h('div', { class: 'jp-TraceExplorer-panels' });
     const add = (name: TabName, title: string, panel: HTMLElement): void => {
@@ -119,6 +123,7 @@ export class Explorer {
     add('check', 'Check', this.check.element);
     add('guards', 'Guards', this.guards.element);
     add('traceVsExport', 'Trace vs export', this.traceVsExport.element);
+    add('diff', 'Diff', this.diff.element);
     const side = h('div', { class: 'jp-TraceExplorer-sidebar' }, tabList, panels);
     const main = h('div', { class: 'jp-TraceExplorer-main' });
     this.splitter = new Splitter(main);
@@ -157,7 +162,7 @@ export class Explorer {
       if (
         keys.has('selectedNode') &&
         this.ctx.host.get('selectedNode') >= 0 &&
-        (this.active === 'warnings' || this.active === 'guards' || this.active === 'traceVsExport')
+        ['warnings', 'guards', 'traceVsExport', 'diff'].includes(this.active)
       ) {
         return; // keep the list in view while walking its warnings (or an export's guards, or its lines)
       }
@@ -170,8 +175,15 @@ export class Explorer {
     });
     this.renderHeader();
     const run = this.ctx.run;
+    // a displayed diff opens on what changed; a run, on what went wrong first
     this.showTab(
-      run && run.cases.some(c => !c.ok) ? 'check' : run && run.verdict.level === 'warning' ? 'warnings' : 'inspector'
+      this.diff.available
+        ? 'diff'
+        : run && run.cases.some(c => !c.ok)
+          ? 'check'
+          : run && run.verdict.level === 'warning'
+            ? 'warnings'
+            : 'inspector'
     );
   }
 
@@ -186,6 +198,7 @@ export class Explorer {
     this.check.dispose();
     this.guards.dispose();
     this.traceVsExport.dispose();
+    this.diff.dispose();
     this.options.dispose();
   }
 
@@ -234,6 +247,13 @@ export class Explorer {
     if (compareTab) {
       compareTab.hidden = !this.traceVsExport.available; // export runs made with compare_trace=True only
       if (compareTab.hidden && this.active === 'traceVsExport') {
+        this.showTab('inspector');
+      }
+    }
+    const diffTab = this.tabs.get('diff')?.tab;
+    if (diffTab) {
+      diffTab.hidden = !this.diff.available; // a displayed tj.diff only
+      if (diffTab.hidden && this.active === 'diff') {
         this.showTab('inspector');
       }
     }

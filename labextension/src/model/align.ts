@@ -246,3 +246,51 @@ export function sideBySide(
     notes
   };
 }
+
+/**
+ * Two whole graphs as the comparison panes draw them, whatever paired their nodes (a trace and its export, two
+ * runs of one model): every op of each side, plus whatever `classes` names that is not one (a size a constant
+ * fed), so that a step always finds its nodes. A matched pair has one DOT name (`p<id on side 0>`) in both
+ * pictures, so Graphviz ranks them alike and a click on one finds its partner; an op with no partner is
+ * `<prefix><id>`. Each op is classed `matched`, else what `classes` gives for it, else `differs`.
+ */
+export interface PairedPictures {
+  dots: [string, string];
+  /** node id -> DOT name, per side */
+  nameOf: [(id: number) => string, (id: number) => string];
+  /** DOT name -> node id, per side */
+  names: [Map<string, number>, Map<string, number>];
+}
+
+export function pairedPictures(
+  graphs: [TraceGraph, TraceGraph],
+  matched: Iterable<readonly [number, number]>,
+  classes: [Map<number, string[]>, Map<number, string[]>],
+  prefixes: [string, string],
+  fileNames: FileNames = {}
+): PairedPictures {
+  const partnerOf: [Map<number, number>, Map<number, number>] = [new Map(), new Map()];
+  for (const [a, b] of matched) {
+    partnerOf[0].set(a, b);
+    partnerOf[1].set(b, a);
+  }
+  const nameOf: PairedPictures['nameOf'] = [
+    id => (partnerOf[0].has(id) ? `p${id}` : `${prefixes[0]}${id}`),
+    id => {
+      const partner = partnerOf[1].get(id);
+      return partner !== undefined ? `p${partner}` : `${prefixes[1]}${id}`;
+    }
+  ];
+  const sides = ([0, 1] as const).map(side => {
+    const graph = graphs[side];
+    const ids = new Set([
+      ...graph.nodes.filter(n => n.role === 'op').map(n => n.id),
+      ...partnerOf[side].keys(),
+      ...classes[side].keys()
+    ]);
+    const classesOf = (id: number): string[] =>
+      partnerOf[side].has(id) ? ['matched'] : (classes[side].get(id) ?? ['differs']);
+    return sideDot(graph, ids, nameOf[side], classesOf, '', fileNames);
+  });
+  return { dots: [sides[0].dot, sides[1].dot], nameOf, names: [sides[0].names, sides[1].names] };
+}

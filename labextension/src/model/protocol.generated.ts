@@ -280,6 +280,10 @@ export interface TraceRun {
    * export runs with compare_trace=True only: a trace of the same model and how its graph and the run's forward graph correspond (core/capture_diff.py); absent otherwise
    */
   compared?: TraceComparison | null;
+  /**
+   * a run shown as the new side of tj.diff(old, new) only: the diff, the old run's graph and how the two graphs pair, for the explorer's Diff view (core/run_diff.py DiffAgainst); absent otherwise (schema 2 readers without it ignore nothing else)
+   */
+  diff_against?: DiffAgainst | null;
 }
 /**
  * what the explorer's badge says (TraceRun.verdict): error (red) when tracing or torch's check failed; warning (amber) when a tracer warning, a finding of severity warning or error, or the probe says the trace may be wrong for other inputs; ok (green) otherwise; absent in runs saved before it existed
@@ -767,6 +771,125 @@ export interface LineDifference {
   detail: string;
   trace_nodes: number[];
   export_nodes: number[];
+}
+/**
+ * the Diff view of tj.diff(old, new) shown on the new run: the diff, old_graph (the old run's graph of `method`) and how the two graphs pair
+ *
+ * This interface was referenced by `ExplorerState`'s JSON-Schema
+ * via the `definition` "DiffAgainst".
+ */
+export interface DiffAgainst {
+  diff: RunDiff;
+  old_graph: Graph;
+  /**
+   * the method both graphs are of (forward when the new run has it)
+   */
+  method: string;
+  /**
+   * the structural diff of old_graph (its trace side) and the run's graph of `method` (its check side): its matched pairs line the two pictures up; null for a trace against an export
+   */
+  graph_diff: GraphDiff | null;
+}
+/**
+ * tj.diff(old, new): what changed, by module scope and parameter (core/run_diff.py RunDiff)
+ *
+ * This interface was referenced by `ExplorerState`'s JSON-Schema
+ * via the `definition` "RunDiff".
+ */
+export interface RunDiff {
+  /**
+   * the old side's label: its file, or its target's name
+   */
+  old: string;
+  new: string;
+  old_summary: string;
+  new_summary: string;
+  /**
+   * structural: two captures of one back end, node for node; capture: a trace against an export
+   */
+  compared_as: 'structural' | 'capture';
+  scopes: ScopeChange[];
+  parameters: ParameterChange[];
+  /**
+   * ops that differ only because they read what a changed op computed
+   */
+  downstream: number;
+  methods_added: string[];
+  methods_removed: string[];
+  /**
+   * the tolerance values were compared with; null: names and types only
+   */
+  atol: JsonFloat | null;
+  /**
+   * why values could not be compared; empty otherwise
+   */
+  values_note: string;
+  /**
+   * a side that failed: nothing was compared; empty otherwise
+   */
+  error: string;
+  /**
+   * derived: nothing differs
+   */
+  same?: boolean;
+  /**
+   * derived: RunDiff.summary(), one line per change
+   */
+  summary_text?: string;
+}
+/**
+ * what changed in one module scope ("" for the top level) of one method; only root differences are counted
+ *
+ * This interface was referenced by `ExplorerState`'s JSON-Schema
+ * via the `definition` "ScopeChange".
+ */
+export interface ScopeChange {
+  scope: string;
+  method: string;
+  added: number;
+  removed: number;
+  changed: number;
+  /**
+   * "0.1 -> 0.2" per constant an op reads that changed
+   */
+  constants: string[];
+  /**
+   * one line per root op
+   */
+  details: string[];
+  /**
+   * the roots' node ids in the old graph of `method`
+   */
+  old_nodes: number[];
+  /**
+   * the roots' node ids in the new graph of `method`
+   */
+  new_nodes: number[];
+  /**
+   * derived: the change in words ("encoder.layer.3: 2 ops added, 1 constant changed 0.1 -> 0.2")
+   */
+  text?: string;
+}
+/**
+ * This interface was referenced by `ExplorerState`'s JSON-Schema
+ * via the `definition` "ParameterChange".
+ */
+export interface ParameterChange {
+  name: string;
+  change: 'added' | 'removed' | 'type' | 'values';
+  /**
+   * its type on the old side ("Float(16, 8, 3, 3)"); empty where absent
+   */
+  before: string;
+  after: string;
+  /**
+   * the largest absolute difference, for a values change
+   */
+  max_abs: JsonFloat | null;
+  /**
+   * derived: the change in words ("stem.0.weight Float(8, 3, 3, 3) -> Float(16, 3, 3, 3)")
+   */
+  text?: string;
 }
 /**
  * none

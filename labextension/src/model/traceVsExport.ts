@@ -9,7 +9,7 @@
 import type { CaptureComparison, LineDifference, TraceComparison } from './protocol.generated';
 import { TraceGraph } from './graph';
 import { FileNames } from './location';
-import { sideDot } from './align';
+import { PairedPictures, pairedPictures } from './align';
 
 export type DifferenceReason = LineDifference['reason'];
 
@@ -142,8 +142,8 @@ export function reasonCounts(cmp: CaptureComparison): ReasonCount[] {
   }).filter(c => c.lines > 0);
 }
 
-/** The two graphs as the panes draw them: DOT per side, and each drawn node's DOT name per side. */
-export interface CapturePictures {
+/** The two graphs as the panes draw them (side 0 the trace), and the same by each side's name. */
+export interface CapturePictures extends PairedPictures {
   traceDot: string;
   exportDot: string;
   /** node id -> DOT name per side; a matched pair has one name (`p<trace id>`) in both pictures */
@@ -155,8 +155,9 @@ export interface CapturePictures {
 }
 
 /**
- * The ops of both graphs, matched pairs under one name, each op classed `matched` or `differs` with its
- * reason's class (`reason-shape_arithmetic`): the panes highlight a step's ops by their names, with no new layout.
+ * The ops of both graphs, matched pairs under one name (model/align.ts `pairedPictures`), each op classed
+ * `matched` or `differs` with its reason's class (`reason-shape_arithmetic`): the panes highlight a step's ops by
+ * their names, with no new layout.
  */
 export function capturePictures(
   trace: TraceGraph,
@@ -165,50 +166,19 @@ export function capturePictures(
   fileNames: FileNames = {}
 ): CapturePictures {
   const cmp = compared.comparison;
-  const exportOf = new Map(cmp.matched.map(([t, e]) => [t, e]));
-  const traceOf = new Map(cmp.matched.map(([t, e]) => [e, t]));
-  const traceReason = new Map<number, DifferenceReason>();
-  const exportReason = new Map<number, DifferenceReason>();
+  const reasons: [Map<number, string[]>, Map<number, string[]>] = [new Map(), new Map()];
   for (const d of cmp.lines) {
-    d.trace_nodes.forEach(id => traceReason.set(id, d.reason));
-    d.export_nodes.forEach(id => exportReason.set(id, d.reason));
+    d.trace_nodes.forEach(id => reasons[0].set(id, ['differs', `reason-${d.reason}`]));
+    d.export_nodes.forEach(id => reasons[1].set(id, ['differs', `reason-${d.reason}`]));
   }
-  const traceName = (id: number): string => (exportOf.has(id) ? `p${id}` : `t${id}`);
-  const exportName = (id: number): string => {
-    const partner = traceOf.get(id);
-    return partner !== undefined ? `p${partner}` : `e${id}`;
-  };
-  const classes =
-    (partners: Map<number, number>, reasons: Map<number, DifferenceReason>) =>
-    (id: number): string[] => {
-      const reason = reasons.get(id);
-      return partners.has(id) ? ['matched'] : reason ? ['differs', `reason-${reason}`] : ['differs'];
-    };
-  // every op, and whatever a line names that is not one (a size a constant fed): a step always finds its nodes
-  const ids = (graph: TraceGraph, named: Iterable<number>): Set<number> =>
-    new Set([...graph.nodes.filter(n => n.role === 'op').map(n => n.id), ...named]);
-  const t = sideDot(
-    trace,
-    ids(trace, [...exportOf.keys(), ...traceReason.keys()]),
-    traceName,
-    classes(exportOf, traceReason),
-    '',
-    fileNames
-  );
-  const e = sideDot(
-    exported,
-    ids(exported, [...traceOf.keys(), ...exportReason.keys()]),
-    exportName,
-    classes(traceOf, exportReason),
-    '',
-    fileNames
-  );
+  const p = pairedPictures([trace, exported], cmp.matched as [number, number][], reasons, ['t', 'e'], fileNames);
   return {
-    traceDot: t.dot,
-    exportDot: e.dot,
-    traceName,
-    exportName,
-    traceNames: t.names,
-    exportNames: e.names
+    ...p,
+    traceDot: p.dots[0],
+    exportDot: p.dots[1],
+    traceName: p.nameOf[0],
+    exportName: p.nameOf[1],
+    traceNames: p.names[0],
+    exportNames: p.names[1]
   };
 }

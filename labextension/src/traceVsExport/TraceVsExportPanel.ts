@@ -2,16 +2,16 @@
  * The "Trace vs export" tab of an export run made with `compare_trace=True` (`run.compared`): how much of the
  * trace the export matched and the differences counted per reason, then a stepper through the source lines where
  * they differ (the code, each reason in words and in full). The two graphs are shown side by side over the graph
- * area in the check's comparison panes (check/ComparePanes.ts: "trace" and "export", moving together); each step
- * marks its line's ops in both and brings them into view, and a click on an op marks its partner on the other side.
- * The model (steps, words, coverage, pictures) is model/traceVsExport.ts.
+ * area in the check's comparison panes ("trace" and "export", moving together), stepped as the Diff tab steps
+ * (check/SteppedPanes.ts): each step marks its line's ops in both and brings them into view, and a click on an op
+ * marks its partner on the other side. The model (steps, words, coverage, pictures) is model/traceVsExport.ts.
  */
 
 import { ComparePanes } from '../check/ComparePanes';
+import { bindStepKeys, PanesContent, SteppedPanes, stepperBar } from '../check/SteppedPanes';
 import { decodeGraph, TraceGraph } from '../model/graph';
-import { STEP_KEYS, StepCommand, Stepper } from '../model/stepper';
+import { StepCommand, Stepper } from '../model/stepper';
 import {
-  CapturePictures,
   capturePictures,
   Coverage,
   coverage,
@@ -23,10 +23,6 @@ import {
 import { ExplorerContext } from '../state/context';
 import { append, button, clear, h, location } from '../state/dom';
 
-/** The class a step's ops get in the panes; a picked op and its partner get the graph's `selected`. */
-const STEP_CLASS = 'step';
-const LINKED_CLASS = 'selected';
-
 interface Compared {
   /** the run it belongs to: a new run starts over */
   key: string;
@@ -36,22 +32,13 @@ interface Compared {
   trace: TraceGraph;
   exported: TraceGraph;
   title: string;
-  /** drawn when the panes first open (a layout of both graphs) */
-  pictures: CapturePictures | null;
 }
 
 export class TraceVsExportPanel {
   readonly element: HTMLElement;
-  /** Settles when the panes on screen (if any) show both pictures with the current step marked. */
-  rendered: Promise<void> = Promise.resolve();
-  /** The panes on screen, if any. */
-  panes: ComparePanes | null = null;
+  private readonly stepped: SteppedPanes;
   private compared: Compared | null = null;
-  /** the run whose pictures the panes show */
-  private panesKey = '';
   private current = 0;
-  /** the panes are wanted (opened by the button or a step; closed by close, Esc or the button) */
-  private showing = false;
   private readonly unsubscribe: () => void;
 
   constructor(private readonly ctx: ExplorerContext) {
@@ -60,16 +47,16 @@ export class TraceVsExportPanel {
       tabindex: 0,
       'aria-label': 'trace versus export'
     });
-    this.element.addEventListener('keydown', e => {
-      const target = e.target as HTMLElement;
-      if (target.tagName === 'SELECT' || target.tagName === 'INPUT') {
-        return;
+    bindStepKeys(this.element, command => {
+      if (!this.compared?.steps.length) {
+        return false;
       }
-      const command = STEP_KEYS[e.key];
-      if (command && this.compared?.steps.length) {
-        e.preventDefault();
-        this.step(command);
-      }
+      this.step(command);
+      return true;
+    });
+    this.stepped = new SteppedPanes(this.element, () => {
+      this.render();
+      this.element.querySelector<HTMLElement>('[data-action="trace-vs-export"]')?.focus();
     });
     this.unsubscribe = ctx.onChange(keys => {
       if (keys.has('run')) {
@@ -93,9 +80,19 @@ export class TraceVsExportPanel {
     return this.current;
   }
 
+  /** The panes on screen, if any. */
+  get panes(): ComparePanes | null {
+    return this.stepped.panes;
+  }
+
+  /** Settles when the panes on screen (if any) show both pictures with the current step marked. */
+  get rendered(): Promise<void> {
+    return this.stepped.rendered;
+  }
+
   dispose(): void {
     this.unsubscribe();
-    this.panes?.dispose();
+    this.stepped.dispose();
   }
 
   /** The run's comparison, worked out once per run; null when it has none (or no export graph). */
@@ -117,8 +114,7 @@ export class TraceVsExportPanel {
         counts: reasonCounts(compared.comparison),
         trace: decodeGraph(compared.trace),
         exported,
-        title: `trace ↔ export: ${cov.text}`,
-        pictures: null
+        title: `trace ↔ export: ${cov.text}`
       };
       this.current = 0;
     }
@@ -137,13 +133,13 @@ export class TraceVsExportPanel {
       return;
     }
     this.current = index;
-    this.showing = true;
+    this.stepped.showing = true;
     this.render();
   }
 
   /** Open or close the panes. */
-  toggle(open = !this.showing): void {
-    this.showing = open;
+  toggle(open = !this.stepped.showing): void {
+    this.stepped.showing = open;
     this.render();
     if (open) {
       this.panes?.element.focus();
@@ -166,11 +162,12 @@ export class TraceVsExportPanel {
       return;
     }
     const run = this.ctx.run!;
-    const toggle = button(this.showing ? 'close the comparison' : 'trace ↔ export side by side', () => this.toggle(), {
+    const showing = this.stepped.showing;
+    const toggle = button(showing ? 'close the comparison' : 'trace ↔ export side by side', () => this.toggle(), {
       class: 'jp-TraceExplorer-button jp-TraceExplorer-openCompare',
       'data-action': 'trace-vs-export',
-      'aria-pressed': String(this.showing),
-      title: this.showing
+      'aria-pressed': String(showing),
+      title: showing
         ? 'back to the graph (Esc in the panes)'
         : "the trace's graph and the export's side by side over the graph area; they follow the stepper"
     });
@@ -210,27 +207,13 @@ export class TraceVsExportPanel {
 
   private stepperSection(cmp: Compared): HTMLElement {
     const stepper = new Stepper(cmp.steps.length, this.current);
-    const nav = (command: StepCommand, text: string, what: string, key: string): HTMLButtonElement =>
-      button(text, () => this.step(command), {
-        title: `${what} line (${key})`,
-        'aria-label': `${what} line`,
-        disabled: !stepper.canStep(command)
-      });
     const step = cmp.steps[this.current];
     const showPlace = (file: string, line: number): void => void this.ctx.showPlace(file, line);
     return h(
       'div',
       { class: 'jp-TraceExplorer-section' },
       h('h4', {}, 'Where they differ, line by line'),
-      h(
-        'div',
-        { class: 'jp-TraceExplorer-stepper', role: 'toolbar', 'aria-label': 'line stepper' },
-        nav('first', '«', 'first', 'Home'),
-        nav('previous', '‹', 'previous', '← or k'),
-        h('span', { class: 'jp-TraceExplorer-stepLabel', 'aria-live': 'polite' }, `line ${stepper.label}`),
-        nav('next', '›', 'next', '→ or j'),
-        nav('last', '»', 'last', 'End')
-      ),
+      stepperBar(stepper, 'line', `line ${stepper.label}`, command => this.step(command)),
       this.stepCard(step, showPlace),
       h(
         'ol',
@@ -287,63 +270,19 @@ export class TraceVsExportPanel {
 
   /** Put the panes on screen (or take them off) and mark the current step in them. */
   private syncPanes(): void {
-    const cmp = this.showing ? this.model() : null;
-    if (!cmp) {
-      this.panes?.dispose();
-      this.panes = null;
-      this.rendered = Promise.resolve();
-      return;
-    }
-    if (this.panes && this.panesKey !== cmp.key) {
-      // a new run (a re-export) on screen: its pictures, not the last run's
-      this.panes.dispose();
-      this.panes = null;
-    }
-    if (!this.panes) {
-      const graphArea = this.element.closest('.jp-TraceExplorer-root')?.querySelector('.jp-TraceExplorer-graph');
-      if (!graphArea) {
-        return;
-      }
-      const run = this.ctx.run!;
-      cmp.pictures ??= capturePictures(cmp.trace, cmp.exported, run.raw.compared!, run.fileNames);
-      const pictures = cmp.pictures;
-      // a matched pair has one name in both pictures: a click on either marks both
-      const link = (names: Map<string, number>, side: 0 | 1) => (name: string) => {
-        const paired = name.startsWith('p');
-        const own = names.has(name) ? [name] : [];
-        panes.mark(LINKED_CLASS, side === 0 ? [own, paired ? [name] : []] : [paired ? [name] : [], own]);
-      };
-      const panes = new ComparePanes(
-        cmp.title,
-        [
-          { label: 'trace', dot: pictures.traceDot, onNode: link(pictures.traceNames, 0) },
-          { label: 'export', dot: pictures.exportDot, onNode: link(pictures.exportNames, 1) }
-        ],
-        () => {
-          if (this.panes === panes) {
-            this.panes = null;
-            this.showing = false;
-            this.render();
-            this.element.querySelector<HTMLElement>('[data-action="trace-vs-export"]')?.focus();
-          }
-        }
-      );
-      this.panes = panes;
-      this.panesKey = cmp.key;
-      panes.showIn(graphArea);
-    }
-    const panes = this.panes;
+    const cmp = this.model();
+    this.stepped.sync(cmp && this.panesContent(cmp));
+  }
+
+  private panesContent(cmp: Compared): PanesContent {
     const step = cmp.steps[this.current];
-    const pictures = cmp.pictures!;
-    this.rendered = panes.rendered.then(() => {
-      if (this.panes === panes && step) {
-        panes.mark(
-          STEP_CLASS,
-          [step.traceNodes.map(pictures.traceName), step.exportNodes.map(pictures.exportName)],
-          true
-        );
-      }
-    });
+    return {
+      key: cmp.key,
+      title: cmp.title,
+      labels: ['trace', 'export'],
+      pictures: () => capturePictures(cmp.trace, cmp.exported, this.ctx.run!.raw.compared!, this.ctx.run!.fileNames),
+      step: step ? [step.traceNodes, step.exportNodes] : null
+    };
   }
 }
 
