@@ -18,7 +18,7 @@ import {
   symbolText
 } from '../src/model/exportReport';
 import { shapeText, userFrame } from '../src/model/graph';
-import { historyLabel, isExportOptions, optionsDiffering } from '../src/model/history';
+import { historyLabel, isExportOptions, optionsDiffering, savedOptionsText } from '../src/model/history';
 import {
   EXPORT_OPTION_SPECS,
   EXPORT_READ_ONLY_OPTIONS,
@@ -142,5 +142,21 @@ describe('a failed export', () => {
     expect(showsDraftGraph({ ...exported, error, graphs: {} })).toBe(false);
     // a failed trace that kept a graph is no draft
     expect(showsDraftGraph({ ...exported, backend: 'trace', error })).toBe(false);
+  });
+});
+
+describe('a saved run in a read-only explorer', () => {
+  it('names the options it was made with, or the file it was loaded from, with no dangling separator', () => {
+    const exported = raw('exported');
+    expect(savedOptionsText(exported)).toMatch(/^read-only · strict=false {2}draft="on_failure"/);
+    expect(savedOptionsText(raw('net'))).toMatch(/^read-only · strict=true /);
+    // a .pt / .pt2 opened from the file browser: tj.load's options name none of the bar's (it read "read-only ·")
+    const loaded = { ...exported, options: { path: 'models/model.pt2', map_location: null } };
+    expect(savedOptionsText(loaded)).toBe('read-only · loaded from models/model.pt2');
+    const mapped = { ...raw('net'), backend: 'torchscript-archive' as const, options: loaded.options };
+    expect(savedOptionsText({ ...mapped, options: { path: 'model.pt', map_location: 'cpu' } })).toBe(
+      'read-only · loaded from model.pt (map_location="cpu")'
+    );
+    expect(savedOptionsText(null)).toBe('read-only');
   });
 });
