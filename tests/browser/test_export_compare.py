@@ -116,7 +116,7 @@ def check_steps(page, panel, panes) -> None:
     assert coverage == "5 of 5 trace ops matched (100%)", coverage
     counts = panel.locator(".jp-TraceExplorer-reasonCounts li").all_inner_texts()
     assert counts == [
-        "shape arithmetic (trace only): 8 ops at 3 lines",
+        "shape arithmetic: 8 ops at 3 lines",
         "no-op export leaves out: 1 op at 1 line",
         "value the trace froze: 2 ops at 1 line",
     ], counts
@@ -128,7 +128,7 @@ def check_steps(page, panel, panes) -> None:
     assert card.locator(".jp-TraceExplorer-loc").inner_text() == f"cell [1], line {view_line}"
     assert "h.view(h.size(0), -1).contiguous()" in card.locator("pre").inner_text()
     reasons = card.locator(".jp-TraceExplorer-because strong").all_inner_texts()
-    assert reasons == ["shape arithmetic (trace only)", "no-op export leaves out"]
+    assert reasons == ["shape arithmetic", "no-op export leaves out"]
     assert "export leaves out" in card.locator(".jp-TraceExplorer-message").nth(1).inner_text()
     # the first line's ops are the trace's only (a size and the contiguous): marked there, in view
     trace_pane, export_pane = panes.nth(0), panes.nth(1)
@@ -143,7 +143,7 @@ def check_steps(page, panel, panes) -> None:
     assert len(step_ids(export_pane)) == 2
     assert in_view(page, trace_pane) and in_view(page, export_pane)
     assert panel.locator(".jp-TraceExplorer-lineStep strong").all_inner_texts() == [
-        "shape arithmetic (trace only)",
+        "shape arithmetic",
         "value the trace froze",
     ]
     # a matched op clicked on the trace side: its partner is marked on the export side (one name in both)
