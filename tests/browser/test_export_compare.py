@@ -109,6 +109,35 @@ def in_view(page, pane) -> bool:
     )
 
 
+def numbers_not_at_first_lines(panel) -> list[str]:
+    """Whether each item of the list of lines, made narrow so that its text wraps, has its number at its first line
+    (GPT-2's wrapped items had theirs at their last): a character put before the item's text is on the line box
+    the number is on. Returns the items whose number is elsewhere."""
+    return panel.locator(".jp-TraceExplorer-lineSteps").evaluate(
+        """(list) => {
+            list.style.width = '120px';
+            try {
+                return [...list.querySelectorAll('li')].flatMap(li => {
+                    const text = li.querySelector('.jp-TraceExplorer-link');
+                    const mark = document.createTextNode('\u200b');
+                    li.insertBefore(mark, li.firstChild);
+                    const range = document.createRange();
+                    range.selectNodeContents(mark);
+                    const at = range.getBoundingClientRect();
+                    mark.remove();
+                    const box = text.getBoundingClientRect();
+                    const wrapped = box.height > 1.5 * at.height;
+                    const first = at.top < box.top + at.height / 2;
+                    const below = at.top - box.top;
+                    return wrapped && first ? [] : [`${text.textContent}: wrapped ${wrapped}, number ${below}px down`];
+                });
+            } finally {
+                list.style.width = '';
+            }
+        }"""
+    )
+
+
 def check_steps(page, panel, panes) -> None:
     """The header, the first two steps (each marking its ops in view, in both panes where both have some), and a
     matched op marking its partner: shared by the live explorer and the report."""
@@ -164,6 +193,7 @@ def test_trace_vs_export_steps_through_the_lines_in_both_graphs(lab):
     panel, panes = open_trace_vs_export(explorer)
     check_steps(lab.page, panel, panes)
     lab.screenshot_themes("export-compare", explorer)
+    assert numbers_not_at_first_lines(panel) == []
     # the keyboard walks on; close gives the graph back
     panel.locator(".jp-TraceExplorer-traceVsExport").focus()
     lab.page.keyboard.press("End")
