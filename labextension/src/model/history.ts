@@ -55,8 +55,8 @@ export function historyLabel(history: readonly HistoryEntry[], i: number): strin
 export function savedOptionsText(run: TraceRunJSON | null | undefined): string {
   const saved = (run?.options ?? {}) as Record<string, unknown>;
   if (typeof saved.path === 'string') {
-    const where = saved.map_location ? ` (map_location=${JSON.stringify(saved.map_location)})` : '';
-    return `read-only · loaded from ${saved.path}${where}`;
+    // the file's name: the server loads by its absolute path (and to the CPU), which says nothing more
+    return `read-only · loaded from ${saved.path.split(/[\\/]/).pop()}`;
   }
   const specs: readonly { key: string; label: string }[] =
     run?.backend === 'export' ? [...EXPORT_OPTION_SPECS, ...EXPORT_READ_ONLY_OPTIONS] : OPTION_SPECS;
