@@ -337,3 +337,55 @@ def test_the_report_shows_trace_vs_export_offline(offline, compared_report, sche
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SCREENSHOTS / f"report-export-compare-{scheme}.png"))
     assert op.errors == [] and op.blocked == []
+
+
+def flat(h):
+    return h.view(h.size(0), -1)  # a size at the first layer and at the last
+
+
+class SpreadLine(nn.Module):
+    """One line of a helper run at both ends of a deep stack: its ops lie far apart in the trace's picture."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.layers = nn.ModuleList(nn.Linear(8, 8) for _ in range(24))
+
+    def forward(self, x):
+        h = flat(self.layers[0](x))
+        for layer in self.layers[1:]:
+            h = torch.relu(layer(h))
+        return flat(h)
+
+
+def test_a_line_whose_ops_lie_far_apart_opens_on_its_first_ones(offline, tmp_path):  # noqa: F811
+    """GPT-2's `q_length = query.shape[2]` runs in each layer: the panes opened between the layers, at the middle
+    of the line's ops, and showed none of them."""
+    if not STATIC_JS.exists():
+        pytest.skip("the report bundle is not built (npm run build, or pip install -e .)")
+    run = tj.export(SpreadLine(), (torch.ones(4, 8),), compare_trace=True)
+    assert run.compared is not None, run.error
+    page = offline().open(run.save_html(tmp_path / "spread.html"))
+    explorer = page.locator("#tracejit-root .jp-TraceExplorer-root")
+    explorer.locator(".jp-TraceExplorer-canvas svg").wait_for()
+    panel, panes = open_trace_vs_export(explorer)
+    card = panel.locator(".jp-TraceExplorer-lineStep")
+    for _ in range(panel.locator(".jp-TraceExplorer-lineSteps li").count()):
+        if "h.size(0)" in card.locator("pre").inner_text():
+            break
+        panel.get_by_role("button", name="next line").click()
+    assert "h.size(0)" in card.locator("pre").inner_text()
+    trace_pane = panes.nth(0)
+    page.wait_for_timeout(300)  # the panes move on the next frame
+    marked = step_ids(trace_pane)
+    shown = trace_pane.evaluate(
+        """(pane) => {
+            const canvas = pane.querySelector('.jp-TraceExplorer-compareCanvas').getBoundingClientRect();
+            return [...pane.querySelectorAll('g.node.step')].filter(g => {
+                const r = g.getBoundingClientRect();
+                return r.left >= canvas.left - 1 && r.right <= canvas.right + 1
+                    && r.top >= canvas.top - 1 && r.bottom <= canvas.bottom + 1;
+            }).map(g => g.id);
+        }"""
+    )
+    assert len(marked) == 2 and shown, (marked, shown)
+    page.screenshot(path=str(SCREENSHOTS / "export-compare-spread-line.png"))
