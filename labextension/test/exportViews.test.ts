@@ -8,6 +8,7 @@ import { join } from 'path';
 import { describe, expect, it } from 'vitest';
 
 import { pendingFix } from '../src/controls/fix';
+
 import {
   backendLabel,
   guardsModel,
@@ -26,7 +27,7 @@ import {
   HistoryEntry,
   TraceRunJSON
 } from '../src/model/protocol';
-import { decodeRun, TraceRunModel } from '../src/model/run';
+import { decodeRun, headerFacts, TraceRunModel } from '../src/model/run';
 
 const dir = process.env.TRACEJIT_FIXTURES ?? join(__dirname, 'fixtures');
 
@@ -158,5 +159,16 @@ describe('a saved run in a read-only explorer', () => {
     const archive = { ...raw('net'), backend: 'torchscript-archive' as const, options: served };
     expect(savedOptionsText(archive)).toBe('read-only · loaded from model.pt');
     expect(savedOptionsText(null)).toBe('read-only');
+  });
+});
+
+describe("the header's facts", () => {
+  it('say an export that checked nothing checked nothing, and a refused export was not exported', () => {
+    expect(headerFacts(load('exported'))).toContain('check passed (3 input sets)');
+    // exported with no check_inputs and no dynamic dim: no input set was run (it read "check passed (0 input sets)")
+    expect(headerFacts(load('compared'))).toContain('nothing to check');
+    const error = raw('error').error!;
+    expect(headerFacts(decodeRun({ ...raw('exported'), error, check: null }))).toContain('not exported');
+    expect(headerFacts(load('error'))).toContain('not traced');
   });
 });

@@ -224,6 +224,7 @@ def test_a_refused_export_shows_its_line_the_hint_and_the_draft_graph(lab):
     lab.run_all(timeout=120_000)
     explorer = explorer_in(lab, 1)  # the draft's graph is drawn
     assert explorer.locator(".jp-TraceExplorer-header .jp-TraceExplorer-badge").inner_text() == "failed"
+    assert "not exported" in explorer.locator(".jp-TraceExplorer-header .jp-TraceExplorer-fact").all_inner_texts()
     error = explorer.locator(".jp-TraceExplorer-error")
     text = error.inner_text()
     line = line_of(GATE, "if h.sum() > 0:")
