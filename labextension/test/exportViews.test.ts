@@ -8,6 +8,7 @@ import { join } from 'path';
 import { describe, expect, it } from 'vitest';
 
 import { pendingFix } from '../src/controls/fix';
+
 import {
   backendLabel,
   guardsModel,
@@ -18,7 +19,7 @@ import {
   symbolText
 } from '../src/model/exportReport';
 import { shapeText, userFrame } from '../src/model/graph';
-import { historyLabel, isExportOptions, optionsDiffering } from '../src/model/history';
+import { historyLabel, isExportOptions, optionsDiffering, savedOptionsText } from '../src/model/history';
 import {
   EXPORT_OPTION_SPECS,
   EXPORT_READ_ONLY_OPTIONS,
@@ -26,7 +27,7 @@ import {
   HistoryEntry,
   TraceRunJSON
 } from '../src/model/protocol';
-import { decodeRun, TraceRunModel } from '../src/model/run';
+import { decodeRun, headerFacts, TraceRunModel } from '../src/model/run';
 
 const dir = process.env.TRACEJIT_FIXTURES ?? join(__dirname, 'fixtures');
 
@@ -142,5 +143,32 @@ describe('a failed export', () => {
     expect(showsDraftGraph({ ...exported, error, graphs: {} })).toBe(false);
     // a failed trace that kept a graph is no draft
     expect(showsDraftGraph({ ...exported, backend: 'trace', error })).toBe(false);
+  });
+});
+
+describe('a saved run in a read-only explorer', () => {
+  it('names the options it was made with, or the file it was loaded from, with no dangling separator', () => {
+    const exported = raw('exported');
+    expect(savedOptionsText(exported)).toMatch(/^read-only · strict=false {2}draft="on_failure"/);
+    expect(savedOptionsText(raw('net'))).toMatch(/^read-only · strict=true /);
+    // a .pt / .pt2 opened from the file browser: tj.load's options name none of the bar's (it read "read-only ·")
+    const loaded = { ...exported, options: { path: 'models/model.pt2', map_location: null } };
+    expect(savedOptionsText(loaded)).toBe('read-only · loaded from model.pt2');
+    // as JupyterLab's server loads it: by its absolute path, to the CPU
+    const served = { path: '/srv/notebooks/models/model.pt', map_location: 'cpu' };
+    const archive = { ...raw('net'), backend: 'torchscript-archive' as const, options: served };
+    expect(savedOptionsText(archive)).toBe('read-only · loaded from model.pt');
+    expect(savedOptionsText(null)).toBe('read-only');
+  });
+});
+
+describe("the header's facts", () => {
+  it('say an export that checked nothing checked nothing, and a refused export was not exported', () => {
+    expect(headerFacts(load('exported'))).toContain('check passed (3 input sets)');
+    // exported with no check_inputs and no dynamic dim: no input set was run (it read "check passed (0 input sets)")
+    expect(headerFacts(load('compared'))).toContain('nothing to check');
+    const error = raw('error').error!;
+    expect(headerFacts(decodeRun({ ...raw('exported'), error, check: null }))).toContain('not exported');
+    expect(headerFacts(load('error'))).toContain('not traced');
   });
 });

@@ -47,6 +47,14 @@ describe('a trace compared with an export', () => {
     expect(steps[2].file).toBe('');
   });
 
+  it('names shape arithmetic without a side: export records sizes too, for a dynamic dimension', () => {
+    // GPT-2 with a dynamic sequence length: the export's sym_size at the %export line, none in the trace
+    const exportSizes = { ...cmp.lines[0], reason: 'shape_arithmetic' as const, trace_nodes: [], export_nodes: [0] };
+    const [step] = lineSteps({ ...cmp, lines: [exportSizes] });
+    expect(step.reasons[0].words).toBe('shape arithmetic');
+    expect(reasonCounts({ ...cmp, lines: [exportSizes] })[0].text).toBe('shape arithmetic: 1 op at 1 line');
+  });
+
   it('says how much of the trace the export matched, by the kernel’s rule (no-ops have no counterpart to find)', () => {
     const cov = coverage(cmp);
     expect(cov.matched).toBe(cmp.matched.length);

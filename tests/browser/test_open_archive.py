@@ -43,6 +43,9 @@ def test_a_traced_model_file_opens_with_its_graph_and_findings(lab):
     assert lab.page.locator(".lm-TabBar-tab.jp-mod-current").inner_text().strip() == "shipped_head.pt"
     assert explorer.locator(".jp-TraceExplorer-target").first.inner_text() == "ShippedHead"
     assert explorer.locator(".jp-TraceExplorer-header .jp-TraceExplorer-badge").inner_text() == "warnings"
+    # the options bar names the file (it read "read-only ·": a loaded file has none of the bar's options)
+    options = explorer.locator(".jp-TraceExplorer-options").inner_text()
+    assert options == "read-only · loaded from shipped_head.pt", options
     explorer.locator('.jp-TraceExplorer-tab[data-tab="warnings"]').click()
     findings = explorer.locator(".jp-TraceExplorer-finding")
     kinds = {findings.nth(i).get_attribute("data-kind") for i in range(findings.count())}

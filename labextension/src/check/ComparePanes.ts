@@ -190,9 +190,18 @@ export class ComparePanes {
     }
   }
 
-  /** Anchor `pane` on the middle of `nodes` (the picture's centre when there are none, or none is drawn). */
+  /**
+   * Anchor `pane` on the middle of `nodes` (the picture's centre when there are none, or none is drawn), of those
+   * that fit in one view with the first at COMPARE_MIN_SCALE: a line run in every layer (GPT-2's
+   * `q_length = query.shape[2]`) has ops far apart, and their middle, between the layers, shows none of them.
+   */
   private anchorOn(pane: Pane, nodes: SVGGraphicsElement[]): void {
-    const at = nodes.map(centre).filter((c): c is { x: number; y: number } => c !== null);
+    const drawn = nodes.map(centre).filter((c): c is { x: number; y: number } => c !== null);
+    const view = pane.viewport.canvasSize;
+    const reach = { x: view.w / 2 / COMPARE_MIN_SCALE, y: view.h / 2 / COMPARE_MIN_SCALE };
+    const at = drawn.filter(
+      c => !view.w || (Math.abs(c.x - drawn[0].x) <= reach.x && Math.abs(c.y - drawn[0].y) <= reach.y)
+    );
     const b = pane.viewport.bounds;
     if (at.length) {
       const xs = at.map(c => c.x);

@@ -23,7 +23,7 @@ import {
   HistoryEntry,
   OPTION_SPECS
 } from '../model/protocol';
-import { AnyOptions, historyLabel, isExportOptions } from '../model/history';
+import { AnyOptions, historyLabel, isExportOptions, savedOptionsText } from '../model/history';
 
 type OptionSpec = (typeof OPTION_SPECS)[number];
 type ExportOptionSpec = (typeof EXPORT_OPTION_SPECS)[number];
@@ -200,17 +200,6 @@ export class OptionsBar {
     const exportRun = this.ctx.run?.raw.backend === 'export';
     if (!live || !options) {
       // a saved run: the options it was traced with, by the names the options bar uses
-      const saved = (this.ctx.run?.raw.options ?? {}) as Record<string, unknown>;
-      const specs: readonly { key: string; label: string }[] = exportRun
-        ? [...EXPORT_OPTION_SPECS, ...EXPORT_READ_ONLY_OPTIONS]
-        : OPTION_SPECS;
-      // dynamic_shapes / check_inputs left out (null) say nothing worth a word: only the given ones are shown
-      const given = (key: string): boolean =>
-        key in saved && !(saved[key] === null && EXPORT_READ_ONLY_OPTIONS.some(spec => spec.key === key));
-      const shown = specs
-        .filter(spec => given(spec.key))
-        .map(spec => `${spec.label}=${JSON.stringify(saved[spec.key])}`)
-        .join('  ');
       append(
         this.controls,
         h(
@@ -219,7 +208,7 @@ export class OptionsBar {
             class: 'jp-TraceExplorer-muted',
             title: exportRun ? 'a saved export cannot be exported again' : 'a saved trace cannot be re-traced'
           },
-          `read-only · ${shown}`
+          savedOptionsText(this.ctx.run?.raw)
         )
       );
       return;

@@ -13,7 +13,7 @@ import { OptionsBar } from '../controls/OptionsBar';
 import { GraphView, MARK_STATE } from '../graph/GraphView';
 import { Inspector } from '../inspector/Inspector';
 import { WarningsPanel } from '../warnings/WarningsPanel';
-import { TraceRunModel } from '../model/run';
+import { headerFacts, plural } from '../model/run';
 import { ExplorerContext } from '../state/context';
 import { append, clear, h, withCode } from '../state/dom';
 import { ExplorerHost } from '../state/host';
@@ -26,35 +26,6 @@ type TabName = 'inspector' | 'warnings' | 'check' | 'guards' | 'traceVsExport' |
 
 /** Below this width (px) the side panel goes under the graph (a 1024 px window with the file browser open). */
 export const STACK_BELOW_PX = 760;
-
-function plural(n: number, word: string): string {
-  return `${n} ${word}${n === 1 ? '' : 's'}`;
-}
-
-/** The header's facts, with the counts the tab titles show. */
-function facts(run: TraceRunModel): string[] {
-  const verdict = run.verdict;
-  const out: string[] = [];
-  const method = run.defaultMethod;
-  const graph = method ? run.graphs.get(method) : undefined;
-  out.push(graph ? plural(graph.size, 'node') : 'no graph');
-  if (run.problems > 0) {
-    out.push(run.problemsText);
-  }
-  const check = run.raw.check;
-  if (!check) {
-    out.push(run.error ? 'not traced' : 'not checked');
-  } else if (check.ok) {
-    out.push(`check passed (${plural(check.cases.length, 'input set')})`);
-  } else if (verdict.roots > 0) {
-    out.push(`check failed: ${plural(verdict.roots, 'root divergence')}`);
-  } else {
-    // the graphs agree, the numbers do not (random ops, a tolerance too tight): say that, not "0 divergences"
-    const differ = check.cases.some(c => c.outputs.some(o => !o.ok));
-    out.push(differ ? 'check failed: same graphs, outputs differ' : 'check failed');
-  }
-  return out;
-}
 
 export class Explorer {
   readonly element: HTMLElement;
@@ -292,7 +263,7 @@ export class Explorer {
         'span',
         { class: 'jp-TraceExplorer-summary', title: run.summary },
         h('span', { class: 'jp-TraceExplorer-target' }, run.target.name),
-        ...facts(run).map(f => h('span', { class: 'jp-TraceExplorer-fact' }, f))
+        ...headerFacts(run).map(f => h('span', { class: 'jp-TraceExplorer-fact' }, f))
       ),
       tools,
       error

@@ -4,7 +4,15 @@
  * A run names every option that differs from the first run, not only what changed since the run before: after
  * two changes, the run before's label no longer tells what the run was traced with.
  */
-import { EXPORT_OPTION_SPECS, ExplorerOptions, ExportExplorerOptions, HistoryEntry, OPTION_SPECS } from './protocol';
+import {
+  EXPORT_OPTION_SPECS,
+  EXPORT_READ_ONLY_OPTIONS,
+  ExplorerOptions,
+  ExportExplorerOptions,
+  HistoryEntry,
+  OPTION_SPECS,
+  TraceRunJSON
+} from './protocol';
 
 /** The options bar's values: a trace's, or an export run's. */
 export type AnyOptions = ExplorerOptions | ExportExplorerOptions;
@@ -37,4 +45,26 @@ export function historyLabel(history: readonly HistoryEntry[], i: number): strin
     (differ.length ? ` · ${differ.join(', ')}` : '') +
     ` · ${facts.slice(0, MAX_FACTS_CHARS)}`
   );
+}
+
+/**
+ * What a read-only explorer's options bar says of its saved run: `read-only · strict=true  check_trace=true ...`
+ * by the names the bar uses, or `read-only · loaded from model.pt` for a file tj.load read (its options are the
+ * load's, none of the bar's). dynamic_shapes / check_inputs left out (null) say nothing worth a word.
+ */
+export function savedOptionsText(run: TraceRunJSON | null | undefined): string {
+  const saved = (run?.options ?? {}) as Record<string, unknown>;
+  if (typeof saved.path === 'string') {
+    // the file's name: the server loads by its absolute path (and to the CPU), which says nothing more
+    return `read-only · loaded from ${saved.path.split(/[\\/]/).pop()}`;
+  }
+  const specs: readonly { key: string; label: string }[] =
+    run?.backend === 'export' ? [...EXPORT_OPTION_SPECS, ...EXPORT_READ_ONLY_OPTIONS] : OPTION_SPECS;
+  const given = (key: string): boolean =>
+    key in saved && !(saved[key] === null && EXPORT_READ_ONLY_OPTIONS.some(spec => spec.key === key));
+  const shown = specs
+    .filter(spec => given(spec.key))
+    .map(spec => `${spec.label}=${JSON.stringify(saved[spec.key])}`)
+    .join('  ');
+  return shown ? `read-only · ${shown}` : 'read-only';
 }

@@ -366,3 +366,35 @@ export function argumentsOf(run: TraceRunModel, graph: TraceGraph, node: NodeInf
     };
   });
 }
+
+export function plural(n: number, word: string): string {
+  return `${n} ${word}${n === 1 ? '' : 's'}`;
+}
+
+/** The explorer header's facts, with the counts the tab titles show. */
+export function headerFacts(run: TraceRunModel): string[] {
+  const verdict = run.verdict;
+  const out: string[] = [];
+  const method = run.defaultMethod;
+  const graph = method ? run.graphs.get(method) : undefined;
+  out.push(graph ? plural(graph.size, 'node') : 'no graph');
+  if (run.problems > 0) {
+    out.push(run.problemsText);
+  }
+  const check = run.raw.check;
+  if (!check) {
+    out.push(run.error ? (run.raw.backend === 'export' ? 'not exported' : 'not traced') : 'not checked');
+  } else if (check.ok && check.cases.length === 0) {
+    // an export with no check_inputs and no dynamic dim: no input set ran (core/run.py says the same)
+    out.push('nothing to check');
+  } else if (check.ok) {
+    out.push(`check passed (${plural(check.cases.length, 'input set')})`);
+  } else if (verdict.roots > 0) {
+    out.push(`check failed: ${plural(verdict.roots, 'root divergence')}`);
+  } else {
+    // the graphs agree, the numbers do not (random ops, a tolerance too tight): say that, not "0 divergences"
+    const differ = check.cases.some(c => c.outputs.some(o => !o.ok));
+    out.push(differ ? 'check failed: same graphs, outputs differ' : 'check failed');
+  }
+  return out;
+}

@@ -19,7 +19,7 @@ export type DifferenceReason = LineDifference['reason'];
  * what is left. The kernel's `detail` says the same at length (capture_diff.py `_REASONS`).
  */
 export const REASON_WORDS: Record<DifferenceReason, string> = {
-  shape_arithmetic: 'shape arithmetic (trace only)',
+  shape_arithmetic: 'shape arithmetic',
   runtime_check: 'runtime check (export only)',
   no_op: 'no-op export leaves out',
   control_flow: 'control flow',
@@ -115,7 +115,7 @@ export interface ReasonCount {
   lines: number;
   traceNodes: number;
   exportNodes: number;
-  /** `shape arithmetic (trace only): 8 ops at 3 lines` */
+  /** `shape arithmetic: 8 ops at 3 lines` */
   text: string;
 }
 
