@@ -248,7 +248,10 @@ def structural_changes(old: Graph, new: Graph, method: str, changes: dict[tuple[
     for d in diff.divergences:
         a = old.nodes[d.trace_node] if d.trace_node is not None else None
         b = new.nodes[d.check_node] if d.check_node is not None else None
-        if d.kind != ROOT:
+        # an op downstream of a change that is itself another op (a module called twice, changed once) is a
+        # change of its own, not only a consequence
+        changed_itself = a is not None and b is not None and a.kind != b.kind
+        if d.kind != ROOT and not changed_itself:
             downstream += 1
             continue
         scope = _scope(changes, method, (b or a).scope if (b or a) is not None else "")  # type: ignore[union-attr]

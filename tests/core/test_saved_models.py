@@ -214,6 +214,29 @@ def test_a_changed_layer_is_named_by_its_module(convnets: dict[str, Path]) -> No
     assert not result.parameters  # ReLU and GELU hold none
 
 
+class TwiceActivated(nn.Module):
+    """One activation module called at two places: changing it changes two ops, the second downstream of the first."""
+
+    def __init__(self, act: nn.Module) -> None:
+        super().__init__()
+        self.fc1, self.fc2, self.act = nn.Linear(4, 4), nn.Linear(4, 4), act
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.fc2(self.act(self.fc1(self.act(x))))
+
+
+def test_a_module_called_twice_and_changed_counts_both_ops() -> None:
+    torch.manual_seed(0)
+    old = TwiceActivated(nn.ReLU())
+    new = TwiceActivated(nn.GELU())
+    new.load_state_dict(old.state_dict())
+    x = torch.randn(2, 4)
+    result = tj.diff(tj.trace(old, (x,)), tj.trace(new, (x,)))
+    (scope,) = result.scopes
+    assert scope.scope == "act" and scope.changed == 2, result.summary()
+    assert "act: 2 ops changed" in result.summary()
+
+
 def test_a_changed_constant_says_from_what_to_what(convnets: dict[str, Path]) -> None:
     result = tj.diff(convnets["v1"], convnets["scale"])
     (scope,) = result.scopes
