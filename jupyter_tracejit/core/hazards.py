@@ -317,7 +317,8 @@ def device_constants(
 def train_mode_batchnorm(graph: Graph, runs: int) -> Finding | None:
     ids = []
     for n in graph.nodes:
-        if n.kind != "aten::batch_norm" or len(n.inputs) < 6:
+        # "aten::batch_norm" in a trace, "aten::batch_norm.default" (its overload) in an export: one layout
+        if n.kind.split(".")[0] != "aten::batch_norm" or len(n.inputs) < 6:
             continue
         producer = graph.producer(n.inputs[5])
         if producer is not None and producer.attributes.get("value") is True:

@@ -233,3 +233,20 @@ def test_a_guard_pointing_at_no_node_is_refused(item_run: TraceRun) -> None:
     data["export"]["guards"][at]["node_ids"] = [10**6]
     with pytest.raises(ValueError, match=f"/export/guards/{at}/node_ids"):
         check_run(data)
+
+
+def test_a_model_exported_in_training_mode_is_said_so_with_the_eval_fix() -> None:
+    model = nn.Sequential(nn.Conv2d(3, 4, 3), nn.BatchNorm2d(4), nn.ReLU(), nn.Dropout(0.5))
+    x = torch.randn(2, 3, 8, 8)
+    trained = ExportSession(model.train(), (x,), caller=None)
+    run = drive(trained.steps(time.perf_counter()))
+    found = {f.kind: f for f in run.findings}
+    assert found.keys() >= {"nondeterministic", "train_mode_batchnorm"}, found
+    kinds = {k: [run.graph.nodes[i].kind for i in f.node_ids] for k, f in found.items()}
+    assert kinds["nondeterministic"] == ["aten::dropout.default"]
+    assert kinds["train_mode_batchnorm"] == ["aten::batch_norm.default"]
+    assert "1.running_mean" in found["train_mode_batchnorm"].message
+    assert all(f.fix == {"module_mode": "eval"} for f in found.values())
+    assert run.verdict.label == "warnings"
+    evaluated = drive(ExportSession(model.eval(), (x,), caller=None).steps(time.perf_counter()))
+    assert not {"nondeterministic", "train_mode_batchnorm"} & {f.kind for f in evaluated.findings}

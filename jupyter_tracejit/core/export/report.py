@@ -33,6 +33,7 @@ Every part is read defensively: an exception reading one (a private API that cha
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
 import re
@@ -42,6 +43,7 @@ from typing import Any, TypeVar
 
 import torch
 
+from .. import hazards
 from ..errors import TraceError
 from ..graph import Graph
 from ..hazards import Finding
@@ -466,10 +468,45 @@ def _mentions(text: str, name: str) -> bool:
     return re.search(rf"\b{re.escape(name)}\b", text) is not None
 
 
+def training_mode_findings(report: ExportReport, graph: Graph) -> list[Finding]:
+    """The trace's training-mode rules (:mod:`..hazards`) on an export's graph, worded for an export: a dropout left
+    in training mode (random ops in the program) and a BatchNorm exported in training mode (batch statistics, and
+    the running statistics written on every call: buffers the program mutates). The fix is the same: export in
+    eval mode."""
+    found: list[Finding] = []
+    random = hazards.nondeterministic_nodes(graph, torch_flags_top_level=True)
+    if random is not None:
+        found.append(
+            dataclasses.replace(
+                random,
+                message=f"The exported program contains random ops (a dropout in training mode, ...) at "
+                f"{len(random.node_ids)} place(s): each call gives other results.",
+                hint="Export in eval mode (model.eval(), module_mode='eval', --eval) so dropout is off, unless the "
+                "randomness is intended.",
+            )
+        )
+    batchnorm = hazards.train_mode_batchnorm(graph, 0)
+    if batchnorm is not None:
+        written = [b for b in report.mutated_buffers if b.rsplit(".", 1)[-1] in ("running_mean", "running_var")]
+        also = f" (buffers the program writes: {', '.join(written[:4])}{', ...' if len(written) > 4 else ''})"
+        found.append(
+            dataclasses.replace(
+                batchnorm,
+                title=f"BatchNorm exported in training mode ({len(batchnorm.node_ids)} "
+                f"layer{'s' if len(batchnorm.node_ids) != 1 else ''})",
+                message="The program's batch_norm ops have training=True: they normalise with each batch's statistics "
+                f"and update running_mean/running_var on every call{also if written else ''}.",
+                hint="Export in eval mode for inference (model.eval(), module_mode='eval', --eval).",
+            )
+        )
+    return found
+
+
 def export_findings(report: ExportReport, graph: Graph | None) -> list[Finding]:
     """``dim_specialized`` (warning: the program is silently only right for one size, and export said nothing when
     the dim was ``Dim.AUTO``) and ``unbacked_symbol`` (info: a size read from a tensor's value is checked by a
-    runtime assert, so another value fails loudly or works, never silently wrong; worth knowing, not a problem)."""
+    runtime assert, so another value fails loudly or works, never silently wrong; worth knowing, not a problem);
+    then the training-mode rules (:func:`training_mode_findings`)."""
     findings: list[Finding] = []
     done: set[str] = set()
     for guard in report.guards_of("specialization"):
@@ -537,6 +574,8 @@ def export_findings(report: ExportReport, graph: Graph | None) -> list[Finding]:
                 node_ids=list(dict.fromkeys(assert_ids + sized)),
             )
         )
+    if graph is not None:
+        findings.extend(training_mode_findings(report, graph))
     return findings
 
 

@@ -120,7 +120,7 @@ _EXPORT_HINTS: tuple[tuple[re.Pattern[str], str, str], ...] = (
     (
         re.compile(r"GuardOnDataDependentSymNode|Data-dependent branching|data-dependent expression"),
         "data_dependent",
-        "The code branches (or sizes something) on a tensor's value, which export cannot record: it has no "
+        "The code branches on a tensor's value (or uses it as a size), which export cannot record: it has no "
         "value, only a shape. Use torch.cond(pred, true_fn, false_fn, operands) for a branch, torch.where to "
         "compute both sides, or torch._check(...) to tell export what the value is.",
     ),
