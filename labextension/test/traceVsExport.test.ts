@@ -60,6 +60,11 @@ describe('a trace compared with an export', () => {
     expect(cov.matched).toBe(cmp.matched.length);
     expect(cov.comparable).toBe(cmp.trace_ops - 1); // the contiguous
     expect(cov.text).toBe(`${cov.matched} of ${cov.comparable} trace ops matched (100%)`);
+    // what the count leaves out is said, so it reads right beside the trace's node count
+    const shape = cmp.trace_shape_ops;
+    expect(shape).toBeGreaterThan(0);
+    expect(cov.uncounted).toContain(`not counted: ${shape} shape arithmetic op`);
+    expect(cov.uncounted).toContain('1 no-op export leaves out');
     const partial = coverage({ ...cmp, matched: cmp.matched.slice(1) });
     expect(partial.text).toBe(`${cov.matched - 1} of ${cov.comparable} trace ops matched (80%)`);
     expect(coverage({ ...cmp, trace_ops: 0, matched: [], lines: [] }).share).toBe(1);

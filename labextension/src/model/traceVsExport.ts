@@ -90,9 +90,21 @@ export interface Coverage {
   share: number;
   /** `5 of 5 trace ops matched (100%)` */
   text: string;
+  /** the trace's ops the count leaves out, in words; '' when none */
+  uncounted: string;
 }
 
 /** How much of the trace the export matched, by capture_diff.py's `coverage` rule (one rule, mirrored here). */
+/** What the coverage leaves out, so its count reads right beside a trace's node count: `not counted: 46 shape
+ * arithmetic ops (export keeps sizes symbolic), 2 no-ops`; empty when nothing is left out. */
+function uncountedText(shapeOps: number, noOps: number): string {
+  const parts = [
+    shapeOps ? `${shapeOps} shape arithmetic op${shapeOps === 1 ? '' : 's'} (export keeps sizes symbolic)` : '',
+    noOps ? `${noOps} no-op${noOps === 1 ? '' : 's'} export leaves out` : ''
+  ].filter(Boolean);
+  return parts.length ? `not counted: ${parts.join(', ')}` : '';
+}
+
 export function coverage(cmp: CaptureComparison): Coverage {
   const noOps = cmp.lines.filter(d => d.reason === 'no_op').reduce((n, d) => n + d.trace_nodes.length, 0);
   const comparable = cmp.trace_ops - noOps;
@@ -105,7 +117,8 @@ export function coverage(cmp: CaptureComparison): Coverage {
     traceOps: cmp.trace_ops,
     exportOps: cmp.export_ops,
     share,
-    text: `${matched} of ${comparable} trace ops matched (${percent}%)`
+    text: `${matched} of ${comparable} trace ops matched (${percent}%)`,
+    uncounted: uncountedText(cmp.trace_shape_ops, noOps)
   };
 }
 

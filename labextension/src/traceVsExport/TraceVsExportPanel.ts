@@ -186,7 +186,8 @@ export class TraceVsExportPanel {
         h(
           'p',
           { class: 'jp-TraceExplorer-muted' },
-          `${cmp.coverage.exportOps} export ops; the trace: ${run.raw.compared!.trace_summary}`
+          (cmp.coverage.uncounted ? `${cmp.coverage.uncounted}. ` : '') +
+            `${cmp.coverage.exportOps} export ops; the trace: ${run.raw.compared!.trace_summary}`
         ),
         cmp.counts.length
           ? h(
