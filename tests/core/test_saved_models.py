@@ -370,3 +370,40 @@ def test_bert_exported_with_a_dynamic_length_opens_with_its_range(
     graph = run.graph
     assert graph is not None and "encoder.layer.1.attention.self" in graph.scopes
     round_trip(run)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["bert", "gpt2"])
+def test_a_saved_trace_of_a_real_model_opens_as_its_trace_did(
+    name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """BERT and GPT-2 traced, saved, read back: the archive's graph has the trace's module scopes and its ops' original
+    lines (none made up: torch's 'File "", line 0' for an op the tracer recorded with no stack is no line)."""
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    transformers = pytest.importorskip("transformers")
+    if name == "bert":
+        config = transformers.BertConfig(
+            vocab_size=100, hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64
+        )
+        model = transformers.BertModel(config, add_pooling_layer=False).eval()
+    else:
+        config = transformers.GPT2Config(vocab_size=100, n_embd=32, n_layer=2, n_head=2, use_cache=False)
+        model = transformers.GPT2Model(config).eval()
+    ids = torch.randint(0, 100, (2, 7))
+    traced = tj.trace(model, (ids,), check_trace=False, strict=False)  # the models return dicts
+    assert traced.error is None, traced.error
+    path = tmp_path / f"{name}.pt"
+    torch.jit.save(traced.traced, str(path))
+    run = tj.load(path)
+    assert run.error is None and run.backend == "torchscript-archive", run.error
+    graph, trace_graph = run.graph, traced.graph
+    assert graph is not None and trace_graph is not None
+    assert set(graph.scopes) == set(trace_graph.scopes)
+    ops = [n for n in graph.nodes if n.role == "op"]
+    with_lines = [n for n in ops if n.source is not None and n.source.user_frame is not None]
+    assert len(with_lines) >= 0.9 * len(ops), (len(with_lines), len(ops))
+    trace_lines = {(n.source.user_frame.line) for n in trace_graph.nodes if n.source and n.source.user_frame}
+    assert {n.source.user_frame.line for n in with_lines} <= trace_lines
+    # every finding points at its nodes, and they at original lines
+    assert all(f.node_ids for f in run.findings), run.findings
+    round_trip(run)

@@ -58,6 +58,8 @@ def _original_source(original: str, serialized: bool, frames_seen: dict[str, Fra
     if header is None:
         return parse_stack(original, frames_seen)
     file, line = header.group(1), int(header.group(2))
+    if not file or not line:
+        return None  # torch's 'File "", line 0': a node the tracer recorded with no stack (an int() it inserted)
     if not serialized and file.startswith("code/"):
         return None  # the archive's own code only: saved without debug information
     lines = original.splitlines()
