@@ -128,6 +128,9 @@ def test_a_failed_export_shows_the_drafts_graph_and_report(capfd):
     assert run.export is not None and run.export.draft, "the draft's report"
     assert any(f.line == if_line and f.file == __file__ for f in run.export.draft), run.export.draft
     assert run.graph is not None and run.traced is None  # the draft's graph, not an exported program of the user's
+    # the draft's asserts say what they assert (its conditions simplify to True with the example's value)
+    asserts = run.export.guards_of("runtime_assert")
+    assert asserts and all(g.expr not in ("True", "False") for g in asserts), asserts
     check_run(run.to_json())
     assert capfd.readouterr().err == ""
     never = export(branchy, (torch.ones(3),), draft="never")

@@ -321,7 +321,9 @@ def _assert_expr(fx_node: Any) -> str:
         cond = args[0]
         val = cond.meta.get("val") if isinstance(cond, torch.fx.Node) else cond
         expr = getattr(getattr(val, "node", None), "expr", None)
-        if expr is not None:
+        # a draft knows its example's value of an unbacked symbol and simplifies the condition to True: the
+        # expression asserted is then only in the message
+        if expr is not None and str(expr) not in ("True", "False"):
             return str(expr)
         m = _ASSERT_MESSAGE.search(str(args[1]) if len(args) > 1 else "")
         if m:
