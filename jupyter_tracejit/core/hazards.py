@@ -70,10 +70,15 @@ def _switch_positions(kind: str, input_types: tuple[str, ...]) -> tuple[int, int
     """
     import torch
 
+    # an export names the overload ("aten::dropout.default"): look the op up by its name, that overload first
+    name, _, overload = kind.partition(".")
     try:
-        schemas = torch._C._jit_get_schemas_for_operator(kind)
+        schemas = torch._C._jit_get_schemas_for_operator(name)
     except RuntimeError:
         return -1, -1
+    if overload:
+        wanted_overload = "" if overload == "default" else overload
+        schemas = sorted(schemas, key=lambda schema: schema.overload_name != wanted_overload)
     for schema in schemas:
         args = schema.arguments
         if len(args) < len(input_types):
@@ -104,10 +109,41 @@ def _constant(graph: Graph, node: Node, index: int) -> Any:
     return producer.attributes.get("value")
 
 
+@functools.lru_cache(maxsize=512)
+def _switched_off_by_default(kind: str, given: int) -> bool:
+    """Whether an op passed ``given`` inputs leaves out a probability or training argument whose default switches
+    its randomness off: an export leaves out the arguments equal to their defaults
+    (``scaled_dot_product_attention(q, k, v)``: ``dropout_p=0.0``)."""
+    import torch
+
+    name, _, overload = kind.partition(".")
+    if not overload:
+        return False  # a trace passes every argument
+    try:
+        schemas = torch._C._jit_get_schemas_for_operator(name)
+    except RuntimeError:
+        return False
+    wanted = "" if overload == "default" else overload
+    for schema in schemas:
+        if schema.overload_name != wanted:
+            continue
+        for a in schema.arguments[given:]:
+            if not a.has_default_value():
+                continue
+            if a.name in _PROBABILITY_ARGS and a.default_value == 0 and not isinstance(a.default_value, bool):
+                return True
+            if a.name in _TRAIN_ARGS and a.default_value is False:
+                return True
+    return False
+
+
 def is_random(graph: Graph, node: Node) -> bool:
     """torch's nondeterministic flag, minus ops whose randomness is switched off in this trace: a dropout
-    probability of 0 or a training flag that is False (dropout, LSTM/GRU/RNN dropout, SDPA's dropout_p, rrelu...)."""
+    probability of 0 or a training flag that is False (dropout, LSTM/GRU/RNN dropout, SDPA's dropout_p, rrelu...),
+    given or, in an export, left out as its default."""
     if not node.nondeterministic:
+        return False
+    if _switched_off_by_default(node.kind, len(node.inputs)):
         return False
     p_at, train_at = _switch_positions(node.kind, tuple(graph.values[v].type for v in node.inputs))
     p, train = _constant(graph, node, p_at), _constant(graph, node, train_at)

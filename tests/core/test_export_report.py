@@ -250,3 +250,17 @@ def test_a_model_exported_in_training_mode_is_said_so_with_the_eval_fix() -> Non
     assert run.verdict.label == "warnings"
     evaluated = drive(ExportSession(model.eval(), (x,), caller=None).steps(time.perf_counter()))
     assert not {"nondeterministic", "train_mode_batchnorm"} & {f.kind for f in evaluated.findings}
+
+
+class Attention(nn.Module):
+    def forward(self, q: torch.Tensor) -> torch.Tensor:
+        return torch.nn.functional.scaled_dot_product_attention(q, q, q, dropout_p=0.0)
+
+
+def test_an_op_whose_randomness_is_off_is_not_random_in_an_export() -> None:
+    # scaled_dot_product_attention carries torch's nondeterministic tag; dropout_p=0.0 switches it off (its schema
+    # is found through the export's overload name, aten::scaled_dot_product_attention.default)
+    run = drive(ExportSession(Attention().train(), (torch.randn(1, 2, 3, 4),), caller=None).steps(time.perf_counter()))
+    (sdpa,) = [n for n in run.graph.nodes if "scaled_dot_product_attention" in n.kind]
+    assert sdpa.nondeterministic
+    assert "nondeterministic" not in {f.kind for f in run.findings}
