@@ -18,6 +18,7 @@ export records, no-ops export leaves out (``contiguous``, a full ``slice``), a v
 
 from __future__ import annotations
 
+import bisect
 import difflib
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
@@ -27,6 +28,7 @@ from typing import Any, ClassVar
 from .diff import ROOT, Divergence, GraphDiff
 from .graph import Graph, Node
 from .jsonio import Decoders, JsonRecord, list_of
+from .words import plural
 
 #: ops that compute sizes, not tensors: the trace records them, export keeps sizes symbolic (or constant)
 SHAPE_OPS = frozenset(
@@ -124,7 +126,8 @@ class CaptureComparison(JsonRecord):
     def summary(self) -> str:
         return (
             f"{len(self.matched)} of {self.trace_ops} trace ops matched ({self.coverage:.0%} of those export could "
-            f"have), {self.export_ops} export ops; {len(self.lines)} line(s) differ"
+            f"have), {plural(self.export_ops, 'export op')}; {plural(len(self.lines), 'line')} "
+            + ("differs" if len(self.lines) == 1 else "differ")
         )
 
 
@@ -264,7 +267,7 @@ def compare_captures(
         trace_ops=len(trace_ops) - len(shape_t),
         export_ops=len(export_ops),
         trace_shape_ops=len(shape_t),
-        lines=_differences(unmatched_t, unmatched_e, frozen_lines or {}, shape_t, shape_e),
+        lines=_in_program_order(_differences(unmatched_t, unmatched_e, frozen_lines or {}, shape_t, shape_e), pairs),
     )
 
 
@@ -303,7 +306,24 @@ def _differences(
             if diff is None:
                 diff = groups[(file, line, reason)] = LineDifference(file, line, code, reason, detail)
             (diff.trace_nodes if side == "trace" else diff.export_nodes).append(n.id)
-    return sorted(groups.values(), key=lambda d: (d.file, d.line, d.reason))
+    return list(groups.values())
+
+
+def _in_program_order(lines: list[LineDifference], pairs: list[tuple[Node, Node]]) -> list[LineDifference]:
+    """The lines in the order the model runs them (a line's first trace op; an export-only line just after the
+    matched op before it), those with no source line last. Not by file name: that order would change with the
+    directory a model (or a notebook's cell) happens to live in."""
+    pairs_by_export = sorted((b.id, a.id) for a, b in pairs)
+    export_ids = [e for e, _ in pairs_by_export]
+
+    def position(d: LineDifference) -> float:
+        if d.trace_nodes:
+            return min(d.trace_nodes)
+        first = min(d.export_nodes)
+        before = bisect.bisect_left(export_ids, first)
+        return pairs_by_export[before - 1][1] + 0.5 if before else -0.5
+
+    return sorted(lines, key=lambda d: (not d.file, position(d), d.line, d.reason))
 
 
 __all__ = [

@@ -50,7 +50,7 @@ export interface LineStep {
   exportNodes: number[];
 }
 
-/** The lines that differ, one step per file:line in the kernel's order (file, line), those with no line last. */
+/** The lines that differ, one step per file:line in the kernel's order (the order the model runs them), those with no line last. */
 export function lineSteps(cmp: CaptureComparison): LineStep[] {
   const steps = new Map<string, LineStep>();
   for (const d of cmp.lines) {
