@@ -191,7 +191,13 @@ def test_dynamic_shapes_that_do_not_follow_the_inputs_show_the_structure_they_ne
         run = export(TwoInputs(), (x,), dynamic_shapes=shapes, draft="never")
         assert run.error is not None and run.error.phase == "arguments", run.error
         assert run.error.tag == "dynamic_shapes_mismatch"
-        assert "{'x': {0: None  # size 3, 1: None  # size 4}}" in run.error.hint
+        assert "{'x': {0: None, 1: None}} (x is 3 x 4)" in run.error.hint
+        assert '--dynamic "x:0=name[min,max]"' in run.error.hint
+        if isinstance(shapes, dict):
+            assert (
+                run.error.message
+                == "dynamic_shapes names 'y', which is not an argument of TwoInputs.forward (its inputs: x)"
+            )
     # arguments export refused refuse its draft too: no draft run, no note about one
     run = export(TwoInputs(), (x,), dynamic_shapes={"y": {0: torch.export.Dim.AUTO}})
     assert run.error is not None and run.error.phase == "arguments" and "draft" not in run.timings

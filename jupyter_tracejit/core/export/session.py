@@ -317,30 +317,49 @@ class ExportSession:
             )
             self.timings["check"] = time.perf_counter() - t0
 
-    def expected_dynamic_shapes(self) -> str:
-        """The structure ``dynamic_shapes`` must have for these inputs, with each tensor's size (``{'x': {0: ...,
-        1: ...}}``, by the forward's argument names as torch binds them)."""
+    def _bound_inputs(self) -> dict[str, Any]:
+        """The inputs by the forward's argument names, as torch binds them (``arg0``... where that fails)."""
         try:
-            bound = inspect.signature(self.exported.forward).bind(*self.args, **self.kwargs).arguments
+            return dict(inspect.signature(self.exported.forward).bind(*self.args, **self.kwargs).arguments)
         except (TypeError, ValueError):
-            bound = {f"arg{i}": a for i, a in enumerate(self.args)} | dict(self.kwargs)
+            return {f"arg{i}": a for i, a in enumerate(self.args)} | dict(self.kwargs)
+
+    def expected_dynamic_shapes(self) -> str:
+        """The structure ``dynamic_shapes`` must have for these inputs, a ``None`` per size (``{'x': {0: None,
+        1: None}}``, by the forward's argument names), then each tensor's sizes (``x is 3 x 4``)."""
+        bound = self._bound_inputs()
 
         def shape_of(value: Any) -> str:
             if isinstance(value, torch.Tensor):
-                dims = ", ".join(f"{d}: None  # size {n}" for d, n in enumerate(value.shape))
-                return "{" + dims + "}" if dims else "None  # a 0-dim tensor"
+                return "{" + ", ".join(f"{d}: None" for d in range(value.dim())) + "}" if value.dim() else "None"
             return "None"
 
-        return "{" + ", ".join(f"{name!r}: {shape_of(v)}" for name, v in bound.items()) + "}"
+        structure = "{" + ", ".join(f"{name!r}: {shape_of(v)}" for name, v in bound.items()) + "}"
+        sizes = [
+            f"{name} is {' x '.join(str(n) for n in v.shape) or 'a 0-dim tensor'}"
+            for name, v in bound.items()
+            if isinstance(v, torch.Tensor)
+        ]
+        return structure + (f" ({', '.join(sizes)})" if sizes else "")
 
     def _arguments_error(self, error: TraceError) -> None:
-        """torch refused ``dynamic_shapes`` for not matching the inputs: an argument error showing the structure
-        it needs (the sizes as comments: replace ``None`` by a ``Dim`` where a size may vary)."""
+        """torch refused ``dynamic_shapes`` for not matching the inputs: an argument error naming what does not
+        match where it can (a name the forward does not take) and showing the structure it needs."""
         error.phase, error.tag = "arguments", "dynamic_shapes_mismatch"
+        names = list(self._bound_inputs())
+        if isinstance(self.dynamic_shapes, dict):
+            unknown = [k for k in self.dynamic_shapes if k not in names]
+            if unknown:
+                error.message = (
+                    f"dynamic_shapes names {', '.join(map(repr, unknown))}, which "
+                    f"{'is not an argument' if len(unknown) == 1 else 'are not arguments'} of "
+                    f"{type(self.exported).__name__}.forward (its inputs: {', '.join(names) or 'none'})"
+                )
         error.hint = (
             "dynamic_shapes must follow the inputs, by argument name (or as a tuple by position). For these inputs: "
             f"{self.expected_dynamic_shapes()}; put torch.export.Dim('name', min=..., max=...) or Dim.AUTO "
-            "where a size may vary."
+            "where a size may vary (in %export and on the command line: --dynamic "
+            f'"{names[0] if names else "x"}:0=name[min,max]").'
         )
 
     def _count_python_run(self) -> None:
