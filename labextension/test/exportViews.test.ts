@@ -11,6 +11,7 @@ import { pendingFix } from '../src/controls/fix';
 
 import {
   backendLabel,
+  backendTitle,
   guardsModel,
   rangeText,
   shapeSymbols,
@@ -48,6 +49,16 @@ describe('an export run', () => {
     expect(backendLabel(run.raw)).toBe('torch.export');
     expect(backendLabel(load('net').raw)).toBe('torch.jit.trace');
     expect(backendLabel(null)).toBe('torch.jit.trace');
+    expect(backendTitle(run.raw)).toBe('captured by torch.export.export');
+  });
+
+  it('says a saved program or archive was read back, not captured', () => {
+    const saved = { ...run.raw, options: { path: 'bert.pt2', map_location: 'cpu' } } as typeof run.raw;
+    expect(backendLabel(saved)).toBe('saved torch.export');
+    expect(backendTitle(saved)).toBe('read from an exported program (torch.export.save): bert.pt2; nothing was run');
+    const archive = { ...saved, backend: 'torchscript-archive', options: { path: 'net.pt' } } as typeof run.raw;
+    expect(backendLabel(archive)).toBe('saved TorchScript');
+    expect(backendTitle(archive)).toBe('read from a TorchScript archive: net.pt; nothing was run');
   });
 
   it('writes shapes with their symbols, and says each symbol’s range and sources on hover', () => {

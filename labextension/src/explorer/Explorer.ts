@@ -8,7 +8,7 @@
 
 import { CheckPanel } from '../check/CheckPanel';
 import { GuardsPanel } from '../guards/GuardsPanel';
-import { backendLabel, DRAFT_GRAPH_NOTE, guardsModel, showsDraftGraph } from '../model/exportReport';
+import { backendLabel, backendTitle, DRAFT_GRAPH_NOTE, guardsModel, showsDraftGraph } from '../model/exportReport';
 import { OptionsBar } from '../controls/OptionsBar';
 import { GraphView, MARK_STATE } from '../graph/GraphView';
 import { Inspector } from '../inspector/Inspector';
@@ -255,7 +255,7 @@ export class Explorer {
         {
           class: 'jp-TraceExplorer-backend',
           'data-backend': run.raw.backend ?? 'trace',
-          title: run.raw.backend === 'export' ? 'captured by torch.export.export' : 'captured by torch.jit.trace'
+          title: backendTitle(run.raw)
         },
         backendLabel(run.raw)
       ),

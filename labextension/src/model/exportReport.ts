@@ -14,8 +14,30 @@ export const BACKEND_LABELS: Record<TraceRun['backend'], string> = {
   'torchscript-archive': 'saved TorchScript'
 };
 
-export function backendLabel(run: Pick<TraceRun, 'backend'> | null | undefined): string {
+/** The archive a run was read back from (`tj.load`: its options record the path), or null for a capture. */
+function loadedFrom(run: Pick<TraceRun, 'backend' | 'options'>): string | null {
+  const options = run.options;
+  if (options && 'path' in options && typeof options.path === 'string') {
+    return options.path;
+  }
+  return run.backend === 'torchscript-archive' ? '' : null;
+}
+
+export function backendLabel(run: Pick<TraceRun, 'backend' | 'options'> | null | undefined): string {
+  if (run?.backend === 'export' && loadedFrom(run) !== null) {
+    return 'saved torch.export';
+  }
   return BACKEND_LABELS[run?.backend ?? 'trace'] ?? BACKEND_LABELS.trace;
+}
+
+/** The header label's tooltip: what made the run. */
+export function backendTitle(run: Pick<TraceRun, 'backend' | 'options'> | null | undefined): string {
+  const path = run ? loadedFrom(run) : null;
+  if (run && path !== null) {
+    const what = run.backend === 'export' ? 'an exported program (torch.export.save)' : 'a TorchScript archive';
+    return `read from ${what}${path ? `: ${path}` : ''}; nothing was run`;
+  }
+  return run?.backend === 'export' ? 'captured by torch.export.export' : 'captured by torch.jit.trace';
 }
 
 /** `2 ≤ s77 ≤ 64`, `s66 = 3`, `s12 ≥ 2`, `u0 (unbounded)`: a symbol's range as export knows it. */
