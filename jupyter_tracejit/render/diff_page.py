@@ -12,6 +12,7 @@ from __future__ import annotations
 import html
 from typing import TYPE_CHECKING
 
+from ..core.words import plural
 from .page import CSP, bundle, embed_json
 
 if TYPE_CHECKING:
@@ -27,6 +28,12 @@ _STYLE = """
 .tracejit-diff .number { text-align: right; }
 .tracejit-diff ul { margin: 0; padding-left: 16px; }
 .tracejit-diff .jp-TraceExplorer-badge { margin-right: 6px; }
+/* the badges' dark colours: the explorer keys them on data-jp-theme-light, which this script-free page never sets */
+@media (prefers-color-scheme: dark) {
+  .tracejit-diff .jp-TraceExplorer-badge.jp-mod-ok { background: var(--jp-success-color1); }
+  .tracejit-diff .jp-TraceExplorer-badge.jp-mod-error { background: var(--jp-error-color1); }
+  .tracejit-diff .jp-TraceExplorer-badge.jp-mod-warning { color: var(--jp-ui-inverse-font-color0); }
+}
 """
 
 
@@ -53,8 +60,9 @@ def _scopes(diff: RunDiff) -> list[str]:
     notes = []
     if diff.downstream:
         notes.append(
-            f'<p class="jp-TraceExplorer-muted">{diff.downstream} more op(s) differ only because they read what '
-            "these changes computed.</p>"
+            f'<p class="jp-TraceExplorer-muted">{plural(diff.downstream, "more op")} '
+            + ("differs only because it reads" if diff.downstream == 1 else "differ only because they read")
+            + " what these changes computed.</p>"
         )
     return ['<table class="jp-TraceExplorer-table">', *rows, "</table>", *notes]
 
@@ -92,7 +100,7 @@ def render_diff_html(diff: RunDiff) -> str:
         counts = [(len(diff.scopes), "module scope changed", "module scopes changed")]
         counts += [(len(diff.parameters), "parameter differs", "parameters differ")]
         counts += [(len(methods), "method added or removed", "methods added or removed")]
-        headline = ", ".join(f"{n} {one if n == 1 else many}" for n, one, many in counts if n)
+        headline = ", ".join(plural(n, one, many) for n, one, many in counts if n)
     body = [
         f'<p><span class="jp-TraceExplorer-badge jp-mod-{level}">{_e(label)}</span>{_e(headline)}</p>',
         '<table class="jp-TraceExplorer-table">',
