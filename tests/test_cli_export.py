@@ -76,7 +76,7 @@ def test_a_dim_the_code_fixes_exits_1_with_the_line_and_the_failed_check(tmp_pat
     )  # fmt: skip
     assert code == 1, out
     assert "x.size()[0] became 3 at line 20" in out
-    assert "check FAILED: 1 input set(s) raised" in out.splitlines()[0]
+    assert "check FAILED: 1 input set raised" in out.splitlines()[0]
     assert "Guard failed: x.size()[0] == 3" in out
 
 

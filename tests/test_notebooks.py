@@ -128,7 +128,7 @@ CLAIMS = {
         "n = 0: Runtime assertion failed for expression u0 >= 1",
         "data_dependent_error Eq(u0, 1) at cell [8], line 3",
         "as written: data_dependent",
-        "0 line(s) differ",
+        "0 lines differ",
     ],
 }
 

@@ -55,8 +55,8 @@ def test_explore_trace_and_a_run_print_the_report_and_where_the_explorer_renders
     done = ipython_terminal(SESSION, tmp_path)
     assert done.returncode == 0, done.stderr
     out = done.stdout
-    summary = "relu_fn: ok; 4 nodes, check passed (1 input set(s))"
-    report = f"{summary}\ncheck (1 input set(s), tolerance 1e-05):\n  example inputs (forward, Float(3)): ok\n"
+    summary = "relu_fn: ok; 4 nodes, check passed (1 input set)"
+    report = f"{summary}\ncheck (1 input set, tolerance 1e-05):\n  example inputs (forward, Float(3)): ok\n"
     # tj.explore's result, %trace and the run displayed: the report, then the line naming the hosts
     assert out.count(report) == 3, out
     assert out.count(where_the_explorer_renders("run")) == 2, out  # the explorer's and the displayed run's

@@ -17,6 +17,7 @@ from .graph import Graph, Node
 from .jsonio import JsonRecord
 from .loops import enclosing_loop, loops_in
 from .source import source_line
+from .words import plural
 
 #: fused kernels that torch's nn.Transformer* layers switch to under no_grad in eval mode
 FASTPATH_KINDS = frozenset({"aten::_transformer_encoder_layer_fwd", "aten::_native_multi_head_attention"})
@@ -391,7 +392,11 @@ def python_runs(runs: int, check_cases: int, mutated_buffers: list[str], naming_
         severity="warning" if mutated_buffers else "info",
         title=f"the Python code ran {runs} time{'s' if runs != 1 else ''}",
         message=f"Tracing ran the Python body {runs} time{'s' if runs != 1 else ''} (1 trace"
-        + (f" + {check_cases} re-trace(s) + {check_cases} eager run(s) for the check" if check_cases else "")
+        + (
+            f" + {plural(check_cases, 're-trace')} + {plural(check_cases, 'eager run')} for the check"
+            if check_cases
+            else ""
+        )
         + (" + 1 eager run to name the output torch rejected" if naming_runs else "")
         + "). Side effects (prints, counters, appends to lists, running statistics) happened that often."
         + mutated,

@@ -21,6 +21,7 @@ from .legacy import upgrade_run
 from .probe_report import ProbeReport
 from .tracer_warnings import TraceWarning
 from .validate import check_run
+from .words import plural
 
 if TYPE_CHECKING:
     from .run_diff import DiffAgainst
@@ -335,7 +336,7 @@ class TraceRun(JsonRecord):
         if self.error is not None:
             return f"{self.target.name}: FAILED ({self.error.type}: {first_line(self.error.message)})"
         g = self.graph
-        parts = [f"{len(g)} nodes" if g is not None else "no graph"]
+        parts = [plural(len(g), "node") if g is not None else "no graph"]
         # named as the explorer's header names them: distinct warnings, findings, probe disagreements
         problems = self.verdict.problems_text
         if problems:
@@ -345,18 +346,21 @@ class TraceRun(JsonRecord):
             if self.check.ok and not self.check.cases:
                 parts.append("nothing to check")
             elif self.check.ok:
-                parts.append(f"check passed ({len(self.check.cases)} input set(s))")
+                parts.append(f"check passed ({plural(len(self.check.cases), 'input set')})")
             else:
                 mism = len(self.check.output_mismatches)
                 raised = sum(1 for c in self.check.cases if c.exception is not None)
                 if roots or mism or not raised:
-                    parts.append(f"check FAILED: {roots} root divergence(s), {mism} output mismatch(es)")
+                    parts.append(
+                        f"check FAILED: {plural(roots, 'root divergence')}, "
+                        f"{plural(mism, 'output mismatch', 'output mismatches')}"
+                    )
                 else:  # the check's runs raised (an export's guard, a re-trace that failed): nothing to diverge
-                    parts.append(f"check FAILED: {raised} input set(s) raised")
+                    parts.append(f"check FAILED: {plural(raised, 'input set')} raised")
         else:
             parts.append("not checked")
         if self.probe is not None and not self.probe.ok:
-            parts.append(f"probe: {len(self.probe.findings)} finding(s)")
+            parts.append(f"probe: {plural(len(self.probe.findings), 'finding')}")
         verdict = "ok" if self.ok else "problems"
         return f"{self.target.name}: {verdict}; " + ", ".join(parts)
 

@@ -30,6 +30,7 @@ from .diff import ROOT, GraphDiff, _describe_constant, structural_diff
 from .graph import Graph, Node
 from .jsonio import NOT_IN_JSON, Decoders, JsonRecord, list_of
 from .run import TraceRun, _presenter
+from .words import plural
 
 #: :attr:`ParameterChange.change` values
 PARAMETER_CHANGES = ("added", "removed", "type", "values")
@@ -90,7 +91,7 @@ class ScopeChange(JsonRecord):
     def text(self) -> str:
         """``encoder.layer.3: 2 ops added, 1 constant changed 0.1 -> 0.2``."""
         parts = [
-            _count(n, f"op {word}", f"ops {word}")
+            plural(n, f"op {word}", f"ops {word}")
             for n, word in ((self.added, "added"), (self.removed, "removed"), (self.changed, "changed"))
             if n
         ]
@@ -99,7 +100,7 @@ class ScopeChange(JsonRecord):
             parts[-1] += " (" + "; ".join(ops[:2]) + (" ..." if len(ops) > 2 else "") + ")"
         if self.constants:
             shown = ", ".join(self.constants[:3]) + (" ..." if len(self.constants) > 3 else "")
-            parts.append(f"{_count(len(self.constants), 'constant changed', 'constants changed')} {shown}")
+            parts.append(f"{plural(len(self.constants), 'constant changed', 'constants changed')} {shown}")
         where = self.scope or "top level"
         if self.method != "forward":
             where = f"{self.method}: {where}"
@@ -162,9 +163,9 @@ class RunDiff(JsonRecord):
         lines += [f"  method {m} removed" for m in self.methods_removed]
         lines += [f"  {s.text}" for s in self.scopes]
         if self.downstream:
-            lines.append(f"  ({_count(self.downstream, 'op differs', 'ops differ')} downstream of these changes)")
+            lines.append(f"  ({plural(self.downstream, 'op differs', 'ops differ')} downstream of these changes)")
         if self.parameters:
-            lines.append(f"  {_count(len(self.parameters), 'parameter differs', 'parameters differ')}:")
+            lines.append(f"  {plural(len(self.parameters), 'parameter differs', 'parameters differ')}:")
             lines += [f"    {p.text}" for p in self.parameters]
         if self.values_note:
             lines.append(f"  ({self.values_note})")
@@ -213,10 +214,6 @@ class DiffAgainst(JsonRecord):
         "old_graph": Graph.from_json,
         "graph_diff": GraphDiff.from_json,
     }
-
-
-def _count(n: int, one: str, many: str) -> str:
-    return f"{n} {one if n == 1 else many}"
 
 
 # -- graphs --------------------------------------------------------------------------------------------------------

@@ -19,6 +19,7 @@ import xml.etree.ElementTree as ET
 from typing import TYPE_CHECKING
 
 from ..core.run import first_line
+from ..core.words import plural
 from .dot import to_dot
 from .location import location_label
 
@@ -129,7 +130,9 @@ def _case(run: TraceRun, case: CheckCase) -> str:
         ]
         if len(roots) > MAX_ROOTS:
             rows.append(f"<li>… {len(roots) - MAX_ROOTS} more</li>")
-        inner.append(f"<li>{len(roots)} root divergence(s), {len(down)} downstream<ol>{''.join(rows)}</ol></li>")
+        inner.append(
+            f"<li>{plural(len(roots), 'root divergence')}, {len(down)} downstream<ol>{''.join(rows)}</ol></li>"
+        )
     elif case.text_differs:
         inner.append("<li>the graphs differ only in debug names</li>")
     return f"<li>{head}" + (f"<ul>{''.join(inner)}</ul>" if inner else "") + "</li>"
@@ -139,7 +142,7 @@ def _check(run: TraceRun) -> list[str]:
     check = run.check
     if check is None:
         return [] if run.error is not None else ["<p>The check was off (<code>check_trace=False</code>).</p>"]
-    title = f"Check ({len(check.cases)} input set(s), tolerance {check.tolerance:g})"
+    title = f"Check ({plural(len(check.cases), 'input set')}, tolerance {check.tolerance:g})"
     return [f"<h4>{_e(title)}</h4>", "<ul>", *(_case(run, c) for c in check.cases), "</ul>"]
 
 
@@ -253,7 +256,7 @@ def _graphs(run: TraceRun) -> list[str]:
     parts: list[str] = []
     for method, graph in run.graphs.items():
         svg = graph_svg(run, method)
-        title = f"Graph of {method} ({len(graph)} nodes)"
+        title = f"Graph of {method} ({plural(len(graph), 'node')})"
         if svg is not None:
             parts.append(f'<details open class="tracejit-graph"><summary>{_e(title)}</summary>{svg}</details>')
         else:

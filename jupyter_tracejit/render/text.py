@@ -7,6 +7,7 @@ from collections.abc import Callable, Mapping
 from ..core.check import CheckCase
 from ..core.graph import Graph
 from ..core.run import TraceRun, first_line
+from ..core.words import plural
 from .location import location_label
 
 
@@ -29,7 +30,7 @@ def _case_lines(run: TraceRun, case: CheckCase, limit: int) -> list[str]:
             lines.append(f"    output {o.index + 1} vs the {o.against}: {err}")
     if case.diff is not None and case.diff.divergences:
         roots, down = case.diff.roots, case.diff.downstream
-        lines.append(f"    {len(roots)} root divergence(s), {len(down)} downstream")
+        lines.append(f"    {plural(len(roots), 'root divergence')}, {len(down)} downstream")
         trace_graph = run.graphs.get(case.method)
         for d in roots[:limit]:
             lines.append(f"    - {d.reason}")
@@ -64,7 +65,7 @@ def format_run(run: TraceRun, *, limit: int = 5, spelling: Callable[[str], str] 
             if w.advice:
                 lines.append(f"    {spelling(w.advice)}")
     if run.check is not None:
-        lines.append(f"check ({len(run.check.cases)} input set(s), tolerance {run.check.tolerance:g}):")
+        lines.append(f"check ({plural(len(run.check.cases), 'input set')}, tolerance {run.check.tolerance:g}):")
         for case in run.check.cases:
             lines.extend(_case_lines(run, case, limit))
     if run.findings:

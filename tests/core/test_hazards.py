@@ -283,7 +283,7 @@ def test_python_runs() -> None:
     three = hazards.python_runs(3, 1, [])
     assert (three.kind, three.severity, three.title) == ("python_runs", "info", "the Python code ran 3 times")
     assert three.message.startswith(
-        "Tracing ran the Python body 3 times (1 trace + 1 re-trace(s) + 1 eager run(s) for the check)."
+        "Tracing ran the Python body 3 times (1 trace + 1 re-trace + 1 eager run for the check)."
     )
     assert "Module state changed" not in three.message
     assert "check_trace=False" in three.hint
@@ -297,7 +297,7 @@ def test_python_runs_with_changed_buffers_is_a_warning() -> None:
     assert "torch.jit.trace leaves them changed (the check also runs" in once.message
     many = hazards.python_runs(5, 2, [f"b{i}" for i in range(8)])
     assert "changed during tracing: b0, b1, b2, b3, b4, b5 and 2 more. " in many.message
-    assert "(1 trace + 2 re-trace(s) + 2 eager run(s) for the check)" in many.message
+    assert "(1 trace + 2 re-traces + 2 eager runs for the check)" in many.message
 
 
 # -- loops unrolled with the example's count --------------------------------------------------------------------

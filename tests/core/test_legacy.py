@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -28,6 +29,18 @@ def saved() -> dict[str, dict]:
     return v1_runs()
 
 
+def in_todays_words(summary: str) -> str:
+    """A version-1 summary as today's summary words it: counts with real plurals ("1 input set", "2 input sets"),
+    where version 1 wrote "1 input set(s)" and "1 nodes"."""
+
+    def count(m: re.Match[str]) -> str:
+        n, word, suffix = int(m.group(1)), m.group(2), m.group(3) or ""
+        return f"{n} {word}{suffix if n != 1 else ''}"
+
+    summary = re.sub(r"\b(\d+) ([a-z][a-z ]*?[a-z])\((s|es)\)", count, summary)
+    return re.sub(r"\b1 nodes\b", "1 node", summary)
+
+
 def test_the_saved_runs_are_version_1(saved):
     assert len(saved) >= 40
     assert {run["schema_version"] for run in saved.values()} == {1}
@@ -40,7 +53,7 @@ def test_every_version_1_run_opens_shows_and_saves_as_version_2(saved):
         run = TraceRun.from_json(data)
         assert json.dumps(data, sort_keys=True) == before, f"{name}: reading changed the caller's data"
         assert run.backend == "trace", name
-        assert run.summary() == data["summary"], name
+        assert run.summary() == in_todays_words(data["summary"]), name
         run.to_html()
         for graph in run.graphs.values():
             graph.lint()

@@ -27,6 +27,7 @@ from collections.abc import Iterable
 from .. import hazards
 from ..graph import Graph, Node
 from ..hazards import Finding
+from ..words import plural
 
 #: op -> index of its size argument
 SHAPE_ARGUMENTS = {
@@ -133,7 +134,7 @@ def frozen_sizes(graph: Graph) -> Finding | None:
         kind="frozen_size",
         severity="warning",
         title=f"batch size {sizes_text} frozen into {len(ids)} shape{'s' if len(ids) != 1 else ''}",
-        message=f"{_count(ids, 'op')} ({_ops(graph, ids)}) take{'s' if len(ids) == 1 else ''} a shape whose first "
+        message=f"{plural(len(ids), 'op')} ({_ops(graph, ids)}) take{'s' if len(ids) == 1 else ''} a shape whose first "
         f"size is the constant {sizes_text}, the batch size of the example inputs stored with the trace "
         f"({where(graph, ids)}). Called with another batch size, the archive fails there or mixes samples.",
         hint="Write the size from the tensor (x.view(x.size(0), -1), x.flatten(1)) and trace and save again.",
@@ -161,8 +162,8 @@ def dtype_casts(graph: Graph) -> Finding | None:
     return Finding(
         kind="dtype_cast",
         severity="info",
-        title=f"cast to {names} baked in ({_count(ids, 'op')})",
-        message=f"{_count(ids, 'op')} ({_ops(graph, ids)}) cast to {names}, a type fixed when the model was "
+        title=f"cast to {names} baked in ({plural(len(ids), 'op')})",
+        message=f"{plural(len(ids), 'op')} ({_ops(graph, ids)}) cast to {names}, a type fixed when the model was "
         f"captured ({where(graph, ids)}): whatever type the inputs have (half precision, another device's "
         "default), the result is cast there.",
         hint="Fine if intended; to follow the inputs' type, cast with x.to(other.dtype) or type_as(other) instead.",
@@ -212,7 +213,7 @@ def graph_findings(graph: Graph, devices_used: Iterable[str]) -> list[Finding]:
         found.append(
             dataclasses.replace(
                 batchnorm,
-                title=f"BatchNorm saved in training mode ({_count(batchnorm.node_ids, 'layer')})",
+                title=f"BatchNorm saved in training mode ({plural(len(batchnorm.node_ids), 'layer')})",
                 message="The archive's batch_norm ops have training=True: served, they normalise with each batch's "
                 "statistics and update running_mean/running_var on every call "
                 f"({where(graph, batchnorm.node_ids)}).",
@@ -225,10 +226,6 @@ def graph_findings(graph: Graph, devices_used: Iterable[str]) -> list[Finding]:
         if finding is not None:
             found.append(finding)
     return found
-
-
-def _count(ids: list[int], word: str) -> str:
-    return f"{len(ids)} {word}{'s' if len(ids) != 1 else ''}"
 
 
 def _ops(graph: Graph, ids: list[int], limit: int = 4) -> str:

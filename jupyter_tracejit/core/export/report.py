@@ -48,6 +48,7 @@ from ..errors import TraceError
 from ..graph import Graph
 from ..hazards import Finding
 from ..source import is_torch_file, source_line
+from ..words import plural
 from .records import DraftFailure, ExportGuard, ExportReport, ExportSymbol, SignatureEntry
 
 _log = logging.getLogger(__name__)
@@ -482,7 +483,7 @@ def training_mode_findings(report: ExportReport, graph: Graph) -> list[Finding]:
             dataclasses.replace(
                 random,
                 message=f"The exported program contains random ops (a dropout in training mode, ...) at "
-                f"{len(random.node_ids)} place(s): each call gives other results.",
+                f"{plural(len(random.node_ids), 'place')}: each call gives other results.",
                 hint="Export in eval mode (model.eval(), module_mode='eval', --eval) so dropout is off, unless the "
                 "randomness is intended.",
             )

@@ -13,7 +13,7 @@ import { sideBySide } from '../model/align';
 import { TraceGraph, userFrame } from '../model/graph';
 import { floatValue } from '../model/protocol';
 import { Cause, Causes, groupByCause, stepOrder } from '../model/causes';
-import { CheckCase, TraceRunModel, WARNING_TITLES } from '../model/run';
+import { CheckCase, plural, TraceRunModel, WARNING_TITLES } from '../model/run';
 import { followingNote, STEP_KEYS, StepCommand, Stepper } from '../model/stepper';
 import { fixButton } from '../controls/fix';
 import { ComparePanes, PaneSpec } from './ComparePanes';
@@ -209,7 +209,7 @@ export class CheckPanel {
           run.raw.check.ok && !run.cases.length
             ? 'Nothing to check: no check inputs were given and no dimension is dynamic.'
             : run.raw.check.ok
-              ? `Check passed on ${run.cases.length} input set(s).`
+              ? `Check passed on ${plural(run.cases.length, 'input set')}.`
               : `Check failed (tolerance ${run.raw.check.tolerance}).`
         )
       );

@@ -9,7 +9,7 @@ import { ExplorerContext } from '../state/context';
 import { append, button, h } from '../state/dom';
 import { decodeGraph, TraceGraph } from '../model/graph';
 import { historyLabel } from '../model/history';
-import { GraphDiff } from '../model/run';
+import { GraphDiff, plural } from '../model/run';
 import { Comparison } from './comparison';
 
 export class RunComparison {
@@ -124,7 +124,7 @@ export class RunComparison {
           'p',
           {},
           roots.length
-            ? `${roots.length} root divergence(s), ${roots[0].diff.downstream.length} downstream`
+            ? `${plural(roots.length, 'root divergence')}, ${roots[0].diff.downstream.length} downstream`
             : 'The two graphs are structurally identical.'
         )
       );

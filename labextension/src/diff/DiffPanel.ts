@@ -20,6 +20,7 @@ import {
   scopeSteps,
   verdict
 } from '../model/runDiff';
+import { plural } from '../model/run';
 import { StepCommand, Stepper } from '../model/stepper';
 import { ExplorerContext } from '../state/context';
 import { append, button, clear, h } from '../state/dom';
@@ -219,7 +220,7 @@ export class DiffPanel {
         h(
           'p',
           { class: 'jp-TraceExplorer-muted' },
-          `${diff.downstream} more op(s) differ only because they read what these changes computed.`
+          `${plural(diff.downstream, 'more op')} ${diff.downstream === 1 ? 'differs' : 'differ'} only because ${diff.downstream === 1 ? 'it reads' : 'they read'} what these changes computed.`
         )
       );
     }

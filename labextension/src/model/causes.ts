@@ -14,7 +14,7 @@
 
 import { userFrame } from './graph';
 import { FindingJSON, TraceWarningJSON } from './protocol';
-import { CaseDivergence, categoryOf, findingIsProblem, TraceRunModel } from './run';
+import { CaseDivergence, categoryOf, findingIsProblem, plural, TraceRunModel } from './run';
 
 export interface Cause {
   caseIndex: number;
@@ -46,10 +46,6 @@ export function divergencePlace(run: TraceRunModel, d: CaseDivergence): { file: 
     (d.traceNode !== null && trace ? userFrame(trace.nodes[d.traceNode]?.source ?? null) : null) ??
     (d.checkNode !== null && check ? userFrame(check.nodes[d.checkNode]?.source ?? null) : null);
   return frame ? { file: frame.file, line: frame.line } : null;
-}
-
-function plural(n: number, word: string): string {
-  return `${n} ${word}${n === 1 ? '' : 's'}`;
 }
 
 /** "6 ops only in the check trace, 1 op differs". */

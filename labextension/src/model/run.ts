@@ -367,8 +367,9 @@ export function argumentsOf(run: TraceRunModel, graph: TraceGraph, node: NodeInf
   });
 }
 
-export function plural(n: number, word: string): string {
-  return `${n} ${word}${n === 1 ? '' : 's'}`;
+/** `1 op`, `3 ops`; `words` for a plural that is not the word + s (`mismatches`). */
+export function plural(n: number, word: string, words = `${word}s`): string {
+  return `${n} ${n === 1 ? word : words}`;
 }
 
 /** The explorer header's facts, with the counts the tab titles show. */
