@@ -175,6 +175,16 @@ class RunDiff(JsonRecord):
         """A self-contained HTML page of the diff (:func:`jupyter_tracejit.render.diff_page.render_diff_html`)."""
         return str(_presenter("diff_page")(self))
 
+    def with_new(self, new: TraceRun) -> RunDiff:
+        """The same comparison (the old side, values and tolerance, the old label) against another new run: what
+        the explorer shows when the Diff view's run is re-traced or re-exported with other options."""
+        if self.old_run is None:
+            raise ValueError("this diff was read back from JSON and keeps no old run to compare against")
+        atol = DEFAULT_ATOL if self.atol is None else self.atol
+        result = diff_runs(self.old_run, new, values=self.atol is not None, atol=atol)
+        result.old = self.old
+        return result
+
     def explorer_run(self) -> TraceRun:
         """The new run carrying the explorer's Diff view (``run.diff_against``): what ``tj.explore(diff)`` and a
         displayed diff show, and what a saved notebook keeps, so the view renders there without a kernel."""

@@ -512,7 +512,7 @@ class TraceExplorer(ipywidgets.DOMWidget):
         if self._bar is _EXPORT_BAR:
             # the bar's options only: dynamic_shapes and check_inputs stay the request's (ExportRequest.run)
             with as_kernel_work():
-                exported: TraceRun = self._request.run(**{k: options[k] for k in self._bar.keys})
+                exported: TraceRun = self._diffed(self._request.run(**{k: options[k] for k in self._bar.keys}))
             self._traced_with[exported.run_id] = dict(options)
             return exported
         kwargs = {k: options[k] for k in OPTION_KEYS if k != CHECK_INPUTS_ENABLED}
@@ -520,9 +520,17 @@ class TraceExplorer(ipywidgets.DOMWidget):
         # none chosen: None, which checks with the example inputs as torch does by default
         kwargs["check_inputs"] = chosen or None
         with as_kernel_work():  # the kernel's Interrupt stops it, and the status bar says busy
-            result: TraceRun = self._request.run(**kwargs)
+            result: TraceRun = self._diffed(self._request.run(**kwargs))
         self._traced_with[result.run_id] = dict(options)
         return result
+
+    def _diffed(self, run: TraceRun) -> TraceRun:
+        """A re-trace of a diff's new side, diffed again against the same old run (the Diff view stays, now of
+        the new capture); any other run as it is."""
+        against = self._current.diff_against if self._current is not None else None
+        if against is None or against.diff.old_run is None:
+            return run
+        return against.diff.with_new(run).explorer_run()
 
     def _on_trace_start(self) -> None:
         with self.hold_sync():

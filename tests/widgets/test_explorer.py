@@ -281,6 +281,27 @@ def test_options_change_retraces_once_after_the_debounce(clock: FakeClock) -> No
     assert ex.comm.updates("options")[-1] == ex.options
 
 
+def test_a_diffs_explorer_retraces_its_new_side_and_diffs_it_again(clock: FakeClock) -> None:
+    old = tj.trace(ModeBranch().eval(), (X,))
+    new_model = ModeBranch().train()
+    result = tj.diff(old, tj.trace(new_model, (X,)))
+    ex = explore(result, scheduler=clock)
+    assert ex.run.diff_against is not None and not result.same
+    ex.options = {"module_mode": "eval"}  # the new side traced in eval mode: now the same graph as the old one
+    clock.advance(0.3 + SETTLE)
+    run = ex.run
+    assert run.options["module_mode"] == "eval" and ex.status == "idle"
+    against = run.diff_against
+    assert against is not None and against.diff.old_run is old and against.diff.new_run is not None
+    assert against.diff.scopes == [] and against.diff.new_summary == run.summary()
+    assert ex.run_json["diff_against"]["diff"]["summary_text"] == against.diff.summary()
+    # a run with no diff re-traces as before
+    plain = explore(Small(), (X,), scheduler=clock)
+    plain.options = {"check_trace": False}
+    clock.advance(0.3 + SETTLE)
+    assert plain.run.diff_against is None
+
+
 def test_check_inputs_switches_pick_the_sets(clock: FakeClock) -> None:
     ex = with_check_inputs(clock)
     ex.options = {"check_inputs_enabled": [False, True]}
