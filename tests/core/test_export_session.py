@@ -247,3 +247,37 @@ def test_message_frames_skip_torch_and_generated_code() -> None:
     )
     assert message_frame(message) == (THIS_FILE, 7)
     assert message_frame("no frames here") is None
+
+
+class Box:
+    """An output class torch's pytree does not know."""
+
+    def __init__(self, value: torch.Tensor) -> None:
+        self.value = value
+
+
+class KeyValueCache(Box):
+    """A past key/values object, as transformers' DynamicCache: a class named ``*Cache``."""
+
+
+class ReturnsBox(nn.Module):
+    def __init__(self, box: type[Box] = Box) -> None:
+        super().__init__()
+        self.box = box
+
+    def forward(self, x: torch.Tensor) -> Box:
+        return self.box(x * 2)
+
+
+@pytest.mark.parametrize("strict", [False, True])
+def test_an_output_export_cannot_flatten_is_named_with_its_fix(strict: bool, capfd: pytest.CaptureFixture[str]) -> None:
+    run, _ = export(ReturnsBox(), (torch.randn(3),), strict=strict, draft="never")
+    error = run.error
+    assert error is not None and error.phase == "export" and error.tag == "output_type", error
+    assert "register_pytree_node" in error.hint
+    # torch's "<string>" lambda that flattens the outputs is no line of the user's: the call is
+    assert (error.file, error.line) == (CALLER.file, CALLER.line), error
+    cache, _ = export(ReturnsBox(KeyValueCache), (torch.randn(3),), strict=strict, draft="never")
+    assert cache.error is not None and "use_cache=False" in cache.error.hint
+    assert capfd.readouterr().err == ""
+    assert_round_trips(run)

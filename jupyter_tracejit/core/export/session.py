@@ -23,7 +23,7 @@ import torch
 
 from ..caller import is_own_file
 from ..capture import CAPTURE_LOCK, Steps, call_torch, drive, guest, stamp
-from ..errors import TraceError, error_from_exception
+from ..errors import CACHE_HINT, TraceError, error_from_exception
 from ..graph import Frame
 from ..hazards import Finding
 from ..inputs import describe_inputs
@@ -131,7 +131,17 @@ _EXPORT_HINTS: tuple[tuple[re.Pattern[str], str, str], ...] = (
         "x.size(0). Rewrite that code with tensor operations, or give the dimension as Dim.AUTO (export then "
         "specialises it silently) or leave it static.",
     ),
+    (
+        re.compile(r"in output, which is not a known type|Encountered unrecognized type .* at output"),
+        "output_type",
+        "The model returns an object of a class torch.export cannot take apart into tensors (torch's pytree does "
+        "not know it). Return tensors, or tuples, lists and dicts of them (wrap the model in a small nn.Module "
+        "whose forward returns what you need), or register the class with torch.utils._pytree.register_pytree_node "
+        "(a dataclass: torch.export.register_dataclass).",
+    ),
 )
+#: the class named in an ``output_type`` error: non-strict's ``<class 'a.b.C'>``, strict's ``...Variable(C)``
+_OUTPUT_CLASS = re.compile(r"<class '(?:[\w.]*\.)?(\w+)'> in output|Variable\((\w+)\) at output")
 
 
 def export_error(exc: BaseException, caller: Frame | None) -> TraceError:
@@ -150,6 +160,9 @@ def export_error(exc: BaseException, caller: Frame | None) -> TraceError:
             if pattern.search(text):
                 error.tag, error.hint = tag, hint
                 break
+        returned = _OUTPUT_CLASS.search(error.message) if error.tag == "output_type" else None
+        if returned is not None and (returned.group(1) or returned.group(2)).endswith("Cache"):
+            error.hint = CACHE_HINT
     return error
 
 
