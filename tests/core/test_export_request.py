@@ -277,3 +277,13 @@ def test_the_badge_speaks_of_the_export_and_of_what_was_checked():
     assert auto.verdict.label == "check failed"
     assert auto.verdict.reasons[0] == "the export check failed: 1 input set raised"
     assert "x.size()[0] became the constant 3" in auto.verdict.reasons[1]
+
+
+def test_compare_trace_traces_the_same_inputs_keyword_ones_included():
+    x, mask = torch.randn(3, 4), torch.ones(3, 4)
+    for args, kwargs in (((x,), {"mask": mask}), ((), {"x": x, "mask": mask})):
+        run = export(TwoInputs(), args, kwargs, compare_trace=True)
+        assert run.error is None and run.compared is not None, run.findings
+        # the trace took the mask too: its graph multiplies by it, as the export's does
+        assert run.compared.comparison.coverage == 1.0 and not run.compared.comparison.lines
+        assert len(run.compared.trace.inputs) == len(run.graph.inputs) + 1  # + the module (self)

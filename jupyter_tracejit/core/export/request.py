@@ -5,6 +5,7 @@ puts a trace beside an export of the same model.
 
 from __future__ import annotations
 
+import inspect
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -155,9 +156,34 @@ def compare_with_trace(
     put how the two graphs correspond in ``run.compared``; when either side has no graph, a note says why."""
     from ..request import trace
 
-    traced = trace(model, args, example_kwarg_inputs=dict(kwargs) if kwargs else None, check_trace=False,
+    by_name = keyword_inputs(model, args, kwargs) if kwargs else None
+    if by_name is not None:  # torch.jit.trace takes positional or keyword inputs, never both: all by keyword
+        args, kwargs = (), by_name
+    traced = trace(model, args or None, example_kwarg_inputs=dict(kwargs) if kwargs else None, check_trace=False,
                    strict=False, **options)  # fmt: skip
     compare(traced, run)
+
+
+def keyword_inputs(model: Any, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> dict[str, Any] | None:
+    """``args`` and ``kwargs`` as one dict by the forward's argument names (``**kwargs`` spread out), the form
+    torch.jit.trace's ``example_kwarg_inputs`` takes; None when they do not bind by name (a ``*args`` forward)."""
+    forward = model.forward if isinstance(model, torch.nn.Module) else model
+    try:
+        signature = inspect.signature(forward)
+        bound = signature.bind(*args, **kwargs).arguments
+    except (TypeError, ValueError):
+        return None
+    named: dict[str, Any] = {}
+    for name, value in bound.items():
+        kind = signature.parameters[name].kind
+        if kind is inspect.Parameter.VAR_POSITIONAL:
+            if value:
+                return None
+        elif kind is inspect.Parameter.VAR_KEYWORD:
+            named.update(value)
+        else:
+            named[name] = value
+    return named
 
 
 def compare(trace_run: TraceRun, export_run: TraceRun) -> TraceComparison | None:
