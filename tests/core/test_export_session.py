@@ -202,6 +202,30 @@ def test_a_loop_over_a_dynamic_dim_is_the_runs_error(strict: bool, capfd: pytest
     assert_round_trips(run)
 
 
+class FourRows(nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x.view(x.shape[0], 4, -1)  # VIEW LINE
+
+
+@pytest.mark.parametrize("strict", [False, True])
+def test_a_range_only_some_of_whose_sizes_the_code_takes_is_not_called_a_constant(
+    strict: bool, capfd: pytest.CaptureFixture[str]
+) -> None:
+    n = torch.export.Dim("n", min=2, max=64)
+    run, _ = export(FourRows(), (torch.randn(2, 8),), dynamic_shapes={"x": {1: n}}, strict=strict, draft="on_failure")
+    error = run.error
+    assert error is not None and error.tag == "constraint_violation" and "Not all values of n" in error.message
+    # it said the dim "was turned into a constant by the code", at the call
+    assert "turned into a constant" not in error.hint and "only some sizes" in error.hint
+    assert (error.file, error.line) == (THIS_FILE, line_of("VIEW LINE")), error
+    # non-strict names no line: the draft's guard does, saying which size its symbol is (strict quotes the frame)
+    assert strict or ("export needs" in error.hint and "is x.size()[1]" in error.hint)
+    refused, _ = export(FourRows(), (torch.randn(2, 8),), dynamic_shapes={"x": {1: n}}, draft="never")
+    assert refused.error is not None and "only some sizes" in refused.error.hint
+    assert capfd.readouterr().err == ""
+    assert_round_trips(run)
+
+
 def test_without_a_draft_a_refused_dim_is_shown_at_the_call() -> None:
     n = torch.export.Dim("n", min=2, max=8)
     run, _ = export(Loop(), (torch.randn(3),), dynamic_shapes={"x": {0: n}}, draft="never")

@@ -125,6 +125,16 @@ _EXPORT_HINTS: tuple[tuple[re.Pattern[str], str, str], ...] = (
         "compute both sides, or torch._check(...) to tell export what the value is.",
     ),
     (
+        # a range only some of whose sizes the code takes (a view by 4, a stride of 8); "specialized it to be a
+        # constant" is the hint after this one, also when a message says both
+        re.compile(r"Constraints violated(?![\s\S]*specialized it to be a constant)[\s\S]*Not all values of"),
+        "constraint_violation",
+        "The code works for only some sizes in a range marked dynamic (Dim): torch's guard in the message says "
+        "which (a size divisible by 8, say). Declare the dimension so that it holds only those, as torch's "
+        "suggested fixes say (a multiple: 8 * Dim('k', min=..., max=...); a narrower min or max), or give it as "
+        "Dim.AUTO (export then records the condition itself).",
+    ),
+    (
         re.compile(r"Constraints violated"),
         "constraint_violation",
         "A dimension marked dynamic (Dim) was turned into a constant by the code, e.g. a Python loop or branch over "
