@@ -287,3 +287,31 @@ def test_compare_trace_traces_the_same_inputs_keyword_ones_included():
         # the trace took the mask too: its graph multiplies by it, as the export's does
         assert run.compared.comparison.coverage == 1.0 and not run.compared.comparison.lines
         assert len(run.compared.trace.inputs) == len(run.graph.inputs) + 1  # + the module (self)
+
+
+class ExtraKeywords(nn.Module):
+    def forward(self, x, **extra):
+        return x * extra["mask"]
+
+
+def test_auto_marks_the_dims_of_keyword_inputs_too():
+    x, mask, x5, mask5 = torch.randn(3, 4), torch.ones(3, 4), torch.randn(5, 4), torch.ones(5, 4)
+    auto = {0: torch.export.Dim.AUTO}
+    assert auto_dynamic_shapes((x,), [((x5,), {"mask": mask5})], {"mask": mask}, TwoInputs()) == {
+        "x": auto,
+        "mask": auto,
+    }
+    assert auto_dynamic_shapes((x,), [((x5,), {"mask": mask5})], {"mask": mask}, ExtraKeywords()) == {
+        "x": auto,
+        "extra": {"mask": auto},
+    }
+    # by keyword only, and mixed: each exported with a dynamic batch that the check input set takes (they were left
+    # static: "auto" by position named no keyword input, or did not match the inputs at all). (torch 2.13 cannot
+    # export **kwargs with dynamic shapes: "Must provide a tree_name", whatever their structure)
+    for args, kwargs, check in (
+        ((), {"x": x, "mask": mask}, {"x": x5, "mask": mask5}),
+        ((x,), {"mask": mask}, ((x5,), {"mask": mask5})),
+    ):
+        run = export(TwoInputs(), args, kwargs, dynamic_shapes="auto", check_inputs=[check])
+        assert run.error is None and run.check is not None and run.check.ok, (run.error, run.summary())
+        assert run.export is not None and [s.sources for s in run.export.symbols if s.kind == "backed"], run.export

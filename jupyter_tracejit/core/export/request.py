@@ -23,23 +23,67 @@ from ..hazards import Finding
 from ..run import TraceRun
 from ..torchscript.plan import target_of
 from ..tracer_warnings import FROZEN
+from .check import check_input_set
 from .options import AUTO, ExportOptions, as_args, export_support_problem
 from .session import ExportSession
 
 
-def auto_dynamic_shapes(example: tuple[Any, ...], check_inputs: Sequence[Any]) -> tuple[Any, ...]:
-    """torch's ``dynamic_shapes`` by position: every dim of a tensor input whose size differs between the example and
-    any check input set becomes ``Dim.AUTO``; inputs with no such dim are ``None`` (static)."""
-    varying: list[set[int]] = [set() for _ in example]
-    for inputs in check_inputs:
-        other = as_args(inputs)
-        for i, (a, b) in enumerate(zip(example, other, strict=False)):
+@dataclass(frozen=True)
+class _Place:
+    """Where an input was given: ``("arg", 3)`` or ``("kw", "mask")``."""
+
+    how: str
+    key: Any
+
+
+def auto_dynamic_shapes(
+    example: tuple[Any, ...],
+    check_inputs: Sequence[Any],
+    kwargs: Mapping[str, Any] | None = None,
+    model: Any = None,
+) -> Any:
+    """torch's ``dynamic_shapes`` for ``dynamic_shapes="auto"``: every dim of a tensor input whose size differs
+    between the example and any check input set (:func:`~.check.check_input_set`) becomes ``Dim.AUTO``; inputs with
+    no such dim are ``None`` (static). By position (a tuple) for positional inputs only; with keyword inputs, by the
+    forward's argument names as torch binds them (``**kwargs`` a dict of its own): a tuple cannot name them."""
+    kwargs = dict(kwargs or {})
+    places = [_Place("arg", i) for i in range(len(example))] + [_Place("kw", k) for k in kwargs]
+    varying: dict[_Place, set[int]] = {p: set() for p in places}
+
+    def value(place: _Place, args: tuple[Any, ...], kw: Mapping[str, Any]) -> Any:
+        if place.how == "arg":
+            return args[place.key] if place.key < len(args) else None
+        return kw.get(place.key)
+
+    for entry in check_inputs:
+        other = check_input_set(entry)
+        for place in places:
+            a, b = value(place, example, kwargs), value(place, *other)
             if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor) and a.dim() == b.dim():
-                varying[i].update(d for d in range(a.dim()) if a.shape[d] != b.shape[d])
-    return tuple(
-        {d: torch.export.Dim.AUTO for d in sorted(dims)} if dims and isinstance(a, torch.Tensor) else None
-        for a, dims in zip(example, varying, strict=True)
-    )
+                varying[place].update(d for d in range(a.dim()) if a.shape[d] != b.shape[d])
+
+    def spec(place: _Place) -> Any:
+        dims = varying[place]
+        is_tensor = isinstance(value(place, example, kwargs), torch.Tensor)
+        return {d: torch.export.Dim.AUTO for d in sorted(dims)} if dims and is_tensor else None
+
+    if not kwargs:
+        return tuple(spec(p) for p in places)
+    forward = model.forward if isinstance(model, torch.nn.Module) else model
+    try:  # each argument name bound to its input: what torch matches a dict of dynamic shapes against
+        positional = [p for p in places if p.how == "arg"]
+        bound = inspect.signature(forward).bind(*positional, **{p.key: p for p in places if p.how == "kw"})
+    except (TypeError, ValueError):  # no signature to bind by: export itself says what does not match
+        return None
+    shapes: dict[str, Any] = {}
+    for name, bound_to in bound.arguments.items():
+        if isinstance(bound_to, dict):  # **kwargs
+            shapes[name] = {k: spec(p) for k, p in bound_to.items()}
+        elif isinstance(bound_to, tuple):  # *args
+            shapes[name] = tuple(spec(p) for p in bound_to)
+        else:
+            shapes[name] = spec(bound_to)
+    return shapes
 
 
 @dataclass(frozen=True)
@@ -127,7 +171,7 @@ def export(
         return _refused(request, problem, started)
     shapes = dynamic_shapes
     if shapes == AUTO:
-        shapes = auto_dynamic_shapes(request.args, check_inputs or ())
+        shapes = auto_dynamic_shapes(request.args, check_inputs or (), kwargs, model)
     session = ExportSession(
         model,
         request.args,
