@@ -185,6 +185,26 @@ class TwoInputs(nn.Module):
         return x * 2 if mask is None else x * mask
 
 
+def test_dynamic_shapes_naming_an_argument_not_given_or_a_dim_not_there_say_so(capfd):
+    x = torch.ones(3, 4)
+    seq = torch.export.Dim("seq", min=2, max=64)
+    run = export(TwoInputs(), (x,), dynamic_shapes={"x": {0: seq}, "mask": {0: seq}}, draft="never")
+    assert run.error is not None and run.error.tag == "dynamic_shapes_mismatch"
+    # it said 'mask' "is not an argument of TwoInputs.forward"
+    assert run.error.message == (
+        "dynamic_shapes names 'mask', which TwoInputs.forward takes but these inputs do not give (its inputs: x): "
+        "give it an example input (kwargs=...) or leave it out of dynamic_shapes"
+    )
+    for shapes in ({"x": {2: seq}}, ({2: seq},)):
+        run = export(TwoInputs(), (x,), dynamic_shapes=shapes)
+        # torch raised a bare "IndexError: list assignment index out of range"
+        assert run.error is not None and run.error.phase == "arguments", run.error
+        assert run.error.message == "dynamic_shapes marks dim 2 of x, which has 2 dims (3 x 4)"
+        assert "from 0 to 1" in run.error.hint and not run.findings
+    assert export(TwoInputs(), (x,), dynamic_shapes={"x": {-2: seq}}).error is None  # torch counts from the end
+    assert capfd.readouterr().err == ""
+
+
 def test_dynamic_shapes_that_do_not_follow_the_inputs_show_the_structure_they_need(capfd):
     x = torch.ones(3, 4)
     for shapes in ({"y": {0: torch.export.Dim.AUTO}}, ({0: torch.export.Dim.AUTO}, {1: None})):
