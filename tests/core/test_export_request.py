@@ -7,6 +7,7 @@ import pytest
 import torch
 from torch import nn
 
+import jupyter_tracejit as tj
 from jupyter_tracejit.core.export.options import ExportOptions, export_support_problem
 from jupyter_tracejit.core.export.request import auto_dynamic_shapes, export
 from jupyter_tracejit.core.run import TraceRun
@@ -335,3 +336,36 @@ def test_auto_marks_the_dims_of_keyword_inputs_too():
         run = export(TwoInputs(), args, kwargs, dynamic_shapes="auto", check_inputs=[check])
         assert run.error is None and run.check is not None and run.check.ok, (run.error, run.summary())
         assert run.export is not None and [s.sources for s in run.export.symbols if s.kind == "backed"], run.export
+
+
+class Flagged(nn.Module):
+    def forward(self, x, double: bool = False):
+        return x * 2 if double else x + 1
+
+
+def test_compare_trace_binds_python_values_given_by_keyword():
+    model, x = Flagged(), torch.randn(3)
+    # torch.jit.trace takes tensors only: it failed "Got bool" (a Hugging Face model's use_cache=False, say)
+    run = export(model, (x,), {"double": True}, compare_trace=True)
+    assert run.compared is not None, run.findings
+    assert [n.kind for n in run.compared.trace.nodes if n.role == "op"] == ["aten::mul"]  # the branch export took
+    assert run.compared.comparison.coverage == 1.0 and "forward" not in vars(model)  # the module's forward is back
+    function = export(lambda x, double=False: x * 2 if double else x + 1, (x,), {"double": True}, compare_trace=True)
+    assert function.compared is not None and function.compared.comparison.coverage == 1.0, function.findings
+
+
+class MixedOutput(nn.Module):
+    def forward(self, x):
+        return {"y": x + 1, "n": 3}  # the tracer prints the whole value it cannot type: every element of y
+
+
+def test_a_side_that_failed_is_named_in_a_short_note_with_its_own_hint():
+    # the note gave the first line only, and a generic hint: the trace's own says what to change
+    x = torch.randn(300)
+    run = export(MixedOutput(), (x,), compare_trace=True)
+    assert run.error is None and run.compared is None
+    (note,) = [f for f in run.findings if f.kind == "compare_trace"]
+    trace_error = tj.trace(MixedOutput(), (x,), strict=False).error
+    assert trace_error is not None and trace_error.hint and len(trace_error.message) > 1000
+    assert note.message.startswith("the trace recorded no graph (") and len(note.message) < 300, note.message
+    assert note.hint.endswith(f"The trace's hint: {trace_error.hint}")

@@ -5,13 +5,16 @@ puts a trace beside an export of the same model.
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import inspect
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import torch
+from torch.utils import _pytree as pytree
 
 from ..caller import calls_from, find_caller
 from ..capture import drive, stamp
@@ -20,7 +23,7 @@ from ..categories import BY_NAME
 from ..errors import TraceError, argument_error
 from ..graph import Frame
 from ..hazards import Finding
-from ..run import TraceRun
+from ..run import TraceRun, first_line
 from ..torchscript.plan import target_of
 from ..tracer_warnings import FROZEN
 from .check import check_input_set
@@ -203,9 +206,38 @@ def compare_with_trace(
     by_name = keyword_inputs(model, args, kwargs) if kwargs else None
     if by_name is not None:  # torch.jit.trace takes positional or keyword inputs, never both: all by keyword
         args, kwargs = (), by_name
-    traced = trace(model, args or None, example_kwarg_inputs=dict(kwargs) if kwargs else None, check_trace=False,
-                   strict=False, **options)  # fmt: skip
+    # torch.jit.trace takes tensors only: Python values given by keyword (use_cache=False) are bound to the forward
+    values = {k: v for k, v in (kwargs or {}).items() if not any(map(torch.is_tensor, pytree.tree_leaves(v)))}
+    tensors = {k: v for k, v in (kwargs or {}).items() if k not in values}
+    with python_values_bound(model, values) as target:
+        traced = trace(target, args or None, example_kwarg_inputs=tensors or None, check_trace=False, strict=False,
+                       **options)  # fmt: skip
     compare(traced, run)
+
+
+@contextlib.contextmanager
+def python_values_bound(model: Any, values: Mapping[str, Any]) -> Iterator[Any]:
+    """``model`` with keyword ``values`` bound to its forward for the block: a module keeps its identity (a wrapper
+    module would put every scope under its attribute's name), its ``forward`` shadowed on the instance and put
+    back; a function is wrapped in one of its name and signature (torch.jit.trace cannot trace a partial)."""
+    if not values:
+        yield model
+    elif isinstance(model, torch.nn.Module) and "forward" not in vars(model):
+        model.forward = functools.partial(model.forward, **values)
+        try:
+            yield model
+        finally:
+            del model.forward
+    else:  # a function (or a module whose instance has a forward of its own already: left alone)
+
+        def bound(*args: Any, **kwargs: Any) -> Any:
+            return model(*args, **kwargs, **values)
+
+        bound.__name__ = getattr(model, "__name__", type(model).__name__)
+        bound.__qualname__ = getattr(model, "__qualname__", bound.__name__)
+        with contextlib.suppress(TypeError, ValueError):
+            bound.__signature__ = inspect.signature(functools.partial(model, **values))  # type: ignore[attr-defined]
+        yield bound
 
 
 def keyword_inputs(model: Any, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> dict[str, Any] | None:
@@ -230,6 +262,11 @@ def keyword_inputs(model: Any, args: tuple[Any, ...], kwargs: Mapping[str, Any])
     return named
 
 
+def _clipped(text: str, limit: int = 200) -> str:
+    """``text`` cut to ``limit`` characters: torch's first line may hold a whole printed output (every tensor)."""
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
 def compare(trace_run: TraceRun, export_run: TraceRun) -> TraceComparison | None:
     """How a trace and an export of the same model correspond (``tj.compare``): ops matched within each module
     scope, what differs grouped by line with its reason (:mod:`..capture_diff`). Kept in ``export_run.compared``
@@ -248,8 +285,10 @@ def compare(trace_run: TraceRun, export_run: TraceRun) -> TraceComparison | None
                 severity="info",
                 title="no trace-versus-export comparison",
                 message=f"{failed} recorded no graph"
-                + (f" ({why.type}: {why.message.splitlines()[0] if why.message else ''})" if why else ""),
-                hint="The comparison needs both graphs; fix what the error names first.",
+                + (f" ({why.type}: {_clipped(first_line(why.message))})" if why else ""),
+                # the failed side's own hint says how to fix it (an HF model output the tracer cannot return, ...)
+                hint="The comparison needs both graphs; fix what the error names first."
+                + (f" {failed.capitalize()}'s hint: {why.hint}" if why is not None and why.hint else ""),
             )
         )
         export_run.compared = None
