@@ -295,6 +295,8 @@ def test_a_diff_round_trips_and_from_json_runs_say_values_were_not_compared(conv
     saved = TraceRun.from_json(tj.load(convnets["v1"]).to_json())
     noted = tj.diff(saved, convnets["v1"], values=True)
     assert noted.same and "values not compared" in noted.values_note
+    # the one line said "have the same graphs and parameters" and nothing of the values
+    assert noted.summary().endswith(f"have the same graphs and parameters ({noted.values_note})")
 
 
 def test_a_side_that_failed_is_not_compared(convnets: dict[str, Path], tmp_path: Path) -> None:
