@@ -226,6 +226,28 @@ def test_a_range_only_some_of_whose_sizes_the_code_takes_is_not_called_a_constan
     assert_round_trips(run)
 
 
+class Tagger(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.rnn = nn.LSTM(4, 8, batch_first=True)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.rnn(x)[0]  # LSTM LINE
+
+
+def test_a_dim_specialised_inside_torch_is_shown_where_the_code_calls_it() -> None:
+    seq = torch.export.Dim("seq", min=2, max=64)
+    run, _ = export(Tagger().eval(), (torch.randn(2, 7, 4),), dynamic_shapes={"x": {1: seq}}, draft="on_failure")
+    if run.error is None:
+        pytest.skip("this torch exports nn.LSTM with a dynamic length")
+    error = run.error
+    assert error.tag == "constraint_violation", error
+    # the specialisation has no line (it is in torch's nn.LSTM); the draft's guard has the user's call: it was the
+    # tj.export call
+    assert (error.file, error.line) == (THIS_FILE, line_of("LSTM LINE")), error
+    assert error.hint.startswith("x.size()[1] became the constant 7 on this line")
+
+
 def test_without_a_draft_a_refused_dim_is_shown_at_the_call() -> None:
     n = torch.export.Dim("n", min=2, max=8)
     run, _ = export(Loop(), (torch.randn(3),), dynamic_shapes={"x": {0: n}}, draft="never")

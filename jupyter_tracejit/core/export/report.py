@@ -448,14 +448,22 @@ def locate_refused_dim(error: TraceError, report: ExportReport) -> None:
     guard") is put at the draft's first guard added in the user's code, the hint quoting that guard."""
     if error.tag != "constraint_violation":
         return
+    # the user's line of a draft guard: where the code called into torch's (nn.LSTM specialises the length inside)
+    added_at = {
+        f.expr: (f.file, f.line)
+        for f in reversed(report.draft or [])
+        if f.failure_type == "guard_added" and f.file and not is_torch_file(f.file)
+    }
     for guard in report.guards_of("specialization"):
         spec = specialization(guard.expr)
-        if spec is None or not guard.file:
+        at = (guard.file, guard.line) if guard.file else added_at.get(guard.expr)
+        if spec is None or at is None:
             continue
         name, value = spec
         symbol = report.symbol(name)
         what = symbol.sources[0] if symbol is not None and symbol.sources else name
-        error.file, error.line, error.code = guard.file, guard.line, guard.code
+        error.file, error.line = at
+        error.code = guard.code if guard.file else source_line(*at)
         error.hint = f"{what} became the constant {value} on this line ({guard.expr}). {error.hint}"
         return
     if "Not all values of" not in error.message:
