@@ -465,7 +465,8 @@ def cmd_export(args: argparse.Namespace) -> int:
 
     target, example, kwargs, check_inputs = _target_and_inputs(path, name, args.seed, args.inputs, check_inputs_expr)
     with call_site(str(path.resolve()), definition_line(path, name)):
-        run = export(target, example, kwargs, check_inputs=check_inputs, **options)
+        # a dict of keyword inputs gives no positional ones: None for tj.trace, () for export
+        run = export(target, () if example is None else example, kwargs, check_inputs=check_inputs, **options)
     say = Stdout()
     say(format_run(run))
     if run.compared is not None:

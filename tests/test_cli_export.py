@@ -94,6 +94,18 @@ def test_compare_trace_reports_the_match(tmp_path):
     assert "compared with a trace: 2 of 2 trace ops matched (100%" in out
 
 
+def test_keyword_inputs_and_their_dims(tmp_path, capfd):
+    code, out, err = tracejit(
+        tmp_path, "model.py:Net", "--inputs", "{'x': torch.randn(3, 8)}", "--dynamic", "x:0=batch[1,16]",
+        "--check-inputs", "[{'x': torch.randn(5, 8)}]", "--compare-trace", "--json", "run.json",
+    )  # fmt: skip
+    assert code == 0 and err == "", out
+    assert out.startswith("Net: ok;") and "compared with a trace: 2 of 2 trace ops matched (100%" in out
+    run = json.loads((tmp_path / "run.json").read_text())
+    assert run["inputs"]["forward"] == ["x=Float(3, 8)"]
+    assert capfd.readouterr().err == ""
+
+
 @pytest.mark.parametrize(
     ("args", "words"),
     [

@@ -21,12 +21,12 @@ from __future__ import annotations
 import bisect
 import difflib
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Container, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from .diff import ROOT, Divergence, GraphDiff
-from .graph import Graph, Node
+from .graph import PLUMBING_ROLES, Graph, Node
 from .jsonio import Decoders, JsonRecord, list_of
 from .words import plural
 
@@ -170,6 +170,25 @@ def shape_arithmetic(graph: Graph) -> set[int]:
     return found
 
 
+#: what the trace's item reads of a structured input are, as an unmatched op's detail
+_UNPACKING = "reads an item of a dict or list input, which export flattens into separate inputs: no op to match"
+
+
+def input_unpacking(graph: Graph) -> set[int]:
+    """The ops that only take a structured graph input apart (``batch["x"]`` on a dict input is the trace's
+    ``aten::__getitem__``): export flattens its inputs, so they have no counterpart there."""
+    found: set[int] = set()
+    from_inputs = set(graph.inputs)
+    for node in graph.nodes:
+        if not node.inputs or node.inputs[0] not in from_inputs:
+            continue
+        if node.role in PLUMBING_ROLES or (node.role == "op" and bare_name(node.kind) == "__getitem__"):
+            from_inputs.update(node.outputs)
+            if node.role == "op":
+                found.add(node.id)
+    return found
+
+
 def _parameters_read(graph: Graph, node: Node) -> tuple[str, ...]:
     """Qualified names of the parameters and buffers a node reads (a chain of attribute reads, as run.ts does)."""
     names = []
@@ -222,11 +241,12 @@ def compare_captures(
     ``(file, line)`` of the trace's frozen-value warnings to their titles (a reason of their own)."""
     trace_ops, export_ops = _ops(trace), _ops(export)
     shape_t = shape_arithmetic(trace)
+    unpacking = input_unpacking(trace) - shape_t
     shape_e = shape_arithmetic(export) | {n.id for n in export_ops if bare_name(n.kind) in CHECK_OPS}
     by_scope_t: dict[str, list[Node]] = defaultdict(list)
     by_scope_e: dict[str, list[Node]] = defaultdict(list)
     for n in trace_ops:
-        if n.id not in shape_t:
+        if n.id not in shape_t and n.id not in unpacking:
             by_scope_t[n.scope].append(n)
     for n in export_ops:
         if n.id not in shape_e:
@@ -267,12 +287,18 @@ def compare_captures(
         trace_ops=len(trace_ops) - len(shape_t),
         export_ops=len(export_ops),
         trace_shape_ops=len(shape_t),
-        lines=_in_program_order(_differences(unmatched_t, unmatched_e, frozen_lines or {}, shape_t, shape_e), pairs),
+        lines=_in_program_order(
+            _differences(unmatched_t, unmatched_e, frozen_lines or {}, shape_t, shape_e, unpacking), pairs
+        ),
     )
 
 
-def _reason(node: Node, side: str, frozen: dict[tuple[str, int], str], is_size: bool) -> tuple[str, str]:
+def _reason(
+    node: Node, side: str, frozen: dict[tuple[str, int], str], is_size: bool, is_unpacking: bool = False
+) -> tuple[str, str]:
     name = bare_name(node.kind)
+    if is_unpacking:  # a no-op for the data: reading an input's item (the comparison's coverage leaves it out)
+        return "no_op", _UNPACKING
     if side == "export" and name in CHECK_OPS:
         return "runtime_check", _REASONS["runtime_check"]
     if side == "trace" and is_size:
@@ -295,13 +321,15 @@ def _differences(
     frozen: dict[tuple[str, int], str],
     trace_sizes: set[int],
     export_sizes: set[int],
+    unpacking: Container[int] = (),
 ) -> list[LineDifference]:
-    """Unmatched ops grouped by (file, line, reason); ``*_sizes``: each side's shape arithmetic."""
+    """Unmatched ops grouped by (file, line, reason); ``*_sizes``: each side's shape arithmetic; ``unpacking``: the
+    trace's reads of a structured input's items (:func:`input_unpacking`)."""
     groups: dict[tuple[str, int, str], LineDifference] = {}
     for side, nodes, sizes in (("trace", trace_nodes, trace_sizes), ("export", export_nodes, export_sizes)):
         for n in nodes:
             file, line, code = _place(n)
-            reason, detail = _reason(n, side, frozen, n.id in sizes)
+            reason, detail = _reason(n, side, frozen, n.id in sizes, side == "trace" and n.id in unpacking)
             diff = groups.get((file, line, reason))
             if diff is None:
                 diff = groups[(file, line, reason)] = LineDifference(file, line, code, reason, detail)

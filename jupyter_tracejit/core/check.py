@@ -13,6 +13,7 @@ from .diff import GraphDiff
 from .errors import TraceError
 from .graph import Graph
 from .jsonio import Decoders, JsonRecord, list_of
+from .words import plural
 
 
 def _default_tolerance() -> float:
@@ -55,6 +56,9 @@ class CheckCase(JsonRecord):
     text_differs: bool = False
     #: re-tracing, or running the trace / Python function / re-trace on these inputs raised
     exception: TraceError | None = None
+    #: why this input set was not run, nothing compared (an export check's size the Python code rejects); "" when it
+    #: ran. A skipped case is ok: it is no valid input, not a failure, and not a passed check either
+    skipped: str = ""
 
     _json_decoders: ClassVar[Decoders] = {
         "outputs": list_of(OutputComparison.from_json),
@@ -95,6 +99,16 @@ class CheckReport(JsonRecord):
     @property
     def failed(self) -> list[CheckCase]:
         return [c for c in self.cases if not c.ok]
+
+    @property
+    def skipped(self) -> list[CheckCase]:
+        return [c for c in self.cases if c.skipped]
+
+    def passed_text(self) -> str:
+        """How many input sets a passed check ran: "3 input sets", "1 input set, 2 skipped"."""
+        skipped = len(self.skipped)
+        ran = plural(len(self.cases) - skipped, "input set")
+        return f"{ran}, {skipped} skipped" if skipped else ran
 
     @property
     def first(self) -> tuple[CheckCase, Any] | None:

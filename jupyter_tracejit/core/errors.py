@@ -166,8 +166,12 @@ def user_location(exc: BaseException) -> tuple[str, int, str]:
 def _user_frame(frames: traceback.StackSummary) -> tuple[str, int, str]:
     own = os.path.dirname(os.path.abspath(__file__)) + os.sep
     for fs in reversed(frames):
-        if not is_torch_file(fs.filename) and not fs.filename.startswith(own):
-            return fs.filename, fs.lineno or 0, source_line(fs.filename, fs.lineno or 0)
+        if is_torch_file(fs.filename) or fs.filename.startswith(own):
+            continue
+        code = source_line(fs.filename, fs.lineno or 0)
+        if fs.filename.startswith("<") and not code:  # code generated at run time (torch's "<string>" lambdas)
+            continue
+        return fs.filename, fs.lineno or 0, code
     return "", 0, ""
 
 
@@ -179,20 +183,24 @@ _MIXED_OUTPUT_HINT = (
     "torch.jit.trace can only return tensors and tuples, lists or dicts of tensors: return only the tensors and "
     "compute the Python values outside the traced function."
 )
-#: what an exception in the user's code means, when nothing more specific is known
-_GENERIC_HINTS = {
-    "trace": "Your code raised while torch.jit.trace ran it once on the example inputs, as it would run eagerly: "
-    "fix the error at the line shown, or check that the example inputs are what the code expects.",
+#: how each phase ran the user's code, for the hints of an exception raised in it
+_HOW_IT_RAN = {
+    "trace": "while torch.jit.trace ran {it} once on the example inputs, as it would run eagerly",
+    "export": "while torch.export ran {it} on the example inputs' shapes (fake tensors: sizes and dtypes, no values)",
 }
+#: what an exception in the user's code means, when nothing more specific is known
+_GENERIC_HINT = (
+    "Your code raised {how}: fix the error at the line shown, or check that the example inputs are what the code "
+    "expects."
+)
 #: the same for an exception raised inside an installed library: the line shown is the library's, not the user's
 _LIBRARY_HINT = (
-    "The exception was raised inside {owner} code, not yours, while torch.jit.trace ran the model once on the "
-    "example inputs, as it would run eagerly: rewriting that line is not the fix. Check what your code passes to "
-    "{package} (the example inputs' shapes and dtypes, the arguments and the configuration it expects); the "
-    "traceback shows the call from your code."
+    "The exception was raised inside {owner} code, not yours, {how}: rewriting that line is not the fix. Check what "
+    "your code passes to {package} (the example inputs' shapes and dtypes, the arguments and the configuration it "
+    "expects); the traceback shows the call from your code."
 )
 #: an output holding a cache object (a Hugging Face model's past key/values): return_dict=False still returns it
-_CACHE_HINT = (
+CACHE_HINT = (
     "The cache object is the model's past key/values (a Hugging Face model returns it when use_cache is on, "
     "return_dict=False or not): pass use_cache=False to the model (or set it in its config), or wrap the model in a "
     "small nn.Module whose forward returns only the tensors you need, e.g. `out[0]`."
@@ -252,13 +260,16 @@ def error_from_exception(
     # what traceback.format_exception(exc) builds; its stack is traceback.extract_tb's, so the traceback is read once
     formatted = traceback.TracebackException(type(exc), exc, exc.__traceback__, compact=True)
     file, line, code = _user_frame(formatted.stack)
-    if not hint:
+    if not hint and phase in _HOW_IT_RAN:
         package = installed_package(file) if file else None
-        owner = f"{package}'" if package and package.endswith("s") else f"{package}'s"
-        hint = _LIBRARY_HINT.format(package=package, owner=owner) if package else _GENERIC_HINTS.get(phase, "")
+        if package:
+            owner = f"{package}'" if package.endswith("s") else f"{package}'s"
+            hint = _LIBRARY_HINT.format(package=package, owner=owner, how=_HOW_IT_RAN[phase].format(it="the model"))
+        elif file or phase == "trace":  # an export failure with no user frame is torch's own: no "your code"
+            hint = _GENERIC_HINT.format(how=_HOW_IT_RAN[phase].format(it="it"))
     if tag == "output_type" and returned is not _NOTHING:
         hint = f"The traced code returns {describe_returned(returned)}. " + (
-            _CACHE_HINT if holds_cache(returned) else hint
+            CACHE_HINT if holds_cache(returned) else hint
         )
     return TraceError(
         type=type_name,

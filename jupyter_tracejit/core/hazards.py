@@ -47,13 +47,17 @@ class Finding(JsonRecord):
 
 
 def _where(graph: Graph, ids: list[int], limit: int = 4) -> str:
-    parts = []
-    for nid in ids[:limit]:
+    """The ops as "kind in scope", the same kind in the same scope once with its count ("aten::arange in top level
+    (4 times)", not the same words four times), up to ``limit`` places, then "and N more" ops."""
+    counts: dict[tuple[str, str], int] = {}
+    for nid in ids:
         n = graph.nodes[nid]
-        where = n.scope or "top level"
-        parts.append(f"{n.kind} in {where}")
-    more = f" and {len(ids) - limit} more" if len(ids) > limit else ""
-    return ", ".join(parts) + more
+        place = (n.kind, n.scope or "top level")
+        counts[place] = counts.get(place, 0) + 1
+    shown = list(counts.items())[:limit]
+    parts = [f"{kind} in {scope}{f' ({count} times)' if count > 1 else ''}" for (kind, scope), count in shown]
+    rest = len(ids) - sum(count for _, count in shown)
+    return ", ".join(parts) + (f" and {rest} more" if rest else "")
 
 
 #: arguments that switch randomness off: a dropout probability of 0, or a training flag that is False

@@ -297,7 +297,7 @@ class TraceRun(JsonRecord):
         if self.check is not None and not self.check.cases:
             checked = "nothing to check (no check_inputs, no dynamic ranges)"
         elif self.check is not None:
-            checked = f"{self.check_name} passed on {_plural(len(self.check.cases), 'input set')}"
+            checked = f"{self.check_name} passed on {self.check.passed_text()}"
         elif self.from_file:
             checked = "read from a saved file, nothing run"
         else:
@@ -346,7 +346,7 @@ class TraceRun(JsonRecord):
             if self.check.ok and not self.check.cases:
                 parts.append("nothing to check")
             elif self.check.ok:
-                parts.append(f"check passed ({plural(len(self.check.cases), 'input set')})")
+                parts.append(f"check passed ({self.check.passed_text()})")
             else:
                 mism = len(self.check.output_mismatches)
                 raised = sum(1 for c in self.check.cases if c.exception is not None)

@@ -157,7 +157,9 @@ class RunDiff(JsonRecord):
             return f"not compared: {self.error}"
         if self.same:
             checked = f", values within {self.atol:g}" if self.atol is not None and not self.values_note else ""
-            return f"same: {self.old} and {self.new} have the same graphs and parameters{checked}"
+            # values asked for and not compared: "same" says nothing of them, and the line says so
+            unchecked = f" ({self.values_note})" if self.values_note else ""
+            return f"same: {self.old} and {self.new} have the same graphs and parameters{checked}{unchecked}"
         lines = [f"different: {self.old} -> {self.new}"]
         lines += [f"  method {m} added" for m in self.methods_added]
         lines += [f"  method {m} removed" for m in self.methods_removed]

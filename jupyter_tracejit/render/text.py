@@ -21,7 +21,8 @@ def _node(graph: Graph | None, node_id: int | None, file_names: Mapping[str, str
 
 
 def _case_lines(run: TraceRun, case: CheckCase, limit: int) -> list[str]:
-    lines = [f"  {case.label} ({case.method}, {', '.join(case.inputs)}): {'ok' if case.ok else 'FAILED'}"]
+    verdict = "skipped" if case.skipped else "ok" if case.ok else "FAILED"
+    lines = [f"  {case.label} ({case.method}, {', '.join(case.inputs)}): {verdict}"]
     if case.exception is not None:
         lines.append(f"    ! {first_line(case.exception.message)}")
     for o in case.outputs:

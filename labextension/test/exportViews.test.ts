@@ -182,4 +182,14 @@ describe("the header's facts", () => {
     expect(headerFacts(decodeRun({ ...raw('exported'), error, check: null }))).toContain('not exported');
     expect(headerFacts(load('error'))).toContain('not traced');
   });
+
+  it('count the input sets a check skipped (a size the Python code rejects) apart from those it ran', () => {
+    const exported = raw('exported');
+    const [first, ...rest] = exported.check!.cases;
+    const reason = 'the Python code rejects it (IndexError: index out of range in self)';
+    const check = { ...exported.check!, cases: [first, ...rest.map(c => ({ ...c, outputs: [], skipped: reason }))] };
+    const run = decodeRun({ ...exported, check });
+    expect(headerFacts(run)).toContain('check passed (1 input set, 2 skipped)');
+    expect(run.cases.map(c => c.skipped)).toEqual(['', reason, reason]);
+  });
 });

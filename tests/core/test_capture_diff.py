@@ -130,3 +130,20 @@ def test_control_flow_and_frozen_lines_have_their_reasons():
     assert cond.kind.endswith("cond") and len(cond.blocks) == 2
     matched = {traced.graph.nodes[a].kind for a, _ in comparison.matched}
     assert "aten::sin" in matched  # the branch the trace took, found inside the cond's block
+
+
+class DictInput(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.a = nn.Linear(4, 4)
+
+    def forward(self, batch: dict[str, torch.Tensor]) -> torch.Tensor:
+        return self.a(batch["x"]) + batch["y"]
+
+
+def test_reading_a_dict_inputs_items_is_no_op_only_the_trace_has() -> None:
+    trace, exported = both(DictInput(), ({"x": torch.randn(3, 4), "y": torch.randn(3, 4)},))
+    comparison = compare_captures(trace, exported)
+    assert comparison.coverage == 1.0 and comparison.explained == 1.0, comparison.lines
+    (reads,) = comparison.lines
+    assert reads.reason == "no_op" and "dict or list input" in reads.detail and len(reads.trace_nodes) == 2

@@ -419,3 +419,20 @@ def _raised_in(package: str) -> BaseException:
     except RuntimeError as e:
         return e
     raise AssertionError("did not raise")
+
+
+def test_a_library_exception_hint_names_what_ran_the_model() -> None:
+    exported = error_from_exception(_raised_in("transformers"), phase="export").hint
+    assert "inside transformers' code" in exported and "while torch.export ran the model" in exported
+    assert "torch.jit.trace" not in exported
+    assert "while torch.jit.trace ran the model" in error_from_exception(_raised_in("transformers")).hint
+    # our own failure is not the library's fault, whatever file it ended in
+    assert error_from_exception(_raised_in("transformers"), phase="internal").hint == ""
+
+
+def test_a_frame_of_generated_code_is_not_the_users_line() -> None:
+    try:
+        exec(compile("(lambda: 1 / 0)()", "<string>", "exec"))
+    except ZeroDivisionError as e:
+        err = error_from_exception(e)
+    assert err.file == __file__ and "exec(compile(" in err.code

@@ -13,6 +13,7 @@ import torch
 import torch.nn as nn
 from torch.export import Dim, export
 
+import jupyter_tracejit as tj
 from jupyter_tracejit.core.capture import drive
 from jupyter_tracejit.core.export.check import MAX_DERIVED_BYTES, check_export, check_input_set, range_cases
 from jupyter_tracejit.core.export.options import export_support_problem
@@ -20,6 +21,7 @@ from jupyter_tracejit.core.export.session import ExportSession
 from jupyter_tracejit.core.graph import Frame
 from jupyter_tracejit.core.run import TraceRun
 from jupyter_tracejit.core.validate import check_run
+from jupyter_tracejit.render.text import format_run
 from tests.models import MLP
 
 #: the export back end needs torch.export with Dim.AUTO (the floor torch of the matrix, 2.4, lacks it)
@@ -184,7 +186,34 @@ def test_a_range_case_the_python_code_rejects_is_labelled_skipped() -> None:
     labels = [c.label for c in report.cases]
     assert len(labels) == 3 and "(mid)" in labels[1] and not labels[1].endswith(")")
     assert labels[-1].endswith("skipped, the Python code rejects it (ValueError: odd)")
+    assert [c.skipped for c in report.cases] == ["", "", "the Python code rejects it (ValueError: odd)"]
     assert report.ok and report.cases[-1].outputs == [] and report.cases[-1].exception is None
+
+
+class Positions(nn.Module):
+    """Learned positions for 8 steps: a declared length range past 8 is wider than what the code accepts."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.positions = nn.Embedding(8, 4)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x + self.positions(torch.arange(x.shape[1]))
+
+
+def test_a_run_whose_range_cases_were_skipped_does_not_count_them_as_passed() -> None:
+    seq = Dim("seq", min=2, max=64)
+    run = tj.export(Positions(), (torch.randn(2, 5, 4),), dynamic_shapes={"x": {1: seq}})
+    assert run.ok and run.check is not None and len(run.check.cases) == 3
+    assert [bool(c.skipped) for c in run.check.cases] == [False, True, True]
+    assert "IndexError" in run.check.cases[1].skipped
+    # it said "check passed (3 input sets)" with one of them run
+    assert run.summary().endswith("check passed (1 input set, 2 skipped)")
+    assert "passed on 1 input set, 2 skipped" in run.verdict.reasons[0]
+    assert format_run(run).splitlines()[-1].endswith(": skipped")
+    data = run.to_json()
+    check_run(data)
+    assert TraceRun.from_json(data).to_json() == data
 
 
 def test_the_modules_buffers_flags_and_grad_mode_are_left_as_found() -> None:

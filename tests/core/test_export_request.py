@@ -7,6 +7,7 @@ import pytest
 import torch
 from torch import nn
 
+import jupyter_tracejit as tj
 from jupyter_tracejit.core.export.options import ExportOptions, export_support_problem
 from jupyter_tracejit.core.export.request import auto_dynamic_shapes, export
 from jupyter_tracejit.core.run import TraceRun
@@ -185,6 +186,26 @@ class TwoInputs(nn.Module):
         return x * 2 if mask is None else x * mask
 
 
+def test_dynamic_shapes_naming_an_argument_not_given_or_a_dim_not_there_say_so(capfd):
+    x = torch.ones(3, 4)
+    seq = torch.export.Dim("seq", min=2, max=64)
+    run = export(TwoInputs(), (x,), dynamic_shapes={"x": {0: seq}, "mask": {0: seq}}, draft="never")
+    assert run.error is not None and run.error.tag == "dynamic_shapes_mismatch"
+    # it said 'mask' "is not an argument of TwoInputs.forward"
+    assert run.error.message == (
+        "dynamic_shapes names 'mask', which TwoInputs.forward takes but these inputs do not give (its inputs: x): "
+        "give it an example input (kwargs=...) or leave it out of dynamic_shapes"
+    )
+    for shapes in ({"x": {2: seq}}, ({2: seq},)):
+        run = export(TwoInputs(), (x,), dynamic_shapes=shapes)
+        # torch raised a bare "IndexError: list assignment index out of range"
+        assert run.error is not None and run.error.phase == "arguments", run.error
+        assert run.error.message == "dynamic_shapes marks dim 2 of x, which has 2 dims (3 x 4)"
+        assert "from 0 to 1" in run.error.hint and not run.findings
+    assert export(TwoInputs(), (x,), dynamic_shapes={"x": {-2: seq}}).error is None  # torch counts from the end
+    assert capfd.readouterr().err == ""
+
+
 def test_dynamic_shapes_that_do_not_follow_the_inputs_show_the_structure_they_need(capfd):
     x = torch.ones(3, 4)
     for shapes in ({"y": {0: torch.export.Dim.AUTO}}, ({0: torch.export.Dim.AUTO}, {1: None})):
@@ -277,3 +298,74 @@ def test_the_badge_speaks_of_the_export_and_of_what_was_checked():
     assert auto.verdict.label == "check failed"
     assert auto.verdict.reasons[0] == "the export check failed: 1 input set raised"
     assert "x.size()[0] became the constant 3" in auto.verdict.reasons[1]
+
+
+def test_compare_trace_traces_the_same_inputs_keyword_ones_included():
+    x, mask = torch.randn(3, 4), torch.ones(3, 4)
+    for args, kwargs in (((x,), {"mask": mask}), ((), {"x": x, "mask": mask})):
+        run = export(TwoInputs(), args, kwargs, compare_trace=True)
+        assert run.error is None and run.compared is not None, run.findings
+        # the trace took the mask too: its graph multiplies by it, as the export's does
+        assert run.compared.comparison.coverage == 1.0 and not run.compared.comparison.lines
+        assert len(run.compared.trace.inputs) == len(run.graph.inputs) + 1  # + the module (self)
+
+
+class ExtraKeywords(nn.Module):
+    def forward(self, x, **extra):
+        return x * extra["mask"]
+
+
+def test_auto_marks_the_dims_of_keyword_inputs_too():
+    x, mask, x5, mask5 = torch.randn(3, 4), torch.ones(3, 4), torch.randn(5, 4), torch.ones(5, 4)
+    auto = {0: torch.export.Dim.AUTO}
+    assert auto_dynamic_shapes((x,), [((x5,), {"mask": mask5})], {"mask": mask}, TwoInputs()) == {
+        "x": auto,
+        "mask": auto,
+    }
+    assert auto_dynamic_shapes((x,), [((x5,), {"mask": mask5})], {"mask": mask}, ExtraKeywords()) == {
+        "x": auto,
+        "extra": {"mask": auto},
+    }
+    # by keyword only, and mixed: each exported with a dynamic batch that the check input set takes (they were left
+    # static: "auto" by position named no keyword input, or did not match the inputs at all). (torch 2.13 cannot
+    # export **kwargs with dynamic shapes: "Must provide a tree_name", whatever their structure)
+    for args, kwargs, check in (
+        ((), {"x": x, "mask": mask}, {"x": x5, "mask": mask5}),
+        ((x,), {"mask": mask}, ((x5,), {"mask": mask5})),
+    ):
+        run = export(TwoInputs(), args, kwargs, dynamic_shapes="auto", check_inputs=[check])
+        assert run.error is None and run.check is not None and run.check.ok, (run.error, run.summary())
+        assert run.export is not None and [s.sources for s in run.export.symbols if s.kind == "backed"], run.export
+
+
+class Flagged(nn.Module):
+    def forward(self, x, double: bool = False):
+        return x * 2 if double else x + 1
+
+
+def test_compare_trace_binds_python_values_given_by_keyword():
+    model, x = Flagged(), torch.randn(3)
+    # torch.jit.trace takes tensors only: it failed "Got bool" (a Hugging Face model's use_cache=False, say)
+    run = export(model, (x,), {"double": True}, compare_trace=True)
+    assert run.compared is not None, run.findings
+    assert [n.kind for n in run.compared.trace.nodes if n.role == "op"] == ["aten::mul"]  # the branch export took
+    assert run.compared.comparison.coverage == 1.0 and "forward" not in vars(model)  # the module's forward is back
+    function = export(lambda x, double=False: x * 2 if double else x + 1, (x,), {"double": True}, compare_trace=True)
+    assert function.compared is not None and function.compared.comparison.coverage == 1.0, function.findings
+
+
+class MixedOutput(nn.Module):
+    def forward(self, x):
+        return {"y": x + 1, "n": 3}  # the tracer prints the whole value it cannot type: every element of y
+
+
+def test_a_side_that_failed_is_named_in_a_short_note_with_its_own_hint():
+    # the note gave the first line only, and a generic hint: the trace's own says what to change
+    x = torch.randn(300)
+    run = export(MixedOutput(), (x,), compare_trace=True)
+    assert run.error is None and run.compared is None
+    (note,) = [f for f in run.findings if f.kind == "compare_trace"]
+    trace_error = tj.trace(MixedOutput(), (x,), strict=False).error
+    assert trace_error is not None and trace_error.hint and len(trace_error.message) > 1000
+    assert note.message.startswith("the trace recorded no graph (") and len(note.message) < 300, note.message
+    assert note.hint.endswith(f"The trace's hint: {trace_error.hint}")

@@ -202,6 +202,52 @@ def test_a_loop_over_a_dynamic_dim_is_the_runs_error(strict: bool, capfd: pytest
     assert_round_trips(run)
 
 
+class FourRows(nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x.view(x.shape[0], 4, -1)  # VIEW LINE
+
+
+@pytest.mark.parametrize("strict", [False, True])
+def test_a_range_only_some_of_whose_sizes_the_code_takes_is_not_called_a_constant(
+    strict: bool, capfd: pytest.CaptureFixture[str]
+) -> None:
+    n = torch.export.Dim("n", min=2, max=64)
+    run, _ = export(FourRows(), (torch.randn(2, 8),), dynamic_shapes={"x": {1: n}}, strict=strict, draft="on_failure")
+    error = run.error
+    assert error is not None and error.tag == "constraint_violation" and "Not all values of n" in error.message
+    # it said the dim "was turned into a constant by the code", at the call
+    assert "turned into a constant" not in error.hint and "only some sizes" in error.hint
+    assert (error.file, error.line) == (THIS_FILE, line_of("VIEW LINE")), error
+    # non-strict names no line: the draft's guard does, saying which size its symbol is (strict quotes the frame)
+    assert strict or ("export needs" in error.hint and "is x.size()[1]" in error.hint)
+    refused, _ = export(FourRows(), (torch.randn(2, 8),), dynamic_shapes={"x": {1: n}}, draft="never")
+    assert refused.error is not None and "only some sizes" in refused.error.hint
+    assert capfd.readouterr().err == ""
+    assert_round_trips(run)
+
+
+class Tagger(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.rnn = nn.LSTM(4, 8, batch_first=True)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.rnn(x)[0]  # LSTM LINE
+
+
+def test_a_dim_specialised_inside_torch_is_shown_where_the_code_calls_it() -> None:
+    seq = torch.export.Dim("seq", min=2, max=64)
+    run, _ = export(Tagger().eval(), (torch.randn(2, 7, 4),), dynamic_shapes={"x": {1: seq}}, draft="on_failure")
+    if run.error is None:
+        pytest.skip("this torch exports nn.LSTM with a dynamic length")
+    error = run.error
+    assert error.tag == "constraint_violation", error
+    # the specialisation has no line (it is in torch's nn.LSTM); the draft's guard has the user's call: it was the
+    # tj.export call
+    assert (error.file, error.line) == (THIS_FILE, line_of("LSTM LINE")), error
+    assert error.hint.startswith("x.size()[1] became the constant 7 on this line")
+
+
 def test_without_a_draft_a_refused_dim_is_shown_at_the_call() -> None:
     n = torch.export.Dim("n", min=2, max=8)
     run, _ = export(Loop(), (torch.randn(3),), dynamic_shapes={"x": {0: n}}, draft="never")
@@ -247,3 +293,37 @@ def test_message_frames_skip_torch_and_generated_code() -> None:
     )
     assert message_frame(message) == (THIS_FILE, 7)
     assert message_frame("no frames here") is None
+
+
+class Box:
+    """An output class torch's pytree does not know."""
+
+    def __init__(self, value: torch.Tensor) -> None:
+        self.value = value
+
+
+class KeyValueCache(Box):
+    """A past key/values object, as transformers' DynamicCache: a class named ``*Cache``."""
+
+
+class ReturnsBox(nn.Module):
+    def __init__(self, box: type[Box] = Box) -> None:
+        super().__init__()
+        self.box = box
+
+    def forward(self, x: torch.Tensor) -> Box:
+        return self.box(x * 2)
+
+
+@pytest.mark.parametrize("strict", [False, True])
+def test_an_output_export_cannot_flatten_is_named_with_its_fix(strict: bool, capfd: pytest.CaptureFixture[str]) -> None:
+    run, _ = export(ReturnsBox(), (torch.randn(3),), strict=strict, draft="never")
+    error = run.error
+    assert error is not None and error.phase == "export" and error.tag == "output_type", error
+    assert "register_pytree_node" in error.hint
+    # torch's "<string>" lambda that flattens the outputs is no line of the user's: the call is
+    assert (error.file, error.line) == (CALLER.file, CALLER.line), error
+    cache, _ = export(ReturnsBox(KeyValueCache), (torch.randn(3),), strict=strict, draft="never")
+    assert cache.error is not None and "use_cache=False" in cache.error.hint
+    assert capfd.readouterr().err == ""
+    assert_round_trips(run)

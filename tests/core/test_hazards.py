@@ -98,7 +98,11 @@ def test_many_nondeterministic_nodes_are_listed_up_to_four() -> None:
     g = graph_of(dropouts, torch.rand(8))
     finding = hazards.nondeterministic_nodes(g, torch_flags_top_level=True)
     assert finding.title == "6 nondeterministic nodes"
-    assert "aten::dropout in top level, " * 3 + "aten::dropout in top level and 2 more." in finding.message
+    # one op kind in one scope is named once, with its count (a loaded Llama listed "aten::arange in top level" 4 times)
+    assert "random ops: aten::dropout in top level (6 times). Each call" in finding.message
+    g = graph_of(lambda x: dropouts(torch.relu(dropouts(x, 2)), 1).sigmoid().bernoulli(), torch.rand(8))
+    finding = hazards.nondeterministic_nodes(g, torch_flags_top_level=True)
+    assert "random ops: aten::dropout in top level (3 times), aten::bernoulli in top level. Each" in finding.message
 
 
 def test_random_ops_in_submodules_say_torch_misses_them() -> None:

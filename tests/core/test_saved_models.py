@@ -295,6 +295,8 @@ def test_a_diff_round_trips_and_from_json_runs_say_values_were_not_compared(conv
     saved = TraceRun.from_json(tj.load(convnets["v1"]).to_json())
     noted = tj.diff(saved, convnets["v1"], values=True)
     assert noted.same and "values not compared" in noted.values_note
+    # the one line said "have the same graphs and parameters" and nothing of the values
+    assert noted.summary().endswith(f"have the same graphs and parameters ({noted.values_note})")
 
 
 def test_a_side_that_failed_is_not_compared(convnets: dict[str, Path], tmp_path: Path) -> None:
@@ -406,4 +408,36 @@ def test_a_saved_trace_of_a_real_model_opens_as_its_trace_did(
     assert {n.source.user_frame.line for n in with_lines} <= trace_lines
     # every finding points at its nodes, and they at original lines
     assert all(f.node_ids for f in run.findings), run.findings
+    round_trip(run)
+
+
+class Pair:
+    """An output class registered with torch's pytree only while the test exports and saves it."""
+
+    def __init__(self, a: torch.Tensor, b: torch.Tensor) -> None:
+        self.a, self.b = a, b
+
+
+class ReturnsPair(nn.Module):
+    def forward(self, x: torch.Tensor) -> Pair:
+        return Pair(x + 1, x * 2)
+
+
+@needs_export
+def test_a_program_returning_a_class_this_python_has_not_registered(tmp_path: Path) -> None:
+    from torch.utils import _pytree as pytree
+
+    pytree.register_pytree_node(
+        Pair,
+        lambda p: ([p.a, p.b], None),
+        lambda values, _: Pair(*values),
+        serialized_type_name=f"{__name__}.Pair",
+    )
+    try:
+        torch.export.save(torch.export.export(ReturnsPair(), (torch.randn(3),)), str(tmp_path / "pair.pt2"))
+    finally:
+        pytree._deregister_pytree_node(Pair)  # as in a fresh Python (tracejit view) that never imported its module
+    run = tj.load(tmp_path / "pair.pt2")
+    assert run.error is not None and run.error.tag == "unregistered_pytree", run.error
+    assert f"{__name__}.Pair" in run.error.message and "Import the module that defines" in run.error.hint
     round_trip(run)

@@ -58,6 +58,14 @@ _LOAD_FAILURES: tuple[tuple[tuple[str, ...], str, str], ...] = (
         "the program again.",
     ),
     (
+        ("in pytree is not registered",),
+        "unregistered_pytree",
+        "The program takes or returns a class (named in torch's message: a transformers ModelOutput, a dataclass) "
+        "that the exporting code registered with torch's pytree; a fresh Python does not know it. Import the "
+        "module that defines and registers it, then load (tj.load in that session; tracejit view runs in a fresh "
+        "Python), or export a wrapper whose forward returns tensors, tuples or dicts.",
+    ),
+    (
         ("invalid header or archive is corrupted", "failed finding central directory", "crc", "CRC", "corrupt"),
         "corrupt_archive",
         "The archive's contents are damaged: copy or download it again, or save the model again.",

@@ -346,7 +346,8 @@ def _run_case(
         expected = eager(*clone_tensors(case.args), **clone_tensors(case.kwargs))
     except Exception as e:
         if case.derived:  # the code does not take this size: not a valid input, so nothing to check
-            result.label = f"{case.label}: skipped, the Python code rejects it ({exception_line(e)})"
+            result.skipped = f"the Python code rejects it ({exception_line(e)})"
+            result.label = f"{case.label}: skipped, {result.skipped}"
             return result
         result.exception = error_from_exception(e, phase="check")
         result.exception.message = f"running the Python code on these inputs raised: {result.exception.message}"

@@ -444,18 +444,43 @@ def report_of(ep: Any, *, graph: Graph | None = None, log: str = "") -> ExportRe
 def locate_refused_dim(error: TraceError, report: ExportReport) -> None:
     """Export refused a ``Dim`` ("Constraints violated") without naming a line of the user's; the draft's
     specialisation of that dim names it. The error moves to that line, its hint saying which size became which
-    constant."""
+    constant. A range only some of whose sizes the code takes ("Not all values of n ... satisfy the generated
+    guard") is put at the draft's first guard added in the user's code, the hint quoting that guard."""
     if error.tag != "constraint_violation":
         return
+    # the user's line of a draft guard: where the code called into torch's (nn.LSTM specialises the length inside)
+    added_at = {
+        f.expr: (f.file, f.line)
+        for f in reversed(report.draft or [])
+        if f.failure_type == "guard_added" and f.file and not is_torch_file(f.file)
+    }
     for guard in report.guards_of("specialization"):
         spec = specialization(guard.expr)
-        if spec is None or not guard.file:
+        at = (guard.file, guard.line) if guard.file else added_at.get(guard.expr)
+        if spec is None or at is None:
             continue
         name, value = spec
         symbol = report.symbol(name)
         what = symbol.sources[0] if symbol is not None and symbol.sources else name
-        error.file, error.line, error.code = guard.file, guard.line, guard.code
+        error.file, error.line = at
+        error.code = guard.code if guard.file else source_line(*at)
         error.hint = f"{what} became the constant {value} on this line ({guard.expr}). {error.hint}"
+        return
+    if "Not all values of" not in error.message:
+        return
+    # a range only some of whose sizes the code takes: the draft's first guard added at a line of the user's
+    for failure in report.draft or []:
+        if failure.failure_type != "guard_added" or not failure.file or is_torch_file(failure.file):
+            continue
+        sources = [
+            f"{name} is {symbol.sources[0]}"
+            for name in dict.fromkeys(re.findall(r"\b[su]\d+\b", failure.expr))
+            if (symbol := report.symbol(name)) is not None and symbol.sources
+        ]
+        error.file, error.line = failure.file, failure.line
+        error.code = source_line(failure.file, failure.line)
+        where = f" ({', '.join(sources)})" if sources else ""
+        error.hint = f"This line works for only some sizes: export needs {failure.expr}{where}. {error.hint}"
         return
 
 

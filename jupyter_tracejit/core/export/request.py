@@ -5,12 +5,16 @@ puts a trace beside an export of the same model.
 
 from __future__ import annotations
 
+import contextlib
+import functools
+import inspect
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import torch
+from torch.utils import _pytree as pytree
 
 from ..caller import calls_from, find_caller
 from ..capture import drive, stamp
@@ -19,26 +23,70 @@ from ..categories import BY_NAME
 from ..errors import TraceError, argument_error
 from ..graph import Frame
 from ..hazards import Finding
-from ..run import TraceRun
+from ..run import TraceRun, first_line
 from ..torchscript.plan import target_of
 from ..tracer_warnings import FROZEN
+from .check import check_input_set
 from .options import AUTO, ExportOptions, as_args, export_support_problem
 from .session import ExportSession
 
 
-def auto_dynamic_shapes(example: tuple[Any, ...], check_inputs: Sequence[Any]) -> tuple[Any, ...]:
-    """torch's ``dynamic_shapes`` by position: every dim of a tensor input whose size differs between the example and
-    any check input set becomes ``Dim.AUTO``; inputs with no such dim are ``None`` (static)."""
-    varying: list[set[int]] = [set() for _ in example]
-    for inputs in check_inputs:
-        other = as_args(inputs)
-        for i, (a, b) in enumerate(zip(example, other, strict=False)):
+@dataclass(frozen=True)
+class _Place:
+    """Where an input was given: ``("arg", 3)`` or ``("kw", "mask")``."""
+
+    how: str
+    key: Any
+
+
+def auto_dynamic_shapes(
+    example: tuple[Any, ...],
+    check_inputs: Sequence[Any],
+    kwargs: Mapping[str, Any] | None = None,
+    model: Any = None,
+) -> Any:
+    """torch's ``dynamic_shapes`` for ``dynamic_shapes="auto"``: every dim of a tensor input whose size differs
+    between the example and any check input set (:func:`~.check.check_input_set`) becomes ``Dim.AUTO``; inputs with
+    no such dim are ``None`` (static). By position (a tuple) for positional inputs only; with keyword inputs, by the
+    forward's argument names as torch binds them (``**kwargs`` a dict of its own): a tuple cannot name them."""
+    kwargs = dict(kwargs or {})
+    places = [_Place("arg", i) for i in range(len(example))] + [_Place("kw", k) for k in kwargs]
+    varying: dict[_Place, set[int]] = {p: set() for p in places}
+
+    def value(place: _Place, args: tuple[Any, ...], kw: Mapping[str, Any]) -> Any:
+        if place.how == "arg":
+            return args[place.key] if place.key < len(args) else None
+        return kw.get(place.key)
+
+    for entry in check_inputs:
+        other = check_input_set(entry)
+        for place in places:
+            a, b = value(place, example, kwargs), value(place, *other)
             if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor) and a.dim() == b.dim():
-                varying[i].update(d for d in range(a.dim()) if a.shape[d] != b.shape[d])
-    return tuple(
-        {d: torch.export.Dim.AUTO for d in sorted(dims)} if dims and isinstance(a, torch.Tensor) else None
-        for a, dims in zip(example, varying, strict=True)
-    )
+                varying[place].update(d for d in range(a.dim()) if a.shape[d] != b.shape[d])
+
+    def spec(place: _Place) -> Any:
+        dims = varying[place]
+        is_tensor = isinstance(value(place, example, kwargs), torch.Tensor)
+        return {d: torch.export.Dim.AUTO for d in sorted(dims)} if dims and is_tensor else None
+
+    if not kwargs:
+        return tuple(spec(p) for p in places)
+    forward = model.forward if isinstance(model, torch.nn.Module) else model
+    try:  # each argument name bound to its input: what torch matches a dict of dynamic shapes against
+        positional = [p for p in places if p.how == "arg"]
+        bound = inspect.signature(forward).bind(*positional, **{p.key: p for p in places if p.how == "kw"})
+    except (TypeError, ValueError):  # no signature to bind by: export itself says what does not match
+        return None
+    shapes: dict[str, Any] = {}
+    for name, bound_to in bound.arguments.items():
+        if isinstance(bound_to, dict):  # **kwargs
+            shapes[name] = {k: spec(p) for k, p in bound_to.items()}
+        elif isinstance(bound_to, tuple):  # *args
+            shapes[name] = tuple(spec(p) for p in bound_to)
+        else:
+            shapes[name] = spec(bound_to)
+    return shapes
 
 
 @dataclass(frozen=True)
@@ -126,7 +174,7 @@ def export(
         return _refused(request, problem, started)
     shapes = dynamic_shapes
     if shapes == AUTO:
-        shapes = auto_dynamic_shapes(request.args, check_inputs or ())
+        shapes = auto_dynamic_shapes(request.args, check_inputs or (), kwargs, model)
     session = ExportSession(
         model,
         request.args,
@@ -155,9 +203,68 @@ def compare_with_trace(
     put how the two graphs correspond in ``run.compared``; when either side has no graph, a note says why."""
     from ..request import trace
 
-    traced = trace(model, args, example_kwarg_inputs=dict(kwargs) if kwargs else None, check_trace=False,
-                   strict=False, **options)  # fmt: skip
+    by_name = keyword_inputs(model, args, kwargs) if kwargs else None
+    if by_name is not None:  # torch.jit.trace takes positional or keyword inputs, never both: all by keyword
+        args, kwargs = (), by_name
+    # torch.jit.trace takes tensors only: Python values given by keyword (use_cache=False) are bound to the forward
+    values = {k: v for k, v in (kwargs or {}).items() if not any(map(torch.is_tensor, pytree.tree_leaves(v)))}
+    tensors = {k: v for k, v in (kwargs or {}).items() if k not in values}
+    with python_values_bound(model, values) as target:
+        traced = trace(target, args or None, example_kwarg_inputs=tensors or None, check_trace=False, strict=False,
+                       **options)  # fmt: skip
     compare(traced, run)
+
+
+@contextlib.contextmanager
+def python_values_bound(model: Any, values: Mapping[str, Any]) -> Iterator[Any]:
+    """``model`` with keyword ``values`` bound to its forward for the block: a module keeps its identity (a wrapper
+    module would put every scope under its attribute's name), its ``forward`` shadowed on the instance and put
+    back; a function is wrapped in one of its name and signature (torch.jit.trace cannot trace a partial)."""
+    if not values:
+        yield model
+    elif isinstance(model, torch.nn.Module) and "forward" not in vars(model):
+        model.forward = functools.partial(model.forward, **values)
+        try:
+            yield model
+        finally:
+            del model.forward
+    else:  # a function (or a module whose instance has a forward of its own already: left alone)
+
+        def bound(*args: Any, **kwargs: Any) -> Any:
+            return model(*args, **kwargs, **values)
+
+        bound.__name__ = getattr(model, "__name__", type(model).__name__)
+        bound.__qualname__ = getattr(model, "__qualname__", bound.__name__)
+        with contextlib.suppress(TypeError, ValueError):
+            bound.__signature__ = inspect.signature(functools.partial(model, **values))  # type: ignore[attr-defined]
+        yield bound
+
+
+def keyword_inputs(model: Any, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> dict[str, Any] | None:
+    """``args`` and ``kwargs`` as one dict by the forward's argument names (``**kwargs`` spread out), the form
+    torch.jit.trace's ``example_kwarg_inputs`` takes; None when they do not bind by name (a ``*args`` forward)."""
+    forward = model.forward if isinstance(model, torch.nn.Module) else model
+    try:
+        signature = inspect.signature(forward)
+        bound = signature.bind(*args, **kwargs).arguments
+    except (TypeError, ValueError):
+        return None
+    named: dict[str, Any] = {}
+    for name, value in bound.items():
+        kind = signature.parameters[name].kind
+        if kind is inspect.Parameter.VAR_POSITIONAL:
+            if value:
+                return None
+        elif kind is inspect.Parameter.VAR_KEYWORD:
+            named.update(value)
+        else:
+            named[name] = value
+    return named
+
+
+def _clipped(text: str, limit: int = 200) -> str:
+    """``text`` cut to ``limit`` characters: torch's first line may hold a whole printed output (every tensor)."""
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
 def compare(trace_run: TraceRun, export_run: TraceRun) -> TraceComparison | None:
@@ -178,8 +285,10 @@ def compare(trace_run: TraceRun, export_run: TraceRun) -> TraceComparison | None
                 severity="info",
                 title="no trace-versus-export comparison",
                 message=f"{failed} recorded no graph"
-                + (f" ({why.type}: {why.message.splitlines()[0] if why.message else ''})" if why else ""),
-                hint="The comparison needs both graphs; fix what the error names first.",
+                + (f" ({why.type}: {_clipped(first_line(why.message))})" if why else ""),
+                # the failed side's own hint says how to fix it (an HF model output the tracer cannot return, ...)
+                hint="The comparison needs both graphs; fix what the error names first."
+                + (f" {failed.capitalize()}'s hint: {why.hint}" if why is not None and why.hint else ""),
             )
         )
         export_run.compared = None

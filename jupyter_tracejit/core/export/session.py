@@ -23,7 +23,7 @@ import torch
 
 from ..caller import is_own_file
 from ..capture import CAPTURE_LOCK, Steps, call_torch, drive, guest, stamp
-from ..errors import TraceError, error_from_exception
+from ..errors import CACHE_HINT, TraceError, argument_error, error_from_exception
 from ..graph import Frame
 from ..hazards import Finding
 from ..inputs import describe_inputs
@@ -32,6 +32,7 @@ from ..run import Target, TraceRun
 from ..source import attribute_to_caller, is_torch_file, source_line
 from ..torchscript.plan import target_of
 from ..torchscript.schemas import parameter_types
+from ..words import plural
 from .check import check_export
 from .graph import argument_names, graph_from_exported_program
 from .options import ExportOptions
@@ -125,13 +126,33 @@ _EXPORT_HINTS: tuple[tuple[re.Pattern[str], str, str], ...] = (
         "compute both sides, or torch._check(...) to tell export what the value is.",
     ),
     (
+        # a range only some of whose sizes the code takes (a view by 4, a stride of 8); "specialized it to be a
+        # constant" is the hint after this one, also when a message says both
+        re.compile(r"Constraints violated(?![\s\S]*specialized it to be a constant)[\s\S]*Not all values of"),
+        "constraint_violation",
+        "The code works for only some sizes in a range marked dynamic (Dim): torch's guard in the message says "
+        "which (a size divisible by 8, say). Declare the dimension so that it holds only those, as torch's "
+        "suggested fixes say (a multiple: 8 * Dim('k', min=..., max=...); a narrower min or max), or give it as "
+        "Dim.AUTO (export then records the condition itself).",
+    ),
+    (
         re.compile(r"Constraints violated"),
         "constraint_violation",
         "A dimension marked dynamic (Dim) was turned into a constant by the code, e.g. a Python loop or branch over "
         "x.size(0). Rewrite that code with tensor operations, or give the dimension as Dim.AUTO (export then "
         "specialises it silently) or leave it static.",
     ),
+    (
+        re.compile(r"in output, which is not a known type|Encountered unrecognized type .* at output"),
+        "output_type",
+        "The model returns an object of a class torch.export cannot take apart into tensors (torch's pytree does "
+        "not know it). Return tensors, or tuples, lists and dicts of them (wrap the model in a small nn.Module "
+        "whose forward returns what you need), or register the class with torch.utils._pytree.register_pytree_node "
+        "(a dataclass: torch.export.register_dataclass).",
+    ),
 )
+#: the class named in an ``output_type`` error: non-strict's ``<class 'a.b.C'>``, strict's ``...Variable(C)``
+_OUTPUT_CLASS = re.compile(r"<class '(?:[\w.]*\.)?(\w+)'> in output|Variable\((\w+)\) at output")
 
 
 def export_error(exc: BaseException, caller: Frame | None) -> TraceError:
@@ -150,6 +171,9 @@ def export_error(exc: BaseException, caller: Frame | None) -> TraceError:
             if pattern.search(text):
                 error.tag, error.hint = tag, hint
                 break
+        returned = _OUTPUT_CLASS.search(error.message) if error.tag == "output_type" else None
+        if returned is not None and (returned.group(1) or returned.group(2)).endswith("Cache"):
+            error.hint = CACHE_HINT
     return error
 
 
@@ -268,7 +292,38 @@ class ExportSession:
         run.timings.update(self.timings)
         return stamp(run, started)
 
+    def _dim_out_of_range(self) -> TraceError | None:
+        """dynamic_shapes marking a dim a tensor input does not have (``{'x': {2: Dim(...)}}`` for a 2-dim ``x``):
+        torch fails on it with a bare ``IndexError``. Checked where the structure lines up with the inputs (by
+        argument name, or a tuple by position); anything else is left to torch."""
+        shapes = self.dynamic_shapes
+        bound = self._bound_inputs()
+        if isinstance(shapes, dict):
+            pairs = [(name, bound.get(name), spec) for name, spec in shapes.items()]
+        elif isinstance(shapes, (tuple, list)) and len(shapes) == len(bound):
+            pairs = [(name, value, spec) for (name, value), spec in zip(bound.items(), shapes, strict=True)]
+        else:
+            return None
+        for name, value, spec in pairs:
+            if not isinstance(value, torch.Tensor) or not isinstance(spec, dict):
+                continue
+            bad = [d for d in spec if isinstance(d, int) and not -value.dim() <= d < value.dim()]
+            if bad:
+                sizes = " x ".join(str(n) for n in value.shape) or "a 0-dim tensor"
+                return argument_error(
+                    f"dynamic_shapes marks dim {', '.join(map(str, bad))} of {name}, which has "
+                    f"{plural(value.dim(), 'dim')} ({sizes})",
+                    f"Number the dims of {name} from 0 to {value.dim() - 1}: for these inputs, "
+                    f"{self.expected_dynamic_shapes()}.",
+                    tag="dynamic_shapes_mismatch",
+                )
+        return None
+
     def _export(self, run: TraceRun) -> Steps[None]:
+        refused = self._dim_out_of_range()
+        if refused is not None:
+            run.error = refused
+            return
         call = (
             torch.export.export,
             (self.exported, self.args),
@@ -349,11 +404,25 @@ class ExportSession:
         names = list(self._bound_inputs())
         if isinstance(self.dynamic_shapes, dict):
             unknown = [k for k in self.dynamic_shapes if k not in names]
-            if unknown:
+            try:
+                parameters = set(inspect.signature(self.exported.forward).parameters)
+            except (TypeError, ValueError):
+                parameters = set()
+            # an argument the forward takes but these inputs leave out is not "not an argument"
+            not_given = [k for k in unknown if k in parameters]
+            forward = f"{type(self.exported).__name__}.forward"
+            if not_given:
+                error.message = (
+                    f"dynamic_shapes names {', '.join(map(repr, not_given))}, which {forward} takes but these inputs "
+                    f"do not give (its inputs: {', '.join(names) or 'none'}): give "
+                    f"{'it an example input' if len(not_given) == 1 else 'them example inputs'} (kwargs=...) or "
+                    f"leave {'it' if len(not_given) == 1 else 'them'} out of dynamic_shapes"
+                )
+            elif unknown:
                 error.message = (
                     f"dynamic_shapes names {', '.join(map(repr, unknown))}, which "
                     f"{'is not an argument' if len(unknown) == 1 else 'are not arguments'} of "
-                    f"{type(self.exported).__name__}.forward (its inputs: {', '.join(names) or 'none'})"
+                    f"{forward} (its inputs: {', '.join(names) or 'none'})"
                 )
         error.hint = (
             "dynamic_shapes must follow the inputs, by argument name (or as a tuple by position). For these inputs: "

@@ -138,6 +138,8 @@ def plan_trace(func: Any, example_inputs: Any, example_kwarg_inputs: Any, option
         )
     check_inputs = options.check_inputs
     is_kwarg = isinstance(example_kwarg_inputs, dict)
+    if is_kwarg and isinstance(example_inputs, tuple) and not example_inputs:
+        example_inputs = None  # (), {...}: the inputs are the keyword ones (torch would trace with none)
     if is_kwarg and check_inputs is not None:
         for i, c in enumerate(check_inputs):
             if not isinstance(c, dict):

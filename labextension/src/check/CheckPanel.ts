@@ -13,7 +13,7 @@ import { sideBySide } from '../model/align';
 import { TraceGraph, userFrame } from '../model/graph';
 import { floatValue } from '../model/protocol';
 import { Cause, Causes, groupByCause, stepOrder } from '../model/causes';
-import { CheckCase, plural, TraceRunModel, WARNING_TITLES } from '../model/run';
+import { CheckCase, passedText, TraceRunModel, WARNING_TITLES } from '../model/run';
 import { followingNote, STEP_KEYS, StepCommand, Stepper } from '../model/stepper';
 import { fixButton } from '../controls/fix';
 import { ComparePanes, PaneSpec } from './ComparePanes';
@@ -209,7 +209,7 @@ export class CheckPanel {
           run.raw.check.ok && !run.cases.length
             ? 'Nothing to check: no check inputs were given and no dimension is dynamic.'
             : run.raw.check.ok
-              ? `Check passed on ${plural(run.cases.length, 'input set')}.`
+              ? `Check passed on ${passedText(run.cases)}.`
               : `Check failed (tolerance ${run.raw.check.tolerance}).`
         )
       );
@@ -262,11 +262,13 @@ export class CheckPanel {
         {},
         `${c.label}`,
         h('span', { class: 'jp-TraceExplorer-muted' }, ` ${c.method}(${c.inputs.join(', ')})`),
-        h(
-          'span',
-          { class: c.ok ? 'jp-TraceExplorer-badge jp-mod-ok' : 'jp-TraceExplorer-badge jp-mod-error' },
-          c.ok ? 'ok' : 'failed'
-        )
+        c.skipped
+          ? h('span', { class: 'jp-TraceExplorer-badge', title: c.skipped }, 'skipped')
+          : h(
+              'span',
+              { class: c.ok ? 'jp-TraceExplorer-badge jp-mod-ok' : 'jp-TraceExplorer-badge jp-mod-error' },
+              c.ok ? 'ok' : 'failed'
+            )
       ),
       c.exception
         ? h('p', { class: 'jp-TraceExplorer-message jp-mod-error' }, c.exception.message.split('\n')[0])

@@ -517,6 +517,10 @@ export interface CheckCase {
   diff: GraphDiff | null;
   text_differs: boolean;
   exception: TraceError | null;
+  /**
+   * why this input set was not run, nothing compared (an export check's size the Python code rejects); empty when it ran; absent in runs saved before it existed (read as empty)
+   */
+  skipped?: string;
   ok: boolean;
 }
 /**

@@ -102,6 +102,8 @@ export interface CheckCase {
   diff: GraphDiff | null;
   textDiffers: boolean;
   exception: TraceErrorJSON | null;
+  /** Why the input set was not run, nothing compared (a size the Python code rejects); '' when it ran. */
+  skipped: string;
   ok: boolean;
 }
 
@@ -260,6 +262,7 @@ function decodeCase(c: CheckCaseJSON): CheckCase {
     diff: c.diff ? new GraphDiff(c.diff) : null,
     textDiffers: c.text_differs,
     exception: c.exception,
+    skipped: c.skipped ?? '',
     ok: c.ok
   };
 }
@@ -372,6 +375,13 @@ export function plural(n: number, word: string, words = `${word}s`): string {
   return `${n} ${n === 1 ? word : words}`;
 }
 
+/** How many input sets a passed check ran: "3 input sets", "1 input set, 2 skipped" (core/check.py passed_text). */
+export function passedText(cases: readonly { skipped?: string }[]): string {
+  const skipped = cases.filter(c => c.skipped).length;
+  const ran = plural(cases.length - skipped, 'input set');
+  return skipped ? `${ran}, ${skipped} skipped` : ran;
+}
+
 /** The explorer header's facts, with the counts the tab titles show. */
 export function headerFacts(run: TraceRunModel): string[] {
   const verdict = run.verdict;
@@ -389,7 +399,7 @@ export function headerFacts(run: TraceRunModel): string[] {
     // an export with no check_inputs and no dynamic dim: no input set ran (core/run.py says the same)
     out.push('nothing to check');
   } else if (check.ok) {
-    out.push(`check passed (${plural(check.cases.length, 'input set')})`);
+    out.push(`check passed (${passedText(check.cases)})`);
   } else if (verdict.roots > 0) {
     out.push(`check failed: ${plural(verdict.roots, 'root divergence')}`);
   } else {
