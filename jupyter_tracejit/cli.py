@@ -147,6 +147,7 @@ def build_parser(prog: str = "tracejit") -> argparse.ArgumentParser:
     )
     v.add_argument("model", type=Path, metavar="MODEL", help="the saved model (.pt or .pt2)")
     v.add_argument("--fail-on-warnings", action="store_true", help="exit 1 when the model has findings")
+    _imports(v)
     _outputs(v)
 
     df = sub.add_parser(
@@ -163,11 +164,36 @@ def build_parser(prog: str = "tracejit") -> argparse.ArgumentParser:
     )
     df.add_argument("-o", "--output", type=Path, metavar="HTML", help="write the diff as an HTML page here")
     df.add_argument("--json", type=Path, metavar="FILE", help="write the diff's JSON (RunDiff.to_json) here")
+    _imports(df)
 
     d = sub.add_parser("demo", help="trace a bundled example model and print the report")
     d.add_argument("--no-probe", action="store_true", help="skip the generalization probe")
     _outputs(d)
     return parser
+
+
+def _imports(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--import",
+        dest="imports",
+        action="append",
+        default=[],
+        metavar="MODULE",
+        help="import MODULE before loading (repeatable): the module whose classes a .pt2's program takes or returns, "
+        "registered with torch's pytree when imported (transformers.modeling_outputs for a model's ModelOutput)",
+    )
+
+
+def import_modules(names: list[str]) -> None:
+    """``--import``: a .pt2 whose program takes or returns a class registered with torch's pytree (a transformers
+    ModelOutput) loads only once the module registering it is imported; a fresh command-line Python has not."""
+    if names and "" not in sys.path and os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())  # a module of the current directory imports, as with python -m
+    for name in names:
+        try:
+            importlib.import_module(name)
+        except Exception as exc:  # any failure of the import itself is the user's to fix, named
+            raise UsageError(f"--import {name}: {type(exc).__name__}: {exc}") from None
 
 
 # -- loading the target ---------------------------------------------------------------------------------------
@@ -511,6 +537,7 @@ def cmd_view(args: argparse.Namespace) -> int:
     from .render.text import format_run
 
     _checked_outputs(_requested_outputs(args), [str(args.model)])
+    import_modules(args.imports)
     run = load_model(args.model)
     say = Stdout()
     say(format_run(run))
@@ -528,6 +555,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
         raise UsageError(f"--atol must be a number >= 0, not {args.atol}")
     outputs = [(option, path) for option, path in (("-o", args.output), ("--json", args.json)) if path is not None]
     _checked_outputs(outputs, [str(args.old), str(args.new)])
+    import_modules(args.imports)
     old, new = load_model(args.old), load_model(args.new)
     result = diff_runs(old, new, values=args.values, atol=DEFAULT_ATOL if args.atol is None else args.atol)
     result.old, result.new = str(args.old), str(args.new)

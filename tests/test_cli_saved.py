@@ -102,3 +102,54 @@ def test_view_fails_on_findings_when_asked(models: dict[str, Path]) -> None:
     code, out, _ = tracejit("view", models["batch"], "--fail-on-warnings")
     assert code == 1 and "frozen" in out, out
     assert tracejit("view", models["v1"], "--fail-on-warnings")[0] == 0
+
+
+PAIRS = """
+import torch
+from torch.utils import _pytree as pytree
+
+
+class Pair:
+    def __init__(self, a, b):
+        self.a, self.b = a, b
+
+
+pytree.register_pytree_node(
+    Pair, lambda p: ([p.a, p.b], None), lambda values, _: Pair(*values), serialized_type_name=f"{__name__}.Pair"
+)
+
+
+class ReturnsPair(torch.nn.Module):
+    def forward(self, x):
+        return Pair(x + 1, x * 2)
+"""
+
+
+@pytest.mark.skipif(export_support_problem() is not None, reason=str(export_support_problem()))
+def test_view_imports_the_module_that_registers_a_programs_output_class(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A .pt2 returning a class its exporter registered with torch's pytree (a transformers ModelOutput) loads in a
+    fresh Python only once that module is imported: the error names the module and --import; --import loads it."""
+    import importlib
+    import sys
+
+    from torch.utils import _pytree as pytree
+
+    (tmp_path / "pairs_for_view.py").write_text(PAIRS)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    pairs = importlib.import_module("pairs_for_view")
+    torch.export.save(torch.export.export(pairs.ReturnsPair(), (torch.randn(3),)), "pair.pt2")
+    pytree._deregister_pytree_node(pairs.Pair)  # as in a fresh Python that never imported it
+    del sys.modules["pairs_for_view"]
+
+    code, out, err = tracejit("view", "pair.pt2")
+    assert code == 2 and "import pairs_for_view before tj.load" in err and "--import pairs_for_view" in err, err
+    try:
+        code, out, err = tracejit("view", "pair.pt2", "--import", "pairs_for_view")
+        assert (code, err) == (0, "") and out.startswith("ReturnsPair: ok"), (out, err)
+    finally:
+        pytree._deregister_pytree_node(sys.modules.pop("pairs_for_view").Pair)
+    code, _, err = tracejit("view", "pair.pt2", "--import", "no_such_module_here")
+    assert code == 2 and "--import no_such_module_here: ModuleNotFoundError" in err, err

@@ -440,4 +440,5 @@ def test_a_program_returning_a_class_this_python_has_not_registered(tmp_path: Pa
     run = tj.load(tmp_path / "pair.pt2")
     assert run.error is not None and run.error.tag == "unregistered_pytree", run.error
     assert f"{__name__}.Pair" in run.error.message and "Import the module that defines" in run.error.hint
+    assert f"import {__name__} before tj.load" in run.error.hint, run.error.hint  # the module, from torch's message
     round_trip(run)

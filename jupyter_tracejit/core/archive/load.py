@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 import time
 from collections.abc import Callable
 from typing import Any
@@ -62,8 +63,8 @@ _LOAD_FAILURES: tuple[tuple[tuple[str, ...], str, str], ...] = (
         "unregistered_pytree",
         "The program takes or returns a class (named in torch's message: a transformers ModelOutput, a dataclass) "
         "that the exporting code registered with torch's pytree; a fresh Python does not know it. Import the "
-        "module that defines and registers it, then load (tj.load in that session; tracejit view runs in a fresh "
-        "Python), or export a wrapper whose forward returns tensors, tuples or dicts.",
+        "module that defines and registers it, then load ({imports}), or export a wrapper whose forward returns "
+        "tensors, tuples or dicts.",
     ),
     (
         ("invalid header or archive is corrupted", "failed finding central directory", "crc", "CRC", "corrupt"),
@@ -123,6 +124,10 @@ def _torch_load(path: str, layout: ArchiveLayout, map_location: Any) -> Any:
     return torch.jit.load(path, map_location=map_location)
 
 
+#: the class torch names when a .pt2's program takes or returns one this Python has not registered with its pytree
+_UNREGISTERED = re.compile(r"Deserializing ([\w.]+) in pytree is not registered")
+
+
 def load_failure(path: str, exc: BaseException, loader: str = "torch.jit.load") -> TraceError:
     """The run's error for what ``loader`` (``torch.jit.load``, ``torch.export.load``) raised on a file with the
     layout of an archive."""
@@ -131,7 +136,16 @@ def load_failure(path: str, exc: BaseException, loader: str = "torch.jit.load") 
         ((tag, hint) for words, tag, hint in _LOAD_FAILURES if any(w in text for w in words)),
         ("load_failed", f"{loader} could not read the archive: see torch's message."),
     )
-    error = load_error(path, tag, f"{loader} could not read {path}: {text}", hint.format(torch=torch.__version__))
+    registered = _UNREGISTERED.search(text)
+    module = registered.group(1).rpartition(".")[0] if registered else ""
+    imports = (
+        f"import {module} before tj.load; tracejit view or diff --import {module}"
+        if module
+        else "tj.load in that session; tracejit view or diff --import MODULE"
+    )
+    error = load_error(
+        path, tag, f"{loader} could not read {path}: {text}", hint.format(torch=torch.__version__, imports=imports)
+    )
     error.type = type(exc).__name__
     return error
 
