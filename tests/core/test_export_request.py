@@ -369,3 +369,53 @@ def test_a_side_that_failed_is_named_in_a_short_note_with_its_own_hint():
     assert trace_error is not None and trace_error.hint and len(trace_error.message) > 1000
     assert note.message.startswith("the trace recorded no graph (") and len(note.message) < 300, note.message
     assert note.hint.endswith(f"The trace's hint: {trace_error.hint}")
+
+
+class KeywordsOnly(nn.Module):
+    def forward(self, **kw):
+        return kw["x"] * 2 + kw["y"].sum()
+
+
+class Named(nn.Module):
+    """The wrapper the **kwargs hint describes."""
+
+    def __init__(self, model: nn.Module) -> None:
+        super().__init__()
+        self.model = model
+
+    def forward(self, x, y):
+        return self.model(x=x, y=y)
+
+
+def test_dynamic_shapes_for_inputs_taken_through_kwargs_say_what_works(capfd):
+    """torch 2.13 refuses dynamic_shapes on a **kwargs forward whatever its structure (an AssertionError inside its
+    own code for the nested one); the run says so and the wrapper its hint describes exports with the Dim."""
+    inputs = {"x": torch.randn(4, 3), "y": torch.randn(4, 3)}
+    batch = torch.export.Dim("batch", min=2, max=16)
+    shapes = ({"x": {0: batch}}, {"kw": {"x": {0: batch}, "y": None}}, "auto")
+    for spec in shapes:
+        run = export(KeywordsOnly(), (), inputs, dynamic_shapes=spec, check_inputs=[{**inputs, "x": torch.randn(6, 3)}])
+        if run.error is None:  # a torch that takes them
+            continue
+        assert run.error.tag == "dynamic_shapes_kwargs" and run.error.phase == "arguments", run.error
+        assert run.error.message.startswith(
+            "dynamic_shapes cannot reach inputs KeywordsOnly.forward takes through **kw (x, y): torch"
+        )
+        assert "\n" in run.error.message  # torch's own words kept under the first line
+        assert "`def forward(self, x, y): return self.model(x=x, y=y)`" in run.error.hint
+        assert "dynamic_shapes={'x': {0: Dim('name', min=..., max=...)}, 'y': None}" in run.error.hint
+    fixed = export(Named(KeywordsOnly()), (), inputs, dynamic_shapes={"x": {0: batch}, "y": None})
+    assert fixed.error is None and fixed.export is not None and len(fixed.export.symbols) == 1, fixed.error
+    assert capfd.readouterr().err == ""
+
+
+class Spread(nn.Module):
+    def forward(self, *xs):
+        return xs[0] + xs[1]
+
+
+def test_the_structure_shown_for_a_star_args_forward_is_nested():
+    x = torch.ones(3, 4)
+    run = export(Spread(), (x, x), dynamic_shapes={"x": {0: torch.export.Dim.AUTO}}, draft="never")
+    assert run.error is not None and run.error.tag == "dynamic_shapes_mismatch", run.error
+    assert "{'xs': ({0: None, 1: None}, {0: None, 1: None})} (xs[0] is 3 x 4, xs[1] is 3 x 4)" in run.error.hint

@@ -184,6 +184,10 @@ _DYNAMIC_SHAPES_MISMATCH = re.compile(
 )
 
 
+#: torch's assertion when dynamic_shapes meets a forward's ``**kwargs`` (in 2.13, whatever the structure)
+_TREE_NAME = "Must provide a tree_name when there might be a mismatch"
+
+
 # -- a function as a module ---------------------------------------------------------------------------------------
 def as_module(fn: Callable[..., Any]) -> torch.nn.Module:
     """An ``nn.Module`` whose ``forward`` calls ``fn`` with its signature (export binds ``dynamic_shapes`` by the
@@ -337,7 +341,13 @@ class ExportSession:
                 ep = yield from call_torch(call)
             except Exception as e:
                 run.error = export_error(e, self.caller)
-                if _DYNAMIC_SHAPES_MISMATCH.search(run.error.message):
+                if (
+                    self.dynamic_shapes is not None
+                    and self._var_keyword()
+                    and (_DYNAMIC_SHAPES_MISMATCH.search(run.error.message) or _TREE_NAME in run.error.message)
+                ):
+                    self._var_keyword_error(run.error)
+                elif _DYNAMIC_SHAPES_MISMATCH.search(run.error.message):
                     self._arguments_error(run.error)
             finally:
                 self.timings["export"] = time.perf_counter() - t0
@@ -384,18 +394,55 @@ class ExportSession:
         1: None}}``, by the forward's argument names), then each tensor's sizes (``x is 3 x 4``)."""
         bound = self._bound_inputs()
 
-        def shape_of(value: Any) -> str:
+        sizes: list[str] = []
+
+        def shape_of(value: Any, name: str) -> str:
+            # a **kwargs argument binds a dict and *args a tuple: torch wants their structure, nested
+            if isinstance(value, dict):
+                return "{" + ", ".join(f"{k!r}: {shape_of(v, f'{name}[{k!r}]')}" for k, v in value.items()) + "}"
+            if isinstance(value, tuple):
+                inner = [shape_of(v, f"{name}[{i}]") for i, v in enumerate(value)]
+                return "(" + ", ".join(inner) + ("," if len(inner) == 1 else "") + ")"
             if isinstance(value, torch.Tensor):
+                sizes.append(f"{name} is {' x '.join(str(n) for n in value.shape) or 'a 0-dim tensor'}")
                 return "{" + ", ".join(f"{d}: None" for d in range(value.dim())) + "}" if value.dim() else "None"
             return "None"
 
-        structure = "{" + ", ".join(f"{name!r}: {shape_of(v)}" for name, v in bound.items()) + "}"
-        sizes = [
-            f"{name} is {' x '.join(str(n) for n in v.shape) or 'a 0-dim tensor'}"
-            for name, v in bound.items()
-            if isinstance(v, torch.Tensor)
-        ]
+        structure = "{" + ", ".join(f"{name!r}: {shape_of(v, name)}" for name, v in bound.items()) + "}"
         return structure + (f" ({', '.join(sizes)})" if sizes else "")
+
+    def _var_keyword(self) -> str:
+        """The name of the forward's ``**kwargs`` argument when these inputs fill it (``""`` when none does)."""
+        try:
+            parameters = inspect.signature(self.exported.forward).parameters.values()
+        except (TypeError, ValueError):
+            return ""
+        name = next((p.name for p in parameters if p.kind is inspect.Parameter.VAR_KEYWORD), "")
+        return name if name and self._bound_inputs().get(name) else ""
+
+    def _var_keyword_error(self, error: TraceError) -> None:
+        """dynamic_shapes for a forward whose inputs come through ``**kwargs``: torch (2.13 at least) fails on any
+        structure there ("Must provide a tree_name", an assertion inside its own code), or on a flat one with its
+        top-level keys message. What works is a forward that names the inputs."""
+        name = self._var_keyword()
+        given = list(self._bound_inputs()[name])
+        forward = f"{type(self.exported).__name__}.forward"
+        error.phase, error.tag = "arguments", "dynamic_shapes_kwargs"
+        error.message = (
+            f"dynamic_shapes cannot reach inputs {forward} takes through **{name} ({', '.join(given)}): torch "
+            f"{torch.__version__} refused it\n{error.message}"  # torch's own words kept below the first line
+        )
+        named_shapes = ", ".join(
+            f"{k!r}: " + ("{0: Dim('name', min=..., max=...)}" if i == 0 else "None") for i, k in enumerate(given)
+        )
+        error.hint = (
+            f"torch.export applies dynamic_shapes to a forward's named arguments, not to what **{name} collects. Wrap "
+            f"the model in a small nn.Module whose forward names them, `def forward(self, {', '.join(given)}): return "
+            f"self.model({', '.join(f'{k}={k}' for k in given)})`, and export that with "
+            f"dynamic_shapes={{{named_shapes}}} (each input named; a Dim where a size varies); or leave "
+            "dynamic_shapes out "
+            "(a static export)."
+        )
 
     def _arguments_error(self, error: TraceError) -> None:
         """torch refused ``dynamic_shapes`` for not matching the inputs: an argument error naming what does not
