@@ -155,8 +155,9 @@ def _freeze(value: Any) -> Any:
     return (type(value).__name__, value)
 
 
-def _keys(graph: Graph, intern: _Interner) -> list[int]:
-    """The structural key of every node of ``graph`` (index = node id)."""
+def _keys(graph: Graph, intern: _Interner, by_scope: bool = False) -> list[int]:
+    """The structural key of every node of ``graph`` (index = node id); ``by_scope``: an op's module scope is part
+    of its key."""
     value_key = [0] * len(graph.values)
     node_key = [0] * len(graph.nodes)
     for pos, v in enumerate(graph.inputs):
@@ -177,7 +178,16 @@ def _keys(graph: Graph, intern: _Interner) -> list[int]:
         return tuple((k, _freeze(v)) for k, v in sorted(n.attributes.items()))
 
     def visit(n: Node) -> None:
-        pre = intern((n.kind, attr_key(n), tuple(value_key[v] for v in n.inputs), len(n.outputs)))
+        pre = intern(
+            # ops only: constants and attribute reads are what they hold (their scope is where a back end put them)
+            (
+                n.kind,
+                attr_key(n),
+                tuple(value_key[v] for v in n.inputs),
+                len(n.outputs),
+                n.scope if by_scope and n.role == "op" else "",
+            )
+        )
         key = pre
         if n.blocks:
             sigs = []
@@ -359,30 +369,104 @@ def _pair_in_order(ga: list[int], gb: list[int]) -> list[tuple[int | None, int |
     return [(ga[i] if i < len(ga) else None, gb[i] if i < len(gb) else None) for i in range(max(len(ga), len(gb)))]
 
 
+def _pair_in_scope(a: Graph, b: Graph, ga: list[int], gb: list[int]) -> list[tuple[int | None, int | None]]:
+    """:func:`_pair_in_order` within each module scope: a node of one scope is never the changed version of a node
+    of another (a layer added before ``norm`` is added, and ``norm`` reads other inputs); the scopes of ``ga`` in
+    its order, those only in ``gb`` after them."""
+    scopes_a: dict[str, list[int]] = {}
+    for x in ga:
+        scopes_a.setdefault(a.nodes[x].scope, []).append(x)
+    scopes_b: dict[str, list[int]] = {}
+    for y in gb:
+        scopes_b.setdefault(b.nodes[y].scope, []).append(y)
+    pairs: list[tuple[int | None, int | None]] = []
+    for scope in [*scopes_a, *(s for s in scopes_b if s not in scopes_a)]:
+        pairs += _pair_in_order(scopes_a.get(scope, []), scopes_b.get(scope, []))
+    return pairs
+
+
 def _place(node: Node) -> tuple[str, int] | None:
     return (node.source.file, node.source.line) if node.source is not None else None
 
 
-def _pair_by_op(a: Graph, b: Graph, ga: list[int], gb: list[int]) -> list[tuple[int | None, int | None]]:
+def _pair_by_op(
+    a: Graph, b: Graph, ga: list[int], gb: list[int], by_scope: bool = False
+) -> list[tuple[int | None, int | None]]:
     """Downstream nodes paired by what they are: the k-th op of a kind at a line with the k-th of that kind and line
     on the other side, then what is left of both sides in order (``aten::sin`` changed into ``aten::cos``); only the
     surplus of the longer side stays alone. Pairing by position alone would pair an ``aten::relu`` with an
-    ``aten::add`` as soon as one side ran a loop more often, and hide which ops it recorded more."""
-    waiting: dict[tuple[str, tuple[str, int] | None], deque[int]] = {}
+    ``aten::add`` as soon as one side ran a loop more often, and hide which ops it recorded more. ``by_scope``: the
+    scope is part of what a node is (two modules of one class share their lines)."""
+
+    def what(graph: Graph, nid: int) -> tuple[str, tuple[str, int] | None, str]:
+        node = graph.nodes[nid]
+        return node.kind, _place(node), node.scope if by_scope else ""
+
+    waiting: dict[tuple[str, tuple[str, int] | None, str], deque[int]] = {}
     for y in gb:
-        waiting.setdefault((b.nodes[y].kind, _place(b.nodes[y])), deque()).append(y)
+        waiting.setdefault(what(b, y), deque()).append(y)
     partner: dict[int, int] = {}
     for x in ga:
-        queue = waiting.get((a.nodes[x].kind, _place(a.nodes[x])))
+        queue = waiting.get(what(a, x))
         if queue:
             partner[x] = queue.popleft()
     taken = set(partner.values())
-    rest = iter(_pair_in_order([x for x in ga if x not in partner], [y for y in gb if y not in taken]))
-    pairs: list[tuple[int | None, int | None]] = []
-    for x in ga:  # in the trace's order, each leftover trace node with the next leftover check node
-        pairs.append((x, partner[x]) if x in partner else next(rest))
-    pairs += list(rest)
-    return pairs
+    left_a, left_b = [x for x in ga if x not in partner], [y for y in gb if y not in taken]
+    leftover = _pair_in_scope(a, b, left_a, left_b) if by_scope else _pair_in_order(left_a, left_b)
+    paired_left = {x: (x, y) for x, y in leftover if x is not None}
+    # in the trace's order, each leftover trace node with its leftover partner; the check's surplus last
+    pairs = [(x, partner[x]) if x in partner else paired_left[x] for x in ga]
+    return pairs + [p for p in leftover if p[0] is None]
+
+
+def _rejoin_lone_roots(
+    a: Graph,
+    b: Graph,
+    roots: list[tuple[float, Divergence]],
+    downstream: list[tuple[float, Divergence]],
+    matched_values: dict[int, int],
+) -> tuple[list[tuple[float, Divergence]], list[tuple[float, Divergence]]]:
+    """A root alone on one side and an op alone downstream on the other, of the same scope, kind and line, are one
+    op that reads other inputs: a layer added before ``norm`` makes the old ``norm``'s first op a root (its input was
+    matched) and the new one downstream of the added layer. Paired, ``norm`` reads other inputs, not removed."""
+
+    def what(graph: Graph, nid: int) -> tuple[str, str, tuple[str, int] | None]:
+        node = graph.nodes[nid]
+        return node.scope, node.kind, _place(node)
+
+    lone_down: dict[tuple[bool, tuple[str, str, tuple[str, int] | None]], deque[int]] = {}
+    for i, (_, d) in enumerate(downstream):
+        if d.trace_node is None and d.check_node is not None:
+            lone_down.setdefault((False, what(b, d.check_node)), deque()).append(i)
+        elif d.check_node is None and d.trace_node is not None:
+            lone_down.setdefault((True, what(a, d.trace_node)), deque()).append(i)
+    if not lone_down:
+        return roots, downstream
+    taken: set[int] = set()
+    rejoined: list[tuple[float, Divergence]] = []
+    for order, d in roots:
+        # a lone old root looks for a lone new op downstream (False: on the check side), and the other way round
+        key = (
+            (False, what(a, d.trace_node))
+            if d.check_node is None and d.trace_node is not None
+            else (True, what(b, d.check_node))
+            if d.trace_node is None and d.check_node is not None
+            else None
+        )
+        queue = lone_down.get(key) if key is not None else None
+        if not queue:
+            rejoined.append((order, d))
+            continue
+        i = queue.popleft()
+        taken.add(i)
+        other = downstream[i][1]
+        x = d.trace_node if d.trace_node is not None else other.trace_node
+        y = d.check_node if d.check_node is not None else other.check_node
+        assert x is not None and y is not None
+        reason = _reason(a, b, a.nodes[x], b.nodes[y], matched_values)
+        rejoined.append((float(x), Divergence(x, y, ROOT, reason)))
+    rejoined.sort(key=lambda t: t[0])
+    return rejoined, [t for i, t in enumerate(downstream) if i not in taken]
 
 
 def _causes_of_their_own(
@@ -473,14 +557,18 @@ def _constant_difference(a: Graph, b: Graph, an: Node, bn: Node, matched_values:
     return None
 
 
-def structural_diff(a: Graph, b: Graph, *, compare_tensors: TensorCompare | None = None) -> GraphDiff:
+def structural_diff(
+    a: Graph, b: Graph, *, compare_tensors: TensorCompare | None = None, by_scope: bool = False
+) -> GraphDiff:
     """Diff graph ``a`` (the trace) against graph ``b`` (the check trace, or another run).
 
     ``compare_tensors`` compares the values of matched tensor constants; without it their digests
-    (from the JSON) are compared.
+    (from the JSON) are compared. ``by_scope`` (two versions of a model): nodes match, and pair as changed, only
+    within the same module scope. Without it a layer added before the final norm would match the old ``norm``'s
+    ops with the new layer's own norm (the same computation on the same input) and call ``norm`` added.
     """
     intern = _Interner()
-    ka, kb = _keys(a, intern), _keys(b, intern)
+    ka, kb = _keys(a, intern, by_scope), _keys(b, intern, by_scope)
 
     pending: dict[int, deque[int]] = {}
     for nid, key in enumerate(kb):
@@ -545,7 +633,10 @@ def structural_diff(a: Graph, b: Graph, *, compare_tensors: TensorCompare | None
             ga, gb = groups_a.get(anchor, []), groups_b.get(anchor, [])
             # where the anchor sits in the trace graph, for ordering check-only nodes
             base = inverse.get(anchor, -1) if anchor >= 0 else -1
-            pairs = _pair_by_op(a, b, ga, gb) if kind == DOWNSTREAM else _pair_in_order(ga, gb)
+            if kind == DOWNSTREAM:
+                pairs = _pair_by_op(a, b, ga, gb, by_scope)
+            else:
+                pairs = _pair_in_scope(a, b, ga, gb) if by_scope else _pair_in_order(ga, gb)
             for x, y in pairs:
                 xn = a.nodes[x] if x is not None else None
                 yn = b.nodes[y] if y is not None else None
@@ -561,6 +652,8 @@ def structural_diff(a: Graph, b: Graph, *, compare_tensors: TensorCompare | None
 
     ordered_roots = sorted(pair(roots_a, roots_b, ROOT), key=lambda t: t[0])
     ordered_down = sorted(pair(down_a, down_b, DOWNSTREAM), key=lambda t: t[0])
+    if by_scope:
+        ordered_roots, ordered_down = _rejoin_lone_roots(a, b, ordered_roots, ordered_down, matched_values)
     own = _causes_of_their_own((a, b), [d for _, d in ordered_roots], [d for _, d in ordered_down], matched_values)
     if own:
         ordered_roots += [(order, own[id(d)]) for order, d in ordered_down if id(d) in own]

@@ -200,7 +200,9 @@ class RunDiff(JsonRecord):
         old_graph = old.graphs.get(method) or old.graph
         if old_graph is None or method not in new.graphs:
             return new  # a side failed: nothing to show side by side (the diff's error says why)
-        pairs = structural_diff(old_graph, new.graphs[method]) if self.compared_as == "structural" else None
+        pairs = (
+            structural_diff(old_graph, new.graphs[method], by_scope=True) if self.compared_as == "structural" else None
+        )
         view = DiffAgainst(diff=self, old_graph=old_graph, method=method, graph_diff=pairs)
         return dataclasses.replace(new, diff_against=view)
 
@@ -252,7 +254,7 @@ def _constant_changes(old: Graph, new: Graph, a: Node, b: Node) -> list[str]:
 def structural_changes(old: Graph, new: Graph, method: str, changes: dict[tuple[str, str], ScopeChange]) -> int:
     """Add the roots of :func:`~.diff.structural_diff` per scope to ``changes``; returns how many ops differ only
     downstream of them."""
-    diff: GraphDiff = structural_diff(old, new)
+    diff: GraphDiff = structural_diff(old, new, by_scope=True)
     downstream = 0
     for d in diff.divergences:
         a = old.nodes[d.trace_node] if d.trace_node is not None else None

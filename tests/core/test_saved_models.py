@@ -237,6 +237,54 @@ def test_a_module_called_twice_and_changed_counts_both_ops() -> None:
     assert "act: 2 ops changed" in result.summary()
 
 
+class Norm(nn.Module):
+    """Llama's RMSNorm, the shape of the problem: its ops are the same computation wherever it is used."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(8))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.weight * (x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6))
+
+
+class Block(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.norm, self.fc = Norm(), nn.Linear(8, 8)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x + self.fc(self.norm(x))
+
+
+class Stack(nn.Module):
+    def __init__(self, depth: int) -> None:
+        super().__init__()
+        self.layers = nn.ModuleList(Block() for _ in range(depth))
+        self.norm = Norm()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        for layer in self.layers:
+            x = layer(x)
+        return self.norm(x)
+
+
+def test_a_layer_added_before_the_final_norm_is_added_and_the_norm_reads_other_inputs() -> None:
+    """Matched by computation alone, the old final norm's ops paired with the new layer's own norm (the same ops on
+    the same input): 'layers.2.norm: 1 op changed' and 'norm: 6 ops added'. Ops match within their module."""
+    torch.manual_seed(0)
+    old, new = Stack(2), Stack(3)
+    new.load_state_dict(old.state_dict(), strict=False)
+    x = torch.randn(2, 8)
+    result = tj.diff(tj.trace(old, (x,)), tj.trace(new, (x,)))
+    changes = {s.scope: s for s in result.scopes}
+    assert set(changes) == {"layers.2.norm", "layers.2.fc", "layers.2", "norm"}, result.summary()
+    assert all(changes[s].added and not changes[s].removed for s in changes if s != "norm"), result.summary()
+    assert (changes["norm"].changed, changes["norm"].added, changes["norm"].removed) == (1, 0, 0), result.summary()
+    assert "reads other inputs" in changes["norm"].details[0]
+    assert {p.name for p in result.parameters} == {"layers.2.norm.weight", "layers.2.fc.weight", "layers.2.fc.bias"}
+
+
 def test_a_changed_constant_says_from_what_to_what(convnets: dict[str, Path]) -> None:
     result = tj.diff(convnets["v1"], convnets["scale"])
     (scope,) = result.scopes
