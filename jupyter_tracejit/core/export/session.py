@@ -341,11 +341,7 @@ class ExportSession:
                 ep = yield from call_torch(call)
             except Exception as e:
                 run.error = export_error(e, self.caller)
-                if (
-                    self.dynamic_shapes is not None
-                    and self._var_keyword()
-                    and (_DYNAMIC_SHAPES_MISMATCH.search(run.error.message) or _TREE_NAME in run.error.message)
-                ):
+                if _TREE_NAME in run.error.message and self.dynamic_shapes is not None and self._var_keyword():
                     self._var_keyword_error(run.error)
                 elif _DYNAMIC_SHAPES_MISMATCH.search(run.error.message):
                     self._arguments_error(run.error)
@@ -421,9 +417,9 @@ class ExportSession:
         return name if name and self._bound_inputs().get(name) else ""
 
     def _var_keyword_error(self, error: TraceError) -> None:
-        """dynamic_shapes for a forward whose inputs come through ``**kwargs``: torch (2.13 at least) fails on any
-        structure there ("Must provide a tree_name", an assertion inside its own code), or on a flat one with its
-        top-level keys message. What works is a forward that names the inputs."""
+        """dynamic_shapes for a forward whose inputs come through ``**kwargs``, nested as torch documents it: torch
+        2.13 fails there ("Must provide a tree_name", an assertion inside its own code; 2.14 exports). What works on
+        every version is a forward that names the inputs."""
         name = self._var_keyword()
         given = list(self._bound_inputs()[name])
         forward = f"{type(self.exported).__name__}.forward"
@@ -451,6 +447,8 @@ class ExportSession:
         names = list(self._bound_inputs())
         if isinstance(self.dynamic_shapes, dict):
             unknown = [k for k in self.dynamic_shapes if k not in names]
+            var_keyword = self._var_keyword()
+            collected = [k for k in unknown if var_keyword and k in self._bound_inputs()[var_keyword]]
             try:
                 parameters = set(inspect.signature(self.exported.forward).parameters)
             except (TypeError, ValueError):
@@ -458,7 +456,13 @@ class ExportSession:
             # an argument the forward takes but these inputs leave out is not "not an argument"
             not_given = [k for k in unknown if k in parameters]
             forward = f"{type(self.exported).__name__}.forward"
-            if not_given:
+            if collected:
+                error.message = (
+                    f"dynamic_shapes names {', '.join(map(repr, collected))}, which {forward} takes through "
+                    f"**{var_keyword}: torch wants {'it' if len(collected) == 1 else 'them'} nested under "
+                    f"{var_keyword!r}, with every input named"
+                )
+            elif not_given:
                 error.message = (
                     f"dynamic_shapes names {', '.join(map(repr, not_given))}, which {forward} takes but these inputs "
                     f"do not give (its inputs: {', '.join(names) or 'none'}): give "
