@@ -19,7 +19,7 @@ from jupyter_tracejit.core.capture import drive
 from jupyter_tracejit.core.export.graph import graph_from_exported_program
 from jupyter_tracejit.core.export.options import export_support_problem
 from jupyter_tracejit.core.export.records import ExportReport
-from jupyter_tracejit.core.export.report import draft_report, export_findings, report_of, specialization
+from jupyter_tracejit.core.export.report import _unshortened, draft_report, export_findings, report_of, specialization
 from jupyter_tracejit.core.export.session import ExportSession
 from jupyter_tracejit.core.graph import Frame
 from jupyter_tracejit.core.run import TraceRun
@@ -264,3 +264,17 @@ def test_an_op_whose_randomness_is_off_is_not_random_in_an_export() -> None:
     (sdpa,) = [n for n in run.graph.nodes if "scaled_dot_product_attention" in n.kind]
     assert sdpa.nondeterministic
     assert "nondeterministic" not in {f.kind for f in run.findings}
+
+
+def test_a_path_torch_shortened_past_the_root_is_found_again(tmp_path):
+    """torch's format_frame cuts the common path of a file and torch's folder, plus one character for the slash:
+    when they share only "/" (a notebook cell in /tmp, torch under /work) it cuts a letter of the file's own
+    top-level folder ("/tmp/x.py" -> "mp/x.py"). A strict export's guards on torch 2.14 came out so."""
+    from torch.utils._traceback import shorten_filename
+
+    model = tmp_path / "model.py"
+    model.write_text("x = 1\n")
+    shortened = shorten_filename(str(model), base="/nonexistent-folder/site-packages")
+    assert shortened == str(model)[2:]  # torch's cut, the letter after "/" gone
+    assert _unshortened(shortened) == str(model)
+    assert _unshortened("no/such/file.py") == "no/such/file.py"

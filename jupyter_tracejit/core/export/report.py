@@ -33,6 +33,7 @@ Every part is read defensively: an exception reading one (a private API that cha
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import logging
 import os
@@ -256,6 +257,16 @@ def _unshortened(file: str) -> str:
         candidate = os.path.join(parent, file)
         if os.path.isfile(candidate):
             return candidate
+    # a file sharing no folder with torch's (a notebook cell in /tmp, torch under /work): the common path is "/"
+    # and torch cuts one character more than it (fn[len("/") + 1:], "work/x.py" -> "ork/x.py"); the top-level
+    # folder that ends with what is left, one character longer, is the one it cut
+    head, _, rest = file.partition("/")
+    with contextlib.suppress(OSError):
+        for name in os.listdir("/"):
+            if len(name) == len(head) + 1 and name.endswith(head):
+                candidate = os.path.join("/", name, rest)
+                if os.path.isfile(candidate):
+                    return candidate
     return file
 
 
