@@ -474,6 +474,7 @@ def _causes_of_their_own(
     roots: list[Divergence],
     downstream: list[Divergence],
     matched_values: dict[int, int],
+    by_scope: bool = False,
 ) -> dict[int, Divergence]:
     """Downstream divergences that are causes of their own, by ``id()`` of the divergence, as roots with the reason.
 
@@ -481,7 +482,8 @@ def _causes_of_their_own(
     the loop that holds it) and it is more than a consequence, it is a second cause, which would otherwise hide
     behind the first: an op the other side records fewer times at that line (a loop over a shape ran another number
     of times, a later branch went the other way), or an op whose constant arguments differ (a size frozen into the
-    trace).
+    trace). ``by_scope``: counted per module scope (a line of a module class used by one more layer records its
+    ops once more, which is the layer's change, not the line's).
     """
     a, b = graphs
     rooted: set[tuple[str, int]] = set()
@@ -503,7 +505,7 @@ def _causes_of_their_own(
         return any(f == file and loop[0] <= at <= loop[1] for f, at in rooted)
 
     own: dict[int, Divergence] = {}
-    recorded: list[Counter[tuple[str, tuple[str, int] | None]]] = []  # per graph, counted once when needed
+    recorded: list[Counter[tuple[str, tuple[str, int] | None, str]]] = []  # per graph, counted once when needed
     for d in downstream:
         an = a.nodes[d.trace_node] if d.trace_node is not None else None
         bn = b.nodes[d.check_node] if d.check_node is not None else None
@@ -514,8 +516,8 @@ def _causes_of_their_own(
             continue
         if an is None or bn is None:
             if not recorded:
-                recorded += [Counter((n.kind, _place(n)) for n in g.nodes) for g in (a, b)]
-            in_trace, in_check = (count[(node.kind, place)] for count in recorded)
+                recorded += [Counter((n.kind, _place(n), n.scope if by_scope else "") for n in g.nodes) for g in (a, b)]
+            in_trace, in_check = (count[(node.kind, place, node.scope if by_scope else "")] for count in recorded)
             if in_trace == in_check:  # alone only because of where it sits, not recorded more often
                 continue
             side = "trace" if bn is None else "check trace"
@@ -654,7 +656,9 @@ def structural_diff(
     ordered_down = sorted(pair(down_a, down_b, DOWNSTREAM), key=lambda t: t[0])
     if by_scope:
         ordered_roots, ordered_down = _rejoin_lone_roots(a, b, ordered_roots, ordered_down, matched_values)
-    own = _causes_of_their_own((a, b), [d for _, d in ordered_roots], [d for _, d in ordered_down], matched_values)
+    own = _causes_of_their_own(
+        (a, b), [d for _, d in ordered_roots], [d for _, d in ordered_down], matched_values, by_scope
+    )
     if own:
         ordered_roots += [(order, own[id(d)]) for order, d in ordered_down if id(d) in own]
         ordered_down = [(order, d) for order, d in ordered_down if id(d) not in own]

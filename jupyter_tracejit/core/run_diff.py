@@ -255,6 +255,9 @@ def structural_changes(old: Graph, new: Graph, method: str, changes: dict[tuple[
     """Add the roots of :func:`~.diff.structural_diff` per scope to ``changes``; returns how many ops differ only
     downstream of them."""
     diff: GraphDiff = structural_diff(old, new, by_scope=True)
+    # a module only one side has: every op of it is added (removed), downstream of its first one or not
+    old_scopes = {n.scope for n in old.nodes if n.role == "op"}
+    new_scopes = {n.scope for n in new.nodes if n.role == "op"}
     downstream = 0
     for d in diff.divergences:
         a = old.nodes[d.trace_node] if d.trace_node is not None else None
@@ -262,7 +265,9 @@ def structural_changes(old: Graph, new: Graph, method: str, changes: dict[tuple[
         # an op downstream of a change that is itself another op (a module called twice, changed once) is a
         # change of its own, not only a consequence
         changed_itself = a is not None and b is not None and a.kind != b.kind
-        if d.kind != ROOT and not changed_itself:
+        in_a_new_module = a is None and b is not None and b.scope not in old_scopes
+        in_a_gone_module = b is None and a is not None and a.scope not in new_scopes
+        if d.kind != ROOT and not (changed_itself or in_a_new_module or in_a_gone_module):
             downstream += 1
             continue
         scope = _scope(changes, method, (b or a).scope if (b or a) is not None else "")  # type: ignore[union-attr]

@@ -280,6 +280,8 @@ def test_a_layer_added_before_the_final_norm_is_added_and_the_norm_reads_other_i
     changes = {s.scope: s for s in result.scopes}
     assert set(changes) == {"layers.2.norm", "layers.2.fc", "layers.2", "norm"}, result.summary()
     assert all(changes[s].added and not changes[s].removed for s in changes if s != "norm"), result.summary()
+    # every op of a module only the new model has is added, not 'downstream of' its first one
+    assert (changes["layers.2.norm"].added, changes["layers.2.fc"].added) == (6, 1), result.summary()
     assert (changes["norm"].changed, changes["norm"].added, changes["norm"].removed) == (1, 0, 0), result.summary()
     assert "reads other inputs" in changes["norm"].details[0]
     assert {p.name for p in result.parameters} == {"layers.2.norm.weight", "layers.2.fc.weight", "layers.2.fc.bias"}

@@ -134,7 +134,15 @@ def test_graphviz_renders_any_text_to_svg_without_markup_of_ours(scope, name, co
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(name=module_name.filter(lambda s: "\x00" not in s))
+def _utf8(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate: torch's C++ cannot hold it as a module name (tracing fails there)
+        return False
+    return True
+
+
+@given(name=module_name.filter(lambda s: "\x00" not in s and _utf8(s)))
 def test_a_real_run_with_any_module_name_round_trips_its_json_byte_for_byte(name):
     class Wrapper(nn.Module):
         def __init__(self) -> None:
