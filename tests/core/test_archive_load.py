@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import warnings
 import zipfile
 from collections.abc import Callable
 from pathlib import Path
@@ -235,6 +236,17 @@ def test_map_location_is_recorded(saved: dict[str, Path]) -> None:
     run = load_archive(saved["device"], map_location=None)
     assert run.error is None and run.options["map_location"] is None
     round_trip(run)
+
+
+def test_torchs_deprecation_notice_for_loading_is_not_passed_on(saved: dict[str, Path]) -> None:
+    # torch.jit.load warns on every call (2.14: a FutureWarning, which the default filters print to stderr); the
+    # notice is about our reading the file, and the user's own warnings still get through
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        run = load_archive(saved["convnet"])
+        warnings.warn("the user's own", UserWarning, stacklevel=1)
+    assert run.error is None
+    assert [str(w.message) for w in caught] == ["the user's own"]
 
 
 def test_the_source_texts_torch_gives_a_loaded_node() -> None:

@@ -133,6 +133,24 @@ def test_dim_auto_loop_is_specialised_silently(loop_run: TraceRun) -> None:
     assert loop_run.verdict.level == "warning"
 
 
+class Nested(nn.Module):
+    def forward(self, x: torch.Tensor, pair: dict[str, torch.Tensor], *, mask: torch.Tensor) -> torch.Tensor:
+        return x.sum() + pair["u"].sum() + mask.sum()
+
+
+def test_strict_export_names_symbols_after_the_inputs_not_flat_args() -> None:
+    # strict export traces a wrapper taking *flat_args: torch's sources read flat_args[0].size()[0]
+    args = (torch.randn(3, 4), {"u": torch.randn(5, 2)})
+    dims = {"x": {0: Dim.AUTO}, "pair": {"u": {0: Dim.AUTO}}, "mask": {0: Dim.AUTO}}
+    run = export(Nested(), args, kwargs={"mask": torch.randn(6)}, dynamic_shapes=dims, strict=True)
+    assert run.error is None and run.export is not None
+    sources = sorted(s for sym in run.export.symbols for s in sym.sources)
+    assert sources == ["mask.size()[0]", "pair_u.size()[0]", "x.size()[0]"]
+    loop = export(Loop(), (torch.randn(3, 4),), dynamic_shapes={"x": {0: Dim.AUTO}}, strict=True)
+    [finding] = [f for f in loop.findings if f.kind == "dim_specialized"]
+    assert finding.title == "x.size()[0] became the constant 3"
+
+
 def test_item_used_as_a_size_is_an_unbacked_symbol(item_run: TraceRun) -> None:
     assert item_run.error is None and item_run.export is not None
     report, graph = item_run.export, item_run.graphs["forward"]

@@ -14,6 +14,7 @@ import functools
 import os
 import re
 import time
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -113,15 +114,23 @@ def load_archive(
     return stamp(run, started)
 
 
+#: torch's notice on every ``torch.jit.load`` (a DeprecationWarning in 2.13, hidden by the default filters; a
+#: FutureWarning from 2.14, printed to stderr): about the call we make to read the file, not about the user's code
+_LOAD_DEPRECATED = r"`torch\.jit\.load` is deprecated"
+
+
 def _torch_load(path: str, layout: ArchiveLayout, map_location: Any) -> Any:
     """``torch.jit.load`` with the stored example inputs' shapes restored where a trace stored them (torch only
-    sets the graphs' input types from them), or without where that fails."""
-    if layout.has_traced_inputs:
-        try:
-            return torch.jit.load(path, map_location=map_location, _restore_shapes=True)
-        except Exception:
-            pass
-    return torch.jit.load(path, map_location=map_location)
+    sets the graphs' input types from them), or without where that fails; torch's deprecation notice for the call
+    is not passed on (the user's warning filters are put back as they were)."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=_LOAD_DEPRECATED)
+        if layout.has_traced_inputs:
+            try:
+                return torch.jit.load(path, map_location=map_location, _restore_shapes=True)
+            except Exception:
+                pass
+        return torch.jit.load(path, map_location=map_location)
 
 
 #: the class torch names when a .pt2's program takes or returns one this Python has not registered with its pytree

@@ -51,7 +51,7 @@ from ..module_state import ModuleState
 from ..options import DEFAULT_TOLERANCE
 from ..source import source_line
 from ..torchscript.check import compare_outputs
-from .report import shape_env_of, sloc_at, source_name
+from .report import input_names, shape_env_of, sloc_at, source_name
 
 #: a derived input set is kept under this many bytes (or twice the example's, when that is more)
 MAX_DERIVED_BYTES = 64 * 2**20
@@ -256,8 +256,9 @@ def guard_location(ep: torch.export.ExportedProgram, message: str) -> tuple[str,
         return None
     mentioned = set(_SOURCE.findall(m.group("expr")))
     symbols: set[Any] = set()
+    inputs = input_names(ep)
     for sym, sources in getattr(env, "var_to_sources", {}).items():
-        if any(source_name(s) in mentioned for s in sources):
+        if any(source_name(s, inputs) in mentioned for s in sources):
             symbols.add(sym)
     if not symbols:
         return None

@@ -62,6 +62,8 @@ _NORM_STATS = ("running_mean", "running_var")
 
 _SPECIALIZATION = re.compile(r"^Eq\((?:(?P<a>[a-z]+\d+), (?P<av>-?\d+)|(?P<bv>-?\d+), (?P<b>[a-z]+\d+))\)$")
 _LOCAL = re.compile(r"L\[['\"]([^'\"]+)['\"]\]")
+#: strict export's name of the i-th flattened input (dynamo traces a wrapper taking ``*flat_args``)
+_FLAT_ARG = re.compile(r"\bflat_args\[(\d+)\]")
 _FILE_LINE = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+)')
 _ASSERT_MESSAGE = re.compile(r"expression (?P<expr>.+?) on node")
 
@@ -75,11 +77,37 @@ def _safely(part: str, read: Callable[[], T], empty: T) -> T:
         return empty
 
 
-def source_name(source: Any) -> str:
-    """``L['x'].size()[0]`` -> ``x.size()[0]`` (torch's ``Source.name`` is a property in 2.13, a method before)."""
+def input_names(ep: Any) -> list[str]:
+    """The program's user inputs' names in flattened order (``x``, ``attention_mask``; ``b_u`` for ``b['u']``):
+    its USER_INPUT placeholders, as the check's labels and ``ep.module()`` 's guard messages name them; [] when the
+    signature cannot be read."""
+    try:
+        specs = list(ep.graph_signature.input_specs)
+    except Exception:  # not a program, or its signature changed shape: sources keep torch's names
+        return []
+    return [
+        str(getattr(spec.arg, "name", "") or "")
+        for spec in specs
+        if getattr(spec.kind, "name", str(spec.kind)) == "USER_INPUT"
+    ]
+
+
+def source_name(source: Any, inputs: list[str] | None = None) -> str:
+    """``L['x'].size()[0]`` -> ``x.size()[0]`` (torch's ``Source.name`` is a property in 2.13, a method before).
+
+    Strict export traces a wrapper of the flattened inputs, so its sources read ``L['flat_args'][0]``; with
+    ``inputs`` (:func:`input_names`) the i-th is written with the i-th input's name, as non-strict export and the
+    program's guard messages name it (``x.size()[0]``), not ``flat_args[0].size()[0]``."""
     name = getattr(source, "name", source)
-    text = str(name() if callable(name) else name)
-    return _LOCAL.sub(r"\1", text)
+    text = _LOCAL.sub(r"\1", str(name() if callable(name) else name))
+    if inputs:
+        text = _FLAT_ARG.sub(lambda m: _input_at(inputs, m), text)
+    return text
+
+
+def _input_at(inputs: list[str], m: re.Match[str]) -> str:
+    i = int(m.group(1))
+    return inputs[i] if i < len(inputs) and inputs[i] else m.group(0)
 
 
 def specialization(expr: str) -> tuple[str, int] | None:
@@ -231,8 +259,9 @@ def symbols_of(ep: Any, env: Any) -> list[ExportSymbol]:
         ranges[str(sym)] = (_bound(vr.lower), _bound(vr.upper))
     sources: dict[str, list[str]] = {}
     if env is not None:
+        inputs = input_names(ep)
         for sym, srcs in env.var_to_sources.items():
-            sources[str(sym)] = list(dict.fromkeys(source_name(s) for s in srcs))
+            sources[str(sym)] = list(dict.fromkeys(source_name(s, inputs) for s in srcs))
     return [
         ExportSymbol(
             name=name,
@@ -622,6 +651,7 @@ __all__ = [
     "ASSERT_OPS",
     "draft_report",
     "export_findings",
+    "input_names",
     "node_id_map",
     "report_of",
     "shape_env_of",

@@ -116,6 +116,32 @@ def message_frame(message: str) -> tuple[str, int] | None:
     return found
 
 
+def real_stack_frame(exc: BaseException) -> tuple[str, int] | None:
+    """The innermost user frame of the ``real_stack`` dynamo attaches to a strict export's exception (or to one it
+    was raised from): the frames of the traced code, which the traceback (dynamo's own frames, then the caller's)
+    lacks, and which a message such as "RuntimeError when making fake tensor call" does not quote."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        found = None
+        try:
+            frames = list(getattr(current, "real_stack", None) or [])
+        except TypeError:  # not a stack
+            frames = []
+        for frame in frames:  # outermost first
+            file, line = str(getattr(frame, "filename", "") or ""), int(getattr(frame, "lineno", 0) or 0)
+            if not file or not line or file.startswith("<") or is_torch_file(file):
+                continue
+            if is_own_file(os.path.abspath(file)):
+                continue
+            found = (file, line)
+        if found is not None:
+            return found
+        current = current.__cause__ or current.__context__
+    return None
+
+
 #: (pattern on "ExceptionType: message", tag, hint) for export's failures; the first match wins
 _EXPORT_HINTS: tuple[tuple[re.Pattern[str], str, str], ...] = (
     (
@@ -157,9 +183,9 @@ _OUTPUT_CLASS = re.compile(r"<class '(?:[\w.]*\.)?(\w+)'> in output|Variable\((\
 
 def export_error(exc: BaseException, caller: Frame | None) -> TraceError:
     """The run's error for an exception raised by ``torch.export.export``: the user's line from the message's
-    quoted frames, else from the traceback, else the caller's."""
+    quoted frames, else from dynamo's ``real_stack`` (strict mode), else from the traceback, else the caller's."""
     error = error_from_exception(exc, phase="export")
-    at = message_frame(error.message)
+    at = message_frame(error.message) or real_stack_frame(exc)
     if at is not None:
         error.file, error.line = at
         error.code = source_line(*at)
