@@ -296,3 +296,14 @@ def test_a_path_torch_shortened_past_the_root_is_found_again(tmp_path):
     assert shortened == str(model)[2:]  # torch's cut, the letter after "/" gone
     assert _unshortened(shortened) == str(model)
     assert _unshortened("no/such/file.py") == "no/such/file.py"
+
+
+def test_a_one_letter_top_folder_cut_by_torch_is_found_again(monkeypatch):
+    """'/w/x.py' shortened past the root reads '/x.py', an absolute path that does not exist: the one-letter folder
+    it lost is found among the root's (the file system faked: a test cannot make a folder at '/')."""
+    import os
+
+    real_isfile, real_listdir = os.path.isfile, os.listdir
+    monkeypatch.setattr(os.path, "isfile", lambda p: p == "/w/x.py" or (p != "/x.py" and real_isfile(p)))
+    monkeypatch.setattr(os, "listdir", lambda p=".": ["wx", "w", "work"] if p == "/" else real_listdir(p))
+    assert _unshortened("/x.py") == "/w/x.py"

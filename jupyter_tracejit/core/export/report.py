@@ -279,7 +279,7 @@ def _unshortened(file: str) -> str:
     """The full path of a file torch's ``format_frame`` shortened: it cuts the path's common prefix with torch's
     package folder (so a file beside the venv reads ``tests/model.py``); the prefix is one of that folder's
     parents."""
-    if os.path.isabs(file) or file.startswith("<"):
+    if file.startswith("<") or (os.path.isabs(file) and os.path.isfile(file)):
         return file
     torch_dir = os.path.dirname(os.path.abspath(torch.__file__))
     for parent in Path(torch_dir).parents:
@@ -288,7 +288,8 @@ def _unshortened(file: str) -> str:
             return candidate
     # a file sharing no folder with torch's (a notebook cell in /tmp, torch under /work): the common path is "/"
     # and torch cuts one character more than it (fn[len("/") + 1:], "work/x.py" -> "ork/x.py"); the top-level
-    # folder that ends with what is left, one character longer, is the one it cut
+    # folder that ends with what is left, one character longer, is the one it cut (a one-letter folder, "/w/x.py",
+    # leaves "/x.py": what is left of it is empty)
     head, _, rest = file.partition("/")
     with contextlib.suppress(OSError):
         for name in os.listdir("/"):
