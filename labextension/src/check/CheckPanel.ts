@@ -13,7 +13,7 @@ import { sideBySide } from '../model/align';
 import { TraceGraph, userFrame } from '../model/graph';
 import { floatValue } from '../model/protocol';
 import { Cause, Causes, groupByCause, stepOrder } from '../model/causes';
-import { CheckCase, passedText, TraceRunModel, WARNING_TITLES } from '../model/run';
+import { CheckCase, passedText, plural, TraceRunModel, WARNING_TITLES } from '../model/run';
 import { followingNote, STEP_KEYS, StepCommand, Stepper } from '../model/stepper';
 import { fixButton } from '../controls/fix';
 import { ComparePanes, PaneSpec } from './ComparePanes';
@@ -275,7 +275,7 @@ export class CheckPanel {
         : null,
       outputs.length ? h('table', { class: 'jp-TraceExplorer-table' }, h('tbody', {}, ...outputs)) : null,
       diff && (roots || downstream)
-        ? h('p', {}, `${roots} root divergence${roots === 1 ? '' : 's'}, ${downstream} downstream`)
+        ? h('p', {}, `${plural(roots, 'root divergence')}, ${downstream} downstream`)
         : null,
       c.textDiffers
         ? h('p', { class: 'jp-TraceExplorer-muted' }, "torch's printed graphs differ only in debug names")

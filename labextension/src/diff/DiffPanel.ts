@@ -294,5 +294,5 @@ function sideText(label: string, summary: string): string {
 }
 
 function opsText(ids: number[], side: string): string {
-  return ids.length ? `${ids.length} ${side} op${ids.length === 1 ? '' : 's'}` : `none in the ${side} run`;
+  return ids.length ? plural(ids.length, `${side} op`) : `none in the ${side} run`;
 }

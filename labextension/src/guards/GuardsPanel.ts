@@ -9,6 +9,7 @@ import { ExplorerContext } from '../state/context';
 import { append, clear, h, location } from '../state/dom';
 import { guardsModel, rangeText } from '../model/exportReport';
 import type { DraftFailure, ExportGuard, ExportSymbol } from '../model/protocol.generated';
+import { plural } from '../model/words';
 
 export class GuardsPanel {
   readonly element: HTMLElement;
@@ -86,13 +87,7 @@ export class GuardsPanel {
         g.file
           ? location(g.file, g.line, run, (file, line) => this.ctx.showPlace(file, line))
           : h('span', { class: 'jp-TraceExplorer-muted' }, 'no line recorded'),
-        clickable
-          ? h(
-              'span',
-              { class: 'jp-TraceExplorer-muted' },
-              `${g.node_ids.length} node${g.node_ids.length === 1 ? '' : 's'}`
-            )
-          : null
+        clickable ? h('span', { class: 'jp-TraceExplorer-muted' }, plural(g.node_ids.length, 'node')) : null
       ),
       g.code ? h('pre', { class: 'jp-TraceExplorer-code' }, g.code) : null
     );

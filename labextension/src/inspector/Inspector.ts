@@ -13,6 +13,7 @@ import { formatAttribute, NodeInfo, shapeText, TraceGraph, userFrame, ValueInfo 
 import { ArgumentInfo, argumentsOf, TraceRunModel } from '../model/run';
 import { fixButton } from '../controls/fix';
 import { shapeTitle } from '../model/exportReport';
+import { plural } from '../model/words';
 
 export class Inspector {
   readonly element: HTMLElement;
@@ -334,7 +335,7 @@ export class Inspector {
         ? h(
             'p',
             {},
-            `${others.length} other op${others.length === 1 ? '' : 's'} at this line: `,
+            `${plural(others.length, 'other op')} at this line: `,
             ...others.slice(0, 12).map(i => this.nodeLink(graph, i))
           )
         : null,

@@ -20,6 +20,7 @@ import {
   Verdict,
   WARNING_CATEGORIES
 } from './protocol';
+import { plural } from './words';
 
 /** Warning categories in order, with their titles (the table is core/categories.py, through the run schema). */
 export const WARNING_TITLES: Record<string, string> = Object.fromEntries(
@@ -208,7 +209,7 @@ export class TraceRunModel {
     ];
     return counts
       .filter(([n]) => n > 0)
-      .map(([n, word]) => `${n} ${word}${n === 1 ? '' : 's'}`)
+      .map(([n, word]) => plural(n, word))
       .join(', ');
   }
 
@@ -370,10 +371,7 @@ export function argumentsOf(run: TraceRunModel, graph: TraceGraph, node: NodeInf
   });
 }
 
-/** `1 op`, `3 ops`; `words` for a plural that is not the word + s (`mismatches`). */
-export function plural(n: number, word: string, words = `${word}s`): string {
-  return `${n} ${n === 1 ? word : words}`;
-}
+export { plural };
 
 /** How many input sets a passed check ran: "3 input sets", "1 input set, 2 skipped" (core/check.py passed_text). */
 export function passedText(cases: readonly { skipped?: string }[]): string {

@@ -10,6 +10,7 @@ import { decodeGraph, TraceGraph } from './graph';
 import { FileNames } from './location';
 import { PairedPictures, pairedPictures } from './align';
 import { GraphDiff } from './run';
+import { plural } from './words';
 
 /** One step of the Diff view's stepper: a module scope of one method and its root differences. */
 export interface ScopeStep {
@@ -56,7 +57,7 @@ export function changedModules(steps: ScopeStep[]): { module: string; scopes: nu
   return [...counts].map(([module, scopes]) => ({
     module,
     scopes,
-    text: `${module || 'top level'}: ${scopes} scope${scopes === 1 ? '' : 's'} changed`
+    text: `${module || 'top level'}: ${plural(scopes, 'scope')} changed`
   }));
 }
 

@@ -3,6 +3,8 @@
  * Pure state; the check panel binds buttons and keys to it.
  */
 
+import { plural } from './words';
+
 export type StepCommand = 'first' | 'previous' | 'next' | 'last';
 
 /** Keyboard keys of the stepper (when the check panel has focus). */
@@ -90,5 +92,5 @@ export class Stepper {
  */
 export function followingNote(count: number, withDownstream: boolean): string {
   const walk = withDownstream ? 'the stepper walks them' : 'tick "downstream too" to walk them';
-  return `${count} downstream divergence${count === 1 ? '' : 's'} at other lines follow from these roots (${walk})`;
+  return `${plural(count, 'downstream divergence')} at other lines follow from these roots (${walk})`;
 }

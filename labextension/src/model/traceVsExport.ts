@@ -10,6 +10,7 @@ import type { CaptureComparison, LineDifference, TraceComparison } from './proto
 import { TraceGraph } from './graph';
 import { FileNames } from './location';
 import { PairedPictures, pairedPictures } from './align';
+import { plural } from './words';
 
 export type DifferenceReason = LineDifference['reason'];
 
@@ -99,8 +100,8 @@ export interface Coverage {
  * arithmetic ops (export keeps sizes symbolic), 2 no-ops`; empty when nothing is left out. */
 function uncountedText(shapeOps: number, noOps: number): string {
   const parts = [
-    shapeOps ? `${shapeOps} shape arithmetic op${shapeOps === 1 ? '' : 's'} (export keeps sizes symbolic)` : '',
-    noOps ? `${noOps} no-op${noOps === 1 ? '' : 's'} export leaves out` : ''
+    shapeOps ? `${plural(shapeOps, 'shape arithmetic op')} (export keeps sizes symbolic)` : '',
+    noOps ? `${plural(noOps, 'no-op')} export leaves out` : ''
   ].filter(Boolean);
   return parts.length ? `not counted: ${parts.join(', ')}` : '';
 }
@@ -130,10 +131,6 @@ export interface ReasonCount {
   exportNodes: number;
   /** `shape arithmetic: 8 ops at 3 lines` */
   text: string;
-}
-
-function plural(n: number, word: string): string {
-  return `${n} ${word}${n === 1 ? '' : 's'}`;
 }
 
 /** Per reason that occurs, in REASON_WORDS' order: at how many lines, with how many ops of each side. */

@@ -22,6 +22,7 @@ import {
 } from '../model/traceVsExport';
 import { ExplorerContext } from '../state/context';
 import { append, button, clear, h, location } from '../state/dom';
+import { plural } from '../model/words';
 
 interface Compared {
   /** the run it belongs to: a new run starts over */
@@ -288,5 +289,5 @@ export class TraceVsExportPanel {
 }
 
 function opsText(ids: number[], side: string): string {
-  return ids.length ? `${ids.length} ${side} op${ids.length === 1 ? '' : 's'}` : `none in the ${side}`;
+  return ids.length ? plural(ids.length, `${side} op`) : `none in the ${side}`;
 }

@@ -13,6 +13,7 @@ import { FindingJSON, floatValue, TraceWarningJSON } from '../model/protocol';
 import { categoryOf, WARNING_TITLES as CATEGORY_TITLES } from '../model/run';
 import { fixButton } from '../controls/fix';
 import { detailOf, headlineOf, warningSets } from '../model/warningSets';
+import { plural } from '../model/words';
 
 function groupWarnings(warnings: TraceWarningJSON[]): [string, TraceWarningJSON[]][] {
   const order = Object.keys(CATEGORY_TITLES);
@@ -101,13 +102,7 @@ export class WarningsPanel {
         w.count > 1
           ? h('span', { class: 'jp-TraceExplorer-muted', title: `torch raised it ${w.count} times` }, `×${w.count}`)
           : null,
-        w.node_ids.length
-          ? h(
-              'span',
-              { class: 'jp-TraceExplorer-muted' },
-              `${w.node_ids.length} node${w.node_ids.length === 1 ? '' : 's'}`
-            )
-          : null
+        w.node_ids.length ? h('span', { class: 'jp-TraceExplorer-muted' }, plural(w.node_ids.length, 'node')) : null
       ),
       w.code ? h('pre', { class: 'jp-TraceExplorer-code' }, w.code) : null,
       saying ? paragraph(headlineOf(w)) : null,
@@ -179,7 +174,7 @@ export class WarningsPanel {
                   'span',
                   {
                     class: 'jp-TraceExplorer-count',
-                    title: `${list.length} warning${list.length === 1 ? '' : 's'}, raised ${raised} time${raised === 1 ? '' : 's'}`
+                    title: `${plural(list.length, 'warning')}, raised ${plural(raised, 'time')}`
                   },
                   String(list.length)
                 )
