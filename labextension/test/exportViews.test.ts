@@ -12,6 +12,7 @@ import { pendingFix } from '../src/controls/fix';
 import {
   backendLabel,
   backendTitle,
+  guardInInputs,
   guardsModel,
   rangeText,
   shapeSymbols,
@@ -141,6 +142,31 @@ describe('an export run', () => {
       'run 2: ok · draft="always", no_grad=true · 9 nodes'
     );
     expect(pendingFix({ check_trace: false }, first)).toEqual({ check_trace: false });
+  });
+});
+
+describe("a guard in the inputs' terms", () => {
+  const symbols = [
+    { name: 's53', min: 2, max: 64, sources: ['attention_mask.size()[1]'], kind: 'backed' },
+    { name: 's70', min: 2, max: 64, sources: ['input_ids.size()[1]'], kind: 'backed' },
+    { name: 'u0', min: null, max: null, sources: [], kind: 'unbacked' }
+  ] as Parameters<typeof guardInInputs>[1];
+
+  it('writes each symbol as its first source', () => {
+    expect(guardInInputs('Eq(s53, s70)', symbols)).toBe('Eq(attention_mask.size()[1], input_ids.size()[1])');
+    expect(guardInInputs('s70 <= 64', symbols)).toBe('input_ids.size()[1] <= 64');
+  });
+
+  it('leaves symbols with no source as they are, and says nothing when none has one', () => {
+    expect(guardInInputs('u0 >= s70', symbols)).toBe('u0 >= input_ids.size()[1]');
+    expect(guardInInputs('u0 >= 0', symbols)).toBeNull();
+    expect(guardInInputs('Eq(s530, 3)', symbols)).toBeNull(); // a longer name is another symbol
+    expect(guardInInputs('Eq(s53, 3)', [])).toBeNull();
+  });
+
+  it("reads the fixture's specialisation in its input's terms", () => {
+    const report = load('exported').raw.export!;
+    expect(guardInInputs(report.guards[0].expr, report.symbols)).toBe('Eq(steps.size()[0], 3)');
   });
 });
 

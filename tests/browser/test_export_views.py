@@ -71,6 +71,8 @@ def test_an_export_run_shows_its_capture_options_and_guards(lab):
     line = line_of("# the specialised loop")
     assert spec.locator(".jp-TraceExplorer-loc").inner_text() == f"cell [1], line {line}"
     assert "range(steps.size(0))" in spec.locator("pre").inner_text()
+    # what it asks of the inputs, in their terms (a guard torch gave no line reads as this alone)
+    assert spec.locator(".jp-TraceExplorer-guardInputs").inner_text() == "on the inputs: Eq(steps.size()[0], 3)"
     lab.screenshot_themes("export-guards", explorer)
     # clicking it marks its nodes in the graph and selects its op (not the constant it reads); the list stays in view
     canvas = explorer.locator(".jp-TraceExplorer-canvas svg")

@@ -7,7 +7,7 @@
 
 import { ExplorerContext } from '../state/context';
 import { append, clear, h, location } from '../state/dom';
-import { guardsModel, rangeText } from '../model/exportReport';
+import { guardInInputs, guardsModel, rangeText } from '../model/exportReport';
 import type { DraftFailure, ExportGuard, ExportSymbol } from '../model/protocol.generated';
 import { plural } from '../model/words';
 
@@ -65,7 +65,7 @@ export class GuardsPanel {
     );
   }
 
-  private guardItem(g: ExportGuard): HTMLElement {
+  private guardItem(g: ExportGuard, symbols: readonly ExportSymbol[]): HTMLElement {
     const run = this.ctx.run;
     const method = this.method;
     const selected = this.ctx.host.get('selectedNode');
@@ -89,7 +89,8 @@ export class GuardsPanel {
           : h('span', { class: 'jp-TraceExplorer-muted' }, 'no line recorded'),
         clickable ? h('span', { class: 'jp-TraceExplorer-muted' }, plural(g.node_ids.length, 'node')) : null
       ),
-      g.code ? h('pre', { class: 'jp-TraceExplorer-code' }, g.code) : null
+      g.code ? h('pre', { class: 'jp-TraceExplorer-code' }, g.code) : null,
+      inputsTerms(g.expr, symbols)
     );
     const activate = (): void => {
       if (clickable) {
@@ -137,7 +138,7 @@ export class GuardsPanel {
           { class: 'jp-TraceExplorer-section', 'data-section': section.kind },
           h('h4', { title: section.what }, `${section.title} (${section.guards.length})`),
           h('p', { class: 'jp-TraceExplorer-muted' }, section.what),
-          h('ul', { class: 'jp-TraceExplorer-list' }, ...section.guards.map(g => this.guardItem(g)))
+          h('ul', { class: 'jp-TraceExplorer-list' }, ...section.guards.map(g => this.guardItem(g, model.symbols)))
         )
       );
     }
@@ -165,4 +166,17 @@ export class GuardsPanel {
       );
     }
   }
+}
+
+/** "on the inputs: Eq(attention_mask.size()[1], input_ids.size()[1])", or nothing when no symbol has a source. */
+function inputsTerms(expr: string, symbols: readonly ExportSymbol[]): HTMLElement | null {
+  const spelled = guardInInputs(expr, symbols);
+  return spelled
+    ? h(
+        'div',
+        { class: 'jp-TraceExplorer-muted jp-TraceExplorer-guardInputs' },
+        'on the inputs: ',
+        h('code', {}, spelled)
+      )
+    : null;
 }

@@ -86,6 +86,25 @@ export function shapeTitle(
   return [...new Set(lines)].join('\n');
 }
 
+/**
+ * A guard's expression in the inputs' terms: each symbol written as its first source (`Eq(s53, s70)` ->
+ * `Eq(attention_mask.size()[1], input_ids.size()[1])`); null when no symbol of it has a source. What a guard asks
+ * of the inputs, readable where torch recorded no line for it (its own code added it).
+ */
+export function guardInInputs(expr: string, symbols: readonly ExportSymbol[]): string | null {
+  const sourceOf = new Map(symbols.filter(s => s.sources.length).map(s => [s.name, s.sources[0]]));
+  if (!sourceOf.size) {
+    return null;
+  }
+  let replaced = false;
+  const spelled = expr.replace(/\b[su]\d+\b/g, name => {
+    const source = sourceOf.get(name);
+    replaced ||= source !== undefined;
+    return source ?? name;
+  });
+  return replaced ? spelled : null;
+}
+
 /** The Guards tab's sections of assumptions, most telling first: a specialisation is a dim that is no longer dynamic. */
 export const GUARD_SECTIONS: readonly { kind: ExportGuard['kind']; title: string; what: string }[] = [
   {
