@@ -31,13 +31,19 @@ def _build_module():
 
 
 def _text(nb) -> str:
+    """Every cell's text: what it printed to each stream joined as written (the kernel splits a stream into
+    several outputs when it flushes between two writes: print("as written:", tag) arrived as 'as written:' and
+    ' data_dependent' on a loaded machine), then its plain-text results."""
     parts = []
     for cell in nb.cells:
+        streams: dict[str, str] = {}
         for out in cell.get("outputs", []):
-            if "text" in out:
-                parts.append(out["text"])
-            if "text/plain" in out.get("data", {}):
+            if out.get("output_type") == "stream":
+                name = out.get("name", "")
+                streams[name] = streams.get(name, "") + "".join(out.get("text", ""))
+            elif "text/plain" in out.get("data", {}):
                 parts.append(out["data"]["text/plain"])
+        parts.extend(streams.values())
     return "\n".join(parts)
 
 
