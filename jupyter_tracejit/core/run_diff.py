@@ -135,6 +135,8 @@ class RunDiff(JsonRecord):
     #: the two runs compared (live objects; None after ``from_json``): the explorer shows ``new_run`` with the diff
     old_run: TraceRun | None = field(default=None, repr=False, compare=False, metadata=NOT_IN_JSON)
     new_run: TraceRun | None = field(default=None, repr=False, compare=False, metadata=NOT_IN_JSON)
+    #: each method's structural_diff, computed once for the summary and kept for the Diff view's pairing (live)
+    graph_diffs: dict[str, GraphDiff] = field(default_factory=dict, repr=False, compare=False, metadata=NOT_IN_JSON)
 
     _json_decoders: ClassVar[Decoders] = {
         "scopes": list_of(ScopeChange.from_json),
@@ -200,9 +202,11 @@ class RunDiff(JsonRecord):
         old_graph = old.graphs.get(method) or old.graph
         if old_graph is None or method not in new.graphs:
             return new  # a side failed: nothing to show side by side (the diff's error says why)
-        pairs = (
-            structural_diff(old_graph, new.graphs[method], by_scope=True) if self.compared_as == "structural" else None
-        )
+        pairs = None
+        if self.compared_as == "structural":
+            pairs = self.graph_diffs.get(method) if method in old.graphs else None
+            if pairs is None:  # old.graph stood in for a method the old run lacks: not what diff_runs compared
+                pairs = structural_diff(old_graph, new.graphs[method], by_scope=True)
         view = DiffAgainst(diff=self, old_graph=old_graph, method=method, graph_diff=pairs)
         return dataclasses.replace(new, diff_against=view)
 
@@ -251,10 +255,11 @@ def _constant_changes(old: Graph, new: Graph, a: Node, b: Node) -> list[str]:
     return out
 
 
-def structural_changes(old: Graph, new: Graph, method: str, changes: dict[tuple[str, str], ScopeChange]) -> int:
-    """Add the roots of :func:`~.diff.structural_diff` per scope to ``changes``; returns how many ops differ only
-    downstream of them."""
-    diff: GraphDiff = structural_diff(old, new, by_scope=True)
+def structural_changes(
+    old: Graph, new: Graph, method: str, changes: dict[tuple[str, str], ScopeChange], diff: GraphDiff
+) -> int:
+    """Add the roots of ``diff`` (:func:`~.diff.structural_diff` of ``old`` and ``new``, by scope) per scope to
+    ``changes``; returns how many ops differ only downstream of them."""
     # a module only one side has: every op of it is added (removed), downstream of its first one or not
     old_scopes = {n.scope for n in old.nodes if n.role == "op"}
     new_scopes = {n.scope for n in new.nodes if n.role == "op"}
@@ -418,7 +423,8 @@ def diff_runs(old: TraceRun, new: TraceRun, *, values: bool = False, atol: float
     else:
         for method, graph in old.graphs.items():
             if method in new.graphs:
-                result.downstream += structural_changes(graph, new.graphs[method], method, changes)
+                diff = result.graph_diffs[method] = structural_diff(graph, new.graphs[method], by_scope=True)
+                result.downstream += structural_changes(graph, new.graphs[method], method, changes, diff)
         result.methods_removed = [m for m in old.graphs if m not in new.graphs]
         result.methods_added = [m for m in new.graphs if m not in old.graphs]
     params = parameter_changes(old, new)

@@ -79,8 +79,8 @@ def _safely(part: str, read: Callable[[], T], empty: T) -> T:
 
 def input_names(ep: Any) -> list[str]:
     """The program's user inputs' names in flattened order (``x``, ``attention_mask``; ``b_u`` for ``b['u']``):
-    its USER_INPUT placeholders, as the check's labels and ``ep.module()`` 's guard messages name them; [] when the
-    signature cannot be read."""
+    its USER_INPUT placeholders, the names the check's labels and the guard messages of ``ep.module()`` use; ``[]``
+    when the signature cannot be read."""
     try:
         specs = list(ep.graph_signature.input_specs)
     except Exception:  # not a program, or its signature changed shape: sources keep torch's names

@@ -367,7 +367,11 @@ class ExportSession:
                 ep = yield from call_torch(call)
             except Exception as e:
                 run.error = export_error(e, self.caller)
-                if _TREE_NAME in run.error.message and self.dynamic_shapes is not None and self._var_keyword():
+                if (
+                    _TREE_NAME in run.error.message
+                    and self.dynamic_shapes is not None
+                    and self._var_keyword(self._bound_inputs())
+                ):
                     self._var_keyword_error(run.error)
                 elif _DYNAMIC_SHAPES_MISMATCH.search(run.error.message):
                     self._arguments_error(run.error)
@@ -433,21 +437,23 @@ class ExportSession:
         structure = "{" + ", ".join(f"{name!r}: {shape_of(v, name)}" for name, v in bound.items()) + "}"
         return structure + (f" ({', '.join(sizes)})" if sizes else "")
 
-    def _var_keyword(self) -> str:
-        """The name of the forward's ``**kwargs`` argument when these inputs fill it (``""`` when none does)."""
+    def _var_keyword(self, bound: dict[str, Any]) -> str:
+        """The name of the forward's ``**kwargs`` argument when these inputs (``bound``: :meth:`_bound_inputs`) fill
+        it; ``""`` when none does."""
         try:
             parameters = inspect.signature(self.exported.forward).parameters.values()
         except (TypeError, ValueError):
             return ""
         name = next((p.name for p in parameters if p.kind is inspect.Parameter.VAR_KEYWORD), "")
-        return name if name and self._bound_inputs().get(name) else ""
+        return name if name and bound.get(name) else ""
 
     def _var_keyword_error(self, error: TraceError) -> None:
         """dynamic_shapes for a forward whose inputs come through ``**kwargs``, nested as torch documents it: torch
         2.13 fails there ("Must provide a tree_name", an assertion inside its own code; 2.14 exports). What works on
         every version is a forward that names the inputs."""
-        name = self._var_keyword()
-        given = list(self._bound_inputs()[name])
+        bound = self._bound_inputs()
+        name = self._var_keyword(bound)
+        given = list(bound[name])
         forward = f"{type(self.exported).__name__}.forward"
         error.phase, error.tag = "arguments", "dynamic_shapes_kwargs"
         error.message = (
@@ -462,19 +468,19 @@ class ExportSession:
             f"the model in a small nn.Module whose forward names them, `def forward(self, {', '.join(given)}): return "
             f"self.model({', '.join(f'{k}={k}' for k in given)})`, and export that with "
             f"dynamic_shapes={{{named_shapes}}} (each input named; a Dim where a size varies); or leave "
-            "dynamic_shapes out "
-            "(a static export)."
+            "dynamic_shapes out (a static export)."
         )
 
     def _arguments_error(self, error: TraceError) -> None:
         """torch refused ``dynamic_shapes`` for not matching the inputs: an argument error naming what does not
         match where it can (a name the forward does not take) and showing the structure it needs."""
         error.phase, error.tag = "arguments", "dynamic_shapes_mismatch"
-        names = list(self._bound_inputs())
+        bound = self._bound_inputs()
+        names = list(bound)
         if isinstance(self.dynamic_shapes, dict):
             unknown = [k for k in self.dynamic_shapes if k not in names]
-            var_keyword = self._var_keyword()
-            collected = [k for k in unknown if var_keyword and k in self._bound_inputs()[var_keyword]]
+            var_keyword = self._var_keyword(bound)
+            collected = [k for k in unknown if var_keyword and k in bound[var_keyword]]
             try:
                 parameters = set(inspect.signature(self.exported.forward).parameters)
             except (TypeError, ValueError):
