@@ -400,6 +400,8 @@ def test_dynamic_shapes_for_inputs_taken_through_kwargs_say_what_works(capfd):
             "'kw', with every input named"
         )
         assert "{'kw': {'x': {0: None, 1: None}, 'y': {0: None, 1: None}}} (kw['x'] is 4 x 3" in flat.error.hint
+        # --dynamic NAME:DIM cannot reach them: no example of it ('kw:0' was one, and torch refused it)
+        assert "--dynamic" not in flat.error.hint, flat.error.hint
     for spec in ({"kw": {"x": {0: batch}, "y": None}}, "auto"):
         run = export(KeywordsOnly(), (), inputs, dynamic_shapes=spec, check_inputs=[{**inputs, "x": torch.randn(6, 3)}])
         if run.error is None:  # a torch that takes them (2.14)

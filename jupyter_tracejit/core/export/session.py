@@ -507,11 +507,13 @@ class ExportSession:
                     f"{'is not an argument' if len(unknown) == 1 else 'are not arguments'} of "
                     f"{forward} (its inputs: {', '.join(names) or 'none'})"
                 )
+        # --dynamic NAME:DIM names a tensor argument: no example when the tensors come in a **kwargs or a container
+        tensor = next((name for name, value in bound.items() if isinstance(value, torch.Tensor)), None)
+        flag = f' (in %export and on the command line: --dynamic "{tensor}:0=name[min,max]")' if tensor else ""
         error.hint = (
             "dynamic_shapes must follow the inputs, by argument name (or as a tuple by position). For these inputs: "
             f"{self.expected_dynamic_shapes()}; put torch.export.Dim('name', min=..., max=...) or Dim.AUTO "
-            "where a size may vary (in %export and on the command line: --dynamic "
-            f'"{names[0] if names else "x"}:0=name[min,max]").'
+            f"where a size may vary{flag}."
         )
 
     def _count_python_run(self) -> None:
