@@ -13,6 +13,8 @@ from dataclasses import dataclass
 import torch
 from torch.testing._comparison import default_tolerances
 
+from .check import OutputComparison
+
 
 @dataclass
 class TensorComparison:
@@ -143,4 +145,42 @@ def summary(c: TensorComparison, *, expected: str = "expected", actual: str = "a
     )
 
 
-__all__ = ["TensorComparison", "compare_tensors", "summary"]
+def _compare_nested(orig: torch.Tensor, ref: torch.Tensor, tolerance: float) -> TensorComparison:
+    """Nested tensors are compared component by component, as torch does; the first mismatch decides."""
+    if getattr(orig, "is_nested", False) != getattr(ref, "is_nested", False):
+        return TensorComparison(False, structural="one output is a nested tensor, the other is not")
+    last = TensorComparison(True)
+    for t_o, t_r in zip(orig.unbind(), ref.unbind(), strict=False):
+        last = compare_tensors(t_o, t_r, rtol=tolerance)
+        if not last.ok:
+            return last
+    return last
+
+
+def compare_outputs(
+    original: list[torch.Tensor], reference: list[torch.Tensor], against: str, tolerance: float
+) -> list[OutputComparison]:
+    """torch's ``compare_outputs``: each pair compared in double with ``rtol=tolerance`` (see :mod:`.compare`)."""
+    results = []
+    for i, (orig, ref) in enumerate(zip(original, reference, strict=False)):
+        if getattr(orig, "is_nested", False) or getattr(ref, "is_nested", False):
+            c = _compare_nested(orig, ref, tolerance)
+        else:
+            c = compare_tensors(orig, ref, rtol=tolerance)
+        results.append(
+            OutputComparison(
+                index=i,
+                against=against,
+                ok=c.ok,
+                max_abs=c.max_abs,
+                max_rel=c.max_rel,
+                atol=c.atol,
+                rtol=tolerance,
+                shape=list(orig.shape),
+                message=c.torch_message,
+            )
+        )
+    return results
+
+
+__all__ = ["TensorComparison", "compare_outputs", "compare_tensors", "summary"]

@@ -705,3 +705,9 @@ def format_attribute(value: Any, number: Callable[[float | int], str] = js_numbe
     if isinstance(value, (int, float)):
         return number(value)
     return str(value)
+
+
+def signature(graph: Graph, node: Node) -> str:
+    """``aten::linear(Tensor,Tensor,Tensor)``: the key of :func:`argument_names`' table (``model/run.ts`` builds it
+    the same way)."""
+    return f"{node.kind}({','.join(graph.values[v].type for v in node.inputs)})"

@@ -71,4 +71,20 @@ def make_tuple(inputs: Any) -> tuple[Any, ...]:
     return tuple(inputs)
 
 
-__all__ = ["clone_inputs", "describe_inputs", "describe_value", "make_tuple", "tensor_type_str"]
+def parameter_types(module: torch.nn.Module | None) -> dict[str, str]:
+    """``path -> Float(8, 8)`` for every parameter and buffer of ``module`` (``blocks.0.fc.weight``); a module
+    whose tensors cannot be listed (a hostile ``named_parameters``) gives what was listed before it failed."""
+    table: dict[str, str] = {}
+    if not isinstance(module, torch.nn.Module):
+        return table
+    for listing in (module.named_parameters, module.named_buffers):
+        try:
+            for name, tensor in listing():
+                if isinstance(tensor, torch.Tensor):
+                    table[name] = tensor_type_str(tensor)
+        except Exception:  # a display nicety: never let it break a trace
+            continue
+    return table
+
+
+__all__ = ["clone_inputs", "describe_inputs", "describe_value", "make_tuple", "parameter_types", "tensor_type_str"]

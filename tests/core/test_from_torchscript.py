@@ -17,11 +17,8 @@ import torch.nn as nn
 
 from jupyter_tracejit.core.graph import Graph
 from jupyter_tracejit.core.torchscript.extract import (
-    TENSOR_PREVIEW,
     canonical_inlined,
     canonical_text,
-    demangle,
-    encode_ivalue,
     extract_graph,
     is_torch_file,
     parse_hierarchy,
@@ -29,8 +26,8 @@ from jupyter_tracejit.core.torchscript.extract import (
     preorder,
     scope_path,
     source_line,
-    tensor_summary,
 )
+from jupyter_tracejit.core.values import TENSOR_PREVIEW, demangle, encode_ivalue, tensor_summary
 
 from ..models import line_of
 

@@ -22,13 +22,9 @@ from jupyter_tracejit.core.graph import Block, Frame, Graph, Node, SourceLoc, Va
 from jupyter_tracejit.core.torchscript import extract as from_torchscript
 from jupyter_tracejit.core.torchscript.extract import (
     _BLOCK_KINDS,
-    TENSOR_PREVIEW,
     Extraction,
     _node_attributes,
     canonical_inlined,
-    demangle,
-    encode_ivalue,
-    encode_scalar,
     extract_graph,
     is_torch_file,
     is_trace_entry_file,
@@ -36,10 +32,10 @@ from jupyter_tracejit.core.torchscript.extract import (
     parse_hierarchy,
     scope_path,
     source_line,
-    tensor_summary,
     user_frame_index,
 )
 from jupyter_tracejit.core.torchscript.roles import role_of
+from jupyter_tracejit.core.values import TENSOR_PREVIEW, demangle, encode_ivalue, encode_scalar, tensor_summary
 
 # -- the reference: the straightforward extraction, one pybind call per fact -------------------------------------
 

@@ -7,7 +7,9 @@ import torch
 import torch.nn as nn
 
 import jupyter_tracejit as tj
-from jupyter_tracejit.core.torchscript.schemas import argument_names, parameter_types, signature
+from jupyter_tracejit.core.graph import signature
+from jupyter_tracejit.core.inputs import parameter_types
+from jupyter_tracejit.core.torchscript.schemas import argument_names
 
 
 def test_arguments_are_named_by_the_overload_the_node_calls() -> None:

@@ -13,7 +13,7 @@ import torch
 import torch.nn as nn
 
 from jupyter_tracejit.core.torchscript.calls import trace_call
-from jupyter_tracejit.core.torchscript.extract import demangle
+from jupyter_tracejit.core.values import demangle
 
 
 def torch_trace(*args: Any, **kwargs: Any) -> Any:

@@ -22,9 +22,10 @@ import torch
 
 from ..capture import stamp
 from ..errors import TraceError, error_from_exception
+from ..inputs import parameter_types
 from ..run import Target, TraceRun
 from ..torchscript.extract import canonical_inlined, extract_graph
-from ..torchscript.schemas import argument_names, parameter_types
+from ..torchscript.schemas import argument_names
 from ..torchscript.session import method_code
 from .findings import graph_findings, no_debug_info
 from .layout import ArchiveLayout, inspect_file, load_error

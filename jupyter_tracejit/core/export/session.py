@@ -26,12 +26,11 @@ from ..capture import CAPTURE_LOCK, Steps, call_torch, drive, guest, stamp
 from ..errors import CACHE_HINT, TraceError, argument_error, error_from_exception
 from ..graph import Frame
 from ..hazards import Finding
-from ..inputs import describe_inputs
+from ..inputs import describe_inputs, parameter_types
 from ..progress import CHECKING, DRAFTING, EXPORTING, enter_phase
 from ..run import Target, TraceRun
 from ..source import attribute_to_caller, is_torch_file, source_line
 from ..torchscript.plan import target_of
-from ..torchscript.schemas import parameter_types
 from ..words import plural
 from .check import check_export
 from .graph import argument_names, graph_from_exported_program

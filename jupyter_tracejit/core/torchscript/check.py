@@ -18,7 +18,7 @@ from typing import Any
 import torch
 
 from ..check import CheckCase, OutputComparison
-from ..compare import TensorComparison, compare_tensors
+from ..compare import compare_outputs, compare_tensors
 from ..diff import GraphDiff, structural_diff
 from ..errors import error_from_exception
 from ..graph import Graph
@@ -31,44 +31,6 @@ from .facts import TracingCheckError
 def _tensor_outputs(out: Any) -> list[torch.Tensor]:
     outs = out if isinstance(out, tuple) else (out,)
     return [o for o in outs if isinstance(o, torch.Tensor)]
-
-
-def _compare_nested(orig: torch.Tensor, ref: torch.Tensor, tolerance: float) -> TensorComparison:
-    """Nested tensors are compared component by component, as torch does; the first mismatch decides."""
-    if getattr(orig, "is_nested", False) != getattr(ref, "is_nested", False):
-        return TensorComparison(False, structural="one output is a nested tensor, the other is not")
-    last = TensorComparison(True)
-    for t_o, t_r in zip(orig.unbind(), ref.unbind(), strict=False):
-        last = compare_tensors(t_o, t_r, rtol=tolerance)
-        if not last.ok:
-            return last
-    return last
-
-
-def compare_outputs(
-    original: list[torch.Tensor], reference: list[torch.Tensor], against: str, tolerance: float
-) -> list[OutputComparison]:
-    """torch's ``compare_outputs``: each pair compared in double with ``rtol=tolerance`` (see :mod:`.compare`)."""
-    results = []
-    for i, (orig, ref) in enumerate(zip(original, reference, strict=False)):
-        if getattr(orig, "is_nested", False) or getattr(ref, "is_nested", False):
-            c = _compare_nested(orig, ref, tolerance)
-        else:
-            c = compare_tensors(orig, ref, rtol=tolerance)
-        results.append(
-            OutputComparison(
-                index=i,
-                against=against,
-                ok=c.ok,
-                max_abs=c.max_abs,
-                max_rel=c.max_rel,
-                atol=c.atol,
-                rtol=tolerance,
-                shape=list(orig.shape),
-                message=c.torch_message,
-            )
-        )
-    return results
 
 
 def torch_mismatch_message(comparison: OutputComparison) -> str:

@@ -8,7 +8,6 @@ and module hierarchy once: a 12k-node graph repeats a handful of them (see :func
 from __future__ import annotations
 
 import gc
-import hashlib
 import os
 import re
 from collections.abc import Callable, Iterator
@@ -18,23 +17,17 @@ from typing import Any, cast
 import torch
 
 from ..graph import Block, Frame, Graph, Node, SourceLoc, Value
-from ..jsonio import float_to_json
 from ..source import is_torch_file, is_trace_entry_file, source_line, user_frame_index
+from ..values import demangle, encode_ivalue, tensor_summary
 from .roles import role_of
 
 _FRAME_RE = re.compile(r"^(.*)\((\d+)\): (.*)$")
 _HIERARCHY_RE = re.compile(r"([^.()]+)\(([^()]*)\)")
-_MANGLE_RE = re.compile(r"___torch_mangle_\d+\.")
 _BLOCK_KINDS = frozenset({"prim::If", "prim::Loop", "prim::With", "prim::Closure"})
-TENSOR_PREVIEW = 8
 #: marks a module hierarchy among the scope names of :func:`extract_graph`'s cache (no scope name starts with it)
 _HIERARCHY_KEY = "\0"
 #: "not looked up yet" in caches whose values may be None
 _MISSING: Any = object()
-
-
-def demangle(text: str) -> str:
-    return _MANGLE_RE.sub("", text)
 
 
 def parse_stack(text: str, frames_seen: dict[str, Frame | None] | None = None) -> SourceLoc | None:
@@ -94,76 +87,6 @@ def parse_hierarchy(text: str) -> dict[str, str]:
         path = m.group(1) if not path else f"{path}.{m.group(1)}"
         out[path] = demangle(m.group(2))
     return out
-
-
-#: dtypes whose values numpy reads exactly as torch's ``tolist`` does (no bfloat16, no complex with its conj bit)
-_NUMPY_SUMMARY_DTYPES = frozenset(
-    {
-        torch.float32,
-        torch.float64,
-        torch.float16,
-        torch.int64,
-        torch.int32,
-        torch.int16,
-        torch.int8,
-        torch.uint8,
-        torch.bool,
-    }
-)
-
-
-def tensor_summary(t: torch.Tensor) -> dict[str, Any]:
-    """A JSON-ready description of a tensor constant: dtype, shape, a preview and a content digest."""
-    dtype = t.dtype
-    summary: dict[str, Any] = {
-        "dtype": str(dtype).replace("torch.", ""),
-        "shape": list(t.shape),
-        "device": str(t.device),
-    }
-    if dtype in _NUMPY_SUMMARY_DTYPES and t.is_cpu and t.layout == torch.strided and not t.requires_grad:
-        # the common case (a trace holds thousands of small CPU constants): numpy reads the memory directly, the
-        # same preview and bytes as below for a third of the cost of the torch calls
-        try:
-            array = t.contiguous().numpy()
-        except (RuntimeError, TypeError, ValueError):
-            pass
-        else:
-            summary["preview"] = [encode_scalar(x) for x in array.reshape(-1)[:TENSOR_PREVIEW].tolist()]
-            summary["digest"] = hashlib.sha1(array.tobytes()).hexdigest()[:16]
-            return summary
-    try:
-        flat = t.detach().to("cpu").contiguous()
-        summary["preview"] = [encode_scalar(x) for x in flat.reshape(-1)[:TENSOR_PREVIEW].tolist()]
-        summary["digest"] = hashlib.sha1(
-            flat.numpy().tobytes() if flat.dtype != torch.bfloat16 else flat.float().numpy().tobytes()
-        ).hexdigest()[:16]
-    except (RuntimeError, TypeError, ValueError):  # quantized, sparse, meta: no host view
-        summary["preview"] = []
-        summary["digest"] = ""
-    return summary
-
-
-def encode_scalar(x: Any) -> Any:
-    if isinstance(x, complex):
-        return {"repr": repr(x)}
-    return float_to_json(x)
-
-
-def encode_ivalue(value: Any) -> Any:
-    """Constant and attribute values as JSON-ready data, tagged where JSON has no type for them."""
-    if value is None or isinstance(value, (bool, int, str)):
-        return value
-    if isinstance(value, (float, complex)):
-        return encode_scalar(value)
-    if isinstance(value, torch.Tensor):
-        return {"tensor": tensor_summary(value)}
-    if isinstance(value, torch.device):
-        return {"device": str(value)}
-    if isinstance(value, torch.dtype):
-        return {"repr": str(value)}
-    if isinstance(value, (list, tuple)):
-        return [encode_ivalue(v) for v in value]
-    return {"repr": demangle(repr(value))}
 
 
 @dataclass

@@ -16,14 +16,7 @@ from collections.abc import Iterable
 
 import torch
 
-from ..graph import Graph, Node
-from ..inputs import tensor_type_str
-
-
-def signature(graph: Graph, node: Node) -> str:
-    """``aten::linear(Tensor,Tensor,Tensor)``: the key of :func:`argument_names`' table (``model/run.ts`` builds it
-    the same way)."""
-    return f"{node.kind}({','.join(graph.values[v].type for v in node.inputs)})"
+from ..graph import Graph
 
 
 def _takes(schema_type: str, ours: str) -> bool:
@@ -70,20 +63,4 @@ def argument_names(graphs: Iterable[Graph]) -> dict[str, list[str]]:
             names = _names(kind, types)
             if names is not None:
                 table[f"{kind}({','.join(types)})"] = list(names)
-    return table
-
-
-def parameter_types(module: torch.nn.Module | None) -> dict[str, str]:
-    """``path -> Float(8, 8)`` for every parameter and buffer of ``module`` (``blocks.0.fc.weight``); a module
-    whose tensors cannot be listed (a hostile ``named_parameters``) gives what was listed before it failed."""
-    table: dict[str, str] = {}
-    if not isinstance(module, torch.nn.Module):
-        return table
-    for listing in (module.named_parameters, module.named_buffers):
-        try:
-            for name, tensor in listing():
-                if isinstance(tensor, torch.Tensor):
-                    table[name] = tensor_type_str(tensor)
-        except Exception:  # a display nicety: never let it break a trace
-            continue
     return table

@@ -25,7 +25,7 @@ from ..capture import CAPTURE_LOCK, drive, guest, stamp
 from ..check import CheckCase, CheckReport
 from ..errors import TraceError, argument_error, error_from_exception
 from ..graph import Frame, Graph
-from ..inputs import clone_inputs, describe_inputs
+from ..inputs import clone_inputs, describe_inputs, parameter_types
 from ..options import DEFAULT_TOLERANCE
 from ..progress import CHECKING, PROBING, TRACING, enter_phase
 from ..run import TraceRun
@@ -37,7 +37,7 @@ from .deep_stack import run_with_stack
 from .extract import canonical_inlined, canonical_text, extract_graph, has_calls, parse_stack
 from .facts import nondeterministic_warning
 from .plan import TracePlan
-from .schemas import argument_names, parameter_types
+from .schemas import argument_names
 
 #: torch's code printer is quadratic in the number of submodules (3 s for 4,000): skip `.code` beyond this
 CODE_MAX_SUBMODULES = 1000
