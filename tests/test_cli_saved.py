@@ -41,7 +41,7 @@ def test_view_writes_the_report_json_and_dot(models: dict[str, Path], tmp_path: 
     assert (code, err) == (0, "")
     assert out.startswith("ConvNet: ok") and f"wrote {html}" in out
     data = json.loads(run_json.read_text())
-    assert data["backend"] == "torchscript-archive" and data["options"]["path"] == str(models["v1"])
+    assert (data["backend"], data["source"]) == ("trace", "file") and data["options"]["path"] == str(models["v1"])
     assert "aten::_convolution" in dot.read_text() and html.read_text().startswith("<!DOCTYPE html>")
 
 
@@ -54,7 +54,7 @@ def test_view_opens_an_exported_program(tmp_path: Path) -> None:
     assert code == 0 and out.startswith("MLP: ok")
     data = json.loads((tmp_path / "run.json").read_text())
     assert data["backend"] == "export"
-    assert [(s["min"], s["max"]) for s in data["export"]["symbols"]] == [(2, 64)]
+    assert [(s["min"], s["max"]) for s in data["records"]["symbols"]] == [(2, 64)]
 
 
 def test_view_of_what_cannot_be_read_is_a_usage_error(tmp_path: Path) -> None:

@@ -3,6 +3,10 @@ only ever read the current layout. Torch-free (a saved run opens where torch is 
 
 - run ``schema_version`` 1 -> 2: every run was a ``torch.jit.trace`` (``backend: "trace"``); its graphs are
   upgraded as below.
+- run ``schema_version`` 2 -> 3 (the back-end registry): ``source`` says where a run came from, apart from its
+  ``backend``: a TorchScript archive read back (``backend: "torchscript-archive"``) is ``trace`` from a ``file``, an
+  exported program read back (options ``path`` and ``map_location`` only) ``export`` from a ``file``; an export's
+  ``export`` records are the run's ``records``.
 - ``graph_schema`` 1 -> 2: nodes gain their role (version 1 decided it from the TorchScript kind; that table is
   :data:`~.torchscript.roles.TORCHSCRIPT_ROLES`); sizes were all numbers, as version 2 still allows.
 """
@@ -32,7 +36,32 @@ def upgrade_graph(data: Any) -> Any:
 
 
 def upgrade_run(data: Any) -> Any:
-    """A version-1 run as version 2 (a new dict sharing the unchanged parts); anything else as it is."""
+    """A run of an earlier version as the current one (a new dict sharing the unchanged parts); anything else as it
+    is."""
+    return _upgrade_2(_upgrade_1(data))
+
+
+def _upgrade_2(data: Any) -> Any:
+    """A version-2 run as version 3."""
+    if not isinstance(data, Mapping) or data.get("schema_version") != 2:
+        return data
+    run = {key: value for key, value in data.items() if key != "export"}
+    options = data.get("options")
+    from_file = data.get("backend") == "torchscript-archive" or (
+        isinstance(options, Mapping) and set(options) == {"path", "map_location"}
+    )
+    run.update(
+        schema_version=3,
+        backend="trace" if data.get("backend") == "torchscript-archive" else data.get("backend"),
+        source="file" if from_file else "capture",
+    )
+    if data.get("export") is not None:
+        run["records"] = data["export"]
+    return run
+
+
+def _upgrade_1(data: Any) -> Any:
+    """A version-1 run as version 2."""
     if not isinstance(data, Mapping) or data.get("schema_version") != 1:
         return data
     run = {**data, "schema_version": 2, "backend": "trace"}

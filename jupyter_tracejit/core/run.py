@@ -7,18 +7,19 @@ import os
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from .capture_diff import TraceComparison
 from .categories import WARNING_CATEGORIES
 from .check import CheckReport
 from .errors import TraceError
-from .export.records import ExportReport
 from .graph import Graph
 from .hazards import Finding
 from .jsonio import NOT_IN_JSON, Decoders, JsonRecord, list_of
 from .legacy import upgrade_run
 from .probe_report import ProbeReport
+from .registry import backend as backend_row
+from .registry import by_records
 from .tracer_warnings import TraceWarning
 from .validate import check_run
 from .words import plural
@@ -27,11 +28,11 @@ if TYPE_CHECKING:
     from .run_diff import DiffAgainst
 
 #: bump when the JSON layout changes; ``from_json`` reads older versions through :mod:`.legacy` and refuses newer
-#: ones with a clear message. 2: ``backend``, node roles and symbolic sizes in graphs.
-SCHEMA_VERSION = 2
-#: the capture back ends a run can come from
-BACKENDS = ("trace", "export", "torchscript-archive")
+#: ones with a clear message. 2: ``backend``, node roles and symbolic sizes in graphs; 3: ``source`` and ``records``
+#: (the back-end registry).
+SCHEMA_VERSION = 3
 JSON_KIND = "jupyter-tracejit.run"
+_R = TypeVar("_R")
 
 
 #: how runs are presented (DOT, an HTML fragment, the offline page), registered by :mod:`jupyter_tracejit.render`:
@@ -159,9 +160,12 @@ class TraceRun(JsonRecord):
     target: Target
     #: options as given (JSON-ready; check inputs described by their shapes)
     options: dict[str, Any]
-    #: the capture that made the run (:data:`BACKENDS`): ``"trace"`` for ``torch.jit.trace``, ``"export"`` for
-    #: ``torch.export.export``, ``"torchscript-archive"`` for a saved TorchScript archive read back (``.archive``)
+    #: the back end that captured the run (its row in :mod:`.registry`): ``"trace"`` for ``torch.jit.trace``,
+    #: ``"export"`` for ``torch.export.export``
     backend: str = "trace"
+    #: where it came from: ``"capture"`` (made in this process) or ``"file"`` (a saved file read back by ``tj.load``:
+    #: nothing of the model ran; its options are what the file was read with)
+    source: str = "capture"
     #: example inputs per method, described by their shapes
     inputs: dict[str, list[str]] = field(default_factory=dict)
     graphs: dict[str, Graph] = field(default_factory=dict)
@@ -185,9 +189,10 @@ class TraceRun(JsonRecord):
     #: ``path -> Float(8, 8)`` for the traced module's parameters and buffers (``blocks.0.fc.weight``): the graph's
     #: ``prim::GetAttr`` values carry no shape, the inspector shows these
     parameters: dict[str, str] = field(default_factory=dict)
-    #: what an export recorded beyond its graph (signature, symbols, guards, runtime asserts, torch's log, the draft
-    #: report): :class:`~.export.records.ExportReport`; None for a trace (and for runs saved before it existed)
-    export: ExportReport | None = None
+    #: what the back end recorded beyond its graph, of the type its registry row names (an export's signature,
+    #: symbols, guards, runtime asserts and draft report: :class:`~.export.records.ExportReport`), also read as
+    #: ``run.<the row's records name>`` (``run.export``); None when it records nothing more
+    records: Any = None
     #: an export run's comparison with a trace of the same model (``compare_trace=True``): the trace's graph and
     #: how the two correspond (:class:`~.capture_diff.TraceComparison`); None otherwise
     compared: TraceComparison | None = None
@@ -207,10 +212,25 @@ class TraceRun(JsonRecord):
         "error": TraceError.from_json,
         "findings": list_of(Finding.from_json),
         "probe": ProbeReport.from_json,
-        "export": ExportReport.from_json,
         "compared": TraceComparison.from_json,
         "diff_against": _diff_against_from_json,
     }
+
+    if not TYPE_CHECKING:  # at run time only: to mypy a misspelt attribute stays an error
+
+        def __getattr__(self, name: str) -> Any:
+            """``run.export`` (``run.<a back end's records name>``): the run's records when that back end made it,
+            else None. Only for names the registry declares; anything else is an AttributeError as usual."""
+            if name.startswith("_"):
+                raise AttributeError(name)
+            row = by_records(name)
+            if row is None:
+                raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+            return self.records if self.backend == row.name else None
+
+    def records_as(self, kind: type[_R]) -> _R | None:
+        """The run's records if they are a ``kind`` (the back end's own typed access), else None."""
+        return self.records if isinstance(self.records, kind) else None
 
     # -- verdict and shortcuts ----------------------------------------------------------------
     @property
@@ -222,7 +242,7 @@ class TraceRun(JsonRecord):
     def from_file(self) -> bool:
         """Whether the run was read back from a saved file (``tj.load``: a ``.pt`` or a ``.pt2``), nothing run: its
         options are what the file was read with (``RecordedArchiveOptions``)."""
-        return self.backend == "torchscript-archive" or set(self.options) == {"path", "map_location"}
+        return self.source == "file"
 
     @property
     def graph(self) -> Graph | None:
@@ -260,9 +280,9 @@ class TraceRun(JsonRecord):
         if self.check is not None and not self.check.ok and not check_raised:
             mismatches = len(self.check.output_mismatches)
             raised = sum(1 for c in self.check.cases if c.exception is not None)
-            if self.backend == "export" and not roots and not mismatches and raised:
-                # the exported program refused an input set (a guard failed): nothing diverged, it raised
-                reasons.append(f"the export check failed: {_plural(raised, 'input set')} raised")
+            if not roots and not mismatches and raised:
+                # the captured program refused an input set (an export's guard failed): nothing diverged, it raised
+                reasons.append(f"{self.check_name} failed: {_plural(raised, 'input set')} raised")
             else:
                 reasons.append(
                     f"{self.check_name} failed: {_plural(roots, 'root divergence')}, "
@@ -306,13 +326,16 @@ class TraceRun(JsonRecord):
 
     @property
     def capture_noun(self) -> str:
-        """What the run holds, in words: ``trace``, ``export`` or ``archive``."""
-        return {"export": "export", "torchscript-archive": "archive"}.get(self.backend, "trace")
+        """What the run holds, in words: ``trace``, ``export`` or ``archive`` (the registry's words)."""
+        row = backend_row(self.backend)
+        if self.from_file:
+            return next((f.noun for f in row.files), row.noun)
+        return row.noun
 
     @property
     def check_name(self) -> str:
         """The check's name in words: torch's own (``check_trace``) for a trace, ours for an export."""
-        return "the export check" if self.backend == "export" else "torch's check"
+        return backend_row(self.backend).check_name
 
     def files(self) -> Iterator[str]:
         """Every source file the run points at (nodes' stacks, warnings, errors, the target), with repeats."""
@@ -388,7 +411,7 @@ class TraceRun(JsonRecord):
         equal run whose ``to_json()`` is the same, key for key. ``export`` is left out when None: a trace's JSON
         is what it was before export runs existed (the schema's ``export`` is optional)."""
         fields = super().to_json()
-        for optional in ("export", "compared", "diff_against"):
+        for optional in ("records", "compared", "diff_against"):
             if fields.get(optional, ...) is None:
                 del fields[optional]
         return {
@@ -444,4 +467,8 @@ class TraceRun(JsonRecord):
                 f"version {SCHEMA_VERSION}; re-run the trace, or install the version that wrote it"
             )
         check_run(data)
-        return super().from_json(data)
+        run = super().from_json(data)
+        if run.records is not None:  # read as its back end's records type
+            records_class = backend_row(run.backend).records_class()
+            run.records = records_class.from_json(run.records) if records_class is not None else None
+        return run

@@ -23,6 +23,8 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from importlib import resources
 from typing import Any
 
+from .registry import backend
+
 __all__ = ["MAX_ATTRIBUTE_DEPTH", "RunInvalid", "check_run", "reference_problem", "schema_problem"]
 
 #: attribute values (a node's constants) nested deeper than this are refused: the renderers walk them recursively
@@ -451,10 +453,11 @@ def reference_problems(data: Mapping[str, Any]) -> Iterator[tuple[str, str]]:
         for i, item in enumerate(data[key]):
             # node ids are of the graph of the item's method; one with no graph (a failed trace) has none
             yield from _node_ids(item["node_ids"], graphs.get(item["method"]), f"/{key}/{i}/node_ids")
-    export = data.get("export")
-    for i, guard in enumerate(export["guards"] if export else []):
-        # an export's guards and runtime asserts concern the nodes of its (only) graph, forward
-        yield from _node_ids(guard["node_ids"], graphs.get("forward"), f"/export/guards/{i}/node_ids")
+    records = data.get("records")
+    records_class = backend(data["backend"]).records_class() if records else None
+    for pointer, method, ids in records_class.node_references(records) if records_class is not None else ():
+        # the back end's records name nodes of its graphs (an export's guards, of forward)
+        yield from _node_ids(ids, graphs.get(method), f"/records{pointer}")
     compared = data.get("compared")
     if compared:
         # trace node ids point into the compared trace's graph, export ones into the run's forward graph

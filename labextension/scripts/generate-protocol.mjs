@@ -97,6 +97,9 @@ function constants() {
     `export const TORCHSCRIPT_ROLES: Record<string, NodeRole> = ${JSON.stringify(
       run.definitions.NodeRole['x-torchscript-roles']
     )};`,
+    `/** The capture back ends, each with the words the explorer uses for it, the tabs it adds and the files it reads`,
+    ` * back (run.schema.json backend x-backends, written from core/registry.py and each back end's backend.py). */`,
+    `export const BACKENDS = ${JSON.stringify(run.properties.backend['x-backends'])} as const;`,
     `/** Warning categories in the order they are listed, each with what the explorer says and decides about it`,
     ` * (run.schema.json TraceWarning category x-categories, written from core/categories.py). */`,
     `export const WARNING_CATEGORIES = ${JSON.stringify(

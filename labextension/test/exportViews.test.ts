@@ -9,9 +9,9 @@ import { describe, expect, it } from 'vitest';
 
 import { pendingFix } from '../src/controls/fix';
 
+import { backendLabel, backendTitle } from '../src/model/backends';
 import {
-  backendLabel,
-  backendTitle,
+  exportRecords,
   guardInInputs,
   guardsModel,
   rangeText,
@@ -43,7 +43,7 @@ function load(name: string): TraceRunModel {
 
 describe('an export run', () => {
   const run = load('exported');
-  const report = run.raw.export!;
+  const report = exportRecords(run.raw)!;
 
   it('is named by its capture in the header; a trace by its own', () => {
     expect(run.raw.backend).toBe('export');
@@ -54,10 +54,10 @@ describe('an export run', () => {
   });
 
   it('says a saved program or archive was read back, not captured', () => {
-    const saved = { ...run.raw, options: { path: 'bert.pt2', map_location: 'cpu' } } as typeof run.raw;
+    const saved = { ...run.raw, source: 'file', options: { path: 'bert.pt2', map_location: 'cpu' } } as typeof run.raw;
     expect(backendLabel(saved)).toBe('saved torch.export');
     expect(backendTitle(saved)).toBe('read from an exported program (torch.export.save): bert.pt2; nothing was run');
-    const archive = { ...saved, backend: 'torchscript-archive', options: { path: 'net.pt' } } as typeof run.raw;
+    const archive = { ...saved, backend: 'trace', options: { path: 'net.pt' } } as typeof run.raw;
     expect(backendLabel(archive)).toBe('saved TorchScript');
     expect(backendTitle(archive)).toBe('read from a TorchScript archive: net.pt; nothing was run');
   });
@@ -102,7 +102,7 @@ describe('an export run', () => {
   });
 
   it('has no Guards model when it is a trace; an empty report has empty sections', () => {
-    expect(guardsModel(load('net').raw.export)).toBeNull();
+    expect(guardsModel(exportRecords(load('net').raw))).toBeNull();
     const empty = guardsModel({ ...report, guards: [], draft: [] })!;
     expect(empty.sections).toEqual([]);
     expect(empty.draft).toEqual([]);
@@ -165,7 +165,7 @@ describe("a guard in the inputs' terms", () => {
   });
 
   it("reads the fixture's specialisation in its input's terms", () => {
-    const report = load('exported').raw.export!;
+    const report = exportRecords(load('exported').raw)!;
     expect(guardInInputs(report.guards[0].expr, report.symbols)).toBe('Eq(steps.size()[0], 3)');
   });
 });
@@ -193,7 +193,7 @@ describe('a saved run in a read-only explorer', () => {
     expect(savedOptionsText(loaded)).toBe('read-only · loaded from model.pt2');
     // as JupyterLab's server loads it: by its absolute path, to the CPU
     const served = { path: '/srv/notebooks/models/model.pt', map_location: 'cpu' };
-    const archive = { ...raw('net'), backend: 'torchscript-archive' as const, options: served };
+    const archive = { ...raw('net'), source: 'file' as const, options: served };
     expect(savedOptionsText(archive)).toBe('read-only · loaded from model.pt');
     expect(savedOptionsText(null)).toBe('read-only');
   });

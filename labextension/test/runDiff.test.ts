@@ -8,7 +8,7 @@ import { readFileSync } from 'fs';
 import { join } from 'path';
 import { describe, expect, it } from 'vitest';
 
-import { TraceRunJSON } from '../src/model/protocol';
+import { SCHEMA_VERSION, TraceRunJSON } from '../src/model/protocol';
 import { decodeRun } from '../src/model/run';
 import { changedModules, diffPictures, parameterRows, scopeSteps, topModule, verdict } from '../src/model/runDiff';
 import { savedRunProblem } from '../src/model/validate';
@@ -25,8 +25,8 @@ describe('a run shown as the new side of tj.diff', () => {
   const view = run.raw.diff_against!;
   const current = run.graphs.get(view.method)!;
 
-  it('is a valid schema-2 run whose optional diff_against the explorer reads', () => {
-    expect(data.schema_version).toBe(2);
+  it('is a valid current run whose optional diff_against the explorer reads', () => {
+    expect(data.schema_version).toBe(SCHEMA_VERSION);
     expect(savedRunProblem(data)).toBeNull();
     expect(view.method).toBe('forward');
     // a run without it reads as before

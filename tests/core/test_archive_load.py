@@ -15,7 +15,8 @@ import torch
 from jupyter_tracejit.core.archive import BACKEND, load_archive
 from jupyter_tracejit.core.archive.findings import dtype_casts, frozen_sizes
 from jupyter_tracejit.core.archive.source import archive_source, archive_source_reader
-from jupyter_tracejit.core.run import BACKENDS, TraceRun
+from jupyter_tracejit.core.registry import names
+from jupyter_tracejit.core.run import TraceRun
 from jupyter_tracejit.core.validate import check_run
 
 
@@ -127,7 +128,7 @@ def saved(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 
 # -- archives -------------------------------------------------------------------------------------------------------
 def test_the_backend_is_known() -> None:
-    assert BACKEND == "torchscript-archive" and BACKEND in BACKENDS
+    assert BACKEND == "trace" and BACKEND in names()
 
 
 def test_a_traced_convnet_in_train_mode(saved: dict[str, Path]) -> None:

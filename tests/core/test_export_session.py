@@ -16,7 +16,8 @@ from jupyter_tracejit.core.capture import Backend, drive
 from jupyter_tracejit.core.export.options import export_support_problem
 from jupyter_tracejit.core.export.session import EXPORT_LOGGERS, ExportSession, captured_torch_logs, message_frame
 from jupyter_tracejit.core.graph import Frame
-from jupyter_tracejit.core.run import BACKENDS, TraceRun
+from jupyter_tracejit.core.registry import names
+from jupyter_tracejit.core.run import TraceRun
 from jupyter_tracejit.core.validate import check_run
 from tests.models import MLP
 
@@ -95,7 +96,7 @@ def assert_round_trips(run: TraceRun) -> None:
 
 def test_the_session_is_a_backend_and_its_name_a_known_backend() -> None:
     session: Backend = ExportSession(MLP(), (torch.randn(2, 16),))
-    assert session.name == "export" and "export" in BACKENDS
+    assert session.name == "export" and "export" in names()
 
 
 def test_an_mlp_exports_into_a_valid_run(capfd: pytest.CaptureFixture[str]) -> None:

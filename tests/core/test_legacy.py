@@ -1,5 +1,10 @@
-"""Runs saved by version 1 (every tutorial's outputs and the front-end fixtures as they were before roles became
-data, tests/data/v1-runs.json.gz) still open: upgraded on reading, shown and saved again as version 2."""
+"""Runs saved by earlier versions still open: upgraded on reading, shown and saved again as the current version.
+
+- version 1: every tutorial's outputs and the front-end fixtures as they were before roles became data
+  (tests/data/v1-runs.json.gz);
+- version 2: every run saved in the checkout before the back-end registry (the tutorials' outputs, the front end's
+  fixtures, a loaded .pt and .pt2; tests/data/v2-runs.json.gz), when ``backend`` still said
+  ``"torchscript-archive"`` for a loaded archive and an export's records were ``export``."""
 
 from __future__ import annotations
 
@@ -17,10 +22,16 @@ from jupyter_tracejit.core.run import SCHEMA_VERSION, TraceRun
 from jupyter_tracejit.core.torchscript.roles import TORCHSCRIPT_ROLES, role_of
 
 V1_RUNS = Path(__file__).parent.parent / "data" / "v1-runs.json.gz"
+V2_RUNS = Path(__file__).parent.parent / "data" / "v2-runs.json.gz"
 
 
 def v1_runs() -> dict[str, dict]:
     with gzip.open(V1_RUNS, "rt", encoding="utf-8") as f:
+        return json.load(f)
+
+
+def v2_runs() -> dict[str, dict]:
+    with gzip.open(V2_RUNS, "rt", encoding="utf-8") as f:
         return json.load(f)
 
 
@@ -59,7 +70,7 @@ def test_every_version_1_run_opens_shows_and_saves_as_version_2(saved):
             graph.lint()
             assert all(node.role == role_of(node.kind) for node in graph.nodes), name
         again = run.to_json()
-        assert again["schema_version"] == SCHEMA_VERSION == 2
+        assert again["schema_version"] == SCHEMA_VERSION == 3 and again["source"] == "capture"
         assert all(g["graph_schema"] == GRAPH_SCHEMA_VERSION == 2 for g in again["graphs"].values())
         assert TraceRun.from_json(json.loads(json.dumps(again))).to_json() == again, name
 
@@ -73,13 +84,35 @@ def test_a_version_1_graph_reads_with_the_roles_version_1_gave(saved):
     assert upgrade_graph(graph.to_json()) == graph.to_json(), "a version-2 graph passes through unchanged"
 
 
+def test_every_version_2_run_opens_shows_and_saves_as_version_3():
+    saved = v2_runs()
+    assert len(saved) >= 50 and {run["schema_version"] for run in saved.values()} == {2}
+    backends = {run["backend"] for run in saved.values()}
+    assert backends == {"trace", "export", "torchscript-archive"}, "every kind of run version 2 wrote"
+    for name, data in saved.items():
+        before = json.dumps(data, sort_keys=True)
+        run = TraceRun.from_json(data)
+        assert json.dumps(data, sort_keys=True) == before, f"{name}: reading changed the caller's data"
+        from_file = data["backend"] == "torchscript-archive" or set(data["options"]) == {"path", "map_location"}
+        assert run.backend == ("trace" if data["backend"] == "torchscript-archive" else data["backend"]), name
+        assert run.source == ("file" if from_file else "capture") and run.from_file == from_file, name
+        assert run.summary() == data["summary"], name
+        assert (run.records is None) == (data.get("export") is None), name
+        if data.get("export") is not None:
+            assert run.export is run.records and run.records.to_json() == data["export"], name
+        run.to_html()
+        again = run.to_json()
+        assert again["schema_version"] == SCHEMA_VERSION and "export" not in again, name
+        assert TraceRun.from_json(json.loads(json.dumps(again))).to_json() == again, name
+
+
 def test_the_upgrade_leaves_other_data_for_the_checks_to_name(saved):
-    assert upgrade_run({"kind": "jupyter-tracejit.run", "schema_version": 3}) == {
+    assert upgrade_run({"kind": "jupyter-tracejit.run", "schema_version": 4}) == {
         "kind": "jupyter-tracejit.run",
-        "schema_version": 3,
+        "schema_version": 4,
     }
-    with pytest.raises(ValueError, match="schema_version 3"):
-        TraceRun.from_json({"kind": "jupyter-tracejit.run", "schema_version": 3})
+    with pytest.raises(ValueError, match="schema_version 4"):
+        TraceRun.from_json({"kind": "jupyter-tracejit.run", "schema_version": 4})
     broken = json.loads(json.dumps(saved["net.run.json"]))
     broken["graphs"]["forward"]["nodes"][3] = "not a row"
     with pytest.raises(ValueError, match="graphs/forward/nodes/3"):
@@ -94,7 +127,8 @@ def test_the_schema_carries_the_role_tables():
 
 
 def test_the_schema_names_the_back_ends_the_code_knows():
-    from jupyter_tracejit.core.run import BACKENDS
+    from jupyter_tracejit.core.registry import names, schema_table
 
     schema = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
-    assert schema["properties"]["backend"]["enum"] == list(BACKENDS)
+    assert schema["properties"]["backend"]["enum"] == list(names())
+    assert schema["properties"]["backend"]["x-backends"] == schema_table()

@@ -80,7 +80,7 @@ def exported(tmp_path_factory: pytest.TempPathFactory) -> Path:
 # -- tj.load ---------------------------------------------------------------------------------------------------------
 def test_a_torchscript_archive_is_read_by_the_archive_loader(convnets: dict[str, Path]) -> None:
     run = tj.load(convnets["v1"])
-    assert run.error is None and run.backend == "torchscript-archive" and run.from_file
+    assert run.error is None and (run.backend, run.source) == ("trace", "file") and run.from_file
     assert run.target.name == "ConvNet" and "block.0.weight" in run.parameters
     assert run.verdict.reasons[0].endswith("read from a saved file, nothing run")
     round_trip(run)
@@ -115,7 +115,7 @@ def test_the_kind_is_read_from_the_content_not_the_name(
     assert tj.load(program).backend == "export"
     archive = tmp_path / "archive.pt2"
     archive.write_bytes(convnets["v1"].read_bytes())
-    assert tj.load(archive).backend == "torchscript-archive"
+    assert (tj.load(archive).backend, tj.load(archive).source) == ("trace", "file")
 
 
 def rewrite(src: Path, dst: Path, edit: object) -> Path:
@@ -378,7 +378,7 @@ def test_the_new_run_carries_what_the_diff_view_needs(convnets: dict[str, Path])
     # kernel-free: the saved JSON is a valid schema-2 run, read back the same, and a run without it is unchanged
     data = json.loads(json.dumps(shown.to_json()))
     check_run(data)
-    assert data["schema_version"] == 2 and TraceRun.from_json(data).to_json() == data
+    assert data["schema_version"] == 3 and TraceRun.from_json(data).to_json() == data
     assert "diff_against" not in result.new_run.to_json()
 
 
@@ -447,7 +447,7 @@ def test_a_saved_trace_of_a_real_model_opens_as_its_trace_did(
     path = tmp_path / f"{name}.pt"
     torch.jit.save(traced.traced, str(path))
     run = tj.load(path)
-    assert run.error is None and run.backend == "torchscript-archive", run.error
+    assert run.error is None and (run.backend, run.source) == ("trace", "file"), run.error
     graph, trace_graph = run.graph, traced.graph
     assert graph is not None and trace_graph is not None
     assert set(graph.scopes) == set(trace_graph.scopes)

@@ -63,7 +63,7 @@ def test_a_saved_trace_opens_as_its_run(server: JupyterServer) -> None:
     status, data = fetch(server, "models/head.pt")
     assert status == 200, data
     run = TraceRun.from_json(data)  # checked against the run schema
-    assert run.error is None and run.backend == "torchscript-archive", run.error
+    assert run.error is None and (run.backend, run.source) == ("trace", "file"), run.error
     assert run.target.type == "ShippedHead" and run.target.file == str(server.root / "models" / "head.pt")
     assert {"frozen_size", "nondeterministic"} <= {f.kind for f in run.findings}
     assert "forward" in run.graphs

@@ -72,6 +72,7 @@ def load_exported(path: str, layout: ArchiveLayout, *, map_location: Any = "cpu"
         target=Target(name=os.path.basename(path), kind="module", file=path),
         options=archive_options(path, map_location),
         backend=BACKEND,
+        source="file",
     )
     try:
         _load(run, path, map_location)
@@ -90,21 +91,21 @@ def _load(run: TraceRun, path: str, map_location: Any) -> None:
     run.timings["load"] = time.perf_counter() - t0
     if ep is None:
         run.error = _export_load_failure(path, failure, logs.text)
-        run.export = ExportReport(log=logs.text)
+        run.records = ExportReport(log=logs.text)
         return
     run.traced = ep
     t0 = time.perf_counter()
     graph = run.graphs["forward"] = graph_from_exported_program(ep)
     run.timings["graph"] = time.perf_counter() - t0
     t0 = time.perf_counter()
-    run.export = report_of(ep, graph=graph, log=logs.text)
+    run.records = report = report_of(ep, graph=graph, log=logs.text)
     sources = placeholder_sources(graph)
-    for symbol in run.export.symbols:
+    for symbol in report.symbols:
         if not symbol.sources:
             symbol.sources = sources.get(symbol.name, [])
-    run.findings.extend(export_findings(run.export, graph))
+    run.findings.extend(export_findings(report, graph))
     run.timings["report"] = time.perf_counter() - t0
-    user = {e.name for e in run.export.inputs if e.kind == "user_input"}
+    user = {e.name for e in report.inputs if e.kind == "user_input"}
     run.inputs["forward"] = [graph.values[v].shape_str() for v in graph.inputs if graph.values[v].name in user]
     name = _module_name(ep)
     if name:

@@ -1,4 +1,4 @@
-"""``load_archive``: a saved TorchScript archive in, a :class:`~..run.TraceRun` (backend ``torchscript-archive``) out.
+"""``load_archive``: a saved TorchScript archive in, a :class:`~..run.TraceRun` (backend ``trace`` from a ``file``) out.
 
 Nothing of the model runs: the file's layout is read first (:mod:`.layout`: a pickle is refused unopened), then
 ``torch.jit.load`` reads the archive (TorchScript's own unpickler, which builds TorchScript types only, never
@@ -31,8 +31,8 @@ from .findings import graph_findings, no_debug_info
 from .layout import ArchiveLayout, inspect_file, load_error
 from .source import archive_source_reader
 
-#: ``run.backend`` of a loaded archive
-BACKEND = "torchscript-archive"
+#: ``run.backend`` of a loaded archive: what captured the graphs it holds (torch.jit.trace or torch.jit.script)
+BACKEND = "trace"
 
 #: (words in torch's message, tag, hint) for what ``torch.jit.load`` raises on a file with the archive's layout
 _LOAD_FAILURES: tuple[tuple[tuple[str, ...], str, str], ...] = (
@@ -94,6 +94,7 @@ def load_archive(
         target=Target(name=os.path.basename(path_text), kind="script", file=path_text),
         options=archive_options(path_text, map_location),
         backend=BACKEND,
+        source="file",
     )
     try:
         if layout is None:

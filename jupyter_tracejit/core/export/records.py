@@ -9,8 +9,9 @@ the explorer read them. Names follow torch's, lower-cased: an input's kind is ``
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from ..jsonio import Decoders, JsonRecord, list_of
 
@@ -99,6 +100,13 @@ class ExportReport(JsonRecord):
         "guards": list_of(ExportGuard.from_json),
         "draft": list_of(DraftFailure.from_json),
     }
+
+    @staticmethod
+    def node_references(data: Mapping[str, Any]) -> Iterator[tuple[str, str, list[Any]]]:
+        """``(JSON pointer within the records, graph, node ids)`` of every node id the records' JSON holds (the
+        saved-run check's rule, :mod:`..validate`): the guards' and runtime asserts', of the graph ``forward``."""
+        for i, guard in enumerate(data["guards"]):
+            yield f"/guards/{i}/node_ids", "forward", guard["node_ids"]
 
     def symbol(self, name: str) -> ExportSymbol | None:
         return next((s for s in self.symbols if s.name == name), None)

@@ -64,10 +64,19 @@ class LogCollector(logging.Handler):
         return "\n".join(self.lines)
 
 
+#: torch's structured trace (``TORCH_TRACE``, read by tlparse): records with an empty message and the payload in
+#: their metadata, written to the user's trace files by its own handler; never taken from them (as many records as
+#: torch's trace state in the process decides, so capturing them also made the log differ from run to run)
+_STRUCTURED_TRACE = "torch.__trace"
+
+
 def _torch_loggers() -> list[logging.Logger]:
-    """The named loggers, and every existing ``torch.*`` logger with handlers of its own."""
+    """The named loggers, and every existing ``torch.*`` logger with handlers of its own (torch's structured trace
+    aside)."""
     names = dict.fromkeys(EXPORT_LOGGERS)
     for name, logger in list(logging.Logger.manager.loggerDict.items()):
+        if name == _STRUCTURED_TRACE:
+            continue
         if name.startswith("torch.") and isinstance(logger, logging.Logger) and logger.handlers:
             names[name] = None
     return [logging.getLogger(name) for name in names]
@@ -378,7 +387,7 @@ class ExportSession:
                 self.timings["export"] = time.perf_counter() - t0
         self.log = logs.text  # after the block: what torch printed to stderr is added when it ends
         if ep is None:
-            run.export = ExportReport(log=self.log)  # a failing export is where torch's log matters most
+            run.records = ExportReport(log=self.log)  # a failing export is where torch's log matters most
             # a draft of a refused model shows what export would record; arguments it refused refuse it too
             if self.draft in ("on_failure", "always") and run.error is not None and run.error.phase == "export":
                 yield from self._draft(run, exported_ok=False)
@@ -388,8 +397,8 @@ class ExportSession:
         run.traced = ep
         self.timings["graph"] = time.perf_counter() - t0
         t0 = time.perf_counter()
-        run.export = report_of(ep, graph=graph, log=self.log)
-        run.findings.extend(export_findings(run.export, graph))
+        run.records = report = report_of(ep, graph=graph, log=self.log)
+        run.findings.extend(export_findings(report, graph))
         self.timings["report"] = time.perf_counter() - t0
         if self.draft == "always":
             yield from self._draft(run, exported_ok=True)
@@ -544,9 +553,9 @@ class ExportSession:
                 crashed = None
             finally:
                 self.timings["draft"] = time.perf_counter() - t0
-        report = run.export if run.export is not None else ExportReport(log=self.log)
+        report = run.records_as(ExportReport) or ExportReport(log=self.log)
         report.log = "\n".join(text for text in (report.log, logs.text) if text)
-        run.export = report
+        run.records = report
         if crashed is not None or draft_ep is None:
             what = f"{type(crashed).__name__}: {str(crashed).splitlines()[0] if str(crashed) else ''}"
             run.findings.append(
@@ -581,7 +590,7 @@ class ExportSession:
         graph = run.graphs["forward"] = graph_from_exported_program(draft_ep)
         drafted = report_of(draft_ep, graph=graph, log=report.log)
         drafted.draft = failures
-        run.export = drafted
+        run.records = drafted
         if run.error is not None:
             locate_refused_dim(run.error, drafted)
 

@@ -9,6 +9,7 @@
 
 import { ExplorerContext } from '../state/context';
 import { append, button, clear, h, location, numberText, withCode } from '../state/dom';
+import { backendOf, fromFile } from '../model/backends';
 import { sideBySide } from '../model/align';
 import { TraceGraph, userFrame } from '../model/graph';
 import { floatValue } from '../model/protocol';
@@ -194,8 +195,8 @@ export class CheckPanel {
           'p',
           { class: 'jp-TraceExplorer-empty' },
           run.error
-            ? `${run.raw.backend === 'export' ? 'Export' : 'Tracing'} failed: nothing was checked.`
-            : run.raw.backend === 'torchscript-archive'
+            ? `${backendOf(run.raw).failure}: nothing was checked.`
+            : fromFile(run.raw)
               ? 'Read from a saved archive: nothing was run, so nothing was checked.'
               : 'The check was off (check_trace=False).'
         )

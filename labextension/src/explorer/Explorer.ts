@@ -8,7 +8,8 @@
 
 import { CheckPanel } from '../check/CheckPanel';
 import { GuardsPanel } from '../guards/GuardsPanel';
-import { backendLabel, backendTitle, DRAFT_GRAPH_NOTE, guardsModel, showsDraftGraph } from '../model/exportReport';
+import { addsTab, backendLabel, backendTitle } from '../model/backends';
+import { DRAFT_GRAPH_NOTE, exportRecords, guardsModel, showsDraftGraph } from '../model/exportReport';
 import { OptionsBar } from '../controls/OptionsBar';
 import { GraphView, MARK_STATE } from '../graph/GraphView';
 import { Inspector } from '../inspector/Inspector';
@@ -212,7 +213,7 @@ export class Explorer {
     const tools = h('span', { class: 'jp-TraceExplorer-headerTools' }, this.fullScreenButton);
     const guardsTab = this.tabs.get('guards')?.tab;
     if (guardsTab) {
-      guardsTab.hidden = run?.raw.backend !== 'export'; // export runs only: a trace records no guards
+      guardsTab.hidden = !addsTab(run?.raw, 'guards'); // a back end that records guards (export) adds it
     }
     const compareTab = this.tabs.get('traceVsExport')?.tab;
     if (compareTab) {
@@ -286,7 +287,7 @@ export class Explorer {
       warnTab.textContent = n ? `Warnings (${n})` : 'Warnings';
     }
     if (guardsTab) {
-      const model = guardsModel(run.raw.export);
+      const model = guardsModel(exportRecords(run.raw));
       guardsTab.textContent = model && model.count ? `Guards (${model.count})` : 'Guards';
       if (guardsTab.hidden && this.active === 'guards') {
         this.showTab('inspector');

@@ -7,7 +7,7 @@
 
 import { ExplorerContext } from '../state/context';
 import { append, clear, h, location } from '../state/dom';
-import { guardInInputs, guardsModel, rangeText } from '../model/exportReport';
+import { exportRecords, guardInInputs, guardsModel, rangeText } from '../model/exportReport';
 import type { DraftFailure, ExportGuard, ExportSymbol } from '../model/protocol.generated';
 import { plural } from '../model/words';
 
@@ -124,7 +124,7 @@ export class GuardsPanel {
 
   render(): void {
     clear(this.element);
-    const model = guardsModel(this.ctx.run?.raw.export);
+    const model = guardsModel(exportRecords(this.ctx.run?.raw));
     if (!model) {
       append(this.element, h('p', { class: 'jp-TraceExplorer-muted' }, 'guards are recorded by torch.export runs'));
       return;

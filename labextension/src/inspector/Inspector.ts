@@ -12,7 +12,7 @@ import { append, button, clear, h, location, withCode } from '../state/dom';
 import { formatAttribute, NodeInfo, shapeText, TraceGraph, userFrame, ValueInfo } from '../model/graph';
 import { ArgumentInfo, argumentsOf, TraceRunModel } from '../model/run';
 import { fixButton } from '../controls/fix';
-import { shapeTitle } from '../model/exportReport';
+import { exportRecords, shapeTitle } from '../model/exportReport';
 import { plural } from '../model/words';
 
 export class Inspector {
@@ -194,7 +194,7 @@ export class Inspector {
 
   /** An export's shape with symbols (`Float(s77, 8)`): their ranges and sources as its tooltip. */
   private symbolic(value: ValueInfo): Record<string, string> {
-    const title = shapeTitle(this.ctx.run?.raw.export, value.shape);
+    const title = shapeTitle(exportRecords(this.ctx.run?.raw), value.shape);
     return title ? { title, 'data-symbolic': 'true' } : {};
   }
 

@@ -1,43 +1,14 @@
 /**
- * What the explorer shows of an export run beyond its graph (`run.export`, core/export/records.py): which capture
- * made the run, the symbols a shape may hold (`Float(s77, 8)`: their ranges and sources on hover), and the Guards
+ * What the explorer shows of an export run beyond its graph (its `records`, core/export/records.py): the symbols a shape may hold (`Float(s77, 8)`: their ranges and sources on hover), and the Guards
  * tab's model: the symbols, then the specialisations, guards and runtime asserts, then draft_export's failures.
  * Torch-free and DOM-free, so vitest checks it on the export fixture.
  */
 
 import type { DraftFailure, ExportGuard, ExportReport, ExportSymbol, TraceRun } from './protocol.generated';
 
-/** How the header names the capture that made a run (run.schema.json `backend`). */
-export const BACKEND_LABELS: Record<TraceRun['backend'], string> = {
-  trace: 'torch.jit.trace',
-  export: 'torch.export',
-  'torchscript-archive': 'saved TorchScript'
-};
-
-/** The archive a run was read back from (`tj.load`: its options record the path), or null for a capture. */
-function loadedFrom(run: Pick<TraceRun, 'backend' | 'options'>): string | null {
-  const options = run.options;
-  if (options && 'path' in options && typeof options.path === 'string') {
-    return options.path;
-  }
-  return run.backend === 'torchscript-archive' ? '' : null;
-}
-
-export function backendLabel(run: Pick<TraceRun, 'backend' | 'options'> | null | undefined): string {
-  if (run?.backend === 'export' && loadedFrom(run) !== null) {
-    return 'saved torch.export';
-  }
-  return BACKEND_LABELS[run?.backend ?? 'trace'] ?? BACKEND_LABELS.trace;
-}
-
-/** The header label's tooltip: what made the run. */
-export function backendTitle(run: Pick<TraceRun, 'backend' | 'options'> | null | undefined): string {
-  const path = run ? loadedFrom(run) : null;
-  if (run && path !== null) {
-    const what = run.backend === 'export' ? 'an exported program (torch.export.save)' : 'a TorchScript archive';
-    return `read from ${what}${path ? `: ${path}` : ''}; nothing was run`;
-  }
-  return run?.backend === 'export' ? 'captured by torch.export.export' : 'captured by torch.jit.trace';
+/** An export run's records (`run.records` of a run of the export back end), or null for another run. */
+export function exportRecords(run: Pick<TraceRun, 'backend' | 'records'> | null | undefined): ExportReport | null {
+  return run?.backend === 'export' ? (run.records ?? null) : null;
 }
 
 /** `2 ≤ s77 ≤ 64`, `s66 = 3`, `s12 ≥ 2`, `u0 (unbounded)`: a symbol's range as export knows it. */

@@ -4,6 +4,10 @@
  * saved with version 1 keeps rendering after the package is updated.
  *
  * - run `schema_version` 1 -> 2: every run was a `torch.jit.trace` (`backend: "trace"`); its graphs as below.
+ * - run `schema_version` 2 -> 3 (the back-end registry): `source` says where a run came from, apart from its
+ *   `backend`: a TorchScript archive read back (`backend: "torchscript-archive"`) is `trace` from a `file`, an
+ *   exported program read back (options `path` and `map_location` only) `export` from a `file`; an export's `export`
+ *   records are the run's `records`.
  * - `graph_schema` 1 -> 2: nodes gain their role (version 1 decided it from the TorchScript kind:
  *   `TORCHSCRIPT_ROLES`, generated from the schema); sizes were all numbers, as version 2 still allows.
  */
@@ -31,8 +35,33 @@ export function upgradeGraph(data: unknown): unknown {
   return { ...data, graph_schema: 2, nodes };
 }
 
-/** A version-1 run as version 2 (a new object sharing the unchanged parts); anything else as it is. */
+/** A run of an earlier version as the current one (a new object sharing the unchanged parts); anything else as
+ * it is. */
 export function upgradeRun(data: unknown): unknown {
+  return upgrade2(upgrade1(data));
+}
+
+/** A version-2 run as version 3. */
+function upgrade2(data: unknown): unknown {
+  if (!isObject(data) || data.schema_version !== 2) {
+    return data;
+  }
+  const { export: records, ...run } = data;
+  const options = run.options;
+  const archive = run.backend === 'torchscript-archive';
+  const readBack =
+    isObject(options) && Object.keys(options).length === 2 && 'path' in options && 'map_location' in options;
+  return {
+    ...run,
+    schema_version: 3,
+    backend: archive ? 'trace' : run.backend,
+    source: archive || readBack ? 'file' : 'capture',
+    ...(records !== undefined && records !== null ? { records } : {})
+  };
+}
+
+/** A version-1 run as version 2. */
+function upgrade1(data: unknown): unknown {
   if (!isObject(data) || data.schema_version !== 1) {
     return data;
   }

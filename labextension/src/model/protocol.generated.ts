@@ -203,9 +203,9 @@ export interface ExplorerState {
 export interface TraceRun {
   kind: 'jupyter-tracejit.run';
   /**
-   * bumped when this layout changes; readers upgrade older versions (core/legacy.py, model/legacy.ts) and refuse newer ones. 2: backend, node roles, symbolic sizes
+   * bumped when this layout changes; readers upgrade older versions (core/legacy.py, model/legacy.ts) and refuse newer ones. 2: backend, node roles, symbolic sizes; 3: source, records (core/registry.py)
    */
-  schema_version: 2;
+  schema_version: 3;
   /**
    * tracing succeeded and every check passed (agrees with torch)
    */
@@ -214,13 +214,17 @@ export interface TraceRun {
   verdict?: Verdict;
   target: Target;
   /**
-   * a trace's options (RecordedOptions), an export's (RecordedExportOptions) or what a loaded archive was read with (RecordedArchiveOptions)
+   * the options the run was made with, as its back end records them, or what a saved file was read with (RecordedArchiveOptions)
    */
   options: RecordedOptions | RecordedExportOptions | RecordedArchiveOptions;
   /**
-   * the capture that made the run: "trace" for torch.jit.trace (version-1 runs were all traces), "export" for torch.export.export, "torchscript-archive" for a saved TorchScript archive read back (core/archive/, nothing run)
+   * the back end that captured the run (core/registry.py; each row's words in x-backends)
    */
-  backend: 'trace' | 'export' | 'torchscript-archive';
+  backend: 'trace' | 'export';
+  /**
+   * where the run came from: a capture made by its back end ("capture"), or a saved file read back by tj.load ("file": nothing of the model ran; its options are RecordedArchiveOptions)
+   */
+  source: 'capture' | 'file';
   /**
    * example inputs per method, described ("Float(4, 3)", "mask=Bool(2, 5)")
    */
@@ -273,9 +277,9 @@ export interface TraceRun {
     [k: string]: string;
   };
   /**
-   * export runs only: what the export recorded beyond its graph (core/export/records.py); null or absent for traces and for runs saved before it existed
+   * what the run's back end recorded beyond its graph, of the type its registry row names (an export's ExportReport); null when it records nothing more
    */
-  export?: ExportReport | null;
+  records?: ExportReport | null;
   /**
    * export runs with compare_trace=True only: a trace of the same model and how its graph and the run's forward graph correspond (core/capture_diff.py); absent otherwise
    */
@@ -1029,7 +1033,7 @@ export const PACKAGE_VERSION = '0.1.0';
 /** `kind` of a run (run.schema.json). */
 export const RUN_KIND = 'jupyter-tracejit.run';
 /** The run layout this front end reads (run.schema.json `schema_version`). */
-export const SCHEMA_VERSION = 2;
+export const SCHEMA_VERSION = 3;
 export const GRAPH_SCHEMA_VERSION = 2;
 /** What a node does (run.schema.json NodeRole, from core/graph.py NODE_ROLES): readers decide by role. */
 export const NODE_ROLES = ['op', 'constant', 'getattr', 'list', 'tuple', 'dict', 'unpack', 'index'] as const;
@@ -1044,6 +1048,54 @@ export const TORCHSCRIPT_ROLES: Record<string, NodeRole> = {
   'prim::TupleUnpack': 'unpack',
   'prim::TupleIndex': 'index'
 };
+/** The capture back ends, each with the words the explorer uses for it, the tabs it adds and the files it reads
+ * back (run.schema.json backend x-backends, written from core/registry.py and each back end's backend.py). */
+export const BACKENDS = {
+  trace: {
+    label: 'torch.jit.trace',
+    captured_by: 'torch.jit.trace',
+    noun: 'trace',
+    verb: 'trace',
+    past: 'traced',
+    failure: 'Tracing failed',
+    check_name: "torch's check",
+    records: '',
+    tabs: [],
+    files: [
+      {
+        layout: 'torchscript',
+        label: 'saved TorchScript',
+        what: 'a TorchScript archive',
+        noun: 'archive',
+        file_type: 'torchscript-archive',
+        file_type_label: 'TorchScript archive',
+        extensions: ['.pt']
+      }
+    ]
+  },
+  export: {
+    label: 'torch.export',
+    captured_by: 'torch.export.export',
+    noun: 'export',
+    verb: 'export',
+    past: 'exported',
+    failure: 'Export failed',
+    check_name: 'the export check',
+    records: 'export',
+    tabs: ['guards', 'traceVsExport'],
+    files: [
+      {
+        layout: 'export',
+        label: 'saved torch.export',
+        what: 'an exported program (torch.export.save)',
+        noun: 'export',
+        file_type: 'torch-export-archive',
+        file_type_label: 'torch.export archive',
+        extensions: ['.pt2']
+      }
+    ]
+  }
+} as const;
 /** Warning categories in the order they are listed, each with what the explorer says and decides about it
  * (run.schema.json TraceWarning category x-categories, written from core/categories.py). */
 export const WARNING_CATEGORIES = {

@@ -2,6 +2,7 @@
  * A decoded run: graphs, warnings, check cases with their diffs, findings, probe.
  */
 
+import { backendOf } from './backends';
 import { upgradeRun } from './legacy';
 import { decodeGraph, formatAttribute, NodeInfo, TraceGraph } from './graph';
 import { FileNames, locationLabel } from './location';
@@ -392,7 +393,7 @@ export function headerFacts(run: TraceRunModel): string[] {
   }
   const check = run.raw.check;
   if (!check) {
-    out.push(run.error ? (run.raw.backend === 'export' ? 'not exported' : 'not traced') : 'not checked');
+    out.push(run.error ? `not ${backendOf(run.raw).past}` : 'not checked');
   } else if (check.ok && check.cases.length === 0) {
     // an export with no check_inputs and no dynamic dim: no input set ran (core/run.py says the same)
     out.push('nothing to check');

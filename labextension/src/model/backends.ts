@@ -1,0 +1,49 @@
+/**
+ * The capture back ends as the registry declares them (core/registry.py; generated into `BACKENDS` from the run
+ * schema's `x-backends`): the words the explorer uses for a run's back end, the tabs it adds, the files it reads
+ * back. Views ask here, never test a back end's name.
+ */
+
+import { BACKENDS } from './protocol.generated';
+import type { TraceRun } from './protocol.generated';
+
+export type BackendName = TraceRun['backend'];
+export type BackendRow = (typeof BACKENDS)[BackendName];
+type RunSource = Pick<TraceRun, 'backend' | 'source' | 'options'>;
+
+/** The row of a run's back end (a run of a back end this front end does not know reads as the first's). */
+export function backendOf(run: Pick<TraceRun, 'backend'> | null | undefined): BackendRow {
+  const rows: Record<string, BackendRow> = BACKENDS;
+  return rows[run?.backend ?? ''] ?? Object.values(rows)[0];
+}
+
+/** Whether the run was read back from a saved file (`tj.load`), nothing run. */
+export function fromFile(run: Pick<TraceRun, 'source'> | null | undefined): boolean {
+  return run?.source === 'file';
+}
+
+/** The saved file's row of a run read from one (its label and words), or null for a capture. */
+function savedFile(run: RunSource | null | undefined): BackendRow['files'][number] | null {
+  return run && fromFile(run) ? (backendOf(run).files[0] ?? null) : null;
+}
+
+/** How the header names what made a run: `torch.jit.trace`, `torch.export`, `saved TorchScript`. */
+export function backendLabel(run: RunSource | null | undefined): string {
+  return savedFile(run)?.label ?? backendOf(run).label;
+}
+
+/** The header label's tooltip: what made the run (`captured by torch.jit.trace`, `read from ...`). */
+export function backendTitle(run: RunSource | null | undefined): string {
+  const file = savedFile(run);
+  if (run && file) {
+    const options = run.options;
+    const path = options && 'path' in options && typeof options.path === 'string' ? options.path : '';
+    return `read from ${file.what}${path ? `: ${path}` : ''}; nothing was run`;
+  }
+  return `captured by ${backendOf(run).captured_by}`;
+}
+
+/** Whether a run's back end adds the explorer tab `tab` (`guards`, `traceVsExport`). */
+export function addsTab(run: Pick<TraceRun, 'backend'> | null | undefined, tab: string): boolean {
+  return run !== null && run !== undefined && (backendOf(run).tabs as readonly string[]).includes(tab);
+}
