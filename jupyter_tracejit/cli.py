@@ -81,8 +81,8 @@ def _outputs(p: argparse.ArgumentParser) -> None:
 def build_parser(prog: str = "tracejit") -> argparse.ArgumentParser:
     # the options' table reads torch's defaults: imported here, inside main's handling of Ctrl-C (``import torch``
     # takes a second or more; an interrupt then is one line too)
-    from .core.export.options import add_export_command_line
-    from .core.options import add_command_line
+    from .core.export.options import EXPORT_TABLE
+    from .core.torchscript.options import TRACE_TABLE
 
     parser = argparse.ArgumentParser(
         prog=prog,
@@ -105,7 +105,7 @@ def build_parser(prog: str = "tracejit") -> argparse.ArgumentParser:
         help="example inputs: a tuple, a single tensor, or a dict of keyword inputs",
     )
     # the trace options, spelled as for %trace (--no-check, --check-inputs EXPR, --tol, --eval, ...)
-    add_command_line(t.add_argument)
+    TRACE_TABLE.add_command_line(t.add_argument)
     t.add_argument("--seed", type=int, default=0, help="torch.manual_seed before importing the file (default 0)")
     t.add_argument(
         "--fail-on-warnings",
@@ -129,7 +129,7 @@ def build_parser(prog: str = "tracejit") -> argparse.ArgumentParser:
         metavar="EXPR",
         help="example inputs: a tuple, a single tensor, or a dict of keywords",
     )
-    add_export_command_line(e.add_argument)
+    EXPORT_TABLE.add_command_line(e.add_argument)
     e.add_argument("--seed", type=int, default=0, help="torch.manual_seed before importing the file (default 0)")
     e.add_argument(
         "--fail-on-warnings",
@@ -453,11 +453,13 @@ def _target_and_inputs(
 
 
 def cmd_trace(args: argparse.Namespace) -> int:
-    from .core.options import CommandLineError, command_line_spelling, from_command_line
+    from .core.options import CommandLineError
+    from .core.torchscript.options import TRACE_TABLE
 
     path, name = _checked_target(args)
     try:
-        trace_options, check_inputs_expr = from_command_line(args)
+        trace_options, expressions = TRACE_TABLE.from_command_line(args)
+        check_inputs_expr = expressions.get("check_inputs")
     except CommandLineError as exc:
         raise UsageError(str(exc)) from None
 
@@ -470,17 +472,18 @@ def cmd_trace(args: argparse.Namespace) -> int:
     with call_site(str(path.resolve()), definition_line(path, name)):
         run = tj.trace(target, example, example_kwarg_inputs=kwargs, **trace_options, check_inputs=check_inputs)
     say = Stdout()
-    say(format_run(run, spelling=command_line_spelling))
+    say(format_run(run, spelling=TRACE_TABLE.command_line_spelling))
     _write_outputs(run, args, say)
     return _exit_code(run, args.fail_on_warnings)
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    from .core.export.options import export_options_from_command_line
+    from .core.export.options import EXPORT_TABLE
     from .core.options import CommandLineError
 
     try:
-        options, check_inputs_expr = export_options_from_command_line(args)
+        options, expressions = EXPORT_TABLE.from_command_line(args)
+        check_inputs_expr = expressions.get("check_inputs")
     except CommandLineError as exc:
         raise UsageError(str(exc)) from None
     path, name = _checked_target(args)
@@ -502,14 +505,14 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    from .core.options import command_line_spelling
+    from .core.torchscript.options import TRACE_TABLE
     from .demo import demo_run
     from .render.text import format_run
 
     check_outputs(_requested_outputs(args), [])
     run = demo_run(probe=not args.no_probe)
     say = Stdout()
-    say(format_run(run, spelling=command_line_spelling))
+    say(format_run(run, spelling=TRACE_TABLE.command_line_spelling))
     _write_outputs(run, args, say)
     return 0
 

@@ -70,11 +70,11 @@ from IPython.core.magic_arguments import argument, kwds, magic_arguments
 
 from .core.caller import calls_from, find_caller
 from .core.graph import Frame
-from .core.options import add_command_line
 from .core.progress import TRACING, phases_to
-from .core.request import trace, trace_module
 from .core.run import TraceRun
+from .core.torchscript.options import TRACE_TABLE
 from .core.torchscript.plan import target_of
+from .core.torchscript.request import trace, trace_module
 from .magic_line import (
     CALL_NAMES,
     DEFAULT_OUTPUT,
@@ -389,7 +389,7 @@ class TraceMagics(Magics):
         help="trace this module method with trace_module, e.g. --method encode model.encode(x); inferred when "
         "CALL calls a bound nn.Module method other than forward",
     )
-    @option_arguments(add_command_line)
+    @option_arguments(TRACE_TABLE.add_command_line)
     @argument(
         "--static",
         action="store_true",

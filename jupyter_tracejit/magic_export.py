@@ -22,7 +22,7 @@ from IPython.core.error import UsageError
 from IPython.core.magic import line_cell_magic, magics_class, no_var_expand
 from IPython.core.magic_arguments import argument, kwds, magic_arguments
 
-from .core.export.options import add_export_command_line, export_options_from_command_line
+from .core.export.options import EXPORT_TABLE
 from .core.export.request import export as tj_export
 from .core.graph import Frame
 from .core.options import CommandLineError
@@ -49,7 +49,7 @@ EXAMPLES = {
 
 #: the export options' flags in help order, each with whether it takes a value
 _FLAGS: list[tuple[str, bool]] = []
-add_export_command_line(lambda flag, **kwargs: _FLAGS.append((flag, kwargs.get("action") != "store_true")))
+EXPORT_TABLE.add_command_line(lambda flag, **kwargs: _FLAGS.append((flag, kwargs.get("action") != "store_true")))
 
 EXPORT = Grammar(
     name="export",
@@ -78,13 +78,13 @@ def parse_export_options(parser: Any, words: list[str]) -> ExportMagicOptions:
     """Validate the option words; raises :class:`MagicError` with the first problem."""
     ns = parse_words(parser, words, EXPORT)
     try:
-        export_options, check_inputs_expr = export_options_from_command_line(ns)
+        export_options, expressions = EXPORT_TABLE.from_command_line(ns)
     except CommandLineError as e:
         raise MagicError(str(e), EXAMPLES.get(e.flag)) from None
     check_shown(ns, EXPORT)
     return ExportMagicOptions(
         output=ns.output,
-        check_inputs_expr=check_inputs_expr,
+        check_inputs_expr=expressions.get("check_inputs"),
         static=ns.static,
         quiet=ns.quiet,
         export_options=export_options,
@@ -130,7 +130,7 @@ class ExportMagics(TraceMagics):
     @argument(
         "-o", dest="output", metavar="NAME", default=DEFAULT_OUTPUT, help="store the run in NAME (default: _export)"
     )
-    @option_arguments(add_export_command_line)
+    @option_arguments(EXPORT_TABLE.add_command_line)
     @argument(
         "--static",
         action="store_true",

@@ -1,5 +1,5 @@
 """The ``%trace`` line, read: its words (quoting as a shell would, brackets kept whole), its options (the trace
-options of :data:`jupyter_tracejit.core.options.COMMAND_LINE` plus the magic's own), and the call to trace, checked
+options of :data:`~.core.torchscript.options.TRACE_TABLE` plus the magic's own), and the call to trace, checked
 for its shape before anything runs. Every problem is a :class:`MagicError`: one line with the problem and an example.
 ``%export`` reads its line with the same functions, given its own :class:`Grammar` (:mod:`.magic_export`).
 """
@@ -15,11 +15,12 @@ from typing import Any
 from IPython.core.error import UsageError
 from IPython.utils.process import arg_split  # type: ignore[attr-defined]  # IPython's public helper, not in __all__
 
-from .core.options import COMMAND_LINE, CommandLineError, from_command_line
+from .core.options import CommandLineError
+from .core.torchscript.options import COMMAND_LINE, TRACE_TABLE
 
 #: where the run goes without ``-o`` (like ``_`` for the last output)
 DEFAULT_OUTPUT = "_trace"
-#: the magic's own options (the trace options come from :data:`jupyter_tracejit.core.options.COMMAND_LINE`)
+#: the magic's own options (the trace options come from :data:`jupyter_tracejit.core.torchscript.options.COMMAND_LINE`)
 _OWN_VALUE_OPTIONS = ("-o", "--method")
 _OWN_SWITCHES = ("--static", "--quiet")
 #: options followed by a value; the value may be glued with ``=`` (``--tol=1e-4``) or come as the next word
@@ -241,7 +242,7 @@ def parse_options(parser: Any, words: list[str]) -> Options:
     """Validate the option words; raises :class:`MagicError` with the first problem."""
     ns = parse_words(parser, words)
     try:
-        trace_options, check_inputs_expr = from_command_line(ns)
+        trace_options, expressions = TRACE_TABLE.from_command_line(ns)
     except CommandLineError as e:
         example = EXAMPLES["mode"] if e.flag in ("--eval", "--train") else _VALUE_EXAMPLES.get(e.flag, EXAMPLE)
         raise MagicError(str(e), example) from None
@@ -251,7 +252,7 @@ def parse_options(parser: Any, words: list[str]) -> Options:
     return Options(
         output=ns.output,
         method=ns.method,
-        check_inputs_expr=check_inputs_expr,
+        check_inputs_expr=expressions.get("check_inputs"),
         static=ns.static,
         quiet=ns.quiet,
         trace_options=trace_options,

@@ -256,7 +256,7 @@ LINE_ERRORS = [
     ("--dynamic x:0=b[9,2] mlp(x)", "write b[2,9]", "%export --dynamic x:0=batch[2,64]"),
     ("--dynamic", "option --dynamic needs a value", "%export --dynamic x:0=batch[2,64]"),
     ("--auto-dynamic mlp(x)", "--auto-dynamic needs --check-inputs", "%export --auto-dynamic --check-inputs"),
-    ("--auto-dynamic --dynamic x:0 --check-inputs [(x2,)] mlp(x)", "give one of them", "%export --auto-dynamic"),
+    ("--auto-dynamic --dynamic x:0 --check-inputs [(x2,)] mlp(x)", "contradict each other", "%export --dynamic"),
     ("--eval --train mlp(x)", "--eval and --train contradict", "%export --eval model(x)"),
     ("--draft maybe mlp(x)", "--draft: invalid choice: 'maybe'", "%export --draft always model(x)"),
     ("--strict=1 mlp(x)", "option --strict takes no value", "%export --strict model(x)"),

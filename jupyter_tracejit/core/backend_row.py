@@ -83,7 +83,8 @@ class Backend:
         return attribute(self.records_type) if self.records_type else None
 
     def to_json(self) -> dict[str, Any]:
-        """Its row in the run schema's ``x-backends`` table: what the front end needs (words, tabs, files)."""
+        """Its row in the run schema's ``x-backends`` table: what the front end needs (words, tabs, the options bar's
+        options, files). Imports the back end's options table (and torch): the registry's writer runs with both."""
         return {
             "label": self.label,
             "captured_by": self.captured_by,
@@ -94,6 +95,7 @@ class Backend:
             "check_name": self.check_name,
             "records": self.records,
             "tabs": list(self.tabs),
+            "options": self.table().bar_rows(),
             "files": [
                 {
                     "layout": f.layout,

@@ -18,7 +18,7 @@ from .words import plural
 
 def _default_tolerance() -> float:
     """torch.jit.trace's own default (read from torch on first use: a loaded report always names its tolerance)."""
-    from .options import DEFAULT_TOLERANCE
+    from .compare import DEFAULT_TOLERANCE
 
     return DEFAULT_TOLERANCE
 

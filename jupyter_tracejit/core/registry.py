@@ -74,6 +74,16 @@ def api_functions() -> dict[str, tuple[str, str]]:
     return {name: (b.api_module, name) for b in backends() for name in b.api}
 
 
+def api(name: str) -> Callable[..., Any]:
+    """The public function ``tj.<name>`` of whichever back end declares it (imports that back end): how one back
+    end uses another's capture without importing it (an export's ``compare_trace`` traces the same model)."""
+    found = api_functions().get(name)
+    if found is None:
+        raise ValueError(f"no back end declares the function {name!r}; declared: {', '.join(api_functions())}")
+    module, attribute_name = found
+    return attribute(f"{module}:{attribute_name}")
+
+
 def package_hooks(kind: str) -> list[Callable[..., Any]]:
     """Every back end's magic registrar (``kind="magic"``) or CLI subcommand (``"command"``), imported."""
     hooks = []

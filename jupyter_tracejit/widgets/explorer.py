@@ -25,8 +25,9 @@ from .. import __version__
 from ..core.diff import structural_diff
 from ..core.export.options import EXPORT_LIVE, EXPORT_SPECS
 from ..core.inputs import describe_inputs
-from ..core.options import LIVE, SPECS, OptionSpec
+from ..core.options import OptionSpec
 from ..core.run import TraceRun
+from ..core.torchscript.options import LIVE, SPECS
 from .kernel_activity import as_kernel_work
 from .mime import RUN_MIME, run_from_mime, run_mime_payload
 from .retrace import Retracer, Scheduler, loop_scheduler

@@ -14,20 +14,19 @@ import pytest
 import torch
 
 import jupyter_tracejit as tj
-from jupyter_tracejit.core.options import (
+from jupyter_tracejit.core.compare import DEFAULT_TOLERANCE
+from jupyter_tracejit.core.options import MODULE_MODES, CommandLineError, OptionProblem
+from jupyter_tracejit.core.torchscript.options import (
     COMMAND_LINE,
-    DEFAULT_TOLERANCE,
     LIVE,
-    MODULE_MODES,
     SPECS,
-    CommandLineError,
-    OptionProblem,
+    TRACE_TABLE,
     TraceOptions,
-    add_command_line,
-    command_line_spelling,
-    from_command_line,
     parse_tolerance,
 )
+
+add_command_line = TRACE_TABLE.add_command_line
+command_line_spelling = TRACE_TABLE.command_line_spelling
 
 # -- TraceOptions --------------------------------------------------------------------------------------------
 
@@ -203,7 +202,8 @@ def parser() -> argparse.ArgumentParser:
 
 
 def parse(*argv: str) -> tuple[dict[str, object], str | None]:
-    return from_command_line(parser().parse_args(list(argv)))
+    given, expressions = TRACE_TABLE.from_command_line(parser().parse_args(list(argv)))
+    return given, expressions.get("check_inputs")
 
 
 def test_every_flag_belongs_to_an_option_and_is_declared() -> None:

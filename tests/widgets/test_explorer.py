@@ -10,7 +10,7 @@ from torch import nn
 from traitlets import TraitError
 
 import jupyter_tracejit as tj
-from jupyter_tracejit.core.request import TraceRequest
+from jupyter_tracejit.core.torchscript.request import TraceRequest
 from jupyter_tracejit.widgets import RUN_MIME, TraceExplorer, default_options, explore, run_from_mime
 
 from .fakes import FakeClock, front_end_custom, front_end_update

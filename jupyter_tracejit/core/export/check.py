@@ -43,13 +43,12 @@ import torch
 from torch.utils import _pytree as pytree
 
 from ..check import CheckCase, CheckReport, OutputComparison
-from ..compare import compare_outputs
+from ..compare import DEFAULT_TOLERANCE, compare_outputs
 from ..derived import clone_tensors, cuda_devices_of, exception_line, reseed, resized
 from ..errors import TraceError, error_from_exception
 from ..graph import Frame
 from ..inputs import describe_inputs
 from ..module_state import ModuleState
-from ..options import DEFAULT_TOLERANCE
 from ..source import source_line
 from .report import input_names, shape_env_of, sloc_at, source_name
 

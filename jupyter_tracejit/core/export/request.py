@@ -23,6 +23,7 @@ from ..categories import BY_NAME
 from ..errors import TraceError, argument_error
 from ..graph import Frame
 from ..hazards import Finding
+from ..registry import api
 from ..run import TraceRun, first_line
 from ..torchscript.plan import target_of
 from ..tracer_warnings import FROZEN
@@ -201,7 +202,7 @@ def compare_with_trace(
 ) -> None:
     """``compare_trace=True``: trace the same model on the same inputs (no check: the comparison is the point) and
     put how the two graphs correspond in ``run.compared``; when either side has no graph, a note says why."""
-    from ..request import trace
+    trace = api("trace")  # the TorchScript back end's tj.trace, through the registry: back ends import no other
 
     by_name = keyword_inputs(model, args, kwargs) if kwargs else None
     if by_name is not None:  # torch.jit.trace takes positional or keyword inputs, never both: all by keyword

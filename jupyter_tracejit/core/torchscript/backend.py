@@ -16,8 +16,8 @@ BACKEND = Backend(
     failure="Tracing failed",
     check_name="torch's check",
     api=("trace", "trace_module"),
-    api_module=".request",
-    options=".options:TRACE_TABLE",
+    api_module=".torchscript.request",
+    options=".torchscript.options:TRACE_TABLE",
     options_schema="RecordedOptions",
     files=(
         SavedFile(

@@ -17,8 +17,8 @@ import torch
 
 from ..errors import TraceError, argument_error
 from ..inputs import make_tuple
-from ..options import TraceOptions
 from ..run import Target
+from .options import TraceOptions
 
 
 class ArgumentProblem(Exception):

@@ -39,7 +39,7 @@ from typing import Any
 
 import torch
 
-from ..compare import compare_tensors, summary
+from ..compare import DEFAULT_TOLERANCE, compare_tensors, summary
 from ..derived import (
     MAX_MESSAGE,
     clone_tensors,
@@ -54,7 +54,6 @@ from ..derived import (
 )
 from ..inputs import describe_inputs, tensor_type_str
 from ..module_state import ModuleState
-from ..options import DEFAULT_TOLERANCE
 from ..probe_report import AGREE, DISAGREE, SKIPPED, TRACE_ERROR, ProbeCase, ProbeReport
 
 # looser relative tolerance for low-precision outputs (torch.testing.assert_close's defaults)

@@ -23,10 +23,10 @@ from .. import hazards
 from ..caller import is_own_file
 from ..capture import CAPTURE_LOCK, drive, guest, stamp
 from ..check import CheckCase, CheckReport
+from ..compare import DEFAULT_TOLERANCE
 from ..errors import TraceError, argument_error, error_from_exception
 from ..graph import Frame, Graph
 from ..inputs import clone_inputs, describe_inputs, parameter_types
-from ..options import DEFAULT_TOLERANCE
 from ..progress import CHECKING, PROBING, TRACING, enter_phase
 from ..run import TraceRun
 from ..source import attribute_to_caller, is_torch_file
