@@ -8,6 +8,8 @@ import importlib
 from dataclasses import dataclass
 from typing import Any
 
+from .command import CommandWords
+
 
 def attribute(spec: str, package: str = "jupyter_tracejit.core") -> Any:
     """``module:attribute`` (the module relative to ``package``), imported."""
@@ -69,10 +71,8 @@ class Backend:
     tabs: tuple[str, ...] = ()
     #: the saved files it reads back
     files: tuple[SavedFile, ...] = ()
-    #: ``module:function`` (relative to the package ``jupyter_tracejit``) that registers its magics
-    magic: str = ""
-    #: ``module:function`` (relative to the package ``jupyter_tracejit``) that adds its ``tracejit`` subcommand
-    command: str = ""
+    #: its ``tracejit`` subcommand and its magic (both named :attr:`verb`): their words and how a call is captured
+    command: CommandWords | None = None
 
     def table(self) -> Any:
         """Its options table (imports the back end, and torch)."""

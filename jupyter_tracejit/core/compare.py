@@ -8,19 +8,12 @@ give torch's own wording, so a passing comparison does not pay its first-use imp
 
 from __future__ import annotations
 
-import inspect
 from dataclasses import dataclass
 
 import torch
 from torch.testing._comparison import default_tolerances
 
 from .check import OutputComparison
-
-#: torch.jit.trace's default ``check_tolerance``, read from its signature (the same in every torch the CI matrix
-#: runs): the relative tolerance of every check's output comparison unless the user sets another
-DEFAULT_TOLERANCE: float = inspect.signature(torch.jit.trace).parameters["check_tolerance"].default
-#: how messages and help spell it: ``1e-5``, as torch's docs write it
-DEFAULT_TOLERANCE_TEXT = f"{DEFAULT_TOLERANCE:g}".replace("e-0", "e-")
 
 
 @dataclass
@@ -191,8 +184,6 @@ def compare_outputs(
 
 
 __all__ = [
-    "DEFAULT_TOLERANCE",
-    "DEFAULT_TOLERANCE_TEXT",
     "TensorComparison",
     "compare_outputs",
     "compare_tensors",

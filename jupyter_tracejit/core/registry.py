@@ -84,14 +84,16 @@ def api(name: str) -> Callable[..., Any]:
     return attribute(f"{module}:{attribute_name}")
 
 
-def package_hooks(kind: str) -> list[Callable[..., Any]]:
-    """Every back end's magic registrar (``kind="magic"``) or CLI subcommand (``"command"``), imported."""
-    hooks = []
-    for b in backends():
-        spec = getattr(b, kind)
-        if spec:
-            hooks.append(attribute(spec, "jupyter_tracejit"))
-    return hooks
+def commands() -> tuple[Backend, ...]:
+    """The back ends with a ``tracejit`` subcommand and a magic (named by their verb), in order."""
+    return tuple(b for b in backends() if b.command is not None)
+
+
+def capture_function(b: Backend) -> Callable[..., Any]:
+    """The back end's ``capture(call) -> Capture`` (:mod:`.command`; imports the back end and torch)."""
+    if b.command is None:
+        raise ValueError(f"the back end {b.name!r} declares no command")
+    return attribute(b.command.capture)
 
 
 # -- the run schema ------------------------------------------------------------------------------------------------

@@ -71,10 +71,22 @@ def display_names(files: Iterable[str]) -> dict[str, str]:
     return names
 
 
-def _diff_against_from_json(data: Mapping[str, Any]) -> DiffAgainst:
-    from .run_diff import DiffAgainst  # run_diff reads runs: imported when a run carrying a diff is read
+#: how a run's ``diff_against`` is read back, registered by :mod:`.run_diff` (which reads runs itself, so the run
+#: cannot import it: ``import jupyter_tracejit`` imports it, as it does the presenters)
+_DIFF_AGAINST_DECODER: list[Callable[[Any], Any]] = []
 
-    return DiffAgainst.from_json(data)
+
+def register_diff_against_decoder(decode: Callable[[Any], Any]) -> None:
+    """Read ``diff_against`` back with ``decode`` (``DiffAgainst.from_json``)."""
+    _DIFF_AGAINST_DECODER[:] = [decode]
+
+
+def _diff_against_from_json(data: Mapping[str, Any]) -> DiffAgainst:
+    if not _DIFF_AGAINST_DECODER:
+        raise RuntimeError(
+            "no diff_against decoder is registered: import jupyter_tracejit (it registers core.run_diff)"
+        )
+    return _DIFF_AGAINST_DECODER[0](data)
 
 
 def _presenter(name: str) -> Callable[..., Any]:

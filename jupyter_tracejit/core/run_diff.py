@@ -29,7 +29,7 @@ from .capture_diff import compare_captures
 from .diff import ROOT, GraphDiff, _describe_constant, structural_diff
 from .graph import Graph, Node
 from .jsonio import NOT_IN_JSON, Decoders, JsonRecord, list_of
-from .run import TraceRun, _presenter
+from .run import TraceRun, _presenter, register_diff_against_decoder
 from .words import plural
 
 #: :attr:`ParameterChange.change` values
@@ -458,5 +458,7 @@ def diff(
     result.old, result.new = _label(old, a), _label(new, b)
     return result
 
+
+register_diff_against_decoder(DiffAgainst.from_json)
 
 __all__ = ["DEFAULT_ATOL", "DiffAgainst", "ParameterChange", "RunDiff", "ScopeChange", "diff", "diff_runs"]

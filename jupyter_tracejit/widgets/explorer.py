@@ -21,7 +21,7 @@ from typing import Any
 import ipywidgets
 from traitlets import Bool, Dict, Enum, Float, Int, List, TraitError, Unicode, observe, validate
 
-from .. import __version__
+from .._version import __version__
 from ..core.diff import structural_diff
 from ..core.export.options import EXPORT_LIVE, EXPORT_SPECS
 from ..core.inputs import describe_inputs

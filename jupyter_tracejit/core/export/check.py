@@ -42,8 +42,8 @@ from typing import Any
 import torch
 from torch.utils import _pytree as pytree
 
-from ..check import CheckCase, CheckReport, OutputComparison
-from ..compare import DEFAULT_TOLERANCE, compare_outputs
+from ..check import DEFAULT_TOLERANCE, CheckCase, CheckReport, OutputComparison
+from ..compare import compare_outputs
 from ..derived import clone_tensors, cuda_devices_of, exception_line, reseed, resized
 from ..errors import TraceError, error_from_exception
 from ..graph import Frame

@@ -25,7 +25,7 @@ from ..graph import Frame
 from ..hazards import Finding
 from ..registry import api
 from ..run import TraceRun, first_line
-from ..torchscript.plan import target_of
+from ..target import target_of
 from ..tracer_warnings import FROZEN
 from .check import check_input_set
 from .options import AUTO, ExportOptions, as_args, export_support_problem

@@ -30,7 +30,7 @@ from ..inputs import describe_inputs, parameter_types
 from ..progress import CHECKING, DRAFTING, EXPORTING, enter_phase
 from ..run import Target, TraceRun
 from ..source import attribute_to_caller, is_torch_file, source_line
-from ..torchscript.plan import target_of
+from ..target import target_of
 from ..words import plural
 from .check import check_export
 from .graph import argument_names, graph_from_exported_program

@@ -19,7 +19,7 @@ from typing import Any
 
 import torch
 
-from ..compare import DEFAULT_TOLERANCE, DEFAULT_TOLERANCE_TEXT
+from ..check import DEFAULT_TOLERANCE, DEFAULT_TOLERANCE_TEXT
 from ..inputs import describe_inputs
 from ..jsonio import float_to_json
 from ..options import CommandLineError, Flag, OptionProblem, OptionSpec, OptionTable, bool_spec, module_mode_spec

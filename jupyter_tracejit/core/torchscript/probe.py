@@ -39,7 +39,8 @@ from typing import Any
 
 import torch
 
-from ..compare import DEFAULT_TOLERANCE, compare_tensors, summary
+from ..check import DEFAULT_TOLERANCE
+from ..compare import compare_tensors, summary
 from ..derived import (
     MAX_MESSAGE,
     clone_tensors,

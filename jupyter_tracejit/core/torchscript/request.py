@@ -10,11 +10,12 @@ from typing import Any
 
 from ..caller import calls_from, find_caller
 from ..capture import Reply, resume, stamp
-from ..compare import DEFAULT_TOLERANCE
+from ..check import DEFAULT_TOLERANCE
 from ..graph import Frame
 from ..run import TraceRun
+from ..target import target_of
 from .options import TraceOptions
-from .plan import ArgumentProblem, plan_trace, plan_trace_module, target_of
+from .plan import ArgumentProblem, plan_trace, plan_trace_module
 from .session import TraceSession
 
 

@@ -22,8 +22,7 @@ import torch
 from .. import hazards
 from ..caller import is_own_file
 from ..capture import CAPTURE_LOCK, drive, guest, stamp
-from ..check import CheckCase, CheckReport
-from ..compare import DEFAULT_TOLERANCE
+from ..check import DEFAULT_TOLERANCE, CheckCase, CheckReport
 from ..errors import TraceError, argument_error, error_from_exception
 from ..graph import Frame, Graph
 from ..inputs import clone_inputs, describe_inputs, parameter_types
