@@ -42,7 +42,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import TraceError
-from .layout import ArchiveLayout, load_error, open_regular
+from .layout import MAX_MEMBERS, ArchiveLayout, load_error, member_count, open_regular
 
 #: the largest total unpacked size (bytes, from the zip directory) ``tj.load`` reads unless told more
 DEFAULT_MAX_SIZE = 8 * 2**30
@@ -189,8 +189,9 @@ def pickle_globals(data: bytes) -> list[str]:
     recent: list[Any] = []  # what the last opcodes pushed (a string, or None for anything else)
     memo: dict[int, Any] = {}
     try:
-        for op, arg, _ in pickletools.genops(data):
+        for op, value, _ in pickletools.genops(data):
             name = op.name
+            arg: Any = value
             if name in _PUSH_STRING:
                 recent.append(arg if isinstance(arg, str) else arg.decode("latin-1"))
             elif name == "MEMOIZE":
@@ -254,7 +255,7 @@ def _check_pickle(path: str, member: str, data: bytes, torchscript: bool, who: s
     bad = [n for n in dict.fromkeys(names) if not allowed_global(n, torchscript)]
     if bad:
         more = f" (and {len(bad) - 1} more)" if len(bad) > 1 else ""
-        return _pickle_refusal(path, member, f"names {bad[0]}{more}, which is not part of a saved tensor", who)
+        return _pickle_refusal(path, member, f"names {bad[0]}{more}, which is not part of a saved model", who)
     return None
 
 
@@ -266,6 +267,14 @@ def _check_torch_save(path: str, member: str, data: bytes) -> TraceError | None:
             path, member, "is an old-style raw pickle (torch.export.save writes a zip)", "torch.export.load"
         )
     try:
+        count = member_count(io.BytesIO(data))
+        if count > MAX_MEMBERS:
+            return load_error(
+                path,
+                "zip_bomb",
+                f"{path} was not loaded: its member {member} lists {count} members (the limit is {MAX_MEMBERS}).",
+                "torch.export.save never writes such a file: save the program again.",
+            )
         with zipfile.ZipFile(io.BytesIO(data)) as inner:
             infos = inner.infolist()
             problem = directory_problem(f"{path}:{member}", infos, DEFAULT_MAX_SIZE, max_size_hint)
@@ -494,8 +503,9 @@ def _scan_exported(path: str, layout: ArchiveLayout, z: zipfile.ZipFile) -> Scan
         return load_error(
             path,
             "untrusted_code",
-            f"{path} was not loaded: it holds an AOTInductor package ({compiled[0][len(start) :]} and "
-            f"{len(compiled) - 1} more), compiled native code that torch.export.load loads and so runs.",
+            f"{path} was not loaded: it holds an AOTInductor package ({compiled[0][len(start) :]}"
+            f"{f' and {len(compiled) - 1} more' if len(compiled) > 1 else ''}), compiled native code that "
+            "torch.export.load loads and so runs.",
             TRUSTED_HINT,
         )
     # torch reads every member under models/ as a program named by its path less the last five characters
@@ -603,7 +613,7 @@ def guarded_loaders(map_location: Any) -> Iterator[list[str]]:
     plain expressions (:func:`expression_problem`). Under :data:`~..capture.CAPTURE_LOCK`; all is put back after."""
     import pickle
 
-    import sympy
+    import sympy  # type: ignore[import-untyped]
     import torch
     import torch.serialization
 
@@ -673,7 +683,7 @@ def guarded_loaders(map_location: Any) -> Iterator[list[str]]:
     package = sys.modules.get("torch.export.pt2_archive._package")
     if package is None:
         with contextlib.suppress(ImportError):
-            import torch.export.pt2_archive._package as package  # type: ignore[no-redef]
+            import torch.export.pt2_archive._package as package
     if package is not None and hasattr(package, "_load_aoti"):
         patches.append((package, "_load_aoti", refusing(package._load_aoti, "the AOTInductor loader")))
     with CAPTURE_LOCK:

@@ -29,6 +29,9 @@ from typing import IO
 from ..errors import TraceError
 
 ZIP_MAGIC = b"PK\x03\x04"
+#: the most members a zip directory may list (a 24-layer transformer's archive has about a thousand): zipfile
+#: builds an object per member, so a small file listing millions would take gigabytes before anything is read
+MAX_MEMBERS = 100_000
 #: the first byte of a pickle of protocol 2 or later (torch.save's legacy format writes protocol 2)
 PICKLE_PROTO = 0x80
 
@@ -98,6 +101,29 @@ def open_regular(path: str) -> IO[bytes]:
         raise
 
 
+def member_count(f: IO[bytes]) -> int:
+    """How many members the zip directory of ``f`` says it lists (its end record, zip64's where the count
+    overflows), read before ``zipfile`` builds an object per member; 0 where no end record is found (``zipfile``
+    then says the file is damaged)."""
+    f.seek(0, os.SEEK_END)
+    size = f.tell()
+    tail_size = min(size, 22 + 0xFFFF)  # the end record and the longest comment
+    f.seek(size - tail_size)
+    tail = f.read(tail_size)
+    at = tail.rfind(b"PK\x05\x06")
+    if at < 0 or at + 22 > len(tail):
+        return 0
+    count = int.from_bytes(tail[at + 10 : at + 12], "little")
+    locator = tail[at - 20 : at] if at >= 20 else b""
+    if count == 0xFFFF and locator[:4] == b"PK\x06\x07":
+        f.seek(int.from_bytes(locator[8:16], "little"))
+        record = f.read(56)
+        if record[:4] == b"PK\x06\x06" and len(record) == 56:
+            count = int.from_bytes(record[32:40], "little")
+    f.seek(0)
+    return count
+
+
 def load_error(path: str, tag: str, message: str, hint: str) -> TraceError:
     """The run's error for a file that could not be loaded."""
     return TraceError(type="ArchiveError", message=message, phase="load", tag=tag, hint=hint, file=path)
@@ -131,6 +157,15 @@ def inspect_file(path: str) -> ArchiveLayout | TraceError:
     with f:
         try:
             head = f.read(4)
+            count = member_count(f) if head == ZIP_MAGIC else 0
+            if count > MAX_MEMBERS:
+                return load_error(
+                    path,
+                    "zip_bomb",
+                    f"{path} lists {count} members in its zip directory (a saved model has a few thousand at "
+                    f"most; the limit is {MAX_MEMBERS}): it is not read.",
+                    "torch.jit.save and torch.export.save never write such a file: save the model again.",
+                )
             infos = zipfile.ZipFile(f).infolist() if head == ZIP_MAGIC else []
         except (zipfile.BadZipFile, OSError, ValueError, EOFError) as e:
             return load_error(

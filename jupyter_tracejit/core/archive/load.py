@@ -187,6 +187,8 @@ def _guarded(scan: Scan | None, map_location: Any) -> Iterator[list[str]]:
         yield refused
 
 
+#: what torch.jit.load says of a global its unpickler does not know (``Unknown type name 'posix.system'``)
+_UNKNOWN_TYPE = re.compile(r"Unknown type name '([\w.]+)'")
 #: the class torch names when a .pt2's program takes or returns one this Python has not registered with its pytree
 _UNREGISTERED = re.compile(r"Deserializing ([\w.]+) in pytree is not registered")
 
@@ -195,6 +197,17 @@ def load_failure(path: str, exc: BaseException, loader: str = "torch.jit.load") 
     """The run's error for what ``loader`` (``torch.jit.load``, ``torch.export.load``) raised on a file with the
     layout of an archive."""
     text = str(exc).split("\nException raised from", 1)[0].strip() or type(exc).__name__
+    foreign = _UNKNOWN_TYPE.search(text)
+    if foreign and not foreign.group(1).startswith(("__torch__.", "torch.")):
+        error = load_error(
+            path,
+            "corrupt_archive",
+            f"{loader} could not read {path}: its pickles name {foreign.group(1)}, which is neither a TorchScript "
+            "type of the archive nor part of torch: the file is hostile or corrupt (no torch writes that).",
+            "Do not use this file: ask where it came from for the model saved again with torch.jit.save.",
+        )
+        error.type = type(exc).__name__
+        return error
     tag, hint = next(
         ((tag, hint) for words, tag, hint in _LOAD_FAILURES if any(w in text for w in words)),
         ("load_failed", f"{loader} could not read the archive: see torch's message."),
