@@ -65,6 +65,11 @@ def size_text(size: int) -> str:
     return f"{size} bytes"
 
 
+def _shown(path: str) -> str:
+    """The path as an answer quotes it: a long one shortened."""
+    return path if len(path) <= 200 else f"{path[:100]}...{path[-40:]} ({len(path)} characters)"
+
+
 def _file_kind(mode: int) -> str:
     for test, kind in (
         (stat.S_ISDIR, "a directory"),
@@ -138,7 +143,7 @@ class TracejitOpener(Configurable):
                 raise Refused(403, f"{path} is hidden, and this server does not show hidden files (allow_hidden).")
             info = full.stat()
         except FileNotFoundError:
-            raise Refused(404, f"No file {path} in the server's root dir.") from None
+            raise Refused(404, f"No file {_shown(path)} in the server's root dir.") from None
         except (OSError, RuntimeError) as exc:
             raise self._path_error(path, exc) from None
         if not stat.S_ISREG(info.st_mode):
@@ -159,7 +164,7 @@ class TracejitOpener(Configurable):
     @staticmethod
     def _path_error(path: str, exc: BaseException) -> Refused:
         """A path the file system cannot resolve, as a 4xx naming why."""
-        shown = path if len(path) <= 200 else f"{path[:100]}...{path[-40:]} ({len(path)} characters)"
+        shown = _shown(path)
         number = getattr(exc, "errno", None)
         if number == errno.ELOOP or isinstance(exc, RuntimeError):
             return Refused(400, f"{shown} goes through a loop of links: it names no file.")

@@ -84,6 +84,11 @@ def main(argv: list[str]) -> int:
         return TORCH_MISSING
     except MemoryError:
         return OUT_OF_MEMORY
+    except ImportError as exc:
+        if "failed to map segment" in str(exc) or "Cannot allocate memory" in str(exc):
+            print(exc, file=sys.stderr)
+            return OUT_OF_MEMORY  # torch's libraries did not fit in --max-memory
+        raise
     # only the run's JSON on stdout: whatever the load prints, from Python or from torch's C++, goes to stderr
     sys.stdout.flush()
     run_out = os.fdopen(os.dup(1), "w", encoding="utf-8")

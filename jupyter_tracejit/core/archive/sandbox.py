@@ -39,7 +39,14 @@ OUT_OF_MEMORY = 4
 #: the most of what the archive's code printed that the run quotes (its end)
 PRINTED_TAIL = 2000
 #: what a process says when an allocation failed (Python, torch's allocator, C++)
-_OOM_WORDS = ("MemoryError", "can't allocate memory", "std::bad_alloc", "Cannot allocate memory", "out of memory")
+_OOM_WORDS = (
+    "MemoryError",
+    "can't allocate memory",
+    "std::bad_alloc",
+    "Cannot allocate memory",
+    "out of memory",
+    "failed to map segment",
+)
 
 _bounded = False
 
