@@ -56,8 +56,9 @@ MAX_EXPRESSION = 10_000
 
 #: how to open a trusted file, as every refusal says it
 TRUSTED_HINT = (
-    "If you trust where the file comes from (you saved it yourself), open it with tj.load(path, trusted=True), or "
-    "tracejit view / tracejit diff --trusted: torch then reads it as it would, running what it holds."
+    "If you trust where the file comes from (you saved it yourself), open it in a notebook with tj.load(path, "
+    "trusted=True), or with --trusted on tracejit view and tracejit diff: torch then reads it as it would, running "
+    "what it holds."
 )
 
 
