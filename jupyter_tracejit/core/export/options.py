@@ -123,6 +123,14 @@ class ExportOptions:
                 f"check_inputs must be a list of input sets, got {type(self.check_inputs).__name__}",
                 "Pass check_inputs=[(x2,), (x3,)]: each entry is the positional inputs of one call.",
             )
+        if self.dynamic_shapes is not None and not isinstance(self.dynamic_shapes, (dict, tuple, list, str)):
+            return argument_error(
+                f"dynamic_shapes must be a dict by argument name or a tuple by position, got "
+                f"{type(self.dynamic_shapes).__name__} {self.dynamic_shapes!r}"[:200],
+                "Pass dynamic_shapes={'x': {0: torch.export.Dim('batch')}} (or a tuple in the order of the inputs, "
+                "({0: torch.export.Dim('batch')},)), dynamic_shapes='auto' with check_inputs, or leave it out.",
+                tag="dynamic_shapes_type",
+            )
         if isinstance(self.dynamic_shapes, str) and self.dynamic_shapes != AUTO:
             return argument_error(
                 f"dynamic_shapes={self.dynamic_shapes!r} is not a form torch or jupyter-tracejit knows",
