@@ -4,8 +4,11 @@ test). The controls load copies with ``trusted=True`` and see their payloads run
 
 from __future__ import annotations
 
+import _thread
 import os
 import pickle
+import signal
+import subprocess
 import threading
 from pathlib import Path
 
@@ -115,6 +118,26 @@ def test_a_setstate_that_loops_does_not_hang_tj_load(tmp_path: Path, monkeypatch
     assert run.error is not None and run.error.tag == "load_timeout", run.error
     assert "LoopsAtLoad.__setstate__" in run.error.message and "did not finish in 5 s" in run.error.message
     assert "trusted=True" in run.error.hint
+
+
+def test_ctrl_c_stops_a_bounded_load_and_its_process(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """In the user's process, torch's C++ running __setstate__ would not see Ctrl-C; here the wait for the child
+    does, and the child goes with it."""
+    path = h.scripted(h.LoopsAtLoad(), tmp_path / "loops.pt")
+    started: list[subprocess.Popen[bytes]] = []
+
+    class Interrupted(subprocess.Popen):  # type: ignore[type-arg]
+        def wait(self, timeout: float | None = None) -> int:
+            if not started:
+                started.append(self)
+                _thread.interrupt_main()  # Ctrl-C while the load waits for its child
+            return super().wait(timeout)
+
+    monkeypatch.setattr(subprocess, "Popen", Interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        tj.load(path)
+    (child,) = started
+    assert child.returncode == -signal.SIGKILL  # stopped and reaped
 
 
 def test_a_setstate_that_allocates_without_end_runs_out_of_its_memory(tmp_path: Path) -> None:

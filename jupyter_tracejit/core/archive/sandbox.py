@@ -128,18 +128,16 @@ def load_bounded(
     ]
     started = time.perf_counter()
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        process = subprocess.Popen(
-            command, stdin=subprocess.DEVNULL, stdout=out, stderr=err, env=env, start_new_session=True
-        )
+        process: subprocess.Popen[bytes] | None = None
         try:
+            process = subprocess.Popen(
+                command, stdin=subprocess.DEVNULL, stdout=out, stderr=err, env=env, start_new_session=True
+            )
             code: int | None = process.wait(timeout)
         except subprocess.TimeoutExpired:
             code = None
-        except BaseException:  # Ctrl-C (KeyboardInterrupt) or anything else: the child goes with it
-            _stop(process)
-            raise
-        finally:
-            if process.poll() is None:
+        finally:  # a timeout, Ctrl-C (KeyboardInterrupt) or anything else: the child goes with it
+            if process is not None and process.poll() is None:
                 _stop(process)
         out.seek(0)
         err.seek(0)
