@@ -346,6 +346,7 @@ _OPERATORS = (
 _STRUCTURE = (ast.Expression, ast.BinOp, ast.UnaryOp, ast.BoolOp, ast.Compare, ast.Tuple, ast.Load, ast.keyword)
 
 
+@functools.lru_cache(maxsize=4096)  # a program repeats its expressions: 1,202 checks for 12-layer BERT, most alike
 def expression_problem(text: str) -> str | None:
     """Why ``sympy.sympify(text)`` could run code or exhaust the machine, or ``None`` for a plain expression:
     names, numbers, arithmetic, comparisons and calls of the functions torch writes (``Symbol('s77',
