@@ -229,12 +229,11 @@ def load_failure(path: str, exc: BaseException, loader: str = "torch.jit.load") 
 def _load(run: TraceRun, path: str, layout: ArchiveLayout, map_location: Any, scan: Scan | None) -> None:
     """Load and read the archive into ``run`` (``scan``: what the pre-scan found; ``None`` for a trusted file)."""
     t0 = time.perf_counter()
-    damaged = list(scan.damaged_debug) if scan is not None else []
+    damaged: list[str] = []
     refused: list[str] = []
     try:
         with _guarded(scan, map_location) as refused:
-            source = without_debug_info(path, layout) if damaged else path
-            module = _torch_load(source, layout, map_location)
+            module = _torch_load(path, layout, map_location)
     except Exception as e:
         run.timings["load"] = time.perf_counter() - t0
         run.error = refused_load(path, refused, "torch.jit.load") if refused else load_failure(path, e)
