@@ -102,6 +102,7 @@ def build_parser(prog: str = "tracejit") -> argparse.ArgumentParser:
     )
     v.add_argument("model", type=Path, metavar="MODEL", help="the saved model (.pt or .pt2)")
     v.add_argument("--fail-on-warnings", action="store_true", help="exit 1 when the model has findings")
+    _trusted(v)
     _imports(v)
     _outputs(v)
 
@@ -119,6 +120,7 @@ def build_parser(prog: str = "tracejit") -> argparse.ArgumentParser:
     )
     df.add_argument("-o", "--output", type=Path, metavar="HTML", help="write the diff as an HTML page here")
     df.add_argument("--json", type=Path, metavar="FILE", help="write the diff's JSON (RunDiff.to_json) here")
+    _trusted(df)
     _imports(df)
 
     d = sub.add_parser("demo", help="trace a bundled example model and print the report")
@@ -138,6 +140,15 @@ def _capture_command(sub: Any, row: Any) -> None:
     c.add_argument("--seed", type=int, default=0, help="torch.manual_seed before importing the file (default 0)")
     c.add_argument("--fail-on-warnings", action="store_true", help=words.fail_on_warnings_help)
     _outputs(c)
+
+
+def _trusted(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--trusted",
+        action="store_true",
+        help="let torch read the file as it would (tj.load(path, trusted=True)): pickled objects, compiled code and "
+        "TorchScript run at load are then run; only for files whose origin you trust (refused by default)",
+    )
 
 
 def _imports(parser: argparse.ArgumentParser) -> None:
@@ -482,13 +493,13 @@ def cmd_demo(args: argparse.Namespace) -> int:
     return 0
 
 
-def load_model(path: Path) -> Any:
+def load_model(path: Path, trusted: bool = False) -> Any:
     """``tj.load(path)``, a file it cannot read being a usage error (its message and hint, one line each)."""
-    if not path.is_file():
+    if not path.exists():
         raise UsageError(f"no such file: {path}")
     from .core.archive.saved import load
 
-    run = load(path)
+    run = load(path, trusted=trusted)
     if run.error is not None and run.error.phase == "load":
         raise UsageError(f"{run.error.message}\n{run.error.hint}")
     return run
@@ -506,7 +517,7 @@ def cmd_view(args: argparse.Namespace) -> int:
 
     _checked_outputs(_requested_outputs(args), [str(args.model)])
     import_modules(args.imports)
-    run = load_model(args.model)
+    run = load_model(args.model, args.trusted)
     say = Stdout()
     say(format_run(run))
     _write_outputs(run, args, say)
@@ -524,7 +535,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
     outputs = [(option, path) for option, path in (("-o", args.output), ("--json", args.json)) if path is not None]
     _checked_outputs(outputs, [str(args.old), str(args.new)])
     import_modules(args.imports)
-    old, new = load_model(args.old), load_model(args.new)
+    old, new = load_model(args.old, args.trusted), load_model(args.new, args.trusted)
     result = diff_runs(old, new, values=args.values, atol=DEFAULT_ATOL if args.atol is None else args.atol)
     result.old, result.new = str(args.old), str(args.new)
     say = Stdout()

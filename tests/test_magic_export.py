@@ -354,3 +354,12 @@ def test_a_notebook_exports_with_the_magic(tmp_path: Path) -> None:
     assert error["text"].count("\n") == 1
     (printed,) = nb.cells[3]["outputs"]
     assert printed["text"] == "True export [8]\n"
+
+
+def test_too_many_inputs_are_the_arguments_fault_not_the_models(
+    ip: InteractiveShell, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run = exported(ip, monkeypatch, "mlp(x, x, x)")
+    assert run.error is not None and (run.error.phase, run.error.tag) == ("arguments", "inputs_mismatch")
+    assert run.error.message.startswith("MLP.forward takes x, but the example inputs are 3 positional inputs")
+    assert "Give one example input per argument of MLP.forward: (x,)" in run.error.hint

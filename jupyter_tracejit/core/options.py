@@ -31,6 +31,8 @@ class OptionProblem:
     hint: str
     #: the whole message, where a rule between options says it differently
     text: str = ""
+    #: the run error's tag (``bad_argument`` unless the option names a more specific one)
+    tag: str = "bad_argument"
 
     @property
     def message(self) -> str:
@@ -59,9 +61,11 @@ class OptionSpec:
     check: Callable[[Any], bool]
     #: the values it takes, where they are few (the options bar offers them as a menu)
     choices: tuple[Any, ...] = ()
+    #: the run error's tag for a bad value
+    tag: str = "bad_argument"
 
     def problem(self, value: Any) -> OptionProblem | None:
-        return None if self.check(value) else OptionProblem(self.name, value, self.expects, self.hint)
+        return None if self.check(value) else OptionProblem(self.name, value, self.expects, self.hint, tag=self.tag)
 
 
 def is_bool(value: Any) -> bool:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -440,6 +441,13 @@ class TraceRun(JsonRecord):
         """Read a run saved as JSON: ``json.dump(run.to_json(), f)``, ``tracejit --json``, or the explorer's JSON
         download. A file that is not such a run (not JSON, cut short, edited so that it no longer matches the run
         schema or its ids point nowhere) raises one ``ValueError`` naming the file and where it is wrong."""
+        try:
+            mode = os.stat(path).st_mode
+        except OSError:
+            pass  # open says why
+        else:
+            if not stat.S_ISREG(mode):  # a FIFO would wait for a writer, /dev/zero never end
+                raise ValueError(f"{os.fspath(path)}: not a jupyter-tracejit run: not a regular file")
         try:
             with open(path, encoding="utf-8") as f:
                 data = json.load(f)

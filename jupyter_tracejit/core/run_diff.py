@@ -388,13 +388,13 @@ def _label(run: TraceRun, given: Any) -> str:
     return run.target.file if run.from_file and run.target.file else run.target.name
 
 
-def _as_run(side: TraceRun | str | os.PathLike[str], map_location: Any) -> TraceRun:
+def _as_run(side: TraceRun | str | os.PathLike[str], map_location: Any, trusted: bool) -> TraceRun:
     if isinstance(side, TraceRun):
         return side
     if isinstance(side, (str, os.PathLike)):
         from .archive.saved import load
 
-        return load(side, map_location=map_location)
+        return load(side, map_location=map_location, trusted=trusted)
     raise TypeError(f"tj.diff compares runs or saved files (a path), not a {type(side).__name__}")
 
 
@@ -449,11 +449,13 @@ def diff(
     values: bool = False,
     atol: float = DEFAULT_ATOL,
     map_location: Any = "cpu",
+    trusted: bool = False,
 ) -> RunDiff:
     """``tj.diff(old, new)``: what changed between two runs or saved files (``.pt`` / ``.pt2``, loaded with
     ``tj.load``): the graphs by module scope, the parameters by name and type, and by value with ``values=True``
-    (differences above ``atol``). ``diff.same`` says whether anything changed; ``print(diff.summary())``."""
-    old, new = _as_run(a, map_location), _as_run(b, map_location)
+    (differences above ``atol``). ``diff.same`` says whether anything changed; ``print(diff.summary())``.
+    ``trusted``: as ``tj.load``'s, for both files (only for files whose origin you trust)."""
+    old, new = _as_run(a, map_location, trusted), _as_run(b, map_location, trusted)
     result = diff_runs(old, new, values=values, atol=atol)
     result.old, result.new = _label(old, a), _label(new, b)
     return result

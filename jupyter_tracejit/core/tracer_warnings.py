@@ -165,12 +165,48 @@ def _user_facing(chain: list[_TorchFrame]) -> bool:
     return all(f.path.endswith(_USER_FACING_TORCH_FILES) for f in chain)
 
 
+@contextlib.contextmanager
+def discard_own_warnings() -> Iterator[None]:
+    """Drop the warnings of this thread for the block (the capture's own runs of the model: the probe, the export
+    check), while other threads' warnings are shown as they would have been: no process-wide filter is changed (an
+    ``"ignore"`` filter would lose theirs too). Inside a :class:`WarningRecorder`'s capture, the recorder drops them;
+    elsewhere a ``showwarning`` of the block's forwards other threads' and drops this one's (``catch_warnings``
+    puts it back, and leaves no warning marked as already shown)."""
+    current = warnings.showwarning
+    recorder = getattr(current, "__self__", None)
+    if isinstance(recorder, WarningRecorder) and recorder._owner == threading.get_ident():
+        was, recorder.discarding = recorder.discarding, True
+        try:
+            yield
+        finally:
+            recorder.discarding = was
+        return
+    owner = threading.get_ident()
+
+    def show(
+        message: Warning | str,
+        category: type[Warning],
+        filename: str,
+        lineno: int,
+        file: Any = None,
+        line: str | None = None,
+    ) -> None:
+        if threading.get_ident() != owner:
+            current(message, category, filename, lineno, file, line)
+
+    with warnings.catch_warnings():
+        warnings.showwarning = show
+        yield
+
+
 class WarningRecorder:
     """Records warnings while active; ``phase`` labels what was running."""
 
     def __init__(self) -> None:
         self.raw: list[_Raw] = []
         self.phase = "trace"
+        #: while set, the owner thread's warnings are dropped (:func:`discard_own_warnings`)
+        self.discarding = False
         #: the thread whose warnings are recorded, and where other threads' warnings go meanwhile
         self._owner = threading.get_ident()
         self._forward: Any = warnings.showwarning
@@ -190,6 +226,8 @@ class WarningRecorder:
             # another thread's warning: not this trace's; shown as it would have been without the capture
             self._forward(message, category, filename, lineno, file, line)
             return
+        if self.discarding:
+            return  # the capture's own runs (the probe's): not the trace's warnings, nor the user's to see
         text = str(message)
         torch_location = ""
         func = ""

@@ -366,6 +366,22 @@ def test_a_corrupted_member(saved: dict[str, Path], tmp_path: Path, no_torch_loa
     round_trip(run)
 
 
+def test_a_damaged_debug_pkl_loads_without_source_lines_and_says_so(saved: dict[str, Path], tmp_path: Path) -> None:
+    """torch reads code/*.debug_pkl lazily and raised on the first source range (an internal error, no hint)."""
+    damaged = rewrite(
+        saved["convnet"],
+        tmp_path / "damaged.pt",
+        edit=lambda n, d: d[: len(d) // 2] if n.endswith(".debug_pkl") else d,
+    )
+    run = load_archive(damaged)
+    assert run.error is None and run.graphs, run.error
+    assert all(n.source is None for g in run.graphs.values() for n in g.nodes)
+    (finding,) = [f for f in run.findings if f.kind == "damaged_debug_info"]
+    assert "loaded without them" in finding.message and "save the model again" in finding.hint
+    assert "no_debug_info" not in kinds(run)
+    round_trip(run)
+
+
 def test_an_export_archive(tmp_path: Path, no_torch_load: None) -> None:
     path = tmp_path / "model.pt2"
     with zipfile.ZipFile(path, "w") as z:

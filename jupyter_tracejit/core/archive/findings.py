@@ -185,6 +185,20 @@ def no_debug_info(method: str = "forward") -> Finding:
     )
 
 
+def damaged_debug_info(members: list[str], method: str = "forward") -> Finding:
+    """An archive whose source ranges (``code/*.debug_pkl``) are damaged: it was loaded without them."""
+    return Finding(
+        kind="damaged_debug_info",
+        severity="warning",
+        title="debug information damaged: loaded without source lines",
+        message=f"The archive's source ranges are damaged ({', '.join(members[:3])}): torch cannot read them, so the "
+        "archive was loaded without them and no node points at its original Python line (the graph, the module "
+        "tree and the TorchScript code are whole).",
+        hint="Copy or download the file again, or save the model again, to see the lines.",
+        method=method,
+    )
+
+
 def graph_findings(graph: Graph, devices_used: Iterable[str]) -> list[Finding]:
     """Every rule above on one graph, and the reused :mod:`..hazards` rules worded for an archive."""
     found: list[Finding] = []

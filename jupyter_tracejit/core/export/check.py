@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import contextlib
 import re
-import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -50,6 +49,7 @@ from ..graph import Frame
 from ..inputs import describe_inputs
 from ..module_state import ModuleState
 from ..source import source_line
+from ..tracer_warnings import discard_own_warnings
 from .report import input_names, shape_env_of, sloc_at, source_name
 
 #: a derived input set is kept under this many bytes (or twice the example's, when that is more)
@@ -412,8 +412,7 @@ def check_export(
     try:
         with contextlib.ExitStack() as stack:
             stack.enter_context(torch.random.fork_rng(devices=cuda_devices))
-            stack.enter_context(warnings.catch_warnings())
-            warnings.simplefilter("ignore")
+            stack.enter_context(discard_own_warnings())  # its runs' warnings; other threads' pass
             stack.enter_context(torch.no_grad())
             cases = [_Case(f"check_inputs[{i}]", *check_input_set(entry)) for i, entry in enumerate(check_inputs or [])]
             if ranges:

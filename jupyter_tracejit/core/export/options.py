@@ -33,8 +33,9 @@ AUTO = "auto"
 
 
 def _is_dynamic_shapes(value: Any) -> bool:
-    """torch's forms are checked by torch (and the session, which names the argument); here only our own word."""
-    return not isinstance(value, str) or value == AUTO
+    """torch's forms are checked by torch (and the session, which names the argument); here their types (torch's
+    words for another were "object of type 'int' has no len()" and a bare AssertionError for a set)."""
+    return value is None or isinstance(value, (dict, tuple, list, str))
 
 
 def _is_input_sets(value: Any) -> bool:
@@ -50,12 +51,13 @@ EXPORT_SPECS: dict[str, OptionSpec] = {
         OptionSpec(
             "dynamic_shapes",
             None,
-            "torch's dynamic_shapes (a dict by argument name, or a tuple by position, of {dim: Dim(...)}) or 'auto'",
-            'the dynamic_shapes the export was asked with (torch\'s form, or "auto"); a re-export keeps them',
-            "Pass torch's forms (a dict by argument name, or a tuple by position, of {dim: Dim(...)}), or "
-            "dynamic_shapes='auto' with check_inputs: the dims that differ between them become Dim.AUTO.",
+            "a dict by argument name or a tuple by position",
+            "the dynamic_shapes the export was asked with (torch's form, or \"auto\"); a re-export keeps them",
+            "Pass dynamic_shapes={'x': {0: torch.export.Dim('batch')}} (or a tuple in the order of the inputs, "
+            "({0: torch.export.Dim('batch')},)), dynamic_shapes='auto' with check_inputs, or leave it out.",
             "dynamic_shapes",
             _is_dynamic_shapes,
+            tag="dynamic_shapes_type",
         ),
         bool_spec(
             "strict", False, "strict export: trace with TorchDynamo's bytecode analysis (torch's strict=True)", "strict"
@@ -87,6 +89,21 @@ EXPORT_LIVE = ("strict", "draft", "module_mode", "no_grad")
 #: export options the explorer shows but cannot change (they hold live tensors and torch ``Dim`` objects): a
 #: re-export keeps the request's own
 EXPORT_READ_ONLY = ("dynamic_shapes", "check_inputs")
+
+
+def _known_word(values: Mapping[str, Any]) -> OptionProblem | None:
+    """A word for dynamic_shapes is ours ('auto'): another is a form nobody knows."""
+    shapes = values.get("dynamic_shapes")
+    if not isinstance(shapes, str) or shapes == AUTO:
+        return None
+    return OptionProblem(
+        "dynamic_shapes",
+        shapes,
+        "",
+        "Pass torch's forms (a dict by argument name, or a tuple by position, of {dim: Dim(...)}), or "
+        "dynamic_shapes='auto' with check_inputs: the dims that differ between them become Dim.AUTO.",
+        text=f"dynamic_shapes={shapes!r} is not a form torch or jupyter-tracejit knows",
+    )
 
 
 def _auto_needs_check_inputs(values: Mapping[str, Any]) -> OptionProblem | None:
@@ -135,7 +152,7 @@ class ExportOptions:
     def problem(self) -> TraceError | None:
         """The first option whose value is not allowed (an ``ArgumentError`` naming the problem and the fix)."""
         found = EXPORT_TABLE.problem(self.as_dict())
-        return None if found is None else argument_error(found.message, found.hint)
+        return None if found is None else argument_error(found.message, found.hint, tag=found.tag)
 
     def to_json(self) -> dict[str, Any]:
         """JSON-ready (``RecordedExportOptions`` in ``run.schema.json``): check input sets described by their inputs,
@@ -258,7 +275,7 @@ EXPORT_TABLE = OptionTable(
     live=EXPORT_LIVE,
     read_only=EXPORT_READ_ONLY,
     flags=EXPORT_FLAGS,
-    relations=(_auto_needs_check_inputs,),
+    relations=(_known_word, _auto_needs_check_inputs),
 )
 
 

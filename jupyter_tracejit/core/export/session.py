@@ -23,6 +23,7 @@ import torch
 
 from ..caller import is_own_file
 from ..capture import CAPTURE_LOCK, Steps, call_torch, drive, guest, stamp
+from ..derived import cuda_devices_of
 from ..errors import CACHE_HINT, TraceError, argument_error, error_from_exception
 from ..graph import Frame
 from ..hazards import Finding
@@ -357,8 +358,35 @@ class ExportSession:
                 )
         return None
 
+    def _inputs_mismatch(self) -> TraceError | None:
+        """Example inputs the forward cannot take (three for a forward of one): torch's ``TypeError`` raised inside
+        its export would read as the model's own failure."""
+        try:
+            signature = inspect.signature(self.exported.forward)
+        except (TypeError, ValueError, AttributeError):
+            return None
+        try:
+            signature.bind(*self.args, **self.kwargs)
+        except TypeError as e:
+            forward = f"{type(self.exported).__name__}.forward"
+            takes = [
+                p.name
+                for p in signature.parameters.values()
+                if p.kind not in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
+            ]
+            given = plural(len(self.args), "positional input") + (
+                f" and {plural(len(self.kwargs), 'keyword input')} ({', '.join(self.kwargs)})" if self.kwargs else ""
+            )
+            return argument_error(
+                f"{forward} takes {', '.join(takes) or 'no inputs'}, but the example inputs are {given}: {e}",
+                f"Give one example input per argument of {forward}: ({', '.join(takes)}{',' if len(takes) == 1 else ''}"
+                ") as the inputs, or by keyword (kwargs=...).",
+                tag="inputs_mismatch",
+            )
+        return None
+
     def _export(self, run: TraceRun) -> Steps[None]:
-        refused = self._dim_out_of_range()
+        refused = self._inputs_mismatch() or self._dim_out_of_range()
         if refused is not None:
             run.error = refused
             return
@@ -544,7 +572,9 @@ class ExportSession:
         t0 = time.perf_counter()
         self.python_runs += 1
         draft_ep = None
-        with captured_torch_logs() as logs:
+        # the draft runs the model on real inputs: the user's RNG is left as torch.export.export leaves it
+        rng = torch.random.fork_rng(devices=cuda_devices_of((self.args, self.kwargs), [self.exported]))
+        with captured_torch_logs() as logs, rng:
             try:
                 draft_ep = yield from call_torch(call)
             except Exception as e:
