@@ -52,7 +52,7 @@ EXPORT_SPECS: dict[str, OptionSpec] = {
             "dynamic_shapes",
             None,
             "a dict by argument name or a tuple by position",
-            "the dynamic_shapes the export was asked with (torch's form, or \"auto\"); a re-export keeps them",
+            'the dynamic_shapes the export was asked with (torch\'s form, or "auto"); a re-export keeps them',
             "Pass dynamic_shapes={'x': {0: torch.export.Dim('batch')}} (or a tuple in the order of the inputs, "
             "({0: torch.export.Dim('batch')},)), dynamic_shapes='auto' with check_inputs, or leave it out.",
             "dynamic_shapes",
