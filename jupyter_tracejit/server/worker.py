@@ -31,7 +31,7 @@ def load_run(path: str, max_size: int = DEFAULT_MAX_SIZE) -> Any:
     the run's error, never an exception), untrusted; a file over ``max_size`` unpacked says which server setting
     reads it."""
     import jupyter_tracejit
-    from jupyter_tracejit.core.archive import sandbox
+    from jupyter_tracejit.core.torchscript.saved import sandbox
 
     sandbox.mark_bounded()
     run = jupyter_tracejit.load(path, map_location="cpu", max_size=max_size)
@@ -95,7 +95,7 @@ def main(argv: list[str]) -> int:
     os.dup2(2, 1)
     sys.stdout = sys.stderr
     try:
-        from jupyter_tracejit.core.archive.sandbox import out_of_memory
+        from jupyter_tracejit.core.torchscript.saved.sandbox import out_of_memory
 
         run = load_run(path, options.get("max-size", DEFAULT_MAX_SIZE))
         if run.error is not None and out_of_memory(f"{run.error.type}: {run.error.message}"):

@@ -12,11 +12,11 @@ from pathlib import Path
 import pytest
 import torch
 
-from jupyter_tracejit.core.archive import BACKEND, load_archive
-from jupyter_tracejit.core.archive.findings import dtype_casts, frozen_sizes
-from jupyter_tracejit.core.archive.source import archive_source, archive_source_reader
 from jupyter_tracejit.core.registry import names
 from jupyter_tracejit.core.run import TraceRun
+from jupyter_tracejit.core.torchscript.saved.findings import dtype_casts, frozen_sizes
+from jupyter_tracejit.core.torchscript.saved.load import BACKEND, load_archive
+from jupyter_tracejit.core.torchscript.saved.source import archive_source, archive_source_reader
 from jupyter_tracejit.core.validate import check_run
 
 

@@ -17,8 +17,9 @@ import sympy
 import torch
 
 import jupyter_tracejit as tj
-from jupyter_tracejit.core.archive import guard, sandbox
+from jupyter_tracejit.core.archive import guard
 from jupyter_tracejit.core.run import TraceRun
+from jupyter_tracejit.core.torchscript.saved import sandbox
 from tests.security import hostile as h
 from tests.security.conftest import REFUSED, craft
 

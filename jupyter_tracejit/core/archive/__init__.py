@@ -1,23 +1,7 @@
-"""A saved model read back as a run, the model never run: :func:`.saved.load` (``tj.load``) reads either kind,
-:func:`.load.load_archive` TorchScript archives (``.pt``), :func:`.exported.load_exported` exported programs
-(``.pt2``). (``load`` is not re-exported here: it would hide the :mod:`.load` module of the package.)
+"""Saved models read back as runs, the model never run, the part every back end shares: what a file is, from its
+first bytes and zip directory (:mod:`.layout`), what may run when torch reads it (:mod:`.guard`: the pre-scan and
+the guarded loaders), and ``tj.load`` (:mod:`.saved`), which hands a file to the back end that reads its kind
+(the registry's saved files: ``core/torchscript/saved/`` for ``.pt``, ``core/export/saved.py`` for ``.pt2``).
 
-Imported on first use (PEP 562): :mod:`.guard` and :mod:`.layout` are torch-free, and the server extension reads a
-file's zip directory with them without importing torch."""
-
-from __future__ import annotations
-
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from .load import BACKEND, load_archive
-
-__all__ = ["BACKEND", "load_archive"]
-
-
-def __getattr__(name: str) -> Any:
-    if name in __all__:
-        from . import load
-
-        return getattr(load, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+:mod:`.guard` and :mod:`.layout` are torch-free: the server extension reads a file's zip directory with them without
+importing torch."""

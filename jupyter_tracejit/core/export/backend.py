@@ -70,7 +70,7 @@ BACKEND = Backend(
             file_type="torch-export-archive",
             file_type_label="torch.export archive",
             extensions=(".pt2",),
-            loader=".archive.exported:load_exported",
+            loader=".export.saved:load_exported",
         ),
     ),
     command=CommandWords(

@@ -65,7 +65,7 @@ BACKEND = Backend(
             file_type="torchscript-archive",
             file_type_label="TorchScript archive",
             extensions=(".pt",),
-            loader=".archive.load:load_archive",
+            loader=".torchscript.saved.load:load_archive",
         ),
     ),
     command=CommandWords(

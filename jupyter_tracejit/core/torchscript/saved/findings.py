@@ -24,10 +24,10 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterable
 
-from .. import hazards
-from ..graph import Graph, Node
-from ..hazards import Finding
-from ..words import plural
+from ... import hazards
+from ...graph import Graph, Node
+from ...hazards import Finding
+from ...words import plural
 
 #: op -> index of its size argument
 SHAPE_ARGUMENTS = {

@@ -24,18 +24,17 @@ from typing import Any
 
 import torch
 
+from ..archive.guard import DEFAULT_MAX_SIZE, TRUSTED_HINT, admit, guarded_loaders, refused_load
+from ..archive.layout import ArchiveLayout, archive_options, load_error, load_failure
 from ..capture import stamp
 from ..errors import TraceError, error_from_exception
-from ..export.graph import argument_names, graph_from_exported_program
-from ..export.records import ExportReport
-from ..export.report import export_findings, report_of
-from ..export.session import captured_torch_logs
 from ..graph import Graph
 from ..inputs import tensor_type_str
 from ..run import Target, TraceRun
-from .guard import DEFAULT_MAX_SIZE, TRUSTED_HINT, admit, guarded_loaders, refused_load
-from .layout import ArchiveLayout, load_error
-from .load import archive_options, load_failure
+from .graph import argument_names, graph_from_exported_program
+from .records import ExportReport
+from .report import export_findings, report_of
+from .session import captured_torch_logs
 
 #: ``run.backend`` of a loaded exported program: the export's own (the same run, read back)
 BACKEND = "export"

@@ -20,7 +20,6 @@ import contextlib
 import functools
 import io
 import os
-import re
 import time
 import warnings
 import zipfile
@@ -29,67 +28,21 @@ from typing import Any
 
 import torch
 
-from ..capture import stamp
-from ..errors import TraceError, error_from_exception
-from ..inputs import parameter_types
-from ..run import Target, TraceRun
-from ..torchscript.extract import canonical_inlined, extract_graph
-from ..torchscript.schemas import argument_names
-from ..torchscript.session import method_code
+from ...archive.guard import DEFAULT_MAX_SIZE, Scan, admit, guarded_loaders, refused_load
+from ...archive.layout import ArchiveLayout, archive_options, inspect_file, load_error, load_failure, open_regular
+from ...capture import stamp
+from ...errors import TraceError, error_from_exception
+from ...inputs import parameter_types
+from ...run import Target, TraceRun
+from ..extract import canonical_inlined, extract_graph
+from ..schemas import argument_names
+from ..session import method_code
 from . import sandbox
 from .findings import damaged_debug_info, graph_findings, no_debug_info
-from .guard import DEFAULT_MAX_SIZE, Scan, admit, guarded_loaders, refused_load
-from .layout import ArchiveLayout, inspect_file, load_error, open_regular
 from .source import archive_source_reader
 
 #: ``run.backend`` of a loaded archive: what captured the graphs it holds (torch.jit.trace or torch.jit.script)
 BACKEND = "trace"
-
-#: (words in torch's message, tag, hint) for what ``torch.jit.load`` raises on a file with the archive's layout
-_LOAD_FAILURES: tuple[tuple[tuple[str, ...], str, str], ...] = (
-    (
-        ("Attempted to read a PyTorch file with version", "maximum supported version"),
-        "newer_torch",
-        "The archive was written by a newer torch than this one ({torch}): upgrade torch where you load it, or save "
-        "it again with this version.",
-    ),
-    (
-        ("Unknown builtin op", "Unknown type name", "unknown builtin op", "Unknown type constructor"),
-        "unknown_op",
-        "The archive uses an op or type this torch ({torch}) does not know: it comes from a newer torch, or needs a "
-        "library of custom ops loaded first (torch.ops.load_library).",
-    ),
-    (
-        ("does not match our current schema version", "does not match our current archive version"),
-        "version_mismatch",
-        "The program was saved by a torch whose export format this one ({torch}) does not read: load it with the "
-        "torch version that saved it, or export and save it again with this one.",
-    ),
-    (
-        ("Expecting value", "Expecting property name", "JSONDecodeError", "Unterminated string"),
-        "corrupt_archive",
-        "The archive's description of the program (models/*.json) is damaged: copy or download it again, or save "
-        "the program again.",
-    ),
-    (
-        ("in pytree is not registered",),
-        "unregistered_pytree",
-        "The program takes or returns a class (named in torch's message: a transformers ModelOutput, a dataclass) "
-        "that the exporting code registered with torch's pytree; a fresh Python does not know it. Import the "
-        "module that defines and registers it, then load ({imports}), or export a wrapper whose forward returns "
-        "tensors, tuples or dicts.",
-    ),
-    (
-        ("invalid header or archive is corrupted", "failed finding central directory", "crc", "CRC", "corrupt"),
-        "corrupt_archive",
-        "The archive's contents are damaged: copy or download it again, or save the model again.",
-    ),
-)
-
-
-def archive_options(path: str, map_location: Any) -> dict[str, Any]:
-    """What the run records of the load (run.schema.json ``RecordedArchiveOptions``)."""
-    return {"path": path, "map_location": None if map_location is None else str(map_location)}
 
 
 def load_archive(
@@ -187,45 +140,6 @@ def _guarded(scan: Scan | None, map_location: Any) -> Iterator[list[str]]:
         return
     with guarded_loaders(map_location) as refused:
         yield refused
-
-
-#: what torch.jit.load says of a global its unpickler does not know (``Unknown type name 'posix.system'``)
-_UNKNOWN_TYPE = re.compile(r"Unknown type name '([\w.]+)'")
-#: the class torch names when a .pt2's program takes or returns one this Python has not registered with its pytree
-_UNREGISTERED = re.compile(r"Deserializing ([\w.]+) in pytree is not registered")
-
-
-def load_failure(path: str, exc: BaseException, loader: str = "torch.jit.load") -> TraceError:
-    """The run's error for what ``loader`` (``torch.jit.load``, ``torch.export.load``) raised on a file with the
-    layout of an archive."""
-    text = str(exc).split("\nException raised from", 1)[0].strip() or type(exc).__name__
-    foreign = _UNKNOWN_TYPE.search(text)
-    if foreign and not foreign.group(1).startswith(("__torch__.", "torch.")):
-        error = load_error(
-            path,
-            "corrupt_archive",
-            f"{loader} could not read {path}: its pickles name {foreign.group(1)}, which is neither a TorchScript "
-            "type of the archive nor part of torch: the file is hostile or corrupt (no torch writes that).",
-            "Do not use this file: ask where it came from for the model saved again with torch.jit.save.",
-        )
-        error.type = type(exc).__name__
-        return error
-    tag, hint = next(
-        ((tag, hint) for words, tag, hint in _LOAD_FAILURES if any(w in text for w in words)),
-        ("load_failed", f"{loader} could not read the archive: see torch's message."),
-    )
-    registered = _UNREGISTERED.search(text)
-    module = registered.group(1).rpartition(".")[0] if registered else ""
-    imports = (
-        f"import {module} before tj.load; tracejit view or diff --import {module}"
-        if module
-        else "tj.load in that session; tracejit view or diff --import MODULE"
-    )
-    error = load_error(
-        path, tag, f"{loader} could not read {path}: {text}", hint.format(torch=torch.__version__, imports=imports)
-    )
-    error.type = type(exc).__name__
-    return error
 
 
 def _load(run: TraceRun, path: str, layout: ArchiveLayout, map_location: Any, scan: Scan | None) -> None:

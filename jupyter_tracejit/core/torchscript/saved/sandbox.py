@@ -3,7 +3,7 @@
 ``torch.jit.load`` runs the ``__setstate__`` methods an archive's TorchScript code defines (a scripted module's
 own, to rebuild its state): code from the file, which can print, allocate without end or loop forever, and which
 Ctrl-C does not stop while it runs in torch's C++. Unless the file is trusted, :func:`load_bounded` loads such an
-archive in a child process (``python -m jupyter_tracejit.core.archive.sandbox``) under a memory cap
+archive in a child process (``python -m jupyter_tracejit.core.torchscript.saved.sandbox``) under a memory cap
 (``RLIMIT_AS``) and a time limit, stops it on Ctrl-C, and reads back the run's JSON (a run without ``run.traced``:
 the loaded module stays in the child). The run says what ran (the finding ``code_at_load``, with what it printed).
 A process that is already bounded (the server extension's worker) marks itself with :func:`mark_bounded` and
@@ -24,11 +24,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ..errors import TraceError
-from ..hazards import Finding
-from ..run import Target, TraceRun
-from .guard import size_text
-from .layout import load_error
+from ...archive.guard import size_text
+from ...archive.layout import load_error
+from ...errors import TraceError
+from ...hazards import Finding
+from ...run import Target, TraceRun
 
 #: seconds a bounded load may take (importing torch included)
 TIMEOUT = 120.0
@@ -120,7 +120,7 @@ def load_bounded(
     command = [
         sys.executable,
         "-m",
-        "jupyter_tracejit.core.archive.sandbox",
+        "jupyter_tracejit.core.torchscript.saved.sandbox",
         path,
         location,
         str(memory),
