@@ -50,6 +50,7 @@ from ..inputs import describe_inputs
 from ..module_state import ModuleState
 from ..source import source_line
 from ..tracer_warnings import discard_own_warnings
+from .failures import message_frame
 from .report import input_names, shape_env_of, sloc_at, source_name
 
 #: a derived input set is kept under this many bytes (or twice the example's, when that is more)
@@ -242,8 +243,6 @@ _NODE = re.compile(r"on node '(?P<node>[^']+)'")
 
 def guard_location(ep: torch.export.ExportedProgram, message: str) -> tuple[str, int] | None:
     """The user's line that made the guard a failing run names (see the module docstring), or None."""
-    from .session import message_frame  # the session imports this module
-
     node_match = _NODE.search(message)
     if node_match is not None:
         for node in ep.graph.nodes:

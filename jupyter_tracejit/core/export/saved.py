@@ -31,10 +31,10 @@ from ..errors import TraceError, error_from_exception
 from ..graph import Graph
 from ..inputs import tensor_type_str
 from ..run import Target, TraceRun
+from ..torch_logs import captured_torch_logs
 from .graph import argument_names, graph_from_exported_program
 from .records import ExportReport
 from .report import export_findings, report_of
-from .session import captured_torch_logs
 
 #: ``run.backend`` of a loaded exported program: the export's own (the same run, read back)
 BACKEND = "export"

@@ -3,7 +3,7 @@
 ``torch.jit.load`` runs the ``__setstate__`` methods an archive's TorchScript code defines (a scripted module's
 own, to rebuild its state): code from the file, which can print, allocate without end or loop forever, and which
 Ctrl-C does not stop while it runs in torch's C++. Unless the file is trusted, :func:`load_bounded` loads such an
-archive in a child process (``python -m jupyter_tracejit.core.torchscript.saved.sandbox``) under a memory cap
+archive in a child process (``python -m jupyter_tracejit.core.torchscript.saved.child``) under a memory cap
 (``RLIMIT_AS``) and a time limit, stops it on Ctrl-C, and reads back the run's JSON (a run without ``run.traced``:
 the loaded module stays in the child). The run says what ran (the finding ``code_at_load``, with what it printed).
 A process that is already bounded (the server extension's worker) marks itself with :func:`mark_bounded` and
@@ -120,7 +120,7 @@ def load_bounded(
     command = [
         sys.executable,
         "-m",
-        "jupyter_tracejit.core.torchscript.saved.sandbox",
+        "jupyter_tracejit.core.torchscript.saved.child",
         path,
         location,
         str(memory),
@@ -214,33 +214,3 @@ def _error(path: str, tag: str, message: str) -> TraceError:
         "If you trust the file, tj.load(path, trusted=True) (tracejit view/diff --trusted) loads it in this process, "
         "without limits; otherwise ask for the model saved without code that runs at load (no __setstate__).",
     )
-
-
-def main(argv: list[str]) -> int:
-    """The child: ``PATH MAP_LOCATION MAX_MEMORY MAX_SIZE``; the run's JSON on stdout, what the load prints on
-    stderr."""
-    from . import sandbox  # this module under its own name (run with -m, it is __main__): what load.py sees
-
-    path, location, memory, max_size = argv
-    limit_memory(int(memory))
-    sandbox.mark_bounded()
-    sys.stdout.flush()
-    run_out = os.fdopen(os.dup(1), "w", encoding="utf-8")
-    os.dup2(2, 1)  # what the archive's code prints (TorchScript's print writes to fd 1) goes to stderr
-    sys.stdout = sys.stderr
-    try:
-        from .load import load_archive
-
-        run = load_archive(path, map_location=location or None, max_size=int(max_size))
-        if run.error is not None and out_of_memory(run.error.message):
-            return OUT_OF_MEMORY
-        text = json.dumps(run.to_json())
-    except MemoryError:
-        return OUT_OF_MEMORY
-    run_out.write(text)
-    run_out.close()
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
