@@ -29,6 +29,7 @@ from .capture_diff import compare_captures
 from .diff import ROOT, GraphDiff, _describe_constant, structural_diff
 from .graph import Graph, Node
 from .jsonio import NOT_IN_JSON, Decoders, JsonRecord, list_of
+from .registry import names
 from .run import TraceRun, _presenter, register_diff_against_decoder
 from .words import plural
 
@@ -414,10 +415,10 @@ def diff_runs(old: TraceRun, new: TraceRun, *, values: bool = False, atol: float
             result.error = f"the {side} run failed: {reason}"
             return result
     changes: dict[tuple[str, str], ScopeChange] = {}
-    kinds = {old.backend == "export", new.backend == "export"}
-    if len(kinds) == 2:  # a trace (or TorchScript archive) against an export
+    if old.backend != new.backend:  # two back ends' captures (a trace or TorchScript archive against an export)
         result.compared_as = "capture"
-        trace, export = (old, new) if new.backend == "export" else (new, old)
+        # the capture comparison's sides in the registry's order: torch.jit.trace's, then torch.export's
+        trace, export = sorted((old, new), key=lambda run: names().index(run.backend))
         assert trace.graph is not None and export.graph is not None
         capture_changes(trace.graph, export.graph, trace is old, changes)
     else:
