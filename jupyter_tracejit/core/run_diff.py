@@ -26,7 +26,8 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from .capture_diff import compare_captures
-from .diff import ROOT, GraphDiff, _describe_constant, structural_diff
+from .diff import ROOT, GraphDiff, structural_diff
+from .diff_reasons import describe_constant
 from .graph import Graph, Node
 from .jsonio import NOT_IN_JSON, Decoders, JsonRecord, list_of
 from .registry import names
@@ -248,9 +249,9 @@ def _constant_changes(old: Graph, new: Graph, a: Node, b: Node) -> list[str]:
     constant whose preview reads the same is told apart by its dtype, shape and digest)."""
     out = []
     for va, vb in zip(a.inputs, b.inputs, strict=False):
-        ca, cb = _describe_constant(old, va), _describe_constant(new, vb)
+        ca, cb = describe_constant(old, va), describe_constant(new, vb)
         if ca is not None and ca == cb:
-            ca, cb = _describe_constant(old, va, detailed=True), _describe_constant(new, vb, detailed=True)
+            ca, cb = describe_constant(old, va, detailed=True), describe_constant(new, vb, detailed=True)
         if ca is not None and cb is not None and ca != cb:
             out.append(f"{ca} -> {cb.removeprefix('tensor constant ')}")
     return out

@@ -168,7 +168,7 @@ def test_the_top_level_explore_is_the_widget_one(clock: FakeClock) -> None:
 @pytest.mark.parametrize(
     ("change", "message"),
     [
-        ({"strictness": True}, "unknown trace option 'strictness' (value True); the options are: check_inputs_enabled,"),
+        ({"strictness": True}, "unknown trace option 'strictness' (value True); the options are: check_inputs"),
         ({"strict": "yes"}, "option 'strict' must be True or False, got 'yes'"),
         ({"check_tolerance": -1e-3}, "option 'check_tolerance' must be a finite number >= 0, got -0.001"),
         ({"check_tolerance": float("inf")}, "option 'check_tolerance' must be a finite number >= 0, got inf"),
