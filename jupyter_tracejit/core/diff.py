@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import json
 from collections import deque
+from dataclasses import dataclass
 from typing import Any
 
 from .diff_pairing import _causes_of_their_own, _pair_by_op, _pair_in_order, _pair_in_scope, _rejoin_lone_roots
@@ -145,19 +146,8 @@ def _tainted_unmatched(graph: Graph, matched: set[int]) -> tuple[list[int], list
     return roots, downstream, foldable, origin
 
 
-def structural_diff(
-    a: Graph, b: Graph, *, compare_tensors: TensorCompare | None = None, by_scope: bool = False
-) -> GraphDiff:
-    """Diff graph ``a`` (the trace) against graph ``b`` (the check trace, or another run).
-
-    ``compare_tensors`` compares the values of matched tensor constants; without it their digests
-    (from the JSON) are compared. ``by_scope`` (two versions of a model): nodes match, and pair as changed, only
-    within the same module scope. Without it a layer added before the final norm would match the old ``norm``'s
-    ops with the new layer's own norm (the same computation on the same input) and call ``norm`` added.
-    """
-    intern = _Interner()
-    ka, kb = _keys(a, intern, by_scope), _keys(b, intern, by_scope)
-
+def _match(ka: list[int], kb: list[int]) -> dict[int, int]:
+    """Nodes of equal identity, matched in order: the k-th occurrence in one graph with the k-th in the other."""
     pending: dict[int, deque[int]] = {}
     for nid, key in enumerate(kb):
         pending.setdefault(key, deque()).append(nid)
@@ -166,100 +156,97 @@ def structural_diff(
         queue = pending.get(key)
         if queue:
             matched[nid] = queue.popleft()
-    matched_b = set(matched.values())
+    return matched
 
-    roots_a, down_a, fold_a, origin_a = _tainted_unmatched(a, set(matched))
-    roots_b, down_b, fold_b, origin_b = _tainted_unmatched(b, matched_b)
-    if not (roots_a or down_a or roots_b or down_b):
-        # only constants or plumbing differ (e.g. a constant returned directly): report them
-        roots_a, roots_b = fold_a, fold_b
 
-    # value correspondence for the explanations
-    matched_values: dict[int, int] = {}
+def _matched_values(a: Graph, b: Graph, matched: dict[int, int]) -> dict[int, int]:
+    """Which value of ``b`` each value of ``a`` corresponds to (for the explanations)."""
+    values: dict[int, int] = {}
     for x, y in matched.items():
         for va, vb in zip(a.nodes[x].outputs, b.nodes[y].outputs, strict=False):
-            matched_values[va] = vb
+            values[va] = vb
     for va, vb in zip(a.inputs, b.inputs, strict=False):
-        matched_values[va] = vb
+        values[va] = vb
+    return values
 
-    # anchor every divergent node at the last matched node before it (in check-graph numbering),
-    # then pair the divergent nodes of both graphs that share an anchor, in order
-    def anchors_a() -> dict[int, int]:
-        out: dict[int, int] = {}
-        last = -1
-        divergent = set(roots_a) | set(down_a)
-        for n in a.nodes:
-            if n.id in matched:
-                last = matched[n.id]
-            elif n.id in divergent:
-                out[n.id] = last
-        return out
 
-    def anchors_b() -> dict[int, int]:
-        out: dict[int, int] = {}
-        last = -1
-        divergent = set(roots_b) | set(down_b)
-        for n in b.nodes:
-            if n.id in matched_b:
-                last = n.id
-            elif n.id in divergent:
-                out[n.id] = last
-        return out
+def _anchors(graph: Graph, divergent: set[int], anchor_of: dict[int, int]) -> dict[int, int]:
+    """Each divergent node's anchor: the last matched node before it, numbered in the check graph (``anchor_of``
+    gives a matched node's number there)."""
+    out: dict[int, int] = {}
+    last = -1
+    for n in graph.nodes:
+        if n.id in anchor_of:
+            last = anchor_of[n.id]
+        elif n.id in divergent:
+            out[n.id] = last
+    return out
 
-    anc_a, anc_b = anchors_a(), anchors_b()
-    inverse = {y: x for x, y in matched.items()}
 
-    def pair(ids_a: list[int], ids_b: list[int], kind: str) -> list[tuple[float, Divergence]]:
+@dataclass
+class _Divergent:
+    """What pairing the divergent nodes of both graphs needs: the graphs, each divergent node's anchor, where a
+    downstream node's divergence comes from, the matched nodes and values."""
+
+    a: Graph
+    b: Graph
+    by_scope: bool
+    anchors_a: dict[int, int]
+    anchors_b: dict[int, int]
+    origin_a: dict[int, int]
+    origin_b: dict[int, int]
+    matched: dict[int, int]
+    matched_values: dict[int, int]
+
+    def pair(self, ids_a: list[int], ids_b: list[int], kind: str) -> list[tuple[float, Divergence]]:
+        """The divergent nodes of both graphs that share an anchor, paired in order (roots) or op with op
+        (downstream), each with its reason, keyed by its place in the trace graph."""
+        a, b = self.a, self.b
         groups_a: dict[int, list[int]] = {}
         for nid in ids_a:
-            groups_a.setdefault(anc_a[nid], []).append(nid)
+            groups_a.setdefault(self.anchors_a[nid], []).append(nid)
         groups_b: dict[int, list[int]] = {}
         for nid in ids_b:
-            groups_b.setdefault(anc_b[nid], []).append(nid)
+            groups_b.setdefault(self.anchors_b[nid], []).append(nid)
+        inverse = {y: x for x, y in self.matched.items()}
         out: list[tuple[float, Divergence]] = []
         for anchor in sorted(set(groups_a) | set(groups_b)):
             ga, gb = groups_a.get(anchor, []), groups_b.get(anchor, [])
             # where the anchor sits in the trace graph, for ordering check-only nodes
             base = inverse.get(anchor, -1) if anchor >= 0 else -1
             if kind == DOWNSTREAM:
-                pairs = _pair_by_op(a, b, ga, gb, by_scope)
+                pairs = _pair_by_op(a, b, ga, gb, self.by_scope)
             else:
-                pairs = _pair_in_scope(a, b, ga, gb) if by_scope else _pair_in_order(ga, gb)
+                pairs = _pair_in_scope(a, b, ga, gb) if self.by_scope else _pair_in_order(ga, gb)
             for x, y in pairs:
-                xn = a.nodes[x] if x is not None else None
-                yn = b.nodes[y] if y is not None else None
-                if kind == ROOT:
-                    reason = _reason(a, b, xn, yn, matched_values)
-                elif x is not None and x in origin_a:
-                    reason = _follows(a, origin_a[x], "trace")
-                else:
-                    reason = _follows(b, origin_b[y], "check trace") if y is not None and y in origin_b else ""
                 order = float(x) if x is not None else base + 0.5
-                out.append((order, Divergence(x, y, kind, reason)))
+                out.append((order, Divergence(x, y, kind, self.reason(x, y, kind))))
         return out
 
-    ordered_roots = sorted(pair(roots_a, roots_b, ROOT), key=lambda t: t[0])
-    ordered_down = sorted(pair(down_a, down_b, DOWNSTREAM), key=lambda t: t[0])
-    if by_scope:
-        ordered_roots, ordered_down = _rejoin_lone_roots(a, b, ordered_roots, ordered_down, matched_values)
-    own = _causes_of_their_own(
-        (a, b), [d for _, d in ordered_roots], [d for _, d in ordered_down], matched_values, by_scope
-    )
-    if own:
-        ordered_roots += [(order, own[id(d)]) for order, d in ordered_down if id(d) in own]
-        ordered_down = [(order, d) for order, d in ordered_down if id(d) not in own]
-        ordered_roots.sort(key=lambda t: t[0])
+    def reason(self, x: int | None, y: int | None, kind: str) -> str:
+        a, b = self.a, self.b
+        if kind == ROOT:
+            xn = a.nodes[x] if x is not None else None
+            yn = b.nodes[y] if y is not None else None
+            return _reason(a, b, xn, yn, self.matched_values)
+        if x is not None and x in self.origin_a:
+            return _follows(a, self.origin_a[x], "trace")
+        return _follows(b, self.origin_b[y], "check trace") if y is not None and y in self.origin_b else ""
 
+
+def _constant_differences(
+    a: Graph, b: Graph, matched: dict[int, int], compare_tensors: TensorCompare | None
+) -> tuple[list[ConstantDiff], list[tuple[float, Divergence]]]:
+    """Matched tensor constants whose values differ, and their consumers as roots (so the stepper reaches them).
+    Only constants that play the same role matter: some consumer reads them in both graphs (constants feeding
+    diverged ops are paired by accident and already covered by the roots)."""
     constant_diffs: list[ConstantDiff] = []
+    roots: list[tuple[float, Divergence]] = []
     for x, y in matched.items():
         an = a.nodes[x]
-        if an.role != "constant":
-            continue
-        constant = an.attributes.get("value")
+        constant = an.attributes.get("value") if an.role == "constant" else None
         if not (isinstance(constant, dict) and "tensor" in constant):
             continue
-        # only constants that play the same role matter: some consumer reads them in both graphs
-        # (constants feeding diverged ops are paired by accident and already covered by the roots)
         value_a, value_b = an.outputs[0], b.nodes[y].outputs[0]
         consumers = [
             c
@@ -278,15 +265,59 @@ def structural_diff(
         if result is None:
             continue
         constant_diffs.append(ConstantDiff(x, y, result[0], result[1]))
-        # its consumers become roots, so the stepper reaches them
         shown_a, shown_b = _preview(a, x), _preview(b, y)
         for consumer in consumers:
             cn = a.nodes[consumer]
             reason = f"input {cn.inputs.index(value_a)} of {cn.kind} differs: tensor constant {shown_a} vs {shown_b}"
-            ordered_roots.append((float(consumer), Divergence(consumer, matched[consumer], ROOT, reason)))
+            roots.append((float(consumer), Divergence(consumer, matched[consumer], ROOT, reason)))
     constant_diffs.sort(key=lambda c: c.trace_node)
-    ordered_roots.sort(key=lambda t: t[0])
+    return constant_diffs, roots
 
+
+def structural_diff(
+    a: Graph, b: Graph, *, compare_tensors: TensorCompare | None = None, by_scope: bool = False
+) -> GraphDiff:
+    """Diff graph ``a`` (the trace) against graph ``b`` (the check trace, or another run).
+
+    ``compare_tensors`` compares the values of matched tensor constants; without it their digests
+    (from the JSON) are compared. ``by_scope`` (two versions of a model): nodes match, and pair as changed, only
+    within the same module scope. Without it a layer added before the final norm would match the old ``norm``'s
+    ops with the new layer's own norm (the same computation on the same input) and call ``norm`` added.
+    """
+    intern = _Interner()
+    matched = _match(_keys(a, intern, by_scope), _keys(b, intern, by_scope))
+    matched_b = set(matched.values())
+    roots_a, down_a, fold_a, origin_a = _tainted_unmatched(a, set(matched))
+    roots_b, down_b, fold_b, origin_b = _tainted_unmatched(b, matched_b)
+    if not (roots_a or down_a or roots_b or down_b):
+        # only constants or plumbing differ (e.g. a constant returned directly): report them
+        roots_a, roots_b = fold_a, fold_b
+    matched_values = _matched_values(a, b, matched)
+    # anchor every divergent node at the last matched node before it (in check-graph numbering), then pair the
+    # divergent nodes of both graphs that share an anchor, in order
+    divergent = _Divergent(
+        a,
+        b,
+        by_scope,
+        _anchors(a, set(roots_a) | set(down_a), matched),
+        _anchors(b, set(roots_b) | set(down_b), {y: y for y in matched_b}),
+        origin_a,
+        origin_b,
+        matched,
+        matched_values,
+    )
+    ordered_roots = sorted(divergent.pair(roots_a, roots_b, ROOT), key=lambda t: t[0])
+    ordered_down = sorted(divergent.pair(down_a, down_b, DOWNSTREAM), key=lambda t: t[0])
+    if by_scope:
+        ordered_roots, ordered_down = _rejoin_lone_roots(a, b, ordered_roots, ordered_down, matched_values)
+    own = _causes_of_their_own(
+        (a, b), [d for _, d in ordered_roots], [d for _, d in ordered_down], matched_values, by_scope
+    )
+    if own:
+        ordered_roots += [(order, own[id(d)]) for order, d in ordered_down if id(d) in own]
+        ordered_down = [(order, d) for order, d in ordered_down if id(d) not in own]
+    constant_diffs, constant_roots = _constant_differences(a, b, matched, compare_tensors)
+    ordered_roots = sorted(ordered_roots + constant_roots, key=lambda t: t[0])
     return GraphDiff(
         divergences=[d for _, d in ordered_roots] + [d for _, d in ordered_down],
         constant_diffs=constant_diffs,
