@@ -183,17 +183,24 @@ def test_default_scheduler_runs_now_without_a_loop() -> None:
 def test_default_scheduler_uses_the_running_loop() -> None:
     async def main() -> list[str]:
         log = Log()
+        done = asyncio.Event()
+
+        def on_result(x: Any) -> None:
+            log.events.append(("result", x))
+            done.set()
+
         r = Retracer(
             log.work,
             on_start=lambda: log.events.append(("start", None)),
-            on_result=lambda x: log.events.append(("result", x)),
+            on_result=on_result,
             on_error=print,
-            debounce=0.01,
+            debounce=0.0,
         )
         r.request("a")
         r.request("b")
         assert log.events == []  # nothing runs inside the call: the loop runs it later
-        await asyncio.sleep(0.05)
+        # no clock: the result is awaited (the bound only keeps a broken scheduler from hanging the suite)
+        await asyncio.wait_for(done.wait(), timeout=60)
         return [e[0] for e in log.events] + [log.events[-1][1]]
 
     assert asyncio.run(main()) == ["start", "work", "result", "result of b"]
