@@ -226,6 +226,99 @@ def admit(
 
 
 # -- the load itself ----------------------------------------------------------------------------------------------
+class _Guard:
+    """What the guarded block replaces, and what it refused: each replacement refuses (or restricts) only calls from
+    the loading thread or from torch's modules in any thread."""
+
+    def __init__(self, map_location: Any) -> None:
+        self.map_location = map_location
+        self.refused: list[str] = []
+        self.loading = threading.get_ident()
+
+    def applies(self) -> bool:
+        if threading.get_ident() == self.loading:
+            return True
+        caller = str(sys._getframe(2).f_globals.get("__name__", ""))  # who called the replaced function
+        return caller == "torch" or caller.startswith("torch.")
+
+    def refuse(self, what: str) -> None:
+        self.refused.append(what)
+        raise UntrustedLoad(f"refused: {what} would run code from an untrusted file")
+
+    def refusing(self, real: Callable[..., Any], what: str) -> Callable[..., Any]:
+        @functools.wraps(real)
+        def guarded(*args: Any, **kwargs: Any) -> Any:
+            if self.applies():
+                self.refuse(what)
+            return real(*args, **kwargs)
+
+        return guarded
+
+    def unpickler(self, base: type) -> type:
+        guard = self
+
+        class GuardedUnpickler(base):  # type: ignore[misc]
+            def __init__(self, *args: Any, **kwargs: Any) -> None:
+                if guard.applies():
+                    guard.refuse("pickle.Unpickler")
+                super().__init__(*args, **kwargs)
+
+        return GuardedUnpickler
+
+    def tensors_only(self, real_load: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(real_load)
+        def load(f: Any, map_location: Any = None, *args: Any, **kwargs: Any) -> Any:
+            if self.applies():
+                kwargs["weights_only"] = True
+                kwargs.pop("pickle_module", None)  # a pickle module and weights_only=True exclude each other
+                map_location = map_location if map_location is not None else self.map_location
+            return real_load(f, map_location, *args, **kwargs)
+
+        return load
+
+    def plain_sympify(self, real_sympify: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(real_sympify)
+        def sympify(a: Any, *args: Any, **kwargs: Any) -> Any:
+            if isinstance(a, str) and self.applies():
+                problem = expression_problem(a)
+                if problem is not None:
+                    self.refuse(f"sympy.sympify of {a[:80]!r} ({problem})")
+            return real_sympify(a, *args, **kwargs)
+
+        return sympify
+
+    def patches(self) -> list[tuple[Any, str, Any]]:
+        """``(owner, attribute, replacement)`` of every entry point torch's loaders unpickle or evaluate through."""
+        import pickle
+
+        import sympy  # type: ignore[import-untyped]
+        import torch
+        import torch.serialization
+
+        unpickler = self.unpickler(pickle.Unpickler)
+        patches: list[tuple[Any, str, Any]] = [
+            (pickle, "loads", self.refusing(pickle.loads, "pickle.loads")),
+            (pickle, "load", self.refusing(pickle.load, "pickle.load")),
+            (pickle, "_loads", self.refusing(pickle._loads, "pickle._loads")),  # type: ignore[attr-defined]
+            (pickle, "_load", self.refusing(pickle._load, "pickle._load")),  # type: ignore[attr-defined]
+            (pickle, "Unpickler", unpickler),
+            (pickle, "_Unpickler", unpickler),
+            (torch, "load", self.tensors_only(torch.load)),
+            (torch.serialization, "load", self.tensors_only(torch.load)),
+            (sympy, "sympify", self.plain_sympify(sympy.sympify)),
+        ]
+        if hasattr(torch._C, "_pickle_load_obj"):
+            loader = torch._C._pickle_load_obj
+            patches.append((torch._C, "_pickle_load_obj", self.refusing(loader, "torch._C._pickle_load_obj")))
+        package = sys.modules.get("torch.export.pt2_archive._package")
+        if package is None:
+            with contextlib.suppress(ImportError):
+                import torch.export.pt2_archive._package as package
+        if package is not None and hasattr(package, "_load_aoti"):
+            patches.append((package, "_load_aoti", self.refusing(package._load_aoti, "the AOTInductor loader")))
+        return patches
+
+
 @contextlib.contextmanager
 def guarded_loaders(map_location: Any) -> Iterator[list[str]]:
     """The block in which torch reads an untrusted file: yields the list of what was refused (a loader that catches
@@ -234,87 +327,16 @@ def guarded_loaders(map_location: Any) -> Iterator[list[str]]:
     ``torch._C._pickle_load_obj`` and the AOTInductor loader refuse; ``torch.load`` reads tensors only
     (``weights_only=True``, onto ``map_location`` unless the caller named one); ``sympy.sympify`` accepts only
     plain expressions (:func:`expression_problem`). Under :data:`~..capture.CAPTURE_LOCK`; all is put back after."""
-    import pickle
-
-    import sympy  # type: ignore[import-untyped]
-    import torch
-    import torch.serialization
-
     from ..capture import CAPTURE_LOCK
 
-    refused: list[str] = []
-    loading = threading.get_ident()
-
-    def applies() -> bool:
-        if threading.get_ident() == loading:
-            return True
-        caller = str(sys._getframe(2).f_globals.get("__name__", ""))
-        return caller == "torch" or caller.startswith("torch.")
-
-    def refuse(what: str) -> None:
-        refused.append(what)
-        raise UntrustedLoad(f"refused: {what} would run code from an untrusted file")
-
-    def refusing(real: Callable[..., Any], what: str) -> Callable[..., Any]:
-        @functools.wraps(real)
-        def guarded(*args: Any, **kwargs: Any) -> Any:
-            if applies():
-                refuse(what)
-            return real(*args, **kwargs)
-
-        return guarded
-
-    class GuardedUnpickler(pickle.Unpickler):
-        def __init__(self, *args: Any, **kwargs: Any) -> None:
-            if applies():
-                refuse("pickle.Unpickler")
-            super().__init__(*args, **kwargs)
-
-    real_load = torch.load
-
-    @functools.wraps(real_load)
-    def tensors_only(f: Any, map_location_: Any = None, *args: Any, **kwargs: Any) -> Any:
-        if applies():
-            kwargs["weights_only"] = True
-            kwargs.pop("pickle_module", None)  # a pickle module and weights_only=True exclude each other
-            map_location_ = map_location_ if map_location_ is not None else map_location
-        return real_load(f, map_location_, *args, **kwargs)
-
-    real_sympify = sympy.sympify
-
-    @functools.wraps(real_sympify)
-    def plain_sympify(a: Any, *args: Any, **kwargs: Any) -> Any:
-        if isinstance(a, str) and applies():
-            problem = expression_problem(a)
-            if problem is not None:
-                refuse(f"sympy.sympify of {a[:80]!r} ({problem})")
-        return real_sympify(a, *args, **kwargs)
-
-    patches: list[tuple[Any, str, Any]] = [
-        (pickle, "loads", refusing(pickle.loads, "pickle.loads")),
-        (pickle, "load", refusing(pickle.load, "pickle.load")),
-        (pickle, "_loads", refusing(pickle._loads, "pickle._loads")),  # type: ignore[attr-defined]
-        (pickle, "_load", refusing(pickle._load, "pickle._load")),  # type: ignore[attr-defined]
-        (pickle, "Unpickler", GuardedUnpickler),
-        (pickle, "_Unpickler", GuardedUnpickler),
-        (torch, "load", tensors_only),
-        (torch.serialization, "load", tensors_only),
-        (sympy, "sympify", plain_sympify),
-    ]
-    if hasattr(torch._C, "_pickle_load_obj"):
-        patches.append((torch._C, "_pickle_load_obj", refusing(torch._C._pickle_load_obj, "torch._C._pickle_load_obj")))
-    package = sys.modules.get("torch.export.pt2_archive._package")
-    if package is None:
-        with contextlib.suppress(ImportError):
-            import torch.export.pt2_archive._package as package
-    if package is not None and hasattr(package, "_load_aoti"):
-        patches.append((package, "_load_aoti", refusing(package._load_aoti, "the AOTInductor loader")))
+    guard = _Guard(map_location)
+    patches = guard.patches()
     with CAPTURE_LOCK:
         saved = [(owner, name, getattr(owner, name)) for owner, name, _ in patches]
         try:
             for owner, name, value in patches:
                 setattr(owner, name, value)
-            yield refused
+            yield guard.refused
         finally:
             for owner, name, value in saved:
                 setattr(owner, name, value)
