@@ -127,21 +127,7 @@ def load_bounded(
         str(max_size),
     ]
     started = time.perf_counter()
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        process: subprocess.Popen[bytes] | None = None
-        try:
-            process = subprocess.Popen(
-                command, stdin=subprocess.DEVNULL, stdout=out, stderr=err, env=env, start_new_session=True
-            )
-            code: int | None = process.wait(timeout)
-        except subprocess.TimeoutExpired:
-            code = None
-        finally:  # a timeout, Ctrl-C (KeyboardInterrupt) or anything else: the child goes with it
-            if process is not None and process.poll() is None:
-                _stop(process)
-        out.seek(0)
-        err.seek(0)
-        stdout, stderr = out.read().decode(errors="replace"), err.read().decode(errors="replace")
+    code, stdout, stderr = _run_child(command, env, timeout)
     what = ", ".join(methods)
     if code is None:
         return _failed(
@@ -177,6 +163,26 @@ def load_bounded(
         if finding.kind == "code_at_load":
             run.findings[i] = code_at_load(methods, stderr)
     return run
+
+
+def _run_child(command: list[str], env: dict[str, str], timeout: float) -> tuple[int | None, str, str]:
+    """Run the child to its end or ``timeout``: its exit status (None when it ran out of time), its stdout and its
+    stderr. A timeout, Ctrl-C (KeyboardInterrupt) or anything else takes the child's whole session with it."""
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        process: subprocess.Popen[bytes] | None = None
+        try:
+            process = subprocess.Popen(
+                command, stdin=subprocess.DEVNULL, stdout=out, stderr=err, env=env, start_new_session=True
+            )
+            code: int | None = process.wait(timeout)
+        except subprocess.TimeoutExpired:
+            code = None
+        finally:
+            if process is not None and process.poll() is None:
+                _stop(process)
+        out.seek(0)
+        err.seek(0)
+        return code, out.read().decode(errors="replace"), err.read().decode(errors="replace")
 
 
 def _stop(process: subprocess.Popen[bytes]) -> None:
