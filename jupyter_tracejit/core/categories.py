@@ -1,8 +1,8 @@
 """The warning categories, defined once: one row each, with everything any part of the product says or decides about
 a category. Python reads the rows here; the run schema's ``category`` enum and its ``x-categories`` table are written
-from them (``python -m jupyter_tracejit.core.categories``; ``tests/core/test_categories.py`` fails when the schema is
-stale), and the explorer's titles and rules are generated from the schema (``npm run build:protocol``). A new
-category is a new row.
+from them (``python -m jupyter_tracejit.core.registry``, which writes every generated part of the schema;
+``tests/core/test_categories.py`` fails when the schema is stale), and the explorer's titles and rules are generated
+from the schema (``npm run build:protocol``). A new category is a new row.
 
 Torch-free: a saved run's warnings are read without torch.
 """
@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import re
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -216,22 +215,5 @@ def write_schema(text: str) -> str:
     written = f'{indent}"enum": {names},\n{indent}"x-categories": {{\n{rows}\n{indent}}}'
     return text[: enum.start()] + written + text[enum.end() :]
 
-
-def main(argv: list[str]) -> int:
-    current = SCHEMA_PATH.read_text(encoding="utf-8")
-    fresh = write_schema(current)
-    if "--check" in argv:
-        if fresh != current:
-            print(f"{SCHEMA_PATH.name} is stale: run `python -m jupyter_tracejit.core.categories`", file=sys.stderr)
-            return 1
-        print(f"{SCHEMA_PATH.name} is current")
-        return 0
-    SCHEMA_PATH.write_text(fresh, encoding="utf-8")
-    print(f"wrote {SCHEMA_PATH.name}")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
 
 __all__ = ["BY_NAME", "WARNING_CATEGORIES", "WarningCategory", "schema_rows", "write_schema"]

@@ -186,9 +186,19 @@ def write_schema(text: str) -> str:
     return head + body
 
 
+def write_generated(text: str) -> str:
+    """``run.schema.json``'s text with every part written from a table: the warning categories
+    (:mod:`.categories`) and the back ends (their rows and definitions)."""
+    from .categories import write_schema as write_categories
+
+    return write_schema(write_categories(text))
+
+
 def main(argv: list[str]) -> int:
+    """``python -m jupyter_tracejit.core.registry [--check]``: write the run schema's generated parts, or (``--check``)
+    fail when they are stale."""
     text = SCHEMA_PATH.read_text(encoding="utf-8")
-    written = write_schema(text)
+    written = write_generated(text)
     if "--check" in argv:
         if written != text:
             print(f"{SCHEMA_PATH.name} is stale: run python -m jupyter_tracejit.core.registry", file=sys.stderr)

@@ -14,7 +14,9 @@ from jupyter_tracejit.core.tracer_warnings import ADVICE, CATEGORIES, FROZEN, Tr
 
 
 def test_the_schema_carries_the_table_as_written_from_it():
-    assert categories.main(["--check"]) == 0, "run `python -m jupyter_tracejit.core.categories`"
+    from jupyter_tracejit.core import registry
+
+    assert registry.main(["--check"]) == 0, "run `python -m jupyter_tracejit.core.registry`"
     schema = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
     category = schema["definitions"]["TraceWarning"]["properties"]["category"]
     assert category["enum"] == [c.name for c in WARNING_CATEGORIES]
