@@ -148,41 +148,27 @@ def write_schema(text: str) -> str:
             if name == b.options_schema:
                 options.append({"$ref": f"#/definitions/{name}"})
     body = '  "definitions": {\n' + ",\n".join(kept + owned) + "\n  }\n}\n"
-    head = re.sub(
-        _PROPERTY_LINE.format(name="backend"),
-        _property(
-            "backend",
+    properties = {
+        "backend": (
             "the back end that captured the run (core/registry.py; each row's words in x-backends)",
             {"enum": list(names()), "x-backends": schema_table()},
         ),
-        head,
-        count=1,
-        flags=re.M,
-    )
-    head = re.sub(
-        _PROPERTY_LINE.format(name="records"),
-        _property(
-            "records",
+        "records": (
             "what the run's back end recorded beyond its graph, of the type its registry row names (an export's "
             "ExportReport); null when it records nothing more",
             {"oneOf": [*records, {"type": "null"}]},
         ),
-        head,
-        count=1,
-        flags=re.M,
-    )
-    head = re.sub(
-        _PROPERTY_LINE.format(name="options"),
-        _property(
-            "options",
+        "options": (
             "the options the run was made with, as its back end records them, or what a saved file was read with "
             "(RecordedArchiveOptions)",
             {"oneOf": [*options, {"$ref": "#/definitions/RecordedArchiveOptions"}]},
         ),
-        head,
-        count=1,
-        flags=re.M,
-    )
+    }
+    for name, (description, schema) in properties.items():
+        found = re.search(_PROPERTY_LINE.format(name=name), head, flags=re.M)
+        if found is None:
+            raise ValueError(f"run.schema.json: no one-line {name!r} property to write")
+        head = head[: found.start()] + _property(name, description, schema) + head[found.end() :]
     return head + body
 
 
