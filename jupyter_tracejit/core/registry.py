@@ -148,7 +148,7 @@ def write_schema(text: str) -> str:
             if name == b.options_schema:
                 options.append({"$ref": f"#/definitions/{name}"})
     body = '  "definitions": {\n' + ",\n".join(kept + owned) + "\n  }\n}\n"
-    properties = {
+    properties: dict[str, tuple[str, dict[str, Any]]] = {
         "backend": (
             "the back end that captured the run (core/registry.py; each row's words in x-backends)",
             {"enum": list(names()), "x-backends": schema_table()},
