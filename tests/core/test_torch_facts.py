@@ -15,7 +15,7 @@ from torch.jit._trace import TracerWarning
 
 import jupyter_tracejit as tj
 from jupyter_tracejit.core.torchscript import facts as torch_facts
-from jupyter_tracejit.core.torchscript.session import nondeterministic_message
+from jupyter_tracejit.core.torchscript.check_steps import nondeterministic_message
 
 from .oracle import torch_verdict
 
