@@ -129,7 +129,7 @@ export function sideDot(
     const name = nameOf(id);
     names.set(name, id);
     const f = userFrame(n.source);
-    const label = [opTitle(n.kind)];
+    const label = [opTitle(n)];
     if (n.outputs.length) {
       const v = graph.values[n.outputs[0]];
       label.push(v.shape ? `${v.dtype ?? ''}(${v.shape.map(d => (d === null ? '?' : d)).join(', ')})` : v.type);

@@ -192,18 +192,13 @@ function foldedItems(graph: TraceGraph, node: NodeInfo): string[] {
   return items;
 }
 
-/**
- * A node's first label line: the kind without its namespace, and without `.default`, the overload nearly every
- * export op has (`aten::linear.default` -> `linear`; `aten::add.Tensor` keeps `.Tensor`). Same rule as dot.py.
- */
-export function opTitle(kind: string): string {
-  const name = kind.split('::').pop() ?? kind;
-  const bare = name.endsWith('.default') ? name.slice(0, -'.default'.length) : name;
-  return bare || name;
+/** A node's first label line: the title its back end gave it, without its namespace (`aten::linear` -> `linear`). */
+export function opTitle(node: Pick<NodeInfo, 'title'>): string {
+  return node.title.split('::').pop()!;
 }
 
 export function nodeLabel(graph: TraceGraph, node: NodeInfo, fold: boolean, showShapes: boolean): string[] {
-  const lines = [opTitle(node.kind)];
+  const lines = [opTitle(node)];
   if (node.role === 'constant') {
     lines.push(formatValue(node.attributes.value));
   } else if (node.role === 'getattr') {

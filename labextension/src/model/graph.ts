@@ -49,6 +49,8 @@ export interface BlockInfo {
 export interface NodeInfo {
   id: number;
   kind: string;
+  /** what the views call the node, as its back end titled it (`aten::linear` for an export's `aten::linear.default`) */
+  title: string;
   role: NodeRole;
   inputs: number[];
   outputs: number[];
@@ -68,6 +70,18 @@ export interface ScopeInfo {
   children: string[];
   /** Nodes whose innermost module is this one. */
   nodeIds: number[];
+}
+
+/**
+ * The title of a node saved without one (graph.py `legacy_title`): its kind without `.default`, the overload nearly
+ * every export op has (`aten::linear.default` -> `aten::linear`; `aten::add.Tensor` keeps `.Tensor`).
+ */
+export function legacyTitle(kind: string): string {
+  const at = kind.lastIndexOf('::');
+  const head = at < 0 ? '' : kind.slice(0, at + 2);
+  const name = kind.slice(head.length);
+  const bare = name.endsWith('.default') ? name.slice(0, -'.default'.length) : name;
+  return bare ? head + bare : kind;
 }
 
 export function userFrame(source: SourceLoc | null): Frame | null {
@@ -405,10 +419,12 @@ export function decodeGraph(data: GraphJSON): TraceGraph {
     producer: producer < 0 ? null : producer
   }));
   const nodes: NodeInfo[] = data.nodes.map(
-    ([kind, inputs, outputs, scope, stack, attrs, blocks, parent, flags, role], id) => {
+    ([kind, inputs, outputs, scope, stack, attrs, blocks, parent, flags, role, title], id) => {
       return {
         id,
         kind: st[kind],
+        // a graph saved before titles has none
+        title: title === undefined ? legacyTitle(st[kind]) : st[title],
         role,
         inputs,
         outputs,

@@ -130,10 +130,13 @@ function* graphProblems(graph: GraphJSON, at: string): Generator<ReferenceProble
     }
   }
   const blockOwner = new Map<number, number>();
-  for (const [i, [kind, inputs, outputs, scope, stack, attributes, blocks, parent]] of nodes.entries()) {
+  for (const [i, [kind, inputs, outputs, scope, stack, attributes, blocks, parent, , , title]] of nodes.entries()) {
     const here = `${at}/nodes/${i}`;
     yield* string(kind, `${here}/0`);
     yield* string(scope, `${here}/3`);
+    if (title !== undefined) {
+      yield* string(title, `${here}/10`); // absent in a graph saved before titles
+    }
     for (const [column, ids] of [
       [1, inputs],
       [2, outputs]
