@@ -12,8 +12,8 @@ import { append, button, clear, h, location, withCode } from '../state/dom';
 import { formatAttribute, NodeInfo, shapeText, TraceGraph, userFrame, ValueInfo } from '../model/graph';
 import { ArgumentInfo, argumentsOf, TraceRunModel } from '../model/run';
 import { fixButton } from '../controls/fix';
-import { exportRecords, shapeTitle } from '../model/exportReport';
 import { plural } from '../model/words';
+import type { PanelSpec } from '../state/panels';
 
 export class Inspector {
   readonly element: HTMLElement;
@@ -194,7 +194,7 @@ export class Inspector {
 
   /** An export's shape with symbols (`Float(s77, 8)`): their ranges and sources as its tooltip. */
   private symbolic(value: ValueInfo): Record<string, string> {
-    const title = shapeTitle(exportRecords(this.ctx.run?.raw), value.shape);
+    const title = this.ctx.shapeTitle(value.shape);
     return title ? { title, 'data-symbolic': 'true' } : {};
   }
 
@@ -451,3 +451,10 @@ export class Inspector {
     return more ? [pre, more] : [pre];
   }
 }
+
+/** The Inspector tab: always there; the explorer brings it up when a node is picked. */
+export const INSPECTOR_PANEL: PanelSpec<Inspector> = {
+  id: 'inspector',
+  title: 'Inspector',
+  create: ctx => new Inspector(ctx)
+};

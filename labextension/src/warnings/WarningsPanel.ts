@@ -14,6 +14,7 @@ import { categoryOf, WARNING_TITLES as CATEGORY_TITLES } from '../model/run';
 import { fixButton } from '../controls/fix';
 import { detailOf, headlineOf, warningSets } from '../model/warningSets';
 import { plural } from '../model/words';
+import type { PanelSpec } from '../state/panels';
 
 function groupWarnings(warnings: TraceWarningJSON[]): [string, TraceWarningJSON[]][] {
   const order = Object.keys(CATEGORY_TITLES);
@@ -248,3 +249,13 @@ export class WarningsPanel {
     }
   }
 }
+
+/** The Warnings tab, counting the run's problems; a run whose verdict is a warning opens on it. */
+export const WARNINGS_PANEL: PanelSpec<WarningsPanel> = {
+  id: 'warnings',
+  title: 'Warnings',
+  create: ctx => new WarningsPanel(ctx),
+  label: run => (run.problems ? `Warnings (${run.problems})` : 'Warnings'),
+  keepsSelection: true,
+  opening: run => (run?.verdict.level === 'warning' ? 2 : null)
+};

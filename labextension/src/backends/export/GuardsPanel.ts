@@ -5,11 +5,13 @@
  * nodes in the graph and selects the first. A trace has no such tab (the explorer hides it).
  */
 
-import { ExplorerContext } from '../state/context';
-import { append, clear, h, location } from '../state/dom';
-import { exportRecords, guardInInputs, guardsModel, rangeText } from '../model/exportReport';
-import type { DraftFailure, ExportGuard, ExportSymbol } from '../model/protocol.generated';
-import { plural } from '../model/words';
+import { addsTab } from '../../model/backends';
+import type { DraftFailure, ExportGuard, ExportSymbol } from '../../model/protocol.generated';
+import { plural } from '../../model/words';
+import { ExplorerContext } from '../../state/context';
+import { append, clear, h, location } from '../../state/dom';
+import type { PanelSpec } from '../../state/panels';
+import { exportRecords, guardInInputs, guardsModel, rangeText } from './exportReport';
 
 export class GuardsPanel {
   readonly element: HTMLElement;
@@ -167,6 +169,19 @@ export class GuardsPanel {
     }
   }
 }
+
+/** The Guards tab: a back end that records guards adds it (the registry row's `tabs`), counting what it lists. */
+export const GUARDS_PANEL: PanelSpec<GuardsPanel> = {
+  id: 'guards',
+  title: 'Guards',
+  create: ctx => new GuardsPanel(ctx),
+  applies: run => addsTab(run?.raw, 'guards'),
+  label: run => {
+    const model = guardsModel(exportRecords(run.raw));
+    return model && model.count ? `Guards (${model.count})` : 'Guards';
+  },
+  keepsSelection: true
+};
 
 /** "on the inputs: Eq(attention_mask.size()[1], input_ids.size()[1])", or nothing when no symbol has a source. */
 function inputsTerms(expr: string, symbols: readonly ExportSymbol[]): HTMLElement | null {
