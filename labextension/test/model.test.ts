@@ -7,7 +7,9 @@ import { join } from 'path';
 import { describe, expect, it } from 'vitest';
 
 import { sideBySide } from '../src/model/align';
-import { escapeText, labelLines, opTitle, visibleDot } from '../src/model/dot';
+import { visibleDot } from '../src/model/dot';
+import { opTitle } from '../src/model/nodeLabels';
+import { escapeText, labelLines } from '../src/model/dotText';
 import { decodeGraph, NodeInfo, TraceGraph, userFrame, ValueInfo } from '../src/model/graph';
 import { BUCKET_SIZE, GroupTree, REPEAT_MIN, SECTION_SIZE, structureIds } from '../src/model/groups';
 import { inputsAnchor, openingFocus } from '../src/model/opening';

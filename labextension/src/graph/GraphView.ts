@@ -18,7 +18,8 @@
 import { ExplorerContext } from '../state/context';
 import { button, clear, h } from '../state/dom';
 import { HostKey } from '../state/host';
-import { domId, visibleDot, VisibleGraph } from '../model/dot';
+import { visibleDot, VisibleGraph } from '../model/dot';
+import { domId } from '../model/dotText';
 import { translation } from '../model/geometry';
 import { GroupTree } from '../model/groups';
 import { inputsAnchor, openingFocus, Point } from '../model/opening';

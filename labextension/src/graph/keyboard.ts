@@ -8,7 +8,7 @@
  * panning handler on the canvas.
  */
 
-import { domId } from '../model/dot';
+import { domId } from '../model/dotText';
 import { translation } from '../model/geometry';
 import { Direction, GraphNavigator, parseEdgeTitle, PlacedItem } from '../model/navigate';
 import { ExplorerContext } from '../state/context';

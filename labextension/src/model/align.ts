@@ -10,7 +10,8 @@
 
 import { NodeInfo, TraceGraph, userFrame } from './graph';
 import { FileNames, locationLabel } from './location';
-import { cssToken, labelLines, nodeTooltip, opTitle, tooltipLines } from './dot';
+import { nodeTooltip, opTitle } from './nodeLabels';
+import { cssToken, labelLines, tooltipLines } from './dotText';
 import { Divergence, GraphDiff } from './run';
 
 export interface SideBySide {
