@@ -66,6 +66,20 @@ export function button(
 }
 
 /**
+ * `element` acts as a button: `activate` on a click, and on Enter or Space while it has the focus itself (keys on a
+ * link inside it are the link's).
+ */
+export function onActivate(element: HTMLElement, activate: () => void): void {
+  element.addEventListener('click', activate);
+  element.addEventListener('keydown', e => {
+    if (e.target === element && (e.key === 'Enter' || e.key === ' ')) {
+      e.preventDefault();
+      activate();
+    }
+  });
+}
+
+/**
  * A place in the source as every view shows it: `cell [9], line 7` in notebook code, `model.py:12` elsewhere
  * (`run.locationLabel`); the full path goes into the title tooltip. With `open` it is a link (the explorer's
  * `ctx.showPlace`: select that line's nodes).

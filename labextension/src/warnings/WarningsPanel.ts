@@ -8,8 +8,8 @@
  */
 
 import { ExplorerContext } from '../state/context';
-import { append, clear, formatNumber, h, location, withCode } from '../state/dom';
-import { FindingJSON, floatValue, TraceWarningJSON } from '../model/protocol';
+import { append, clear, formatNumber, h, location, onActivate, withCode } from '../state/dom';
+import { FindingJSON, floatValue, ProbeReportJSON, TraceWarningJSON } from '../model/protocol';
 import { categoryOf, WARNING_TITLES as CATEGORY_TITLES } from '../model/run';
 import { fixButton } from '../controls/fix';
 import { detailOf, headlineOf, warningSets } from '../model/warningSets';
@@ -119,15 +119,7 @@ export class WarningsPanel {
           )
         : null
     );
-    const activate = (): void => this.show(w.node_ids, w.method);
-    item.addEventListener('click', activate);
-    item.addEventListener('keydown', e => {
-      // keys on the link inside the card are the link's
-      if (e.target === item && (e.key === 'Enter' || e.key === ' ')) {
-        e.preventDefault();
-        activate();
-      }
-    });
+    onActivate(item, () => this.show(w.node_ids, w.method));
     return item;
   }
 
@@ -137,53 +129,12 @@ export class WarningsPanel {
     if (!run) {
       return;
     }
-    const selected = this.ctx.host.get('selectedNode');
-    const groups = groupWarnings(run.warnings);
     if (!run.userWarnings.length) {
       append(this.element, h('p', { class: 'jp-TraceExplorer-empty' }, 'No tracer warnings.'));
     }
-    for (const [category, list] of groups) {
-      const raised = list.reduce((s, w) => s + w.count, 0);
-      const counted = categoryOf(category).counted; // the deprecation notice says nothing about this trace
-      const items = warningSets(list).map(set =>
-        set.warnings.length === 1
-          ? this.card(set.warnings[0], selected, true)
-          : h(
-              'li',
-              { class: 'jp-TraceExplorer-warningSet' },
-              // said once for the set (every warning one library raised reads alike), then each place
-              paragraph(set.headline),
-              fix(set.advice),
-              h(
-                'ul',
-                { class: 'jp-TraceExplorer-list', 'aria-label': `${set.warnings.length} places` },
-                ...set.warnings.map(w => this.card(w, selected, false))
-              )
-            )
-      );
-      append(
-        this.element,
-        h(
-          'details',
-          { class: 'jp-TraceExplorer-group', open: counted },
-          h(
-            'summary',
-            {},
-            CATEGORY_TITLES[category] ?? category,
-            counted
-              ? h(
-                  'span',
-                  {
-                    class: 'jp-TraceExplorer-count',
-                    title: `${plural(list.length, 'warning')}, raised ${plural(raised, 'time')}`
-                  },
-                  String(list.length)
-                )
-              : h('span', { class: 'jp-TraceExplorer-muted' }, ' (not counted)')
-          ),
-          h('ul', { class: 'jp-TraceExplorer-list' }, ...items)
-        )
-      );
+    const selected = this.ctx.host.get('selectedNode');
+    for (const [category, list] of groupWarnings(run.warnings)) {
+      append(this.element, this.categorySection(category, list, selected));
     }
     const findings = run.findings.filter(f => !f.portability);
     if (findings.length) {
@@ -212,42 +163,85 @@ export class WarningsPanel {
         )
       );
     }
-    const probe = run.probe;
-    if (probe) {
-      append(
-        this.element,
-        h(
-          'h4',
-          {},
-          (() => {
-            const bad = probe.cases.filter(c => c.status === 'disagree' || c.status === 'trace_error').length;
-            return bad
-              ? `Generalization probe: the trace does not generalize (${bad} of ${probe.cases.length} input sets)`
-              : 'Generalization probe: ok';
-          })()
-        ),
-        h(
-          'table',
-          { class: 'jp-TraceExplorer-table' },
-          h(
-            'tbody',
-            {},
-            ...probe.cases.map(c =>
-              h(
-                'tr',
-                { class: `jp-mod-${c.status}` },
-                h('td', {}, c.status),
-                h('td', { title: c.description }, c.name),
-                h('td', { class: 'jp-TraceExplorer-mono' }, c.input_shapes.join(', ')),
-                h('td', {}, c.max_abs !== null ? formatNumber(floatValue(c.max_abs)) : ''),
-                h('td', {}, c.message)
-              )
-            )
-          )
-        )
-      );
+    if (run.probe) {
+      append(this.element, ...probeSection(run.probe));
     }
   }
+
+  /** A category's warnings, open when it counts: a card each, or a set's words once above its places. */
+  private categorySection(category: string, list: TraceWarningJSON[], selected: number): HTMLElement {
+    const raised = list.reduce((s, w) => s + w.count, 0);
+    const counted = categoryOf(category).counted; // the deprecation notice says nothing about this trace
+    const items = warningSets(list).map(set =>
+      set.warnings.length === 1
+        ? this.card(set.warnings[0], selected, true)
+        : h(
+            'li',
+            { class: 'jp-TraceExplorer-warningSet' },
+            // said once for the set (every warning one library raised reads alike), then each place
+            paragraph(set.headline),
+            fix(set.advice),
+            h(
+              'ul',
+              { class: 'jp-TraceExplorer-list', 'aria-label': `${set.warnings.length} places` },
+              ...set.warnings.map(w => this.card(w, selected, false))
+            )
+          )
+    );
+    return h(
+      'details',
+      { class: 'jp-TraceExplorer-group', open: counted },
+      h(
+        'summary',
+        {},
+        CATEGORY_TITLES[category] ?? category,
+        counted
+          ? h(
+              'span',
+              {
+                class: 'jp-TraceExplorer-count',
+                title: `${plural(list.length, 'warning')}, raised ${plural(raised, 'time')}`
+              },
+              String(list.length)
+            )
+          : h('span', { class: 'jp-TraceExplorer-muted' }, ' (not counted)')
+      ),
+      h('ul', { class: 'jp-TraceExplorer-list' }, ...items)
+    );
+  }
+}
+
+/** The generalization probe: its verdict, then a row per input set it tried. */
+function probeSection(probe: ProbeReportJSON): HTMLElement[] {
+  const bad = probe.cases.filter(c => c.status === 'disagree' || c.status === 'trace_error').length;
+  return [
+    h(
+      'h4',
+      {},
+      bad
+        ? `Generalization probe: the trace does not generalize (${bad} of ${probe.cases.length} input sets)`
+        : 'Generalization probe: ok'
+    ),
+    h(
+      'table',
+      { class: 'jp-TraceExplorer-table' },
+      h(
+        'tbody',
+        {},
+        ...probe.cases.map(c =>
+          h(
+            'tr',
+            { class: `jp-mod-${c.status}` },
+            h('td', {}, c.status),
+            h('td', { title: c.description }, c.name),
+            h('td', { class: 'jp-TraceExplorer-mono' }, c.input_shapes.join(', ')),
+            h('td', {}, c.max_abs !== null ? formatNumber(floatValue(c.max_abs)) : ''),
+            h('td', {}, c.message)
+          )
+        )
+      )
+    )
+  ];
 }
 
 /** The Warnings tab, counting the run's problems; a run whose verdict is a warning opens on it. */

@@ -9,7 +9,7 @@ import { addsTab } from '../../model/backends';
 import type { DraftFailure, ExportGuard, ExportSymbol } from '../../model/protocol.generated';
 import { plural } from '../../model/words';
 import { ExplorerContext } from '../../state/context';
-import { append, clear, h, location } from '../../state/dom';
+import { append, clear, h, location, onActivate } from '../../state/dom';
 import type { PanelSpec } from '../../state/panels';
 import { exportRecords, guardInInputs, guardsModel, rangeText } from './exportReport';
 
@@ -94,16 +94,9 @@ export class GuardsPanel {
       g.code ? h('pre', { class: 'jp-TraceExplorer-code' }, g.code) : null,
       inputsTerms(g.expr, symbols)
     );
-    const activate = (): void => {
+    onActivate(item, () => {
       if (clickable) {
         this.ctx.markNodes(method, g.node_ids);
-      }
-    };
-    item.addEventListener('click', activate);
-    item.addEventListener('keydown', e => {
-      if (e.target === item && (e.key === 'Enter' || e.key === ' ')) {
-        e.preventDefault();
-        activate();
       }
     });
     return item;
