@@ -8,7 +8,7 @@ import { fixButton } from '../controls/fix';
 import { Cause } from '../model/causes';
 import { WARNING_TITLES } from '../model/run';
 import { ExplorerContext } from '../state/context';
-import { button, h, location, withCode } from '../state/dom';
+import { button, fixHint, h, location, withCode } from '../state/dom';
 
 /** Roots listed per cause; the stepper reaches the rest. */
 const MAX_LISTED = 8;
@@ -74,7 +74,7 @@ function warningsWhy(ctx: ExplorerContext, cause: Cause): HTMLElement[] {
       h('strong', {}, WARNING_TITLES[w.category] ?? w.category),
       ' at ',
       location(w.file, w.line, ctx.run, (file, line) => ctx.showPlace(file, line)),
-      w.advice ? h('p', { class: 'jp-TraceExplorer-hint' }, h('strong', {}, 'Fix: '), ...withCode(w.advice)) : null
+      fixHint(w.advice)
     )
   );
 }
@@ -87,7 +87,7 @@ function findingsWhy(ctx: ExplorerContext, cause: Cause): HTMLElement[] {
       h('strong', {}, f.title),
       // what it found here (a loop's passes in the trace and in the check): the cause in its own words
       h('p', { class: 'jp-TraceExplorer-message' }, ...withCode(f.message)),
-      f.hint ? h('p', { class: 'jp-TraceExplorer-hint' }, h('strong', {}, 'Fix: '), ...withCode(f.hint)) : null,
+      fixHint(f.hint),
       fixButton(ctx, f.fix)
     )
   );

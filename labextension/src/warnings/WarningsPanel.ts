@@ -8,7 +8,7 @@
  */
 
 import { ExplorerContext } from '../state/context';
-import { append, clear, formatNumber, h, location, onActivate, withCode } from '../state/dom';
+import { append, clear, fixHint, formatNumber, h, location, onActivate, withCode } from '../state/dom';
 import { FindingJSON, floatValue, ProbeReportJSON, TraceWarningJSON } from '../model/protocol';
 import { categoryOf, WARNING_TITLES as CATEGORY_TITLES } from '../model/run';
 import { fixButton } from '../controls/fix';
@@ -30,11 +30,6 @@ function groupWarnings(warnings: TraceWarningJSON[]): [string, TraceWarningJSON[
 /** torch's paragraph (a message's first line): on a warning's card, or once above a set that says the same. */
 function paragraph(headline: string): HTMLElement {
   return h('p', { class: 'jp-TraceExplorer-message' }, headline);
-}
-
-/** The fix (the core's advice), where there is one: on a card or once above a set. */
-function fix(advice: string | undefined): HTMLElement | null {
-  return advice ? h('p', { class: 'jp-TraceExplorer-hint' }, h('strong', {}, 'Fix: '), ...withCode(advice)) : null;
 }
 
 export class WarningsPanel {
@@ -65,7 +60,7 @@ export class WarningsPanel {
   private findingItem(f: FindingJSON, expanded = false): HTMLElement {
     const body = [
       h('p', { class: 'jp-TraceExplorer-message' }, ...withCode(f.message)),
-      f.hint ? h('p', { class: 'jp-TraceExplorer-hint' }, h('strong', {}, 'Fix: '), ...withCode(f.hint)) : null,
+      fixHint(f.hint),
       fixButton(this.ctx, f.fix)
     ];
     const li = h(
@@ -109,7 +104,7 @@ export class WarningsPanel {
       saying ? paragraph(headlineOf(w)) : null,
       // torch's own detail (an output mismatch's "Mismatched elements… Greatest absolute difference…")
       detail ? h('pre', { class: 'jp-TraceExplorer-code jp-TraceExplorer-detail' }, detail) : null,
-      saying ? fix(w.advice) : null,
+      saying ? fixHint(w.advice) : null,
       w.placement ? h('p', { class: 'jp-TraceExplorer-muted jp-TraceExplorer-placement' }, w.placement) : null,
       w.torch_location
         ? h(
@@ -180,7 +175,7 @@ export class WarningsPanel {
             { class: 'jp-TraceExplorer-warningSet' },
             // said once for the set (every warning one library raised reads alike), then each place
             paragraph(set.headline),
-            fix(set.advice),
+            fixHint(set.advice),
             h(
               'ul',
               { class: 'jp-TraceExplorer-list', 'aria-label': `${set.warnings.length} places` },
