@@ -8,6 +8,7 @@
  */
 
 import { ExplorerContext } from '../state/context';
+import type { HostKey } from '../state/host';
 import { append, button, clear, h } from '../state/dom';
 import type { PanelSpec } from '../state/panels';
 import { backendOf, fromFile } from '../model/backends';
@@ -22,6 +23,8 @@ import { causeItem } from './causeItem';
 import { Comparison } from './comparison';
 import { RunComparison } from './RunComparison';
 
+/** What the tab shows changes with these. */
+const RENDER_ON: readonly HostKey[] = ['run', 'currentDivergence', 'comparison', 'history', 'options', 'live'];
 /** How many steps around the divergence the panes show, each way. */
 const COMPARE_RADIUS = 4;
 
@@ -68,14 +71,7 @@ export class CheckPanel {
         // after this change is dispatched: a widget model does not report a change made inside its own
         void Promise.resolve().then(() => this.startOnFirstRoot());
       }
-      if (
-        keys.has('run') ||
-        keys.has('currentDivergence') ||
-        keys.has('comparison') ||
-        keys.has('history') ||
-        keys.has('options') ||
-        keys.has('live')
-      ) {
+      if (RENDER_ON.some(k => keys.has(k))) {
         this.render();
       }
     });

@@ -24,17 +24,9 @@ export class Inspector {
   constructor(private readonly ctx: ExplorerContext) {
     this.body = h('div', { class: 'jp-TraceExplorer-inspectorBody' });
     this.element = h('section', { class: 'jp-TraceExplorer-inspector', 'aria-label': 'node inspector' }, this.body);
-    this.unsubscribe = ctx.onChange(keys => {
-      if (
-        keys.has('selectedNode') ||
-        keys.has('run') ||
-        keys.has('selectedMethod') ||
-        keys.has('currentDivergence') ||
-        keys.has('options')
-      ) {
-        this.render();
-      }
-    });
+    this.unsubscribe = ctx.whenChanged(['selectedNode', 'run', 'selectedMethod', 'currentDivergence', 'options'], () =>
+      this.render()
+    );
     this.render();
   }
 

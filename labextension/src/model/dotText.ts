@@ -5,6 +5,8 @@
  * names and ids made safe; a constant's value as the labels print it.
  */
 
+import { spellValue, ValueSpelling } from './valueText';
+
 export const MAX_LABEL_CHARS = 48;
 export const MAX_TOOLTIP_CHARS = 160;
 export const MAX_FOLDED_ITEMS = 3;
@@ -63,49 +65,24 @@ export function quoted(text: string): string {
   return '"' + text.replace(/\\/g, '\\\\').replace(/"/g, '\\"') + '"';
 }
 
-/** A constant or attribute value as labels show it (`1`, `True`, `[-1, 2]`, `INT64_MAX`, `"s"`). */
-export function formatValue(value: unknown): string {
-  if (value === null || value === undefined) {
-    return 'None';
-  }
-  if (typeof value === 'boolean') {
-    return value ? 'True' : 'False';
-  }
-  if (typeof value === 'number') {
-    if (value >= INT64_BOUND) {
-      return 'INT64_MAX';
+/** How the labels spell a value's leaves (render/dot.py `format_value`). */
+const LABEL_SPELLING: ValueSpelling = {
+  boolean: value => (value ? 'True' : 'False'),
+  number: value => (value >= INT64_BOUND ? 'INT64_MAX' : value <= -INT64_BOUND ? 'INT64_MIN' : String(value)),
+  tensor: (obj, spell) => {
+    if (obj.tensor === null || typeof obj.tensor !== 'object') {
+      return null;
     }
-    return value <= -INT64_BOUND ? 'INT64_MIN' : String(value);
-  }
-  if (typeof value === 'string') {
-    return JSON.stringify(value);
-  }
-  if (Array.isArray(value)) {
-    return '[' + value.map(formatValue).join(', ') + ']';
-  }
-  const obj = value as Record<string, unknown>;
-  if (obj.tensor !== null && typeof obj.tensor === 'object') {
     const t = obj.tensor as { dtype?: string; shape?: number[]; preview?: unknown[] };
     const preview = t.preview ?? [];
     if (Array.isArray(t.shape) && t.shape.length === 0 && preview.length === 1) {
-      return `tensor(${formatValue(preview[0])})`;
+      return `tensor(${spell(preview[0])})`;
     }
-    return `tensor<${t.dtype ?? ''}[${(t.shape ?? []).map(formatValue).join(', ')}]>`;
+    return `tensor<${t.dtype ?? ''}[${(t.shape ?? []).map(spell).join(', ')}]>`;
   }
-  if ('float' in obj) {
-    return String(obj.float);
-  }
-  if ('device' in obj) {
-    return JSON.stringify(String(obj.device));
-  }
-  if ('repr' in obj) {
-    return String(obj.repr);
-  }
-  return (
-    '{' +
-    Object.entries(obj)
-      .map(([k, v]) => `${k}: ${formatValue(v)}`)
-      .join(', ') +
-    '}'
-  );
+};
+
+/** A constant or attribute value as labels show it (`1`, `True`, `[-1, 2]`, `INT64_MAX`, `"s"`). */
+export function formatValue(value: unknown): string {
+  return spellValue(value, LABEL_SPELLING);
 }

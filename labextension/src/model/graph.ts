@@ -4,6 +4,7 @@
  */
 
 import { GRAPH_SCHEMA_VERSION, GraphJSON, NodeRole } from './protocol';
+import { spellValue, ValueSpelling } from './valueText';
 
 export type { NodeRole };
 
@@ -109,44 +110,22 @@ export function basename(file: string): string {
   return parts[parts.length - 1] || file;
 }
 
-/** Attribute values as TorchScript prints them (mirrors graph.py `format_attribute`). */
-export function formatAttribute(value: unknown): string {
-  if (value === null || value === undefined) {
-    return 'None';
-  }
-  if (typeof value === 'boolean') {
-    return value ? '1' : '0';
-  }
-  if (typeof value === 'number') {
-    return Number.isInteger(value) ? String(value) : String(value);
-  }
-  if (typeof value === 'string') {
-    return JSON.stringify(value);
-  }
-  if (Array.isArray(value)) {
-    return '[' + value.map(formatAttribute).join(', ') + ']';
-  }
-  const obj = value as Record<string, unknown>;
-  if ('tensor' in obj) {
+/** How TorchScript's IR text spells a value's leaves (graph.py `format_attribute`). */
+const ATTRIBUTE_SPELLING: ValueSpelling = {
+  boolean: value => (value ? '1' : '0'),
+  number: value => String(value),
+  tensor: obj => {
+    if (!('tensor' in obj)) {
+      return null;
+    }
     const t = obj.tensor as { dtype?: string; shape?: number[] };
     return `<Tensor ${t.dtype ?? ''}[${(t.shape ?? []).join(', ')}]>`;
   }
-  if ('float' in obj) {
-    return String(obj.float);
-  }
-  if ('device' in obj) {
-    return JSON.stringify(String(obj.device));
-  }
-  if ('repr' in obj) {
-    return String(obj.repr);
-  }
-  return (
-    '{' +
-    Object.entries(obj)
-      .map(([k, v]) => `${k}: ${formatAttribute(v)}`)
-      .join(', ') +
-    '}'
-  );
+};
+
+/** Attribute values as TorchScript prints them (mirrors graph.py `format_attribute`). */
+export function formatAttribute(value: unknown): string {
+  return spellValue(value, ATTRIBUTE_SPELLING);
 }
 
 export class TraceGraph {

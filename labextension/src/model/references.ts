@@ -88,6 +88,21 @@ function* stringIndex(i: number, graph: GraphJSON, where: string): Generator<Ref
   }
 }
 
+/** Value ids at `at/<j>`: each an index of the values, then whatever else `also` asks of it. */
+function* valueIds(
+  ids: number[],
+  graph: GraphJSON,
+  at: string,
+  also: (v: number) => string | null = () => null
+): Generator<ReferenceProblem> {
+  for (const [j, v] of ids.entries()) {
+    const why = index(v, graph.values.length, 'value') ?? also(v);
+    if (why) {
+      yield { at: `${at}/${j}`, detail: why };
+    }
+  }
+}
+
 function* graphProblems(graph: GraphJSON, at: string): Generator<ReferenceProblem> {
   yield* frameProblems(graph, at);
   yield* valueProblems(graph, at);
@@ -97,12 +112,7 @@ function* graphProblems(graph: GraphJSON, at: string): Generator<ReferenceProble
   }
   yield* parentCycles(graph, at);
   for (const key of ['inputs', 'outputs'] as const) {
-    for (const [j, v] of graph[key].entries()) {
-      const why = index(v, graph.values.length, 'value');
-      if (why) {
-        yield { at: `${at}/${key}/${j}`, detail: why };
-      }
-    }
+    yield* valueIds(graph[key], graph, `${at}/${key}`);
   }
   for (const [i, [path, type]] of graph.scopes.entries()) {
     yield* stringIndex(path, graph, `${at}/scopes/${i}/0`);
@@ -174,20 +184,11 @@ function* nodeProblems(
   if (title !== undefined) {
     yield* stringIndex(title, graph, `${here}/10`); // absent in a graph saved before titles
   }
-  for (const [column, ids] of [
-    [1, inputs],
-    [2, outputs]
-  ] as [number, number[]][]) {
-    for (const [j, v] of ids.entries()) {
-      const why = index(v, values.length, 'value');
-      if (why) {
-        yield { at: `${here}/${column}/${j}`, detail: why };
-      } else if (column === 1 && values[v][6] >= i) {
-        // graph order is data order: a value is read after the node that makes it (no cycles)
-        yield { at: `${here}/1/${j}`, detail: `value ${v} is read by node ${i} before node ${values[v][6]} makes it` };
-      }
-    }
-  }
+  // graph order is data order: a value is read after the node that makes it (no cycles)
+  yield* valueIds(inputs, graph, `${here}/1`, v =>
+    values[v][6] >= i ? `value ${v} is read by node ${i} before node ${values[v][6]} makes it` : null
+  );
+  yield* valueIds(outputs, graph, `${here}/2`);
   for (const [column, why] of [
     [4, index(stack, stacks.length, 'stack', true)],
     [5, attributes ? attributeProblem(attributes) : null],
@@ -210,18 +211,9 @@ function* blockProblems(
   here: string,
   blockOwner: Map<number, number>
 ): Generator<ReferenceProblem> {
-  const { values, nodes } = graph;
-  for (const [column, ids] of [
-    [0, blockInputs],
-    [1, blockOutputs]
-  ] as [number, number[]][]) {
-    for (const [j, v] of ids.entries()) {
-      const bad = index(v, values.length, 'value');
-      if (bad) {
-        yield { at: `${here}/${column}/${j}`, detail: bad };
-      }
-    }
-  }
+  const nodes = graph.nodes;
+  yield* valueIds(blockInputs, graph, `${here}/0`);
+  yield* valueIds(blockOutputs, graph, `${here}/1`);
   for (const [j, child] of blockNodes.entries()) {
     const where = `${here}/2/${j}`;
     const bad = index(child, nodes.length, 'node');

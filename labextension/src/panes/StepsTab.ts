@@ -63,11 +63,7 @@ export abstract class StepsTab<Model extends StepsModel<Step>, Step> {
       this.render();
       this.element.querySelector<HTMLElement>(`[data-action="${words.action}"]`)?.focus();
     });
-    this.unsubscribe = ctx.onChange(keys => {
-      if (keys.has('run')) {
-        this.render();
-      }
-    });
+    this.unsubscribe = ctx.whenChanged(['run'], () => this.render());
   }
 
   /** What the tab works out of `run`; null when the run has nothing for it. */

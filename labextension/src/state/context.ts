@@ -203,6 +203,15 @@ export class ExplorerContext {
     return out;
   }
 
+  /** Call `listener` when any of `keys` changed; the unsubscribe. */
+  whenChanged(keys: readonly HostKey[], listener: () => void): () => void {
+    return this.onChange(changed => {
+      if (keys.some(k => changed.has(k))) {
+        listener();
+      }
+    });
+  }
+
   /** Subscribe to host changes; `run` changes also reset derived caches (done lazily above). */
   onChange(listener: (keys: Set<HostKey>) => void): () => void {
     return this.host.onChange(listener);

@@ -38,11 +38,7 @@ export class WarningsPanel {
 
   constructor(private readonly ctx: ExplorerContext) {
     this.element = h('section', { class: 'jp-TraceExplorer-warnings', 'aria-label': 'warnings and findings' });
-    this.unsubscribe = ctx.onChange(keys => {
-      if (keys.has('run') || keys.has('selectedNode') || keys.has('options') || keys.has('live')) {
-        this.render();
-      }
-    });
+    this.unsubscribe = ctx.whenChanged(['run', 'selectedNode', 'options', 'live'], () => this.render());
     this.render();
   }
 

@@ -19,11 +19,7 @@ export class GuardsPanel {
 
   constructor(private readonly ctx: ExplorerContext) {
     this.element = h('section', { class: 'jp-TraceExplorer-guards', 'aria-label': 'export guards and symbols' });
-    this.unsubscribe = ctx.onChange(keys => {
-      if (keys.has('run') || keys.has('selectedNode')) {
-        this.render();
-      }
-    });
+    this.unsubscribe = ctx.whenChanged(['run', 'selectedNode'], () => this.render());
     this.render();
   }
 
