@@ -26,7 +26,7 @@ from typing import Any
 import torch
 
 import jupyter_tracejit as tj
-from jupyter_tracejit.core.archive.load import method_names
+from jupyter_tracejit.core.torchscript.saved.load import method_names
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_core import interleaved, machine, transformer_encoder

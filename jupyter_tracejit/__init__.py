@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import cells, render  # noqa: F401  (render registers run.to_dot / to_html / save_html with the core)
 from ._version import __version__
+from .core import run_diff  # noqa: F401  (registers how a run's diff_against is read back)
 from .core.run import TraceRun, register_file_namer
 
 if TYPE_CHECKING:
@@ -27,11 +28,14 @@ if TYPE_CHECKING:
         TraceError,
         TraceWarning,
         structural_diff,
-        trace,
-        trace_module,
     )
+    from .core import trace as trace
+    from .core import trace_module as trace_module
     from .core.archive.saved import load
-    from .core.export.request import compare, export
+
+    # the back ends' API, found through the registry at run time (core/registry.py): named here for type checkers
+    from .core.export.request import compare as compare
+    from .core.export.request import export as export
     from .core.run_diff import diff
 
 __all__ = [
@@ -46,30 +50,38 @@ __all__ = [
     "TraceRun",
     "TraceWarning",
     "__version__",
-    "compare",
     "diff",
     "explore",
-    "export",
     "load",
     "structural_diff",
-    "trace",
-    "trace_module",
+    # and each back end's functions (tj.trace, tj.trace_module, tj.export, tj.compare), from the registry below
 ]
 
 #: imported from the core on first use: ``import jupyter_tracejit`` does not import torch (a saved run opens
 #: without it, the CLI answers ``--help`` and Ctrl-C at once); ``tj.trace`` does
-_FROM_CORE = frozenset(__all__) - {"TraceRun", "__version__", "explore", "export", "compare", "load", "diff"}
-#: the export back end's API (its own package: ``core.export`` is that package's name, not a function)
-_FROM_EXPORT = frozenset({"export", "compare"})
+_FROM_CORE = frozenset(__all__) - {"TraceRun", "__version__", "explore", "load", "diff"}
 #: saved models: ``tj.load`` (core/archive, imports torch) and ``tj.diff`` (core/run_diff, torch-free)
 _SAVED = {"load": ("core.archive.saved", "load"), "diff": ("core.run_diff", "diff")}
 
 
-def __getattr__(name: str) -> Any:
-    if name in _FROM_EXPORT:
-        from .core.export import request
+def _backend_api() -> dict[str, tuple[str, str]]:
+    """Each back end's public functions (``tj.trace``, ``tj.export``, ``tj.compare``), as its registry row names
+    them: ``name -> (module relative to jupyter_tracejit.core, attribute)``."""
+    from .core.registry import api_functions
 
-        value = getattr(request, name)
+    return api_functions()
+
+
+__all__ += sorted(_backend_api())
+
+
+def __getattr__(name: str) -> Any:
+    api = _backend_api() if not name.startswith("__") else {}
+    if name in api:
+        import importlib
+
+        module, attribute = api[name]
+        value = getattr(importlib.import_module(module, f"{__name__}.core"), attribute)
     elif name in _SAVED:
         import importlib
 
@@ -86,7 +98,7 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return sorted({*globals(), *_FROM_CORE, *_FROM_EXPORT, *_SAVED})
+    return sorted({*globals(), *_FROM_CORE, *_backend_api(), *_SAVED})
 
 
 # locations in notebook code read "cell [9], line 7" (a no-op outside IPython)

@@ -79,64 +79,19 @@ def _outputs(p: argparse.ArgumentParser) -> None:
 
 
 def build_parser(prog: str = "tracejit") -> argparse.ArgumentParser:
-    # the options' table reads torch's defaults: imported here, inside main's handling of Ctrl-C (``import torch``
+    # the options' tables read torch's defaults: imported here, inside main's handling of Ctrl-C (``import torch``
     # takes a second or more; an interrupt then is one line too)
-    from .core.export.options import add_export_command_line
-    from .core.options import add_command_line
+    from .core.registry import commands
 
     parser = argparse.ArgumentParser(
         prog=prog,
         description="See what torch.jit.trace recorded: trace a function or module from a file, print what the "
         "trace got wrong, and write an offline HTML report. Exit status: 0 ok, 1 problems, 2 usage error.",
     )
-    sub = parser.add_subparsers(dest="command", required=True, metavar="{trace,export,view,diff,demo}")
-
-    t = sub.add_parser(
-        "trace",
-        help="trace FILE.py:NAME and report",
-        description="Trace NAME from FILE.py (a function, an nn.Module instance, or an nn.Module subclass "
-        "instantiated with no arguments). EXPR is Python evaluated in the file's namespace with torch available.",
-    )
-    t.add_argument("target", metavar="FILE.py:NAME", help="the file and the attribute to trace")
-    t.add_argument(
-        "--inputs",
-        required=True,
-        metavar="EXPR",
-        help="example inputs: a tuple, a single tensor, or a dict of keyword inputs",
-    )
-    # the trace options, spelled as for %trace (--no-check, --check-inputs EXPR, --tol, --eval, ...)
-    add_command_line(t.add_argument)
-    t.add_argument("--seed", type=int, default=0, help="torch.manual_seed before importing the file (default 0)")
-    t.add_argument(
-        "--fail-on-warnings",
-        action="store_true",
-        help="exit 1 also on tracer warnings, findings or a failed probe, not only on a failed trace or check",
-    )
-    _outputs(t)
-
-    e = sub.add_parser(
-        "export",
-        help="export FILE.py:NAME with torch.export and report",
-        description="Export NAME from FILE.py with torch.export (a function, an nn.Module instance, or an nn.Module "
-        "subclass instantiated with no arguments) and report what it recorded: guards, specialised sizes, the check "
-        "of the exported program against the Python code. EXPR is Python evaluated in the file's namespace with "
-        "torch available. Exit status: 0 ok, 1 problems (a failed export or check), 2 usage error.",
-    )
-    e.add_argument("target", metavar="FILE.py:NAME", help="the file and the attribute to export")
-    e.add_argument(
-        "--inputs",
-        required=True,
-        metavar="EXPR",
-        help="example inputs: a tuple, a single tensor, or a dict of keywords",
-    )
-    add_export_command_line(e.add_argument)
-    e.add_argument("--seed", type=int, default=0, help="torch.manual_seed before importing the file (default 0)")
-    e.add_argument(
-        "--fail-on-warnings",
-        action="store_true",
-        help="exit 1 also on findings (a specialised size...), not only on a failed export or check",
-    )
-    _outputs(e)
+    verbs = [row.verb for row in commands()]
+    sub = parser.add_subparsers(dest="command", required=True, metavar="{" + ",".join([*verbs, "view,diff,demo"]) + "}")
+    for row in commands():
+        _capture_command(sub, row)
 
     v = sub.add_parser(
         "view",
@@ -147,6 +102,7 @@ def build_parser(prog: str = "tracejit") -> argparse.ArgumentParser:
     )
     v.add_argument("model", type=Path, metavar="MODEL", help="the saved model (.pt or .pt2)")
     v.add_argument("--fail-on-warnings", action="store_true", help="exit 1 when the model has findings")
+    _trusted(v)
     _imports(v)
     _outputs(v)
 
@@ -164,12 +120,35 @@ def build_parser(prog: str = "tracejit") -> argparse.ArgumentParser:
     )
     df.add_argument("-o", "--output", type=Path, metavar="HTML", help="write the diff as an HTML page here")
     df.add_argument("--json", type=Path, metavar="FILE", help="write the diff's JSON (RunDiff.to_json) here")
+    _trusted(df)
     _imports(df)
 
     d = sub.add_parser("demo", help="trace a bundled example model and print the report")
     d.add_argument("--no-probe", action="store_true", help="skip the generalization probe")
     _outputs(d)
     return parser
+
+
+def _capture_command(sub: Any, row: Any) -> None:
+    """A back end's subcommand (``tracejit trace``, ``tracejit export``): FILE.py:NAME, its inputs, its options
+    table's flags (spelled as in its magic), the seed, the exit rule, the outputs."""
+    words = row.command
+    c = sub.add_parser(row.verb, help=words.help, description=words.description)
+    c.add_argument("target", metavar="FILE.py:NAME", help=words.target_help)
+    c.add_argument("--inputs", required=True, metavar="EXPR", help=words.inputs_help)
+    row.table().add_command_line(c.add_argument)
+    c.add_argument("--seed", type=int, default=0, help="torch.manual_seed before importing the file (default 0)")
+    c.add_argument("--fail-on-warnings", action="store_true", help=words.fail_on_warnings_help)
+    _outputs(c)
+
+
+def _trusted(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--trusted",
+        action="store_true",
+        help="let torch read the file as it would (tj.load(path, trusted=True)): pickled objects, compiled code and "
+        "TorchScript run at load are then run; only for files whose origin you trust (refused by default)",
+    )
 
 
 def _imports(parser: argparse.ArgumentParser) -> None:
@@ -412,7 +391,8 @@ def _exit_code(run: Any, fail_on_warnings: bool) -> int:
 
 
 def _checked_target(args: argparse.Namespace) -> tuple[Path, str]:
-    """FILE.py:NAME of ``trace`` / ``export``, with its outputs checked before anything runs (usage errors)."""
+    """FILE.py:NAME of a capture subcommand (``trace``, ``export``), with its outputs checked before anything runs
+    (usage errors)."""
     path, name = split_target(args.target)
     if path.suffix != ".py":
         raise UsageError(f"{path} is not a .py file (expected FILE.py:NAME)")
@@ -428,10 +408,10 @@ def _checked_target(args: argparse.Namespace) -> tuple[Path, str]:
 
 
 def _target_and_inputs(
-    path: Path, name: str, seed: int, inputs_expr: str, check_inputs_expr: str | None
-) -> tuple[Any, Any, dict[str, Any] | None, list[Any] | None]:
+    path: Path, name: str, seed: int, inputs_expr: str
+) -> tuple[Any, Any, dict[str, Any] | None, dict[str, Any]]:
     """Import the file (after ``torch.manual_seed(seed)``), the target, its example inputs (positional, keyword)
-    and the check input sets (each positional inputs, or a dict of keyword inputs), evaluated in its namespace."""
+    evaluated in its namespace, and that namespace (for the options given as Python)."""
     import torch
 
     torch.manual_seed(seed)
@@ -439,62 +419,61 @@ def _target_and_inputs(
     target = make_target(resolve_name(module, name, path), name)
     namespace = {"torch": torch, **vars(module)}
     example, kwargs = input_set(evaluate(inputs_expr, namespace, "--inputs"), "--inputs")
-    if check_inputs_expr is None:
-        return target, example, kwargs, None
-    value = evaluate(check_inputs_expr, namespace, "--check-inputs")
+    return target, example, kwargs, namespace
+
+
+def input_sets(text: str, namespace: dict[str, Any], flag: str) -> list[Any]:
+    """An option's input sets (``--check-inputs``), evaluated: each positional inputs, or a dict of keyword
+    inputs; a single set is taken as a list of one."""
+    value = evaluate(text, namespace, flag)
     sets = value if isinstance(value, list) else [value]
     if not sets:
-        raise UsageError("--check-inputs gave an empty list: give at least one input set, or leave it out")
-    check_inputs = []
+        raise UsageError(f"{flag} gave an empty list: give at least one input set, or leave it out")
+    found = []
     for v in sets:
-        pos, kw = input_set(v, "--check-inputs")
-        check_inputs.append(kw if kw is not None else pos)
-    return target, example, kwargs, check_inputs
+        pos, kw = input_set(v, flag)
+        found.append(kw if kw is not None else pos)
+    return found
 
 
-def cmd_trace(args: argparse.Namespace) -> int:
-    from .core.options import CommandLineError, command_line_spelling, from_command_line
-
-    path, name = _checked_target(args)
-    try:
-        trace_options, check_inputs_expr = from_command_line(args)
-    except CommandLineError as exc:
-        raise UsageError(str(exc)) from None
-
-    import jupyter_tracejit as tj
-
-    from .core.caller import call_site
-    from .render.text import format_run
-
-    target, example, kwargs, check_inputs = _target_and_inputs(path, name, args.seed, args.inputs, check_inputs_expr)
-    with call_site(str(path.resolve()), definition_line(path, name)):
-        run = tj.trace(target, example, example_kwarg_inputs=kwargs, **trace_options, check_inputs=check_inputs)
-    say = Stdout()
-    say(format_run(run, spelling=command_line_spelling))
-    _write_outputs(run, args, say)
-    return _exit_code(run, args.fail_on_warnings)
-
-
-def cmd_export(args: argparse.Namespace) -> int:
-    from .core.export.options import export_options_from_command_line
+def cmd_capture(row: Any, args: argparse.Namespace) -> int:
+    """``tracejit <verb> FILE.py:NAME --inputs EXPR [options]``: the back end captures NAME called with the inputs
+    (its ``capture``, as its magic does), the report is printed with advice spelled for the command line."""
+    from .core.command import CallProblem, CaptureCall
     from .core.options import CommandLineError
+    from .core.registry import capture_function
 
+    table = row.table()
     try:
-        options, check_inputs_expr = export_options_from_command_line(args)
+        options, texts = table.from_command_line(args)
     except CommandLineError as exc:
         raise UsageError(str(exc)) from None
     path, name = _checked_target(args)
 
     from .core.caller import call_site
-    from .core.export.request import export
     from .render.text import format_run
 
-    target, example, kwargs, check_inputs = _target_and_inputs(path, name, args.seed, args.inputs, check_inputs_expr)
+    target, example, kwargs, namespace = _target_and_inputs(path, name, args.seed, args.inputs)
+    flags = {f.option: f.flag for f in table.flags if f.is_expression}
+    expressions = {option: input_sets(text, namespace, flags[option]) for option, text in texts.items()}
+    call = CaptureCall(
+        target,
+        list(example or ()),
+        dict(kwargs or {}),
+        options=options,
+        expressions=expressions,
+        texts=texts,
+        callee_text=name,
+        attribute=name.rsplit(".", 1)[-1],
+    )
+    try:
+        capture = capture_function(row)(call)
+    except CallProblem as problem:
+        raise UsageError(problem.problem) from None
     with call_site(str(path.resolve()), definition_line(path, name)):
-        # a dict of keyword inputs gives no positional ones: None for tj.trace, () for export
-        run = export(target, () if example is None else example, kwargs, check_inputs=check_inputs, **options)
+        run = capture.run()
     say = Stdout()
-    say(format_run(run))
+    say(format_run(run, spelling=table.command_line_spelling))
     if run.compared is not None:
         say(f"compared with a trace: {run.compared.comparison.summary()}")
     _write_outputs(run, args, say)
@@ -502,25 +481,25 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    from .core.options import command_line_spelling
+    from .core.torchscript.options import TRACE_TABLE
     from .demo import demo_run
     from .render.text import format_run
 
     check_outputs(_requested_outputs(args), [])
     run = demo_run(probe=not args.no_probe)
     say = Stdout()
-    say(format_run(run, spelling=command_line_spelling))
+    say(format_run(run, spelling=TRACE_TABLE.command_line_spelling))
     _write_outputs(run, args, say)
     return 0
 
 
-def load_model(path: Path) -> Any:
+def load_model(path: Path, trusted: bool = False) -> Any:
     """``tj.load(path)``, a file it cannot read being a usage error (its message and hint, one line each)."""
-    if not path.is_file():
+    if not path.exists():
         raise UsageError(f"no such file: {path}")
     from .core.archive.saved import load
 
-    run = load(path)
+    run = load(path, trusted=trusted)
     if run.error is not None and run.error.phase == "load":
         raise UsageError(f"{run.error.message}\n{run.error.hint}")
     return run
@@ -538,7 +517,7 @@ def cmd_view(args: argparse.Namespace) -> int:
 
     _checked_outputs(_requested_outputs(args), [str(args.model)])
     import_modules(args.imports)
-    run = load_model(args.model)
+    run = load_model(args.model, args.trusted)
     say = Stdout()
     say(format_run(run))
     _write_outputs(run, args, say)
@@ -556,7 +535,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
     outputs = [(option, path) for option, path in (("-o", args.output), ("--json", args.json)) if path is not None]
     _checked_outputs(outputs, [str(args.old), str(args.new)])
     import_modules(args.imports)
-    old, new = load_model(args.old), load_model(args.new)
+    old, new = load_model(args.old, args.trusted), load_model(args.new, args.trusted)
     result = diff_runs(old, new, values=args.values, atol=DEFAULT_ATOL if args.atol is None else args.atol)
     result.old, result.new = str(args.old), str(args.new)
     say = Stdout()
@@ -600,10 +579,11 @@ def main(argv: list[str] | None = None, prog: str | None = None) -> int:
     try:
         parser = build_parser(prog)
         args = _parse(parser, argv)
-        if args.command == "trace":
-            return cmd_trace(args)
-        if args.command == "export":
-            return cmd_export(args)
+        from .core.registry import commands
+
+        row = next((r for r in commands() if r.verb == args.command), None)
+        if row is not None:
+            return cmd_capture(row, args)
         if args.command == "view":
             return cmd_view(args)
         if args.command == "diff":

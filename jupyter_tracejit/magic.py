@@ -1,48 +1,40 @@
-"""``%trace`` and ``%%trace``: trace a call typed in a notebook and explore what ``torch.jit.trace`` recorded.
-``%export`` and ``%%export`` (:mod:`.magic_export`) do the same with ``torch.export``, on this module's machinery.
+"""The capture magics, one per back end of the registry (``%trace`` / ``%%trace``, ``%export`` / ``%%export``):
+capture a call typed in a notebook and explore what torch recorded. One mechanism, parameterized by the back end's
+row (:mod:`.core.registry`): its options table, its words (help, examples) and its ``capture`` function.
 
-Loaded by ``%load_ext jupyter_tracejit`` (:func:`jupyter_tracejit.load_ipython_extension`); this module,
-:mod:`.magic_line` and :mod:`.magic_export` are the only ones of the package that import IPython, and nothing imports
-them but the extension loader.
+Loaded by ``%load_ext jupyter_tracejit`` (:func:`jupyter_tracejit.load_ipython_extension`); this module and
+:mod:`.magic_line` are the only ones of the package that import IPython, and nothing imports them but the extension
+loader.
 
 How a line is read (``%trace [options] CALL``)
 ----------------------------------------------
 The options come first; CALL is the rest of the line, kept verbatim (never shell-split, never ``$var``-expanded)
 and parsed with :mod:`ast`. It must be one call expression. The callee and each argument expression are
-compiled and evaluated separately in the user's namespace, so nothing but the ``-o`` variable is added to it:
-positional arguments become ``example_inputs``, keyword arguments ``example_kwarg_inputs``.
+compiled and evaluated separately in the user's namespace, so nothing but the ``-o`` variable is added to it. The
+back end decides what the call means (:class:`~.core.command.CaptureCall`): for ``%trace``, positional arguments
+become ``example_inputs`` and keyword arguments ``example_kwarg_inputs``; ``%trace --method encode model.encode(x)``
+(or a bound ``nn.Module`` method other than ``forward``) is ``tj.trace_module``; ``%export`` takes both kinds of
+inputs together, as ``torch.export`` does.
 
 An option value (``--check-inputs EXPR``, ``--tol``, ``-o``, ``--method``) ends at the first blank outside
 brackets and quotes, so ``--check-inputs [(x2,), (x3,)]`` needs no quoting; a value in quotes
 (``--check-inputs '[(x2, y2)]'``, ``--tol "1e-4"``) is read by IPython's shell-like rules, quotes removed.
 
-Which torch function is called
-------------------------------
-- ``%trace model(x)``, ``%trace f(x, y)``, ``%trace model.forward(x)``: ``tj.trace``;
-- ``%trace model(input_ids=ids, mask=m)``: ``tj.trace(model, example_kwarg_inputs={...})``;
-- ``%trace --method encode model.encode(x)`` (or ``%trace --method encode model(x)``), and ``%trace model.encode(x)``
-  where ``model.encode`` is a bound method of an ``nn.Module`` other than ``forward`` (the method is inferred):
-  ``tj.trace_module(model, {"encode": (x,)})``.
-
 What the notebook shows and holds
 ---------------------------------
-While the kernel traces, the output shows a placeholder ("tracing BertModel… 12 s", started at a given time) that
-follows the trace's phases (tracing, checking, probing) and has a cancel button where the front end can reach the
+While the kernel captures, the output shows a placeholder ("tracing BertModel… 12 s", started at a given time) that
+follows the capture's phases (tracing, checking, probing) and has a cancel button where the front end can reach the
 kernel (JupyterLab, Notebook 7): cancel interrupts the kernel, the placeholder becomes one line ("cancelled after
-3.2 s (checking BertModel)") and ``_trace`` keeps what it held. The explorer replaces the placeholder when the trace
-ends. The run goes into ``_trace`` (or ``-o NAME``), the explorer into
-``_trace_explorer``; when the explorer re-traces (or shows a run of its history), the variable follows the run on
-screen, as long as it still holds the explorer's run (a variable the user has reassigned is left alone).
+3.2 s (checking BertModel)") and ``_trace`` keeps what it held. The explorer replaces the placeholder when the
+capture ends. The run goes into ``_<verb>`` (``_trace``, or ``-o NAME``), the explorer into ``_<verb>_explorer``;
+when the explorer captures again (or shows a run of its history), the variable follows the run on screen, as long as
+it still holds the explorer's run (a variable the user has reassigned is left alone).
 
 In a plain IPython terminal (no widget renders there) the placeholder's phases print as lines, then the text
 report of the run and where the explorer would render; ``_trace`` holds the run, no explorer is made.
 
-``%export [options] CALL`` is read the same way (its own options, :data:`.magic_export.EXPORT`; positional and
-keyword arguments may be mixed, as ``torch.export`` takes both) and shown the same way, into ``_export`` and
-``_export_explorer``; what differs between the two magics' lines is a :class:`.magic_line.Grammar`.
-
 Errors of the magic itself (bad CALL, bad option, unknown name...) print one line on stderr naming the problem
-with an example of correct use, and leave the namespace untouched. Failures inside the traced code are not magic
+with an example of correct use, and leave the namespace untouched. Failures inside the captured code are not magic
 errors: they are in the run (``run.ok``, ``run.error``) and the explorer shows them.
 """
 
@@ -51,40 +43,34 @@ from __future__ import annotations
 import ast
 import contextlib
 import dataclasses
-import inspect
 import re
 import sys
 import time
 import uuid
 import weakref
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from types import FrameType
-from typing import Any, Protocol
+from typing import Any
 
-import torch
 from IPython.core.error import UsageError
 from IPython.core.interactiveshell import InteractiveShell
-from IPython.core.magic import Magics, line_cell_magic, magics_class, no_var_expand
+from IPython.core.magic import no_var_expand
 from IPython.core.magic_arguments import argument, kwds, magic_arguments
 
+from .core.backend_row import Backend
 from .core.caller import calls_from, find_caller
+from .core.command import CallProblem, CaptureCall
 from .core.graph import Frame
-from .core.options import add_command_line
 from .core.progress import TRACING, phases_to
-from .core.request import trace, trace_module
+from .core.registry import capture_function, commands
 from .core.run import TraceRun
-from .core.torchscript.plan import target_of
 from .magic_line import (
-    CALL_NAMES,
-    DEFAULT_OUTPUT,
-    EXAMPLES,
-    TRACE,
     Grammar,
     MagicError,
-    Options,
+    MagicOptions,
     check_call_shape,
     first_line,
+    grammar_of,
     parse_call,
     parse_options,
     split_line,
@@ -100,8 +86,6 @@ from .widgets import (
     uses_anywidget,
 )
 
-#: where the explorer of the last ``%trace`` goes (``_trace_explorer.run`` is the run on screen)
-EXPLORER_OUTPUT = "_trace_explorer"
 #: live explorers %trace keeps (each holds its model, inputs and up to history_limit ScriptModules); older ones
 #: are closed and stay on the page read-only
 MAX_LIVE_EXPLORERS = 10
@@ -131,128 +115,6 @@ def _evaluate(
         if isinstance(e, NameError):
             raise MagicError(f"unknown name in {what} {src!r}: {first_line(e)}", example) from None
         raise MagicError(f"evaluating {what} {src!r} raised {type(e).__name__}: {first_line(e)}", example) from None
-
-
-@dataclass
-class Plan:
-    """What to trace: ``trace(target, inputs, ...)`` or ``trace_module(target, {method: inputs}, ...)``."""
-
-    kind: str
-    target: Any
-    inputs: Any
-    is_kwarg: bool
-    method: str | None = None
-
-
-def _bound_module_method(callee: Any, func_node: ast.expr) -> tuple[torch.nn.Module, str] | None:
-    """``(module, name)`` when ``callee`` is a bound method of an ``nn.Module`` (found under ``name``)."""
-    owner = getattr(callee, "__self__", None)
-    if not inspect.ismethod(callee) or not isinstance(owner, torch.nn.Module):
-        return None
-    if isinstance(owner, torch.jit.ScriptModule):
-        return None
-    names = [func_node.attr] if isinstance(func_node, ast.Attribute) else []
-    names.append(getattr(callee, "__name__", ""))
-    for name in names:
-        if name and getattr(owner, name, None) == callee:
-            return owner, name
-    return None
-
-
-def check_callable(callee: Any, callee_src: str, grammar: Grammar = TRACE) -> None:
-    if not callable(callee):
-        raise MagicError(
-            f"{callee_src!r} is a {type(callee).__name__}, which cannot be called; CALL must call the model or "
-            f"function to {grammar.name}"
-        )
-
-
-def plan_call(
-    callee: Any, func_node: ast.expr, call_text: str, args: list[Any], kwargs: dict[str, Any], opts: Options
-) -> Plan:
-    """Which of ``tj.trace`` / ``tj.trace_module`` to call, on what."""
-    callee_src = _source_of(func_node, call_text)
-    check_callable(callee, callee_src)
-    is_kwarg = bool(kwargs)
-    inputs: Any = dict(kwargs) if is_kwarg else tuple(args)
-    bound = _bound_module_method(callee, func_node)
-    if opts.method is not None:
-        if isinstance(callee, torch.nn.Module) and not isinstance(callee, torch.jit.ScriptModule):
-            module, name = callee, opts.method
-            if not callable(getattr(module, name, None)):
-                raise MagicError(f"--method {name}: {type(module).__name__} has no method {name!r}", EXAMPLES["method"])
-        elif bound is not None:
-            module, name = bound
-            called = "forward" if name in CALL_NAMES else name
-            if called != opts.method:
-                raise MagicError(
-                    f"--method {opts.method} but CALL calls {callee_src!r} (method {called!r}); "
-                    "name the method CALL calls",
-                    EXAMPLES["method"],
-                )
-            name = called
-        else:
-            raise MagicError(
-                f"--method needs CALL to call an nn.Module or one of its methods, got {callee_src!r} "
-                f"(a {type(callee).__name__})",
-                EXAMPLES["method"],
-            )
-        return Plan("trace_module", module, {name: inputs}, is_kwarg, method=name)
-    if bound is not None:
-        module, name = bound
-        if name in CALL_NAMES:
-            return Plan("trace", module, inputs, is_kwarg)
-        return Plan("trace_module", module, {name: inputs}, is_kwarg, method=name)
-    return Plan("trace", callee, inputs, is_kwarg)
-
-
-def check_inputs_for(value: Any, expr: str, plan: Plan) -> list[Any]:
-    """``--check-inputs``' value, validated, in the form the chosen torch function takes."""
-    example = EXAMPLES["check_inputs_kw" if plan.is_kwarg else "check_inputs"]
-    if not isinstance(value, list):
-        raise MagicError(
-            f"--check-inputs {expr!r} must evaluate to a list of input sets, one per check, got a "
-            f"{type(value).__name__}",
-            example,
-        )
-    sets: list[Any] = []
-    for i, item in enumerate(value):
-        if plan.is_kwarg:
-            if not isinstance(item, dict):
-                raise MagicError(
-                    f"--check-inputs item {i} is a {type(item).__name__}, but CALL passes keyword inputs, so each "
-                    "check input set must be a dict of them",
-                    example,
-                )
-            sets.append(item)
-        elif isinstance(item, torch.Tensor):
-            sets.append((item,))  # torch's make_tuple: a lone tensor is a 1-tuple
-        elif isinstance(item, (tuple, list)):
-            sets.append(tuple(item))
-        else:
-            raise MagicError(
-                f"--check-inputs item {i} is a {type(item).__name__}; each check input set is a tuple of inputs "
-                "like the call's arguments",
-                example,
-            )
-    if plan.kind == "trace_module":
-        return [{plan.method: s} for s in sets]
-    return sets
-
-
-def _trace(plan: Plan, check_inputs: list[Any] | None, opts: Options) -> TraceRun:
-    common: dict[str, Any] = {**opts.trace_options, "check_inputs": check_inputs}
-    if plan.kind == "trace_module":
-        return trace_module(plan.target, plan.inputs, example_inputs_is_kwarg=plan.is_kwarg, **common)
-    if plan.is_kwarg:
-        return trace(plan.target, None, example_kwarg_inputs=plan.inputs, **common)
-    return trace(plan.target, plan.inputs, **common)
-
-
-def target_name(plan: Plan) -> str:
-    """What the placeholder says is being traced: ``BertModel``, ``f``, ``Net.encode``."""
-    name = target_of(plan.target).name
-    return f"{name}.{plan.method}" if plan.method not in (None, "forward") else name
 
 
 def progress_bundle(name: str, started: float, phase: str = TRACING) -> dict[str, Any]:
@@ -354,131 +216,96 @@ def option_arguments(declare: Callable[[Callable[..., Any]], None]) -> Callable[
     return decorate_all
 
 
-class Shows(Protocol):
-    """The options of a magic that say where its run goes and how it is shown."""
+class CaptureMagic:
+    """One back end's magic (``%trace``, ``%export``) on one shell: reading its line or cell, evaluating the call,
+    having the back end capture it (its row's ``capture``), showing the run."""
 
-    output: str
-    static: bool
-    quiet: bool
+    def __init__(self, shell: InteractiveShell, row: Backend) -> None:
+        if row.command is None:
+            raise ValueError(f"the back end {row.name!r} has no magic")
+        self.ipython = shell
+        self.row = row
+        self.words = row.command
+        self.grammar: Grammar = grammar_of(row)
+        #: where the run and the explorer go without ``-o``: ``_trace``, ``_trace_explorer``
+        self.output = f"_{row.verb}"
+        self.explorer_output = f"_{row.verb}_explorer"
+        #: what IPython registers: the magic with its help and parser (``.parser``)
+        self.function: Any = self._magic_function()
 
+    def _magic_function(self) -> Any:
+        """The function IPython registers (``%trace`` and ``%%trace``), with its help and its argument parser: the
+        magic's own options, the back end's arguments and options table, CALL."""
+        verb = self.row.verb
 
-# -- the magic ----------------------------------------------------------------------------------------
+        def magic(line: str, cell: str | None = None) -> None:
+            self.capture(line, cell)
 
-
-@magics_class
-class TraceMagics(Magics):
-    """``%trace`` / ``%%trace``, and what ``%export`` shares with them (:class:`~.magic_export.ExportMagics`):
-    reading a cell whose last line is the call, evaluating the call, showing the run."""
+        magic.__name__ = magic.__qualname__ = verb
+        magic.__doc__ = self.words.magic_doc
+        decorated: Any = kwds(epilog=self.words.magic_epilog)(magic)
+        decorated = argument(
+            "call",
+            nargs="*",
+            metavar="CALL",
+            help=f"the call to {verb}, e.g. model(x); with %%%%{verb}, the last line of the cell",
+        )(decorated)
+        decorated = argument("--quiet", action="store_true", help="store the run and print its one-line summary only")(
+            decorated
+        )
+        decorated = argument(
+            "--static",
+            action="store_true",
+            help="show the kernel-free view (the run's JSON MIME and summary) instead of the live widget",
+        )(decorated)
+        decorated = option_arguments(self.row.table().add_command_line)(decorated)
+        for f in reversed(self.words.magic_arguments):
+            decorated = argument(f.flag, dest=f.dest, metavar=f.metavar, default=None, help=f.help)(decorated)
+        decorated = argument(
+            "-o",
+            dest="output",
+            metavar="NAME",
+            default=self.output,
+            help=f"store the run in NAME (default: {self.output})",
+        )(decorated)
+        decorated = no_var_expand(magic_arguments()(decorated))
+        # argparse would accept --no for --no-check or --no-grad; prefixes are confusing on a notebook line
+        decorated.parser.allow_abbrev = False
+        return decorated
 
     @property
-    def ipython(self) -> InteractiveShell:
-        """The shell the magics run in (IPython sets ``shell`` when it registers them)."""
-        shell = self.shell
-        if shell is None:
-            raise RuntimeError("the jupyter-tracejit magics are not registered with an IPython shell")
-        return shell
+    def parser(self) -> Any:
+        return self.function.parser
 
-    @no_var_expand
-    @magic_arguments()
-    @argument(
-        "-o", dest="output", metavar="NAME", default=DEFAULT_OUTPUT, help="store the run in NAME (default: _trace)"
-    )
-    @argument(
-        "--method",
-        metavar="NAME",
-        help="trace this module method with trace_module, e.g. --method encode model.encode(x); inferred when "
-        "CALL calls a bound nn.Module method other than forward",
-    )
-    @option_arguments(add_command_line)
-    @argument(
-        "--static",
-        action="store_true",
-        help="show the kernel-free view (the run's JSON MIME and summary) instead of the live widget",
-    )
-    @argument("--quiet", action="store_true", help="store the run and print its one-line summary only")
-    @argument(
-        "call",
-        nargs="*",
-        metavar="CALL",
-        help="the call to trace, e.g. model(x); with %%%%trace, the last line of the cell",
-    )
-    @kwds(
-        epilog="Examples: %trace model(x) | %trace --no-check -o run f(x, y) | "
-        "%trace --method encode model.encode(x) | %trace --static model(x)"
-    )
-    @line_cell_magic
-    def trace(self, line: str, cell: str | None = None) -> None:
-        """Trace a call with torch.jit.trace and show the trace explorer; the run is stored in ``_trace``.
-
-        %trace [options] CALL
-            CALL is a call expression evaluated in your namespace; it is traced, not just run:
-
-                %trace model(x)                          # tj.trace(model, (x,))
-                %trace f(x, y)                           # tj.trace(f, (x, y))
-                %trace model(input_ids=ids, mask=m)      # keyword inputs: example_kwarg_inputs={...}
-                %trace --method encode model.encode(x)   # tj.trace_module(model, {"encode": (x,)})
-                %trace model.encode(x)                   # the same: a bound nn.Module method other than
-                                                         # forward is traced with trace_module
-                %trace --eval --probe -o run model(x)    # eval mode for this trace only, probe, store in run
-                %trace --check-inputs [(x2,), (x3,)] --tol 1e-4 model(x)
-                %trace --quiet model(x)                  # store the run, print one line
-
-            Positional and keyword arguments cannot be mixed, and * / ** unpacking is not allowed: torch.jit.trace
-            takes example inputs either as a tuple or as keyword inputs. Option values end at the first blank outside
-            brackets, so --check-inputs [(x2,), (x3,)] needs no quotes.
-
-        %%trace [options]
-            The cell body is code whose last line is the call to trace. Everything before it runs in your namespace
-            (definitions stay there), then the last line is traced as CALL. Edit the function, re-run the cell:
-
-                %%trace --eval
-                def f(x):
-                    return x * 2 if x.sum() > 0 else x
-                f(torch.randn(3))
-
-        The run (a TraceRun) is stored in _trace (or the -o NAME variable) and the explorer in _trace_explorer;
-        when the explorer re-traces, _trace follows the run on screen (_trace_explorer.run). Display it again with
-        `_trace` or tj.explore(_trace). A failure inside the traced code is recorded in the run (_trace.ok,
-        _trace.error) and shown by the explorer; a mistake in the magic's own arguments prints one line and changes
-        nothing.
-        """
-        magic = "%trace" if cell is None else "%%trace"
+    def capture(self, line: str, cell: str | None = None) -> None:
+        """``%verb [options] CALL`` (``cell`` None) or ``%%verb [options]`` with the cell."""
+        magic = f"%{self.row.verb}" if cell is None else f"%%{self.row.verb}"
         try:
+            words, rest = split_line(line, self.grammar)
+            opts = parse_options(self.parser, words, self.row)
             if cell is None:
-                self._trace_line(line)
+                call = parse_call(rest, self.grammar)
+                self._run(opts, call, rest.strip(), f"<{magic}>", self._line_site(line))
             else:
-                self._trace_cell(line, cell)
+                read = self._read_cell(rest, cell)
+                if read is not None:
+                    self._run(opts, *read)
         except MagicError as e:
             # the cell fails (IPython prints a UsageError as one line), so Run All and papermill stop here instead
             # of going on with a stale _trace
             raise UsageError(e.line(magic)) from None
-        return None
 
-    def _options(self, line: str) -> tuple[Options, str]:
-        words, rest = split_line(line)
-        return parse_options(self.trace.parser, words), rest
-
-    def _trace_line(self, line: str) -> None:
-        opts, call_text = self._options(line)
-        call = parse_call(call_text)
-        self._run(opts, call, call_text.strip(), "<%trace>", self._line_site(TRACE, line))
-
-    def _trace_cell(self, line: str, cell: str) -> None:
-        opts, rest = self._options(line)
-        read = self._read_cell(rest, cell, TRACE)
-        if read is not None:
-            self._run(opts, *read)
-
-    def _line_site(self, grammar: Grammar, line: str) -> Frame | None:
+    def _line_site(self, line: str) -> Frame | None:
         """Where the magic's line is: nodes recorded entirely inside torch (nn.Transformer's) point at the line
         that asked for the run, read as the user wrote it rather than as IPython rewrote it (get_ipython()...)."""
         site = find_caller()
-        return None if site is None else dataclasses.replace(site, code=f"%{grammar.name} {line.strip()}")
+        return None if site is None else dataclasses.replace(site, code=f"%{self.row.verb} {line.strip()}")
 
-    def _read_cell(self, rest: str, cell: str, grammar: Grammar) -> tuple[ast.Call, str, str, Frame] | None:
+    def _read_cell(self, rest: str, cell: str) -> tuple[ast.Call, str, str, Frame] | None:
         """Run the cell's code before its last line (``rest``: what follows the options on the magic's line, which
         must be nothing), then give that line's call, the cell's source and file name, and the call's site; None
         when the user's code failed (its traceback is shown)."""
+        grammar = self.grammar
         name = grammar.name
         if rest:
             raise MagicError(
@@ -538,15 +365,35 @@ class TraceMagics(Magics):
             frame = frame.f_back
         return self.ipython.execution_count
 
-    def _run(self, opts: Options, call: ast.Call, text: str, filename: str, site: Frame | None) -> None:
+    def _run(self, opts: MagicOptions, call: ast.Call, text: str, filename: str, site: Frame | None) -> None:
         callee, args, kwargs = self._evaluate_call(call, text, filename)
-        plan = plan_call(callee, call.func, text, args, kwargs, opts)
-        check_inputs = None
-        if opts.check_inputs_expr is not None:
-            example = EXAMPLES["check_inputs_kw" if plan.is_kwarg else "check_inputs"]
-            value = self._evaluate_option(opts.check_inputs_expr, "--check-inputs", TRACE, example)
-            check_inputs = check_inputs_for(value, opts.check_inputs_expr, plan)
-        self._show(lambda: _trace(plan, check_inputs, opts), target_name(plan), site, opts, EXPLORER_OUTPUT)
+        expressions = {
+            option: self._evaluate_option(
+                expr, self._flag_of(option), self.grammar.value_examples.get(self._flag_of(option))
+            )
+            for option, expr in opts.expressions.items()
+        }
+        attribute = call.func.attr if isinstance(call.func, ast.Attribute) else ""
+        capture_call = CaptureCall(
+            callee,
+            args,
+            kwargs,
+            options=opts.options,
+            expressions=expressions,
+            texts=opts.expressions,
+            extra=opts.extra,
+            callee_text=_source_of(call.func, text),
+            attribute=attribute,
+        )
+        try:
+            capture = capture_function(self.row)(capture_call)
+        except CallProblem as problem:
+            raise MagicError(problem.problem, problem.example) from None
+        self._show(capture.run, capture.name, site, opts)
+
+    def _flag_of(self, option: str) -> str:
+        """The flag that gives ``option`` as Python (``--check-inputs``)."""
+        return next(f.flag for f in self.row.table().flags if f.option == option and f.is_expression)
 
     def _evaluate_call(self, call: ast.Call, text: str, filename: str) -> tuple[Any, list[Any], dict[str, Any]]:
         """CALL's callee, positional and keyword arguments, each evaluated in the user's namespace."""
@@ -558,27 +405,19 @@ class TraceMagics(Magics):
         }
         return callee, args, kwargs
 
-    def _evaluate_option(self, text: str, flag: str, grammar: Grammar, example: str) -> Any:
+    def _evaluate_option(self, text: str, flag: str, example: str | None) -> Any:
         """An option's Python expression (``--check-inputs EXPR``), evaluated in the user's namespace."""
         source = text.strip()
         try:
             expr = ast.parse(source, mode="eval")
         except SyntaxError as e:
             raise MagicError(f"{flag} {text!r} is not a Python expression ({e.msg})", example) from None
-        return _evaluate(expr.body, source, self.ipython.user_ns, f"<%{grammar.name} {flag}>", flag, example)
+        return _evaluate(expr.body, source, self.ipython.user_ns, f"<%{self.row.verb} {flag}>", flag, example)
 
-    def _show(
-        self,
-        capture: Callable[[], TraceRun],
-        name: str,
-        site: Frame | None,
-        opts: Shows,
-        explorer_output: str,
-        doing: str = "tracing",
-    ) -> None:
+    def _show(self, capture: Callable[[], TraceRun], name: str, site: Frame | None, opts: MagicOptions) -> None:
         """Run ``capture`` as called from ``site`` and store its run in ``opts.output``; unless ``opts.quiet``, a
         placeholder says what the kernel is ``doing`` to ``name`` (then each phase the capture enters, with a
-        cancel: :func:`progress_shown`) until the explorer (also stored in ``explorer_output``) replaces it."""
+        cancel: :func:`progress_shown`) until the explorer (also stored in ``_<verb>_explorer``) replaces it."""
         ns = self.ipython.user_ns
         if opts.quiet:
             with calls_from(site):
@@ -588,7 +427,7 @@ class TraceMagics(Magics):
             return
         # the trace can take a while (and blocks the kernel): say what is being traced until its result replaces it
         traced: TraceRun | None = None
-        with progress_shown(name, doing) as placeholder, calls_from(site):
+        with progress_shown(name, self.words.doing) as placeholder, calls_from(site):
             traced = capture()
         if traced is None:  # cancelled: the placeholder says so, the namespace is as it was
             return
@@ -601,7 +440,7 @@ class TraceMagics(Magics):
             placeholder.replace(static_bundle(run), raw=True)
             return
         explorer = explore(run)
-        ns[explorer_output] = explorer
+        ns[self.explorer_output] = explorer
         follow_runs(explorer, ns, opts.output)
         self._keep_live(explorer)
         placeholder.replace(explorer)
@@ -638,26 +477,21 @@ def _cell_id(shell: Any) -> str | None:
     return cell_id if isinstance(cell_id, str) and cell_id else None
 
 
-# argparse would accept --no for --no-check or --no-grad; prefixes are confusing on a notebook line
-TraceMagics.trace.parser.allow_abbrev = False
-
-
-def register_magics(ipython: Any) -> None:
-    """Register ``%trace`` / ``%%trace`` and ``%export`` / ``%%export`` on a shell (what ``%load_ext
-    jupyter_tracejit`` does)."""
-    from .magic_export import ExportMagics  # it builds on this module's TraceMagics
-
-    ipython.register_magics(TraceMagics)
-    ipython.register_magics(ExportMagics)
+def register_magics(ipython: Any) -> dict[str, CaptureMagic]:
+    """Register each back end's magic (``%trace`` / ``%%trace``, ``%export`` / ``%%export``) on a shell: what
+    ``%load_ext jupyter_tracejit`` does. Returns them by name."""
+    magics = {}
+    for row in commands():
+        magic = magics[row.verb] = CaptureMagic(ipython, row)
+        ipython.register_magic_function(magic.function, magic_kind="line_cell", magic_name=row.verb)
+    return magics
 
 
 __all__ = [
-    "DEFAULT_OUTPUT",
-    "EXPLORER_OUTPUT",
     "MAX_LIVE_EXPLORERS",
+    "CaptureMagic",
     "MagicError",
     "Placeholder",
-    "TraceMagics",
     "follow_runs",
     "progress_bundle",
     "progress_shown",

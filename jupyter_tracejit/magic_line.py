@@ -1,7 +1,7 @@
-"""The ``%trace`` line, read: its words (quoting as a shell would, brackets kept whole), its options (the trace
-options of :data:`jupyter_tracejit.core.options.COMMAND_LINE` plus the magic's own), and the call to trace, checked
-for its shape before anything runs. Every problem is a :class:`MagicError`: one line with the problem and an example.
-``%export`` reads its line with the same functions, given its own :class:`Grammar` (:mod:`.magic_export`).
+"""A magic's line, read: its words (quoting as a shell would, brackets kept whole), its options (its back end's
+options table plus the magic's own), and the call to capture, checked for its shape before anything runs. Every
+problem is a :class:`MagicError`: one line with the problem and an example. What differs between the magics
+(``%trace``, ``%export``...) is a :class:`Grammar`, made from the back end's registry row (:func:`grammar_of`).
 """
 
 from __future__ import annotations
@@ -15,45 +15,13 @@ from typing import Any
 from IPython.core.error import UsageError
 from IPython.utils.process import arg_split  # type: ignore[attr-defined]  # IPython's public helper, not in __all__
 
-from .core.options import COMMAND_LINE, CommandLineError, from_command_line
-
-#: where the run goes without ``-o`` (like ``_`` for the last output)
-DEFAULT_OUTPUT = "_trace"
-#: the magic's own options (the trace options come from :data:`jupyter_tracejit.core.options.COMMAND_LINE`)
-_OWN_VALUE_OPTIONS = ("-o", "--method")
-_OWN_SWITCHES = ("--static", "--quiet")
-#: options followed by a value; the value may be glued with ``=`` (``--tol=1e-4``) or come as the next word
-_VALUE_OPTIONS = frozenset({*_OWN_VALUE_OPTIONS, *(f.flag for f in COMMAND_LINE if f.metavar)})
-#: every option, in help order, for the "unknown option" message
-_ALL_OPTIONS = (*_OWN_VALUE_OPTIONS, *(f.flag for f in COMMAND_LINE), *_OWN_SWITCHES)
-#: names of bound methods that mean "call the module" rather than "trace this method"
-CALL_NAMES = frozenset({"forward", "__call__", "_call_impl", "_wrapped_call_impl"})
+from .core.backend_row import Backend
+from .core.options import CommandLineError
 
 
 def example_of(name: str) -> str:
     """The plainest use of the magic ``name``: what an error's example is when nothing more specific fits."""
     return f"%{name} model(x)"
-
-
-EXAMPLE = example_of("trace")
-EXAMPLES = {
-    "kwargs": "%trace model(input_ids=ids, mask=m)",
-    "method": "%trace --method encode model.encode(x)",
-    "check_inputs": "%trace --check-inputs [(x2,), (x3,)] model(x)",
-    "check_inputs_kw": "%trace --check-inputs [dict(x=x2), dict(x=x3)] model(x=x)",
-    "tol": "%trace --tol 1e-4 model(x)",
-    "target_device": "%trace --target-device cuda model(x)",
-    "output": "%trace -o run model(x)",
-    "mode": "%trace --eval model(x)",
-}
-
-_VALUE_EXAMPLES = {
-    "-o": EXAMPLES["output"],
-    "--method": EXAMPLES["method"],
-    "--tol": EXAMPLES["tol"],
-    "--check-inputs": EXAMPLES["check_inputs"],
-    "--target-device": EXAMPLES["target_device"],
-}
 
 
 @dataclass(frozen=True)
@@ -72,20 +40,35 @@ class Grammar:
     inputs_rule: str
     #: whether CALL may pass positional and keyword inputs together
     mixed_inputs: bool
+    #: the row's examples by flag and by name (``kwargs``: a call with keyword inputs)
+    examples: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def cell_example(self) -> str:
         return f"%%{self.name} (newline) def f(x): return x * 2 (newline) f(x)"
 
 
-TRACE = Grammar(
-    name="trace",
-    value_examples={option: _VALUE_EXAMPLES.get(option) for option in _VALUE_OPTIONS},
-    options=_ALL_OPTIONS,
-    option_example="%trace --no-check model(x)",
-    inputs_rule="torch.jit.trace takes a tuple of inputs or a dict of keyword inputs",
-    mixed_inputs=False,
-)
+#: the options every magic has, on where its run goes and how it is shown
+OWN_VALUE_OPTIONS = ("-o",)
+OWN_SWITCHES = ("--static", "--quiet")
+
+
+def grammar_of(row: Backend) -> Grammar:
+    """The magic of a back end (its row's ``command`` words and options table): named by its verb."""
+    words = row.command
+    if words is None:
+        raise ValueError(f"the back end {row.name!r} has no magic")
+    flags = [*words.magic_arguments, *row.table().flags]
+    takes_value = [*OWN_VALUE_OPTIONS, *(f.flag for f in flags if f.takes_value)]
+    return Grammar(
+        name=row.verb,
+        value_examples={flag: words.examples.get(flag) for flag in takes_value},
+        options=(*OWN_VALUE_OPTIONS, *(f.flag for f in flags), *OWN_SWITCHES),
+        option_example=words.option_example,
+        inputs_rule=words.inputs_rule,
+        mixed_inputs=words.mixed_inputs,
+        examples=words.examples,
+    )
 
 
 class MagicError(Exception):
@@ -136,7 +119,7 @@ def _word_end(line: str, start: int) -> tuple[int, bool]:
     return len(line), not (depth or quote)
 
 
-def split_line(line: str, grammar: Grammar = TRACE) -> tuple[list[str], str]:
+def split_line(line: str, grammar: Grammar) -> tuple[list[str], str]:
     """The option words (values glued on: ``--tol=1e-4``, ``-orun``) and CALL, the rest of the line verbatim."""
     words: list[str] = []
     i, n = 0, len(line)
@@ -183,17 +166,18 @@ def unquote(value: str) -> str:
 
 
 @dataclass
-class Options:
-    """The parsed options of one ``%trace``: the magic's own, and the trace options it sets."""
+class MagicOptions:
+    """The parsed options of one magic line: its own (where the run goes, how it shows), the back end's options it
+    sets (the rest keep their defaults), the options given as Python (unevaluated), and the back end's own
+    arguments (``--method``)."""
 
-    output: str = DEFAULT_OUTPUT
-    method: str | None = None
-    #: ``--check-inputs``' text, evaluated in the user's namespace once CALL is known
-    check_inputs_expr: str | None = None
+    output: str
     static: bool = False
     quiet: bool = False
-    #: the trace options given on the line (``TraceOptions`` names); the rest keep their defaults
-    trace_options: dict[str, Any] = field(default_factory=dict)
+    options: dict[str, Any] = field(default_factory=dict)
+    #: ``{"check_inputs": "[(x2,)]"}``: evaluated in the user's namespace once CALL is known
+    expressions: dict[str, str] = field(default_factory=dict)
+    extra: dict[str, Any] = field(default_factory=dict)
 
 
 def _option_error(message: str, grammar: Grammar) -> MagicError:
@@ -215,7 +199,7 @@ def _option_error(message: str, grammar: Grammar) -> MagicError:
     return MagicError(f"bad options ({message})")
 
 
-def parse_words(parser: Any, words: list[str], grammar: Grammar = TRACE) -> Any:
+def parse_words(parser: Any, words: list[str], grammar: Grammar) -> Any:
     """The option words parsed by the magic's argparse parser; its complaints are :class:`MagicError` lines."""
     try:
         return parser.parse_args(words)
@@ -223,7 +207,7 @@ def parse_words(parser: Any, words: list[str], grammar: Grammar = TRACE) -> Any:
         raise _option_error(str(e), grammar) from None
 
 
-def check_shown(namespace: Any, grammar: Grammar = TRACE) -> None:
+def check_shown(namespace: Any, grammar: Grammar) -> None:
     """The options every magic has, on where its run goes and how it shows: ``-o`` must name a variable, and
     ``--static`` and ``--quiet`` exclude each other."""
     name = grammar.name
@@ -237,31 +221,26 @@ def check_shown(namespace: Any, grammar: Grammar = TRACE) -> None:
         raise MagicError(f"-o needs a Python variable name, got {namespace.output!r}", f"%{name} -o run model(x)")
 
 
-def parse_options(parser: Any, words: list[str]) -> Options:
-    """Validate the option words; raises :class:`MagicError` with the first problem."""
-    ns = parse_words(parser, words)
+def parse_options(parser: Any, words: list[str], row: Backend) -> MagicOptions:
+    """Validate the option words of ``row`` 's magic; raises :class:`MagicError` with the first problem."""
+    grammar = grammar_of(row)
+    ns = parse_words(parser, words, grammar)
     try:
-        trace_options, check_inputs_expr = from_command_line(ns)
+        given, expressions = row.table().from_command_line(ns)
     except CommandLineError as e:
-        example = EXAMPLES["mode"] if e.flag in ("--eval", "--train") else _VALUE_EXAMPLES.get(e.flag, EXAMPLE)
-        raise MagicError(str(e), example) from None
-    check_shown(ns)
-    if ns.method is not None and (not ns.method.isidentifier() or keyword.iskeyword(ns.method)):
-        raise MagicError(f"--method needs a method name, got {ns.method!r}", EXAMPLES["method"])
-    return Options(
-        output=ns.output,
-        method=ns.method,
-        check_inputs_expr=check_inputs_expr,
-        static=ns.static,
-        quiet=ns.quiet,
-        trace_options=trace_options,
+        raise MagicError(str(e), grammar.examples.get(e.flag)) from None
+    check_shown(ns, grammar)
+    magic_arguments = row.command.magic_arguments if row.command is not None else ()
+    extra = {f.option: getattr(ns, f.dest) for f in magic_arguments if getattr(ns, f.dest, None) is not None}
+    return MagicOptions(
+        output=ns.output, static=ns.static, quiet=ns.quiet, options=given, expressions=expressions, extra=extra
     )
 
 
 # -- CALL ---------------------------------------------------------------------------------------------
 
 
-def parse_call(source: str, grammar: Grammar = TRACE) -> ast.Call:
+def parse_call(source: str, grammar: Grammar) -> ast.Call:
     """CALL as an :class:`ast.Call` node, checked for what the magic's torch function can take."""
     text = source.strip()
     if not text:
@@ -279,7 +258,7 @@ def parse_call(source: str, grammar: Grammar = TRACE) -> ast.Call:
     return tree.body
 
 
-def check_call_shape(call: ast.Call, text: str, grammar: Grammar = TRACE) -> None:
+def check_call_shape(call: ast.Call, text: str, grammar: Grammar) -> None:
     if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
         raise MagicError(
             f"CALL {text!r} unpacks arguments with * or **; write each example input out ({grammar.inputs_rule})",
@@ -287,7 +266,6 @@ def check_call_shape(call: ast.Call, text: str, grammar: Grammar = TRACE) -> Non
         )
     if call.args and call.keywords and not grammar.mixed_inputs:
         raise MagicError(
-            f"CALL {text!r} mixes positional and keyword arguments; torch.jit.trace takes example inputs either "
-            "as a tuple (positional) or as keyword inputs (example_kwarg_inputs), not both",
-            EXAMPLES["kwargs"],
+            f"CALL {text!r} mixes positional and keyword arguments; {grammar.inputs_rule}, not both",
+            grammar.examples.get("kwargs"),
         )

@@ -112,7 +112,7 @@ def test_keyword_inputs_and_their_dims(tmp_path, capfd):
         (["--dynamic", "x:0=b[9,2]"], "min > max"),
         (["--dynamic", "x0"], "is not of the form NAME:DIM"),
         (["--auto-dynamic"], "--auto-dynamic needs --check-inputs"),
-        (["--auto-dynamic", "--dynamic", "x:0", "--check-inputs", "[torch.ones(2, 8)]"], "give one of them"),
+        (["--auto-dynamic", "--dynamic", "x:0", "--check-inputs", "[torch.ones(2, 8)]"], "contradict each other"),
         (["--eval", "--train"], "--eval and --train contradict each other"),
     ],
 )

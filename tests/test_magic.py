@@ -471,7 +471,9 @@ def test_an_escape_other_than_an_interrupt_leaves_no_placeholder_counting(
     def exits(*_args: Any) -> None:
         raise SystemExit(3)
 
-    monkeypatch.setattr(magic, "_trace", exits)
+    from jupyter_tracejit.core.torchscript import command
+
+    monkeypatch.setattr(command, "_trace", exits)
     shown: list[tuple[Any, dict[str, Any]]] = []
     monkeypatch.setattr(magic, "_display", lambda obj, **kwargs: shown.append((obj, kwargs)))
     previous = ip.user_ns.get("_trace")
@@ -742,7 +744,10 @@ def test_a_cell_magic_error_is_one_line_and_changes_nothing(
     ],
 )
 def test_split_line(line: str, words: list[str], call: str) -> None:
-    assert magic.split_line(line) == (words, call)
+    from jupyter_tracejit.core.registry import backend
+    from jupyter_tracejit.magic_line import grammar_of
+
+    assert magic.split_line(line, grammar_of(backend("trace"))) == (words, call)
 
 
 @pytest.mark.parametrize("quote", ["'", '"', ""])

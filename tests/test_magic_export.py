@@ -15,7 +15,6 @@ from IPython.core.interactiveshell import InteractiveShell
 from IPython.utils.capture import capture_output
 
 import jupyter_tracejit as tj
-from jupyter_tracejit import magic
 from jupyter_tracejit.core.export.options import export_support_problem
 from jupyter_tracejit.widgets import PROGRESS_MIME, RUN_MIME, TraceExplorer, run_from_mime
 
@@ -256,7 +255,7 @@ LINE_ERRORS = [
     ("--dynamic x:0=b[9,2] mlp(x)", "write b[2,9]", "%export --dynamic x:0=batch[2,64]"),
     ("--dynamic", "option --dynamic needs a value", "%export --dynamic x:0=batch[2,64]"),
     ("--auto-dynamic mlp(x)", "--auto-dynamic needs --check-inputs", "%export --auto-dynamic --check-inputs"),
-    ("--auto-dynamic --dynamic x:0 --check-inputs [(x2,)] mlp(x)", "give one of them", "%export --auto-dynamic"),
+    ("--auto-dynamic --dynamic x:0 --check-inputs [(x2,)] mlp(x)", "contradict each other", "%export --dynamic"),
     ("--eval --train mlp(x)", "--eval and --train contradict", "%export --eval model(x)"),
     ("--draft maybe mlp(x)", "--draft: invalid choice: 'maybe'", "%export --draft always model(x)"),
     ("--strict=1 mlp(x)", "option --strict takes no value", "%export --strict model(x)"),
@@ -320,10 +319,13 @@ def test_help_documents_every_option(ip: InteractiveShell) -> None:
         assert example in text, example
 
 
-def test_load_ext_registers_line_and_cell_magics_beside_trace(ip: InteractiveShell) -> None:
-    assert ip.find_line_magic("export") is not None and ip.find_cell_magic("export") is not None
-    assert ip.find_line_magic("trace") is not None
-    assert magic.TraceMagics.magics["line"] == {"trace": "trace"}  # %export's class adds export only
+def test_load_ext_registers_one_magic_per_back_end_with_a_command(ip: InteractiveShell) -> None:
+    from jupyter_tracejit.core.registry import commands
+
+    verbs = [row.verb for row in commands()]
+    assert {"trace", "export"} <= set(verbs)
+    for verb in verbs:
+        assert ip.find_line_magic(verb) is not None and ip.find_cell_magic(verb) is not None, verb
 
 
 def test_a_notebook_exports_with_the_magic(tmp_path: Path) -> None:
@@ -352,3 +354,12 @@ def test_a_notebook_exports_with_the_magic(tmp_path: Path) -> None:
     assert error["text"].count("\n") == 1
     (printed,) = nb.cells[3]["outputs"]
     assert printed["text"] == "True export [8]\n"
+
+
+def test_too_many_inputs_are_the_arguments_fault_not_the_models(
+    ip: InteractiveShell, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run = exported(ip, monkeypatch, "mlp(x, x, x)")
+    assert run.error is not None and (run.error.phase, run.error.tag) == ("arguments", "inputs_mismatch")
+    assert run.error.message.startswith("MLP.forward takes x, but the example inputs are 3 positional inputs")
+    assert "Give one example input per argument of MLP.forward: (x,)" in run.error.hint

@@ -95,11 +95,14 @@ class ServerStartError(RuntimeError):
     """JupyterLab exited or did not answer; the message carries the end of its log."""
 
 
-def start_jupyter_lab(base: Path, log: Path, extra_args: Sequence[str] = (), token: str = "") -> JupyterServer:
+def start_jupyter_lab(
+    base: Path, log: Path, extra_args: Sequence[str] = (), token: str = "", check_xsrf: bool = False
+) -> JupyterServer:
     """``python -m jupyterlab`` from this venv on 127.0.0.1 and a free port, with fresh root, config, data,
     settings and runtime dirs under ``base``, no token (unless given), no news prompt, and this package's server
     extension (``.pt`` files open in the explorer); ``extra_args`` follow on the command line (a later option wins).
-    Returns once it answers."""
+    ``check_xsrf``: keep jupyter_server's XSRF check (off by default: tests drive the API without a browser's
+    cookies). Returns once it answers."""
     root, config, data, settings, workspaces, runtime, ipython = (
         base / name for name in ("root", "config", "data", "settings", "workspaces", "runtime", "ipython")
     )
@@ -135,7 +138,7 @@ def start_jupyter_lab(base: Path, log: Path, extra_args: Sequence[str] = (), tok
         f"--ServerApp.root_dir={root}",
         f"--IdentityProvider.token={token}",
         "--ServerApp.password=",
-        "--ServerApp.disable_check_xsrf=True",
+        f"--ServerApp.disable_check_xsrf={not check_xsrf}",
         # tests drive JupyterLab's own commands (e.g. the theme) through window.jupyterapp
         "--LabApp.expose_app_in_browser=True",
         "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",

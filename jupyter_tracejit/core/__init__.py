@@ -29,14 +29,14 @@ _EXPORTS: dict[str, str] = {
     "SourceLoc": ".graph",
     "Target": ".run",
     "TraceError": ".errors",
-    "TraceOptions": ".options",
-    "TraceRequest": ".request",
+    "TraceOptions": ".torchscript.options",
+    "TraceRequest": ".torchscript.request",
     "TraceRun": ".run",
     "TraceWarning": ".tracer_warnings",
     "Value": ".graph",
     "structural_diff": ".diff",
-    "trace": ".request",
-    "trace_module": ".request",
+    "trace": ".torchscript.request",
+    "trace_module": ".torchscript.request",
 }
 
 if TYPE_CHECKING:
@@ -45,9 +45,9 @@ if TYPE_CHECKING:
     from .errors import TraceError
     from .graph import Block, Frame, Graph, GraphLintError, ModuleScope, Node, SourceLoc, Value
     from .hazards import Finding
-    from .options import TraceOptions
-    from .request import TraceRequest, trace, trace_module
     from .run import SCHEMA_VERSION, Target, TraceRun
+    from .torchscript.options import TraceOptions
+    from .torchscript.request import TraceRequest, trace, trace_module
     from .tracer_warnings import CATEGORIES, TraceWarning
 
 

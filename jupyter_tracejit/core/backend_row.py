@@ -8,6 +8,8 @@ import importlib
 from dataclasses import dataclass
 from typing import Any
 
+from .command import CommandWords
+
 
 def attribute(spec: str, package: str = "jupyter_tracejit.core") -> Any:
     """``module:attribute`` (the module relative to ``package``), imported."""
@@ -69,10 +71,8 @@ class Backend:
     tabs: tuple[str, ...] = ()
     #: the saved files it reads back
     files: tuple[SavedFile, ...] = ()
-    #: ``module:function`` (relative to the package ``jupyter_tracejit``) that registers its magics
-    magic: str = ""
-    #: ``module:function`` (relative to the package ``jupyter_tracejit``) that adds its ``tracejit`` subcommand
-    command: str = ""
+    #: its ``tracejit`` subcommand and its magic (both named :attr:`verb`): their words and how a call is captured
+    command: CommandWords | None = None
 
     def table(self) -> Any:
         """Its options table (imports the back end, and torch)."""
@@ -83,7 +83,8 @@ class Backend:
         return attribute(self.records_type) if self.records_type else None
 
     def to_json(self) -> dict[str, Any]:
-        """Its row in the run schema's ``x-backends`` table: what the front end needs (words, tabs, files)."""
+        """Its row in the run schema's ``x-backends`` table: what the front end needs (words, tabs, the options bar's
+        options, files). Imports the back end's options table (and torch): the registry's writer runs with both."""
         return {
             "label": self.label,
             "captured_by": self.captured_by,
@@ -94,6 +95,7 @@ class Backend:
             "check_name": self.check_name,
             "records": self.records,
             "tabs": list(self.tabs),
+            "options": self.table().bar_rows(),
             "files": [
                 {
                     "layout": f.layout,

@@ -15,11 +15,14 @@ from .graph import Graph
 from .jsonio import Decoders, JsonRecord, list_of
 from .words import plural
 
+#: torch.jit.trace's default ``check_tolerance`` (the same in every torch the CI matrix runs; a test reads torch's
+#: signature): the relative tolerance of every check's output comparison unless the user sets another
+DEFAULT_TOLERANCE = 1e-5
+#: how messages and help spell it, as torch's docs write it
+DEFAULT_TOLERANCE_TEXT = "1e-5"
+
 
 def _default_tolerance() -> float:
-    """torch.jit.trace's own default (read from torch on first use: a loaded report always names its tolerance)."""
-    from .options import DEFAULT_TOLERANCE
-
     return DEFAULT_TOLERANCE
 
 

@@ -183,4 +183,9 @@ def compare_outputs(
     return results
 
 
-__all__ = ["TensorComparison", "compare_outputs", "compare_tensors", "summary"]
+__all__ = [
+    "TensorComparison",
+    "compare_outputs",
+    "compare_tensors",
+    "summary",
+]

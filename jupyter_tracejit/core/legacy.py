@@ -8,7 +8,8 @@ only ever read the current layout. Torch-free (a saved run opens where torch is 
   exported program read back (options ``path`` and ``map_location`` only) ``export`` from a ``file``; an export's
   ``export`` records are the run's ``records``.
 - ``graph_schema`` 1 -> 2: nodes gain their role (version 1 decided it from the TorchScript kind; that table is
-  :data:`~.torchscript.roles.TORCHSCRIPT_ROLES`); sizes were all numbers, as version 2 still allows.
+  :data:`~.torchscript.roles.TORCHSCRIPT_ROLES`, read here from the run schema's copy, ``x-torchscript-roles``, as the
+  front end reads it); sizes were all numbers, as version 2 still allows.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .torchscript.roles import role_of
+from .validate import run_schema
 
 
 def upgrade_graph(data: Any) -> Any:
@@ -27,10 +28,11 @@ def upgrade_graph(data: Any) -> Any:
     nodes = data.get("nodes")
     if not isinstance(strings, list) or not isinstance(nodes, list):
         return data  # malformed: the schema check says where
+    roles: dict[str, str] = run_schema()["definitions"]["NodeRole"]["x-torchscript-roles"]
     rows = []
     for row in nodes:
         if isinstance(row, list) and row and isinstance(row[0], int) and 0 <= row[0] < len(strings):
-            row = [*row, role_of(str(strings[row[0]]))]
+            row = [*row, roles.get(str(strings[row[0]]), "op")]
         rows.append(row)
     return {**data, "graph_schema": 2, "nodes": rows}
 

@@ -74,14 +74,26 @@ def api_functions() -> dict[str, tuple[str, str]]:
     return {name: (b.api_module, name) for b in backends() for name in b.api}
 
 
-def package_hooks(kind: str) -> list[Callable[..., Any]]:
-    """Every back end's magic registrar (``kind="magic"``) or CLI subcommand (``"command"``), imported."""
-    hooks = []
-    for b in backends():
-        spec = getattr(b, kind)
-        if spec:
-            hooks.append(attribute(spec, "jupyter_tracejit"))
-    return hooks
+def api(name: str) -> Callable[..., Any]:
+    """The public function ``tj.<name>`` of whichever back end declares it (imports that back end): how one back
+    end uses another's capture without importing it (an export's ``compare_trace`` traces the same model)."""
+    found = api_functions().get(name)
+    if found is None:
+        raise ValueError(f"no back end declares the function {name!r}; declared: {', '.join(api_functions())}")
+    module, attribute_name = found
+    return attribute(f"{module}:{attribute_name}")
+
+
+def commands() -> tuple[Backend, ...]:
+    """The back ends with a ``tracejit`` subcommand and a magic (named by their verb), in order."""
+    return tuple(b for b in backends() if b.command is not None)
+
+
+def capture_function(b: Backend) -> Callable[..., Any]:
+    """The back end's ``capture(call) -> Capture`` (:mod:`.command`; imports the back end and torch)."""
+    if b.command is None:
+        raise ValueError(f"the back end {b.name!r} declares no command")
+    return attribute(b.command.capture)
 
 
 # -- the run schema ------------------------------------------------------------------------------------------------

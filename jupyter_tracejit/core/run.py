@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -71,10 +72,22 @@ def display_names(files: Iterable[str]) -> dict[str, str]:
     return names
 
 
-def _diff_against_from_json(data: Mapping[str, Any]) -> DiffAgainst:
-    from .run_diff import DiffAgainst  # run_diff reads runs: imported when a run carrying a diff is read
+#: how a run's ``diff_against`` is read back, registered by :mod:`.run_diff` (which reads runs itself, so the run
+#: cannot import it: ``import jupyter_tracejit`` imports it, as it does the presenters)
+_DIFF_AGAINST_DECODER: list[Callable[[Any], Any]] = []
 
-    return DiffAgainst.from_json(data)
+
+def register_diff_against_decoder(decode: Callable[[Any], Any]) -> None:
+    """Read ``diff_against`` back with ``decode`` (``DiffAgainst.from_json``)."""
+    _DIFF_AGAINST_DECODER[:] = [decode]
+
+
+def _diff_against_from_json(data: Mapping[str, Any]) -> DiffAgainst:
+    if not _DIFF_AGAINST_DECODER:
+        raise RuntimeError(
+            "no diff_against decoder is registered: import jupyter_tracejit (it registers core.run_diff)"
+        )
+    return _DIFF_AGAINST_DECODER[0](data)
 
 
 def _presenter(name: str) -> Callable[..., Any]:
@@ -428,6 +441,13 @@ class TraceRun(JsonRecord):
         """Read a run saved as JSON: ``json.dump(run.to_json(), f)``, ``tracejit --json``, or the explorer's JSON
         download. A file that is not such a run (not JSON, cut short, edited so that it no longer matches the run
         schema or its ids point nowhere) raises one ``ValueError`` naming the file and where it is wrong."""
+        try:
+            mode = os.stat(path).st_mode
+        except OSError:
+            pass  # open says why
+        else:
+            if not stat.S_ISREG(mode):  # a FIFO would wait for a writer, /dev/zero never end
+                raise ValueError(f"{os.fspath(path)}: not a jupyter-tracejit run: not a regular file")
         try:
             with open(path, encoding="utf-8") as f:
                 data = json.load(f)

@@ -29,7 +29,8 @@ from .capture_diff import compare_captures
 from .diff import ROOT, GraphDiff, _describe_constant, structural_diff
 from .graph import Graph, Node
 from .jsonio import NOT_IN_JSON, Decoders, JsonRecord, list_of
-from .run import TraceRun, _presenter
+from .registry import names
+from .run import TraceRun, _presenter, register_diff_against_decoder
 from .words import plural
 
 #: :attr:`ParameterChange.change` values
@@ -388,13 +389,13 @@ def _label(run: TraceRun, given: Any) -> str:
     return run.target.file if run.from_file and run.target.file else run.target.name
 
 
-def _as_run(side: TraceRun | str | os.PathLike[str], map_location: Any) -> TraceRun:
+def _as_run(side: TraceRun | str | os.PathLike[str], map_location: Any, trusted: bool) -> TraceRun:
     if isinstance(side, TraceRun):
         return side
     if isinstance(side, (str, os.PathLike)):
         from .archive.saved import load
 
-        return load(side, map_location=map_location)
+        return load(side, map_location=map_location, trusted=trusted)
     raise TypeError(f"tj.diff compares runs or saved files (a path), not a {type(side).__name__}")
 
 
@@ -414,10 +415,10 @@ def diff_runs(old: TraceRun, new: TraceRun, *, values: bool = False, atol: float
             result.error = f"the {side} run failed: {reason}"
             return result
     changes: dict[tuple[str, str], ScopeChange] = {}
-    kinds = {old.backend == "export", new.backend == "export"}
-    if len(kinds) == 2:  # a trace (or TorchScript archive) against an export
+    if old.backend != new.backend:  # two back ends' captures (a trace or TorchScript archive against an export)
         result.compared_as = "capture"
-        trace, export = (old, new) if new.backend == "export" else (new, old)
+        # the capture comparison's sides in the registry's order: torch.jit.trace's, then torch.export's
+        trace, export = sorted((old, new), key=lambda run: names().index(run.backend))
         assert trace.graph is not None and export.graph is not None
         capture_changes(trace.graph, export.graph, trace is old, changes)
     else:
@@ -449,14 +450,18 @@ def diff(
     values: bool = False,
     atol: float = DEFAULT_ATOL,
     map_location: Any = "cpu",
+    trusted: bool = False,
 ) -> RunDiff:
     """``tj.diff(old, new)``: what changed between two runs or saved files (``.pt`` / ``.pt2``, loaded with
     ``tj.load``): the graphs by module scope, the parameters by name and type, and by value with ``values=True``
-    (differences above ``atol``). ``diff.same`` says whether anything changed; ``print(diff.summary())``."""
-    old, new = _as_run(a, map_location), _as_run(b, map_location)
+    (differences above ``atol``). ``diff.same`` says whether anything changed; ``print(diff.summary())``.
+    ``trusted``: as ``tj.load``'s, for both files (only for files whose origin you trust)."""
+    old, new = _as_run(a, map_location, trusted), _as_run(b, map_location, trusted)
     result = diff_runs(old, new, values=values, atol=atol)
     result.old, result.new = _label(old, a), _label(new, b)
     return result
 
+
+register_diff_against_decoder(DiffAgainst.from_json)
 
 __all__ = ["DEFAULT_ATOL", "DiffAgainst", "ParameterChange", "RunDiff", "ScopeChange", "diff", "diff_runs"]

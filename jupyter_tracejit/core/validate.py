@@ -271,8 +271,15 @@ def _json_type(x: Any) -> str:
 
 
 @functools.cache
+def run_schema() -> dict[str, Any]:
+    """The run schema (core/run.schema.json), read once."""
+    schema: dict[str, Any] = json.loads((resources.files(__package__) / "run.schema.json").read_text(encoding="utf-8"))
+    return schema
+
+
+@functools.cache
 def _run_check() -> Check:
-    schema = json.loads((resources.files(__package__) / "run.schema.json").read_text(encoding="utf-8"))
+    schema = run_schema()
     return _Compiler(schema).compile(schema)
 
 

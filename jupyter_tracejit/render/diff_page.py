@@ -86,7 +86,7 @@ def _parameters(diff: RunDiff) -> list[str]:
 
 def render_diff_html(diff: RunDiff) -> str:
     """The page (see the module's docstring)."""
-    from .. import __version__
+    from .._version import __version__
 
     _, css = bundle()
     level, label = (

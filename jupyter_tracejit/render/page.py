@@ -87,7 +87,7 @@ def embed_json(data: object) -> str:
 
 def render_html(run: TraceRun) -> str:
     """The standalone report page of ``run`` as text (see the module docstring)."""
-    from .. import __version__
+    from .._version import __version__
 
     js, css = bundle()
     title = f"{run.target.name}: {'ok' if run.ok else 'problems'} · jupyter-tracejit"

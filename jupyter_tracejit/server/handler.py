@@ -1,20 +1,36 @@
-"""``GET /jupyter-tracejit/api/open?path=...``: the run of a ``.pt`` / ``.pt2`` file under the server's root dir.
+"""``POST /jupyter-tracejit/api/open`` (body ``{"path": ...}``): the run of a ``.pt`` / ``.pt2`` file under the
+server's root dir.
 
 The file is read by :mod:`.worker` in a process of its own started from the server's Python: torch is never
-imported into the server, and a file that crashes or hangs torch costs that process (stopped after
-``TracejitOpener.timeout``), not the server. Read-only: nothing is written, and only files inside the root dir that
-the file browser would show (no ``..``, no link out, no hidden file unless the server allows them) are read.
+imported into the server, and a file that crashes or hangs torch costs that process, not the server. Each such
+process is bounded: at most ``TracejitOpener.max_workers`` at once (another open is answered 503 "busy, try
+again"), ``max_memory`` of address space each (an out-of-memory death is told like a crash), stopped after
+``timeout`` or as soon as its client goes away; the worker reads the zip directory before any member (a file
+unpacking to more than ``max_size`` is refused, a zip bomb before it is inflated) and loads nothing that would run
+code from the file (:mod:`jupyter_tracejit.core.archive.guard`). Read-only: nothing is written, and only regular
+files inside the root dir that the file browser would show (no ``..``, no link out, no hidden file unless the
+server allows them) are read; a path that cannot be resolved (a link loop, a name too long) is a 4xx with its
+reason.
+
+POST, not GET: the open starts a process, and a GET can be sent by another site (a link, a page setting
+``location``) with the user's login cookie (``SameSite=Lax`` lets top-level navigations carry it). A POST needs
+jupyter_server's XSRF token (the ``X-XSRFToken`` header JupyterLab's ``ServerConnection`` sends, or a token in the
+``Authorization`` header), which another site cannot read; a GET is answered 405.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import errno
 import json
 import os
 import signal
+import stat
 import subprocess
 import sys
 from pathlib import Path, PurePosixPath, PureWindowsPath
+from typing import Any
 
 from jupyter_core.paths import is_hidden
 from jupyter_server.auth.decorator import authorized
@@ -23,7 +39,7 @@ from tornado import web
 from traitlets import Bool, Float, Int, Unicode
 from traitlets.config import Configurable
 
-from .worker import TORCH_MISSING
+from .worker import OUT_OF_MEMORY, TORCH_MISSING
 
 #: the handler's route, under the server's base URL
 OPEN_ROUTE = "/jupyter-tracejit/api/open"
@@ -34,10 +50,11 @@ STDERR_TAIL = 2000
 class Refused(Exception):
     """What the handler answers instead of a run: an HTTP status and a message naming the problem and the fix."""
 
-    def __init__(self, status: int, message: str) -> None:
+    def __init__(self, status: int, message: str, headers: dict[str, str] | None = None) -> None:
         super().__init__(message)
         self.status = status
         self.message = message
+        self.headers = headers or {}
 
 
 def size_text(size: int) -> str:
@@ -46,6 +63,24 @@ def size_text(size: int) -> str:
         if size >= scale:
             return f"{size / scale:.3g} {unit}"
     return f"{size} bytes"
+
+
+def _shown(path: str) -> str:
+    """The path as an answer quotes it: a long one shortened."""
+    return path if len(path) <= 200 else f"{path[:100]}...{path[-40:]} ({len(path)} characters)"
+
+
+def _file_kind(mode: int) -> str:
+    for test, kind in (
+        (stat.S_ISDIR, "a directory"),
+        (stat.S_ISFIFO, "a FIFO (named pipe)"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISSOCK, "a socket"),
+    ):
+        if test(mode):
+            return kind
+    return "not a regular file"
 
 
 def signal_name(number: int) -> str:
@@ -67,6 +102,16 @@ class TracejitOpener(Configurable):
     timeout = Float(300.0, help="Seconds torch may take to read one file before its process is stopped.").tag(
         config=True
     )
+    max_workers = Int(
+        2,
+        help="The most files read at once, each by a process of its own; another open is answered 503 (busy, try "
+        "again).",
+    ).tag(config=True)
+    max_memory = Int(
+        8 * 2**30,
+        help="The address space (bytes) each reading process may use (RLIMIT_AS; 0: no limit): importing torch takes "
+        "about 1 GiB, then the archive's tensors.",
+    ).tag(config=True)
     python = Unicode(
         sys.executable,
         help="The Python that reads the files: it needs torch and jupyter-tracejit (default: the server's own).",
@@ -74,23 +119,38 @@ class TracejitOpener(Configurable):
     root_dir = Unicode(help="The server's root dir: only files under it are read (set by the extension).")
     allow_hidden = Bool(False, help="Read hidden files too (set from the contents manager's allow_hidden).")
 
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        #: how many files are being read now, each by a process of its own
+        self.active = 0
+
     def resolve(self, path: str) -> Path:
         """The file ``path`` (relative to the root dir, as the file browser names it) names, or :class:`Refused`."""
         if not path:
-            raise Refused(400, "No file given: name it relative to the server's root dir (?path=model.pt).")
+            raise Refused(400, 'No file given: name it relative to the server\'s root dir ({"path": "model.pt"}).')
         if PurePosixPath(path).is_absolute() or PureWindowsPath(path).is_absolute() or PureWindowsPath(path).drive:
             raise Refused(400, f"{path} is an absolute path: name the file relative to the server's root dir.")
         if ".." in PurePosixPath(path.replace("\\", "/")).parts:
             raise Refused(400, f"{path} goes up with '..': name the file by its path under the server's root dir.")
-        root = Path(self.root_dir).resolve()
-        full = (root / path).resolve()
-        if not full.is_relative_to(root):
-            raise Refused(403, f"{path} leads outside the server's root dir (through a link): it is not read.")
-        if not self.allow_hidden and is_hidden(str(full), str(root)):
-            raise Refused(403, f"{path} is hidden, and this server does not show hidden files (allow_hidden).")
-        if not full.is_file():
-            raise Refused(404, f"No file {path} in the server's root dir.")
-        size = full.stat().st_size
+        if "\0" in path:
+            raise Refused(400, "The path holds a NUL character: name the file as the file browser shows it.")
+        try:
+            root = Path(self.root_dir).resolve()
+            full = (root / path).resolve(strict=True)
+            if not full.is_relative_to(root):
+                raise Refused(403, f"{path} leads outside the server's root dir (through a link): it is not read.")
+            if not self.allow_hidden and is_hidden(str(full), str(root)):
+                raise Refused(403, f"{path} is hidden, and this server does not show hidden files (allow_hidden).")
+            info = full.stat()
+        except FileNotFoundError:
+            raise Refused(404, f"No file {_shown(path)} in the server's root dir.") from None
+        except (OSError, RuntimeError) as exc:
+            raise self._path_error(path, exc) from None
+        if not stat.S_ISREG(info.st_mode):
+            raise Refused(
+                400, f"{path} is {_file_kind(info.st_mode)}, not a regular file: only saved model files are read."
+            )
+        size = info.st_size
         if size > self.max_size:
             raise Refused(
                 413,
@@ -101,21 +161,58 @@ class TracejitOpener(Configurable):
             )
         return full
 
+    @staticmethod
+    def _path_error(path: str, exc: BaseException) -> Refused:
+        """A path the file system cannot resolve, as a 4xx naming why."""
+        shown = _shown(path)
+        number = getattr(exc, "errno", None)
+        if number == errno.ELOOP or isinstance(exc, RuntimeError):
+            return Refused(400, f"{shown} goes through a loop of links: it names no file.")
+        if number == errno.ENAMETOOLONG:
+            return Refused(414, f"{shown} is a name too long for the file system: it names no file.")
+        if number == errno.ENOTDIR:
+            return Refused(404, f"No file {shown} in the server's root dir (a part of the path is not a folder).")
+        if number in (errno.EACCES, errno.EPERM):
+            return Refused(403, f"{shown} cannot be read: permission denied.")
+        reason = getattr(exc, "strerror", None) or str(exc)
+        return Refused(400, f"{shown} cannot be read: {reason}.")
+
+    def busy_message(self) -> str:
+        return (
+            f"The trace explorer is reading {self.max_workers} file{'s' if self.max_workers != 1 else ''} already "
+            "(its limit at once): try again in a moment. To read more at once, raise "
+            "c.TracejitOpener.max_workers where the server starts."
+        )
+
     async def open(self, path: str) -> str:
         """The run of ``path`` as JSON text (a file torch cannot read gives a run with its error), or
-        :class:`Refused`."""
+        :class:`Refused`. At most :attr:`max_workers` at once: another is refused at once (503). Cancelled (the
+        client went away), its process is stopped."""
         full = self.resolve(path)
+        if self.active >= self.max_workers:
+            raise Refused(503, self.busy_message(), {"Retry-After": "5"})
+        self.active += 1  # no await between the test and this: one event loop, so no two opens pass at once
+        try:
+            return await self._read(path, full)
+        finally:
+            self.active -= 1
+
+    async def _read(self, path: str, full: Path) -> str:
         try:
             process = await asyncio.create_subprocess_exec(
                 self.python,
                 "-m",
                 "jupyter_tracejit.server.worker",
                 str(full),
+                f"--max-memory={self.max_memory}",
+                f"--max-size={self.max_size}",
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 # the current directory (the user's files) is not put ahead of the installed packages
                 env={**os.environ, "PYTHONSAFEPATH": "1"},
+                # a group of its own: stopping it stops whatever it started too
+                start_new_session=True,
             )
         except OSError as exc:
             raise Refused(
@@ -124,13 +221,15 @@ class TracejitOpener(Configurable):
         try:
             out, err = await asyncio.wait_for(process.communicate(), self.timeout)
         except TimeoutError:
-            process.kill()
-            await process.wait()
+            await _stop(process)
             raise Refused(
                 504,
                 f"torch did not finish reading {path} in {self.timeout:g} s, so its process was stopped. A large "
                 "file may need longer: c.TracejitOpener.timeout (seconds) where the server starts.",
             ) from None
+        except BaseException:  # cancelled (the client went away) or the server stopping: the process goes too
+            await _stop(process)
+            raise
         code = await process.wait()
         if code == TORCH_MISSING:
             raise Refused(
@@ -138,32 +237,88 @@ class TracejitOpener(Configurable):
                 f"torch is not installed in the environment running the Jupyter server ({self.python}): "
                 f"pip install torch there ({self.python} -m pip install torch), then open {path} again.",
             )
+        tail = err.decode(errors="replace").strip()[-STDERR_TAIL:]
+        if code == OUT_OF_MEMORY:
+            raise Refused(
+                500,
+                f"Reading {path} failed: the process that loads it with torch ran out of memory (it may use "
+                f"{size_text(self.max_memory)}). A large model may need more: c.TracejitOpener.max_memory (bytes) "
+                f"where the server starts.\n{tail}".strip(),
+            )
         if code != 0:
             how = f"was killed by signal {-code} ({signal_name(-code)})" if code < 0 else f"exited with status {code}"
-            tail = err.decode(errors="replace").strip()[-STDERR_TAIL:]
             raise Refused(500, f"Reading {path} failed: the process that loads it with torch {how}.\n{tail}".strip())
         return out.decode()
 
 
+async def _stop(process: asyncio.subprocess.Process) -> None:
+    """Kill the reading process and its group (it is the leader of one), and reap it."""
+    if process.returncode is None:
+        try:
+            os.killpg(process.pid, signal.SIGKILL)
+        except OSError:
+            with contextlib.suppress(ProcessLookupError):
+                process.kill()
+    await process.wait()
+
+
 class OpenHandler(APIHandler):
-    """``GET ?path=``: the run's JSON, or ``{"message": ...}`` with the status of :class:`Refused`."""
+    """``POST`` ``{"path": ...}``: the run's JSON, or ``{"message": ...}`` with the status of :class:`Refused`;
+    ``GET``: 405 (see the module's docstring)."""
 
     auth_resource = "contents"
 
     def initialize(self, opener: TracejitOpener) -> None:
         self.opener = opener
+        self._task: asyncio.Task[str] | None = None
+        self._client_gone = False
+
+    def get(self) -> None:
+        self._answer(
+            Refused(
+                405,
+                "Files open with POST (the JupyterLab front end sends it, with the XSRF token); a GET, as a link or "
+                "another site's page would send, is not answered.",
+                {"Allow": "POST"},
+            )
+        )
 
     @web.authenticated
     @authorized
-    async def get(self) -> None:
-        path = self.get_query_argument("path", "")
+    async def post(self) -> None:
         try:
-            text = await self.opener.open(path)
+            path = self._path()
+            self._task = asyncio.ensure_future(self.opener.open(path))
+            text = await self._task
         except Refused as refused:
-            self.log.warning("jupyter_tracejit: %s", refused.message)
-            self.set_status(refused.status)
-            self.set_header("Content-Type", "application/json")
-            self.finish(json.dumps({"message": refused.message}))
+            self._answer(refused)
             return
+        except asyncio.CancelledError:
+            if self._client_gone:
+                return  # the client went away: its process is stopped, and there is nobody to answer
+            raise
         self.set_header("Content-Type", "application/json")
         self.finish(text)
+
+    def on_connection_close(self) -> None:
+        """The client went away (its tab closed, the request aborted): stop reading the file."""
+        self._client_gone = True
+        if self._task is not None and not self._task.done():
+            self._task.cancel()
+
+    def _path(self) -> str:
+        try:
+            body: Any = json.loads(self.request.body or b"{}")
+        except ValueError:
+            body = None
+        if not isinstance(body, dict) or not isinstance(body.get("path", ""), str):
+            raise Refused(400, 'The request\'s body must be JSON naming the file: {"path": "models/model.pt"}.')
+        return str(body.get("path", ""))
+
+    def _answer(self, refused: Refused) -> None:
+        self.log.warning("jupyter_tracejit: %s", refused.message)
+        self.set_status(refused.status)
+        for name, value in refused.headers.items():
+            self.set_header(name, value)
+        self.set_header("Content-Type", "application/json")
+        self.finish(json.dumps({"message": refused.message}))

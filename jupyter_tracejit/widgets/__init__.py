@@ -9,9 +9,9 @@ import os
 import sys
 from typing import Any
 
-from ..core.request import trace
 from ..core.run import TraceRun
 from ..core.run_diff import RunDiff
+from ..core.torchscript.request import trace
 from .explorer import EXPORT_OPTION_KEYS, MODULE_NAME, MODULE_VERSION, OPTION_KEYS, TraceExplorer, default_options
 from .mime import PROGRESS_MIME, RUN_MIME, run_from_mime, run_mime_payload
 from .retrace import Retracer, Scheduler, default_scheduler

@@ -11,6 +11,7 @@ is the one on screen) and sends their JSON; it re-traces through ``run.request``
 from __future__ import annotations
 
 import asyncio
+import functools
 import threading
 import time
 from collections import OrderedDict
@@ -21,12 +22,13 @@ from typing import Any
 import ipywidgets
 from traitlets import Bool, Dict, Enum, Float, Int, List, TraitError, Unicode, observe, validate
 
-from .. import __version__
+from .._version import __version__
 from ..core.diff import structural_diff
-from ..core.export.options import EXPORT_LIVE, EXPORT_SPECS
 from ..core.inputs import describe_inputs
-from ..core.options import LIVE, SPECS, OptionSpec
+from ..core.options import OptionSpec
+from ..core.registry import backend, names
 from ..core.run import TraceRun
+from ..core.words import with_article
 from .kernel_activity import as_kernel_work
 from .mime import RUN_MIME, run_from_mime, run_mime_payload
 from .retrace import Retracer, Scheduler, loop_scheduler
@@ -42,35 +44,47 @@ STATUSES = ("idle", "tracing", "error")
 #: in the ``options`` trait, which of the request's check input sets are on (one bool per set) stands where
 #: ``check_inputs`` stands in TraceOptions: the explorer toggles sets, it cannot make new ones
 CHECK_INPUTS_ENABLED = "check_inputs_enabled"
-#: the keys of the ``options`` trait, in the options bar's order
-OPTION_KEYS = tuple(CHECK_INPUTS_ENABLED if name == "check_inputs" else name for name in LIVE)
-#: the keys of the ``options`` trait of an explorer on an export run (core/export/options.py ``EXPORT_LIVE``):
-#: dynamic_shapes and check_inputs are shown read-only, a re-export keeps the request's
-EXPORT_OPTION_KEYS = EXPORT_LIVE
 
 
 @dataclass(frozen=True)
 class _Bar:
-    """The options bar of one back end: its keys (in order) and the one definition of each (its spec table)."""
+    """The options bar of one back end (its registry row's options table): its keys (in order) and the one
+    definition of each."""
 
     backend: str
+    #: the capture, in words (``trace``): "unknown trace option"
+    noun: str
     keys: tuple[str, ...]
     specs: Mapping[str, OptionSpec]
 
 
-_TRACE_BAR = _Bar("trace", OPTION_KEYS, SPECS)
-_EXPORT_BAR = _Bar("export", EXPORT_OPTION_KEYS, EXPORT_SPECS)
+@functools.cache
+def _bar(backend_name: str) -> _Bar:
+    """The options bar of runs of ``backend_name``: the table's live options, ``check_inputs`` offered as one
+    toggle per set of the request (:data:`CHECK_INPUTS_ENABLED`); read-only options are the front end's to show."""
+    row = backend(backend_name)
+    table = row.table()
+    keys = tuple(CHECK_INPUTS_ENABLED if name == "check_inputs" else name for name in table.live)
+    return _Bar(row.name, row.noun, keys, table.specs)
 
 
 def _bar_of(run: TraceRun | None) -> _Bar:
-    return _EXPORT_BAR if run is not None and run.backend == "export" else _TRACE_BAR
+    """A run's back end's bar; without a run, the first back end's (the registry's order: torch.jit.trace)."""
+    return _bar(run.backend if run is not None else names()[0])
 
 
-def _option_problem(key: str, value: Any, n_check_inputs: int, bar: _Bar = _TRACE_BAR) -> str | None:
+#: the keys of the ``options`` trait of an explorer on a trace, in the options bar's order
+OPTION_KEYS = _bar("trace").keys
+#: the keys of the ``options`` trait of an explorer on an export run (core/export/options.py ``EXPORT_LIVE``):
+#: dynamic_shapes and check_inputs are shown read-only, a re-export keeps the request's
+EXPORT_OPTION_KEYS = _bar("export").keys
+
+
+def _option_problem(key: str, value: Any, n_check_inputs: int, bar: _Bar | None = None) -> str | None:
     """Why ``value`` is not allowed for option ``key`` (names the key, the value and what is allowed)."""
+    bar = bar or _bar_of(None)
     if key not in bar.keys:
-        what = "export option" if bar.backend == "export" else "option"
-        return f"unknown {what} {key!r} (value {value!r}); the options are: {', '.join(sorted(bar.keys))}"
+        return f"unknown {bar.noun} option {key!r} (value {value!r}); the options are: {', '.join(sorted(bar.keys))}"
     if key == CHECK_INPUTS_ENABLED:
         if isinstance(value, list) and len(value) == n_check_inputs and all(isinstance(v, bool) for v in value):
             return None
@@ -93,9 +107,10 @@ def _normalized(options: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _initial_options(source: dict[str, Any], n_check_inputs: int, bar: _Bar = _TRACE_BAR) -> dict[str, Any]:
+def _initial_options(source: dict[str, Any], n_check_inputs: int, bar: _Bar | None = None) -> dict[str, Any]:
     """The explorer's options from a request's (or a saved run's) options; a value we cannot offer falls back
     to the default, so a run traced with bad arguments can still be explored and fixed."""
+    bar = bar or _bar_of(None)
     options: dict[str, Any] = {}
     for key in bar.keys:
         if key == CHECK_INPUTS_ENABLED:
@@ -293,10 +308,9 @@ class TraceExplorer(ipywidgets.DOMWidget):
         bar = _bar_of(run)
         if bar is not self._bar:
             if self._current is not None:
-                article = "an" if run.backend == "export" else "a"
                 raise ValueError(
-                    f"add_run: this explorer shows {self._bar.backend} runs and the run is {article} {run.backend} "
-                    "run (their options differ); explore it on its own: tj.explore(run)"
+                    f"add_run: this explorer shows {self._bar.backend} runs and the run is "
+                    f"{with_article(run.backend)} run (their options differ); explore it on its own: tj.explore(run)"
                 )
             # an empty explorer takes the options bar of its first run's back end
             self._bar = bar
@@ -509,16 +523,12 @@ class TraceExplorer(ipywidgets.DOMWidget):
     # -- re-tracing (called by the Retracer) ------------------------------------------------------------
     def _trace(self, options: dict[str, Any]) -> TraceRun:
         assert self._request is not None
-        if self._bar is _EXPORT_BAR:
-            # the bar's options only: dynamic_shapes and check_inputs stay the request's (ExportRequest.run)
-            with as_kernel_work():
-                exported: TraceRun = self._diffed(self._request.run(**{k: options[k] for k in self._bar.keys}))
-            self._traced_with[exported.run_id] = dict(options)
-            return exported
-        kwargs = {k: options[k] for k in OPTION_KEYS if k != CHECK_INPUTS_ENABLED}
-        chosen = [c for c, on in zip(self._check_sets, options[CHECK_INPUTS_ENABLED], strict=True) if on]
-        # none chosen: None, which checks with the example inputs as torch does by default
-        kwargs["check_inputs"] = chosen or None
+        # the bar's options; the read-only ones (an export's dynamic_shapes and check inputs) stay the request's
+        kwargs = {k: options[k] for k in self._bar.keys if k != CHECK_INPUTS_ENABLED}
+        if CHECK_INPUTS_ENABLED in self._bar.keys:
+            chosen = [c for c, on in zip(self._check_sets, options[CHECK_INPUTS_ENABLED], strict=True) if on]
+            # none chosen: None, which checks with the example inputs as torch does by default
+            kwargs["check_inputs"] = chosen or None
         with as_kernel_work():  # the kernel's Interrupt stops it, and the status bar says busy
             result: TraceRun = self._diffed(self._request.run(**kwargs))
         self._traced_with[result.run_id] = dict(options)

@@ -1,17 +1,31 @@
 /**
- * A `.pt` opened in JupyterLab asks the server extension for its run (archive/fetch.ts): the request names the
- * file relative to the root dir under the server's base URL, and a refusal becomes an error carrying the server's
- * message, or saying the extension is missing when the route is not there.
+ * A `.pt` opened in JupyterLab asks the server extension for its run (archive/fetch.ts): a POST under the server's
+ * base URL whose JSON body names the file relative to the root dir (a GET is refused by the server: a link or
+ * another site could send one), and a refusal becomes an error carrying the server's message, or saying the
+ * extension is missing when the route is not there.
  */
 import { ServerConnection } from '@jupyterlab/services';
 import { describe, expect, it } from 'vitest';
 
 import { fetchRun, OPEN_ROUTE } from '../src/archive/fetch';
 
-function server(status: number, body: string): { settings: ServerConnection.ISettings; urls: string[] } {
-  const urls: string[] = [];
-  const fetch = async (input: RequestInfo | URL): Promise<Response> => {
-    urls.push(input instanceof Request ? input.url : String(input));
+interface Sent {
+  url: string;
+  method: string;
+  body: string;
+  xsrf: string | null;
+}
+
+function server(status: number, body: string): { settings: ServerConnection.ISettings; sent: Sent[] } {
+  const sent: Sent[] = [];
+  const fetch = async (input: RequestInfo | URL, init?: RequestInit): Promise<Response> => {
+    const request = input instanceof Request ? input : new Request(String(input), init);
+    sent.push({
+      url: request.url,
+      method: request.method,
+      body: await request.text(),
+      xsrf: request.headers.get('X-XSRFToken')
+    });
     return new Response(body, { status });
   };
   const settings = ServerConnection.makeSettings({
@@ -20,17 +34,33 @@ function server(status: number, body: string): { settings: ServerConnection.ISet
     token: '',
     fetch: fetch as typeof globalThis.fetch
   });
-  return { settings, urls };
+  return { settings, sent };
 }
 
 describe('fetchRun', () => {
-  it('asks for the file by its path under the base URL and answers the run text as sent', async () => {
-    const { settings, urls } = server(200, '{"kind": "jupyter-tracejit.run"}');
-    expect(await fetchRun('models/my model.pt', settings)).toBe('{"kind": "jupyter-tracejit.run"}');
-    expect(urls).toHaveLength(1);
-    const url = new URL(urls[0]);
+  it("posts the file's path under the base URL, with the XSRF token, and answers the run text as sent", async () => {
+    // the page's XSRF cookie, as jupyter_server sets it (a node test has no document of its own)
+    const { settings, sent } = server(200, '{"kind": "jupyter-tracejit.run"}');
+    const page = globalThis as { document?: unknown };
+    page.document = { cookie: '_xsrf=the-token' };
+    try {
+      expect(await fetchRun('models/my model.pt', settings)).toBe('{"kind": "jupyter-tracejit.run"}');
+    } finally {
+      delete page.document;
+    }
+    expect(sent).toHaveLength(1);
+    const url = new URL(sent[0].url);
     expect(url.pathname).toBe(`/user/me/${OPEN_ROUTE}`);
-    expect(url.searchParams.get('path')).toBe('models/my model.pt');
+    expect(url.searchParams.get('path')).toBeNull(); // in the body: a URL is what a link could carry
+    expect(sent[0].method).toBe('POST');
+    expect(JSON.parse(sent[0].body)).toEqual({ path: 'models/my model.pt' });
+    expect(sent[0].xsrf).toBe('the-token');
+  });
+
+  it("throws the server's busy answer with its message", async () => {
+    const message = 'The trace explorer is reading 2 files already (its limit at once): try again in a moment.';
+    const { settings } = server(503, JSON.stringify({ message }));
+    await expect(fetchRun('model.pt', settings)).rejects.toThrow(message);
   });
 
   it("throws the server's message when it refuses the file", async () => {

@@ -79,3 +79,23 @@ def test_a_file_the_server_will_not_read_shows_its_message(lab, tmp_path):
         "it is not read."
     )
     lab.screenshot_themes("open-archive-refused", lab.page.locator(".jp-MainAreaWidget:visible"))
+
+
+def test_a_double_clicked_hostile_file_is_refused_and_nothing_runs(lab, tmp_path):
+    """An exported program whose constant is a pickle running ``os.system`` (tests/security/hostile.py): the server's
+    worker refuses it before torch reads it, and the explorer says what the file holds and how to open it if
+    trusted."""
+    from tests.security import hostile
+
+    marker = tmp_path / "ran"
+    base = hostile.exported(tmp_path / "base.pt2")
+    hostile.constant_as(base, lab.server.root / "hostile.pt2", "opaque_obj_0", hostile.payload(marker))
+    file_item(lab, "hostile.pt2").dblclick()
+    error = lab.page.locator(DOCUMENT).locator(".jp-TraceExplorer-root .jp-TraceExplorer-error").first
+    error.wait_for()
+    text = lab.page.locator(DOCUMENT).inner_text()
+    assert "was not loaded: its constant 'k' is a pickled Python object" in text, text
+    assert "tj.load(path, trusted=True)" in text, text
+    lab.screenshot_themes("open-archive-hostile", lab.page.locator(".jp-MainAreaWidget:visible"))
+    assert not marker.exists()
+    assert not lab.extension_errors()

@@ -12,11 +12,11 @@ from pathlib import Path
 import pytest
 import torch
 
-from jupyter_tracejit.core.archive import BACKEND, load_archive
-from jupyter_tracejit.core.archive.findings import dtype_casts, frozen_sizes
-from jupyter_tracejit.core.archive.source import archive_source, archive_source_reader
 from jupyter_tracejit.core.registry import names
 from jupyter_tracejit.core.run import TraceRun
+from jupyter_tracejit.core.torchscript.saved.findings import dtype_casts, frozen_sizes
+from jupyter_tracejit.core.torchscript.saved.load import BACKEND, load_archive
+from jupyter_tracejit.core.torchscript.saved.source import archive_source, archive_source_reader
 from jupyter_tracejit.core.validate import check_run
 
 
@@ -363,6 +363,22 @@ def test_a_corrupted_member(saved: dict[str, Path], tmp_path: Path, no_torch_loa
     )
     run = load_archive(damaged)
     assert run.error is not None and run.error.phase == "load" and not run.graphs
+    round_trip(run)
+
+
+def test_a_damaged_debug_pkl_loads_without_source_lines_and_says_so(saved: dict[str, Path], tmp_path: Path) -> None:
+    """torch reads code/*.debug_pkl lazily and raised on the first source range (an internal error, no hint)."""
+    damaged = rewrite(
+        saved["convnet"],
+        tmp_path / "damaged.pt",
+        edit=lambda n, d: d[: len(d) // 2] if n.endswith(".debug_pkl") else d,
+    )
+    run = load_archive(damaged)
+    assert run.error is None and run.graphs, run.error
+    assert all(n.source is None for g in run.graphs.values() for n in g.nodes)
+    (finding,) = [f for f in run.findings if f.kind == "damaged_debug_info"]
+    assert "loaded without them" in finding.message and "save the model again" in finding.hint
+    assert "no_debug_info" not in kinds(run)
     round_trip(run)
 
 

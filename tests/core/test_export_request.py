@@ -3,6 +3,9 @@ with changed options; dynamic_shapes="auto" from check_inputs."""
 
 from __future__ import annotations
 
+import threading
+import warnings
+
 import pytest
 import torch
 from torch import nn
@@ -82,6 +85,11 @@ def test_bad_arguments_are_named_with_their_fix(capfd):
         (lambda: export(MLP(), (torch.randn(2, 8),), dynamic_shapes="all"), "bad_argument", "Dim.AUTO"),
         (lambda: export(MLP(), (torch.randn(2, 8),), strict="yes"), "bad_argument", "strict=True"),
         (lambda: export(42, ()), "bad_argument", "export(model, (x,))"),
+        # torch's own words were "object of type 'int' has no len()" and a bare AssertionError
+        (lambda: export(MLP(), (torch.randn(2, 8),), dynamic_shapes=5), "dynamic_shapes_type", "{'x': {0:"),
+        (lambda: export(MLP(), (torch.randn(2, 8),), dynamic_shapes={0, 1}), "dynamic_shapes_type", "a tuple"),
+        # three inputs for a forward of one: torch's TypeError read as the model's failure
+        (lambda: export(MLP(), (torch.randn(2, 8),) * 3), "inputs_mismatch", "MLP.forward: (x,)"),
     ]
     for make, tag, fix in cases:
         run = make()
@@ -429,3 +437,47 @@ def test_the_structure_shown_for_a_star_args_forward_is_nested():
     run = export(Spread(), (x, x), dynamic_shapes={"x": {0: torch.export.Dim.AUTO}}, draft="never")
     assert run.error is not None and run.error.tag == "dynamic_shapes_mismatch", run.error
     assert "{'xs': ({0: None, 1: None}, {0: None, 1: None})} (xs[0] is 3 x 4, xs[1] is 3 x 4)" in run.error.hint
+
+
+class Noisy(nn.Module):
+    """Draws random numbers (a dropout in train mode, torch.rand) and warns from another thread on every run."""
+
+    runs = 0
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.drop = nn.Dropout(0.5)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        Noisy.runs += 1
+        other = threading.Thread(target=lambda: warnings.warn("from another thread", stacklevel=1))
+        other.start()
+        other.join()
+        return self.drop(x) + torch.rand(x.shape)
+
+
+@pytest.mark.parametrize(
+    "options",
+    [{"check_inputs": [(torch.randn(2, 4),)]}, {"draft": "always"}, {"compare_trace": True}],
+    ids=["check_inputs", "draft", "compare_trace"],
+)
+def test_export_leaves_the_users_rng_where_torch_export_leaves_it(options):
+    x = torch.randn(3, 4)
+    torch.manual_seed(123)
+    torch.export.export(Noisy().train(), (x,))
+    after_torch = torch.rand(1)
+    torch.manual_seed(123)
+    run = export(Noisy().train(), (x,), **options)
+    assert run.error is None, run.error
+    assert torch.equal(torch.rand(1), after_torch)
+
+
+def test_other_threads_warnings_are_shown_while_the_check_runs_the_model():
+    """The check drops its own runs' warnings without a process-wide "ignore" (which lost other threads')."""
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        Noisy.runs = 0
+        run = export(Noisy().eval(), (torch.randn(3, 4),), check_inputs=[(torch.randn(2, 4),)])
+    assert run.error is None and run.check is not None and run.check.cases, run.error
+    assert Noisy.runs >= 2
+    assert sum(str(w.message) == "from another thread" for w in seen) == Noisy.runs

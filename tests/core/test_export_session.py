@@ -13,11 +13,13 @@ import torch
 import torch.nn as nn
 
 from jupyter_tracejit.core.capture import Backend, drive
+from jupyter_tracejit.core.export.failures import message_frame
 from jupyter_tracejit.core.export.options import export_support_problem
-from jupyter_tracejit.core.export.session import EXPORT_LOGGERS, ExportSession, captured_torch_logs, message_frame
+from jupyter_tracejit.core.export.session import ExportSession
 from jupyter_tracejit.core.graph import Frame
 from jupyter_tracejit.core.registry import names
 from jupyter_tracejit.core.run import TraceRun
+from jupyter_tracejit.core.torch_logs import EXPORT_LOGGERS, captured_torch_logs
 from jupyter_tracejit.core.validate import check_run
 from tests.models import MLP
 

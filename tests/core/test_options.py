@@ -14,20 +14,19 @@ import pytest
 import torch
 
 import jupyter_tracejit as tj
-from jupyter_tracejit.core.options import (
+from jupyter_tracejit.core.check import DEFAULT_TOLERANCE, DEFAULT_TOLERANCE_TEXT
+from jupyter_tracejit.core.options import MODULE_MODES, CommandLineError, OptionProblem
+from jupyter_tracejit.core.torchscript.options import (
     COMMAND_LINE,
-    DEFAULT_TOLERANCE,
     LIVE,
-    MODULE_MODES,
     SPECS,
-    CommandLineError,
-    OptionProblem,
+    TRACE_TABLE,
     TraceOptions,
-    add_command_line,
-    command_line_spelling,
-    from_command_line,
     parse_tolerance,
 )
+
+add_command_line = TRACE_TABLE.add_command_line
+command_line_spelling = TRACE_TABLE.command_line_spelling
 
 # -- TraceOptions --------------------------------------------------------------------------------------------
 
@@ -37,6 +36,9 @@ def test_defaults_are_the_specs_defaults_field_for_field() -> None:
     assert TraceOptions.names() == tuple(SPECS)
     assert options.as_dict() == {name: spec.default for name, spec in SPECS.items()}
     assert options.check_tolerance == DEFAULT_TOLERANCE == 1e-5
+    # one definition, torch-free, that must stay torch's own default
+    assert inspect.signature(torch.jit.trace).parameters["check_tolerance"].default == DEFAULT_TOLERANCE
+    assert float(DEFAULT_TOLERANCE_TEXT) == DEFAULT_TOLERANCE
     assert options.problem() is None
 
 
@@ -203,7 +205,8 @@ def parser() -> argparse.ArgumentParser:
 
 
 def parse(*argv: str) -> tuple[dict[str, object], str | None]:
-    return from_command_line(parser().parse_args(list(argv)))
+    given, expressions = TRACE_TABLE.from_command_line(parser().parse_args(list(argv)))
+    return given, expressions.get("check_inputs")
 
 
 def test_every_flag_belongs_to_an_option_and_is_declared() -> None:
@@ -248,7 +251,7 @@ def test_check_inputs_text_is_returned_unevaluated() -> None:
 def test_eval_and_train_contradict_each_other() -> None:
     with pytest.raises(CommandLineError) as raised:
         parse("--eval", "--train")
-    assert raised.value.flag == "--train"
+    assert raised.value.flag == "--eval"  # the first of the two: where the contradiction starts
     assert str(raised.value) == (
         "--eval and --train contradict each other (each sets module_mode for this trace); give one"
     )

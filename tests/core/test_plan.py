@@ -12,9 +12,10 @@ import pytest
 import torch
 import torch.nn as nn
 
-from jupyter_tracejit.core.options import TraceOptions
 from jupyter_tracejit.core.run import Target
-from jupyter_tracejit.core.torchscript.plan import ArgumentProblem, plan_trace, plan_trace_module, target_of
+from jupyter_tracejit.core.target import target_of
+from jupyter_tracejit.core.torchscript.options import TraceOptions
+from jupyter_tracejit.core.torchscript.plan import ArgumentProblem, plan_trace, plan_trace_module
 
 from .. import models
 from ..models import LinearWithEncode

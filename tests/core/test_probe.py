@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+import threading
 import warnings
 from typing import Any
 
 import pytest
 import torch
 
+import jupyter_tracejit as tj
 from jupyter_tracejit.core.torchscript.probe import (
     AGREE,
     DISAGREE,
@@ -275,3 +277,26 @@ def test_tensor_type_str() -> None:
     assert tensor_type_str(torch.zeros(4, 8)) == "Float(4, 8)"
     assert tensor_type_str(torch.zeros(4, dtype=torch.long)) == "Long(4)"
     assert tensor_type_str(torch.tensor(1.0, dtype=torch.float64)) == "Double()"
+
+
+class WarnsFromAThread(torch.nn.Module):
+    """Warns from another thread on every run (a data loader's, a logger's): not the trace's to drop."""
+
+    runs = 0
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        WarnsFromAThread.runs += 1
+        other = threading.Thread(target=lambda: warnings.warn("from another thread", stacklevel=1))
+        other.start()
+        other.join()
+        return x * 2
+
+
+def test_other_threads_warnings_are_shown_while_the_probe_runs_the_model() -> None:
+    """The probe drops its own runs' warnings through the trace's recorder, not with a process-wide "ignore"."""
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        WarnsFromAThread.runs = 0
+        run = tj.trace(WarnsFromAThread(), (torch.randn(3, 4),), probe=True, probe_dims={0: [0]})
+    assert run.probe is not None and run.probe.cases, run.error
+    assert sum(str(w.message) == "from another thread" for w in seen) == WarnsFromAThread.runs >= 3

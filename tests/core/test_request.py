@@ -10,8 +10,8 @@ import pytest
 import torch
 
 import jupyter_tracejit as tj
-from jupyter_tracejit.core.options import SPECS, TraceOptions
-from jupyter_tracejit.core.request import TraceRequest
+from jupyter_tracejit.core.torchscript.options import SPECS, TraceOptions
+from jupyter_tracejit.core.torchscript.request import TraceRequest
 
 from ..models import LinearWithEncode
 

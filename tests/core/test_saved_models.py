@@ -13,7 +13,7 @@ import torch
 from torch import nn
 
 import jupyter_tracejit as tj
-from jupyter_tracejit.core.archive.exported import weights_only_loads
+from jupyter_tracejit.core.archive.guard import guarded_loaders
 from jupyter_tracejit.core.export.options import export_support_problem
 from jupyter_tracejit.core.run import TraceRun
 from jupyter_tracejit.core.run_diff import RunDiff
@@ -189,7 +189,7 @@ def test_torch_loads_within_an_export_load_read_tensors_only(tmp_path: Path) -> 
     tensor = tmp_path / "tensor.pt"
     torch.save(torch.ones(2), str(tensor))
     real = torch.load
-    with weights_only_loads("cpu"):
+    with guarded_loaders("cpu"):
         assert torch.equal(torch.load(str(tensor), weights_only=False), torch.ones(2))
         with pytest.raises(Exception, match="Weights only load failed"):
             torch.load(str(whole), weights_only=False)

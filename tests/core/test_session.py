@@ -18,9 +18,9 @@ import torch.nn as nn
 
 import jupyter_tracejit as tj
 from jupyter_tracejit.core.graph import Frame
-from jupyter_tracejit.core.options import TraceOptions
 from jupyter_tracejit.core.run import Target, TraceRun
 from jupyter_tracejit.core.source import is_torch_file
+from jupyter_tracejit.core.torchscript.options import TraceOptions
 from jupyter_tracejit.core.torchscript.plan import plan_trace, plan_trace_module
 from jupyter_tracejit.core.torchscript.session import TraceSession, stamp
 

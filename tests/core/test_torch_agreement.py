@@ -13,7 +13,7 @@ import torch.nn as nn
 
 import jupyter_tracejit as tj
 from jupyter_tracejit.core.caller import call_site
-from jupyter_tracejit.core.options import command_line_spelling
+from jupyter_tracejit.core.torchscript.options import TRACE_TABLE
 
 from ..models import ListOfDicts
 
@@ -190,4 +190,5 @@ def test_an_output_the_tracer_rejects_is_named():
 def test_the_command_line_spells_advice_with_its_flags():
     hint = tj.trace(lambda x: {"y": x}, (torch.rand(2),)).error.hint
     assert "strict=False" in hint
-    assert "--non-strict" in command_line_spelling(hint) and "strict=False" not in command_line_spelling(hint)
+    spelled = TRACE_TABLE.command_line_spelling(hint)
+    assert "--non-strict" in spelled and "strict=False" not in spelled

@@ -14,14 +14,8 @@ import torch.nn as nn
 
 from jupyter_tracejit.core.graph import Graph
 from jupyter_tracejit.core.torchscript.extract import canonical_inlined, extract_graph
-from jupyter_tracejit.core.tracer_warnings import (
-    ADVICE,
-    CATEGORIES,
-    TraceWarning,
-    WarningRecorder,
-    classify,
-    nodes_for_line,
-)
+from jupyter_tracejit.core.torchscript.warning_recorder import WarningRecorder, nodes_for_line
+from jupyter_tracejit.core.tracer_warnings import ADVICE, CATEGORIES, TraceWarning, classify
 
 from ..models import line_of
 from .oracle import torch_deprecates_jit_trace

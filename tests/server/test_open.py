@@ -1,5 +1,5 @@
-"""The server extension (jupyter_tracejit/server): a real JupyterLab answers GET /jupyter-tracejit/api/open for files
-in its root dir, read by torch in a process of its own."""
+"""The server extension (jupyter_tracejit/server): a real JupyterLab answers POST /jupyter-tracejit/api/open for files
+in its root dir, read by torch in a process of its own (tests/security/test_server.py attacks it)."""
 
 from __future__ import annotations
 
@@ -46,11 +46,13 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[JupyterServer]:
 
 
 def fetch(server: JupyterServer, path: str, token: str | None = TOKEN) -> tuple[int, Any]:
-    """GET the handler for ``path``: (status, JSON body)."""
-    url = f"{server.url}{OPEN_ROUTE}?{urllib.parse.urlencode({'path': path})}"
+    """POST the handler for ``path`` (as the front end does, the token standing for its XSRF token): (status, JSON
+    body)."""
+    url = f"{server.url}{OPEN_ROUTE}"
     headers = {"Authorization": f"token {token}"} if token else {}
+    request = urllib.request.Request(url, data=json.dumps({"path": path}).encode(), headers=headers, method="POST")
     try:
-        with urllib.request.urlopen(urllib.request.Request(url, headers=headers), timeout=120) as resp:
+        with urllib.request.urlopen(request, timeout=120) as resp:
             return resp.status, json.loads(resp.read())
     except urllib.error.HTTPError as exc:
         body = exc.read()
@@ -75,9 +77,20 @@ def test_a_request_without_the_token_is_refused(server: JupyterServer) -> None:
     assert status == 403
 
 
+def test_a_get_is_answered_405_with_the_reason(server: JupyterServer) -> None:
+    save_shipped_head(server.root / "linked.pt")
+    url = f"{server.url}{OPEN_ROUTE}?{urllib.parse.urlencode({'path': 'linked.pt'})}"
+    request = urllib.request.Request(url, headers={"Authorization": f"token {TOKEN}"})
+    with pytest.raises(urllib.error.HTTPError) as answer:
+        urllib.request.urlopen(request, timeout=30)
+    assert answer.value.code == 405 and answer.value.headers["Allow"] == "POST"
+    assert "Files open with POST" in json.loads(answer.value.read())["message"]
+
+
 def test_paths_that_leave_the_root_dir_are_refused(server: JupyterServer, tmp_path: Path) -> None:
     outside = save_shipped_head(tmp_path / "outside.pt")
     (server.root / "link.pt").symlink_to(outside)
+    (server.root / "sub").mkdir(exist_ok=True)
     (server.root / ".hidden.pt").write_bytes(b"x")
     for path, status, words in [
         ("../outside.pt", 400, "'..'"),
@@ -87,6 +100,7 @@ def test_paths_that_leave_the_root_dir_are_refused(server: JupyterServer, tmp_pa
         (".hidden.pt", 403, "hidden"),
         ("absent.pt", 404, "No file absent.pt"),
         ("", 400, "No file given"),
+        ("sub", 400, "is a directory, not a regular file"),
     ]:
         got, body = fetch(server, path)
         assert (got, words in body["message"]) == (status, True), (path, body)
@@ -156,10 +170,10 @@ from jupyter_tracejit.server import worker
 
 load_run = worker.load_run
 
-def noisy_load_run(path):
+def noisy_load_run(path, *args):
     os.write(1, b"printed by C++ code\\n")
     print("printed by Python code")
-    return load_run(path)
+    return load_run(path, *args)
 
 worker.load_run = noisy_load_run
 sys.exit(worker.main(sys.argv[1:]))

@@ -10,7 +10,7 @@ from torch import nn
 from traitlets import TraitError
 
 import jupyter_tracejit as tj
-from jupyter_tracejit.core.request import TraceRequest
+from jupyter_tracejit.core.torchscript.request import TraceRequest
 from jupyter_tracejit.widgets import RUN_MIME, TraceExplorer, default_options, explore, run_from_mime
 
 from .fakes import FakeClock, front_end_custom, front_end_update
@@ -168,7 +168,7 @@ def test_the_top_level_explore_is_the_widget_one(clock: FakeClock) -> None:
 @pytest.mark.parametrize(
     ("change", "message"),
     [
-        ({"strictness": True}, "unknown option 'strictness' (value True); the options are: check_inputs_enabled,"),
+        ({"strictness": True}, "unknown trace option 'strictness' (value True); the options are: check_inputs_enabled,"),
         ({"strict": "yes"}, "option 'strict' must be True or False, got 'yes'"),
         ({"check_tolerance": -1e-3}, "option 'check_tolerance' must be a finite number >= 0, got -0.001"),
         ({"check_tolerance": float("inf")}, "option 'check_tolerance' must be a finite number >= 0, got inf"),

@@ -13,7 +13,8 @@ import torch
 from referencing import Registry, Resource
 
 import jupyter_tracejit as tj
-from jupyter_tracejit.core.options import LIVE, MODULE_MODES, SPECS
+from jupyter_tracejit.core.options import MODULE_MODES
+from jupyter_tracejit.core.torchscript.options import LIVE, SPECS
 from jupyter_tracejit.widgets import OPTION_KEYS, TraceExplorer, explore
 
 from ..models import LinearReLU

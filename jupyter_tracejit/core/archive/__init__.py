@@ -1,7 +1,7 @@
-"""A saved model read back as a run, the model never run: :func:`.saved.load` (``tj.load``) reads either kind,
-:func:`.load.load_archive` TorchScript archives (``.pt``), :func:`.exported.load_exported` exported programs
-(``.pt2``). (``load`` is not re-exported here: it would hide the :mod:`.load` module of the package.)"""
+"""Saved models read back as runs, the model never run, the part every back end shares: what a file is, from its
+first bytes and zip directory (:mod:`.layout`), what may run when torch reads it (:mod:`.guard`: the pre-scan and
+the guarded loaders), and ``tj.load`` (:mod:`.saved`), which hands a file to the back end that reads its kind
+(the registry's saved files: ``core/torchscript/saved/`` for ``.pt``, ``core/export/saved.py`` for ``.pt2``).
 
-from .load import BACKEND, load_archive
-
-__all__ = ["BACKEND", "load_archive"]
+:mod:`.guard` and :mod:`.layout` are torch-free: the server extension reads a file's zip directory with them without
+importing torch."""

@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import contextlib
 import re
-import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -42,15 +41,16 @@ from typing import Any
 import torch
 from torch.utils import _pytree as pytree
 
-from ..check import CheckCase, CheckReport, OutputComparison
+from ..check import DEFAULT_TOLERANCE, CheckCase, CheckReport, OutputComparison
 from ..compare import compare_outputs
 from ..derived import clone_tensors, cuda_devices_of, exception_line, reseed, resized
 from ..errors import TraceError, error_from_exception
 from ..graph import Frame
 from ..inputs import describe_inputs
 from ..module_state import ModuleState
-from ..options import DEFAULT_TOLERANCE
 from ..source import source_line
+from ..tracer_warnings import discard_own_warnings
+from .failures import message_frame
 from .report import input_names, shape_env_of, sloc_at, source_name
 
 #: a derived input set is kept under this many bytes (or twice the example's, when that is more)
@@ -243,8 +243,6 @@ _NODE = re.compile(r"on node '(?P<node>[^']+)'")
 
 def guard_location(ep: torch.export.ExportedProgram, message: str) -> tuple[str, int] | None:
     """The user's line that made the guard a failing run names (see the module docstring), or None."""
-    from .session import message_frame  # the session imports this module
-
     node_match = _NODE.search(message)
     if node_match is not None:
         for node in ep.graph.nodes:
@@ -413,8 +411,7 @@ def check_export(
     try:
         with contextlib.ExitStack() as stack:
             stack.enter_context(torch.random.fork_rng(devices=cuda_devices))
-            stack.enter_context(warnings.catch_warnings())
-            warnings.simplefilter("ignore")
+            stack.enter_context(discard_own_warnings())  # its runs' warnings; other threads' pass
             stack.enter_context(torch.no_grad())
             cases = [_Case(f"check_inputs[{i}]", *check_input_set(entry)) for i, entry in enumerate(check_inputs or [])]
             if ranges:

@@ -1,10 +1,12 @@
-"""The options of an export (:class:`ExportOptions`): what each means, what is allowed, and how a run records them."""
+"""The options of an export (:class:`ExportOptions`), as the export back end's table of the options framework
+(:data:`EXPORT_TABLE`, :mod:`..options`): what each means, what is allowed, how a run records them, and their
+command-line spelling (the ``tracejit export`` command and the ``%export`` magic)."""
 
 from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -12,53 +14,74 @@ import torch
 
 from ..errors import TraceError, argument_error
 from ..inputs import describe_inputs
-from ..options import CommandLineError, OptionSpec
+from ..options import (
+    CommandLineError,
+    Flag,
+    OptionProblem,
+    OptionSpec,
+    OptionTable,
+    bool_spec,
+    choice_spec,
+    module_mode_spec,
+)
 
 #: what ``draft`` takes: run ``torch.export.draft_export`` when export fails (its report and partial graph), always,
 #: or never
 DRAFT_CHOICES = ("on_failure", "always", "never")
-MODULE_MODES = ("as_is", "train", "eval")
 #: ``dynamic_shapes="auto"``: the dims that differ between the example and ``check_inputs`` become ``Dim.AUTO``
 AUTO = "auto"
 
 
-def _is_bool(value: Any) -> bool:
-    return isinstance(value, bool)
+def _is_dynamic_shapes(value: Any) -> bool:
+    """torch's forms are checked by torch (and the session, which names the argument); here their types (torch's
+    words for another were "object of type 'int' has no len()" and a bare AssertionError for a set)."""
+    return value is None or isinstance(value, (dict, tuple, list, str))
 
 
-def _export_bool_spec(name: str, default: bool, doc: str, label: str) -> OptionSpec:
-    return OptionSpec(name, default, "True or False", doc, f"Pass {name}=True or {name}=False.", label, _is_bool)
+def _is_input_sets(value: Any) -> bool:
+    return value is None or (
+        isinstance(value, Sequence) and not isinstance(value, (str, bytes)) and not isinstance(value, torch.Tensor)
+    )
 
 
-#: the export options the explorer's options bar offers (its ``options`` trait for an export run), what each
-#: means and allows; explorer.schema.json ``ExportExplorerOptions`` writes them down for the front end (checked by
-#: tests/widgets/test_explorer_schema.py). Defaults are :class:`ExportOptions`' own.
+#: every export option, what it means and allows (defaults are :class:`ExportOptions`' own)
 EXPORT_SPECS: dict[str, OptionSpec] = {
     spec.name: spec
     for spec in (
-        _export_bool_spec(
+        OptionSpec(
+            "dynamic_shapes",
+            None,
+            "a dict by argument name or a tuple by position",
+            'the dynamic_shapes the export was asked with (torch\'s form, or "auto"); a re-export keeps them',
+            "Pass dynamic_shapes={'x': {0: torch.export.Dim('batch')}} (or a tuple in the order of the inputs, "
+            "({0: torch.export.Dim('batch')},)), dynamic_shapes='auto' with check_inputs, or leave it out.",
+            "dynamic_shapes",
+            _is_dynamic_shapes,
+            tag="dynamic_shapes_type",
+        ),
+        bool_spec(
             "strict", False, "strict export: trace with TorchDynamo's bytecode analysis (torch's strict=True)", "strict"
         ),
         OptionSpec(
+            "check_inputs",
+            None,
+            "a list of input sets",
+            "the input sets the exported program is checked against the Python code on; a re-export keeps them",
+            "Pass check_inputs=[(x2,), (x3,)]: each entry is the positional inputs of one call.",
+            "check inputs",
+            _is_input_sets,
+        ),
+        choice_spec(
             "draft",
-            "on_failure",
-            "one of " + ", ".join(repr(c) for c in DRAFT_CHOICES),
+            DRAFT_CHOICES,
             "run torch.export.draft_export when export fails (its report and partial graph), always, or never",
             "draft='on_failure' runs draft_export only when export fails; 'always' runs it on success too; "
             "'never' skips it.",
             "draft",
-            lambda v: v in DRAFT_CHOICES,
         ),
-        OptionSpec(
-            "module_mode",
-            "as_is",
-            "one of " + ", ".join(repr(m) for m in MODULE_MODES),
-            "call .train() or .eval() on the module for this export only (restored after), or leave it as is",
-            "Use 'eval' for inference, 'train' to export training behaviour, 'as_is' to leave the module alone.",
-            "mode",
-            lambda v: v in MODULE_MODES,
-        ),
-        _export_bool_spec("no_grad", False, "export under torch.no_grad()", "no_grad"),
+        bool_spec("compare_trace", False, "also trace the model and match the two graphs", "compare trace"),
+        module_mode_spec("export"),
+        bool_spec("no_grad", False, "export under torch.no_grad()", "no_grad"),
     )
 }
 #: the options bar's export options, in display order (the keys of its ``options`` trait for an export run)
@@ -68,20 +91,49 @@ EXPORT_LIVE = ("strict", "draft", "module_mode", "no_grad")
 EXPORT_READ_ONLY = ("dynamic_shapes", "check_inputs")
 
 
+def _known_word(values: Mapping[str, Any]) -> OptionProblem | None:
+    """A word for dynamic_shapes is ours ('auto'): another is a form nobody knows."""
+    shapes = values.get("dynamic_shapes")
+    if not isinstance(shapes, str) or shapes == AUTO:
+        return None
+    return OptionProblem(
+        "dynamic_shapes",
+        shapes,
+        "",
+        "Pass torch's forms (a dict by argument name, or a tuple by position, of {dim: Dim(...)}), or "
+        "dynamic_shapes='auto' with check_inputs: the dims that differ between them become Dim.AUTO.",
+        text=f"dynamic_shapes={shapes!r} is not a form torch or jupyter-tracejit knows",
+    )
+
+
+def _auto_needs_check_inputs(values: Mapping[str, Any]) -> OptionProblem | None:
+    if values.get("dynamic_shapes") != AUTO or values.get("check_inputs"):
+        return None
+    return OptionProblem(
+        "dynamic_shapes",
+        AUTO,
+        "",
+        "Pass check_inputs=[(x_of_another_size,)], or torch's own dynamic_shapes (e.g. "
+        "{'x': {0: torch.export.Dim.AUTO}}).",
+        text="dynamic_shapes='auto' needs check_inputs: the dims that differ between the example and the check "
+        "inputs become dynamic, and without check inputs none do",
+    )
+
+
 @dataclass(frozen=True)
 class ExportOptions:
     """Every option of an export. ``dynamic_shapes`` and ``strict`` mean what they mean for
     ``torch.export.export``; beyond torch: ``check_inputs`` (inputs to check ``ep.module()`` against the Python code
     on), ``draft``, ``compare_trace``, ``module_mode`` and ``no_grad``."""
 
-    dynamic_shapes: Any = None
-    strict: bool = False
+    dynamic_shapes: Any = EXPORT_SPECS["dynamic_shapes"].default
+    strict: bool = EXPORT_SPECS["strict"].default
     #: live input sets, each a tuple of positional inputs (or ``(args, kwargs)``)
-    check_inputs: Sequence[Any] | None = None
-    draft: str = "on_failure"
-    compare_trace: bool = False
-    module_mode: str = "as_is"
-    no_grad: bool = False
+    check_inputs: Sequence[Any] | None = EXPORT_SPECS["check_inputs"].default
+    draft: str = EXPORT_SPECS["draft"].default
+    compare_trace: bool = EXPORT_SPECS["compare_trace"].default
+    module_mode: str = EXPORT_SPECS["module_mode"].default
+    no_grad: bool = EXPORT_SPECS["no_grad"].default
 
     @classmethod
     def names(cls) -> tuple[str, ...]:
@@ -89,9 +141,9 @@ class ExportOptions:
 
     def replace(self, **changes: Any) -> ExportOptions:
         """A copy with some options changed (``TypeError`` naming the options for a name that is not one)."""
-        unknown = sorted(set(changes) - set(self.names()))
-        if unknown:
-            raise TypeError(f"unknown export option(s): {', '.join(unknown)}; known: {', '.join(self.names())}")
+        unknown = EXPORT_TABLE.unknown(changes)
+        if unknown is not None:
+            raise unknown
         return dataclasses.replace(self, **changes)
 
     def as_dict(self) -> dict[str, Any]:
@@ -99,61 +151,26 @@ class ExportOptions:
 
     def problem(self) -> TraceError | None:
         """The first option whose value is not allowed (an ``ArgumentError`` naming the problem and the fix)."""
-        for name in ("strict", "compare_trace", "no_grad"):
-            if not isinstance(getattr(self, name), bool):
-                return argument_error(
-                    f"{name} must be True or False, got {getattr(self, name)!r}", f"Pass {name}=True or {name}=False."
-                )
-        if self.draft not in DRAFT_CHOICES:
-            return argument_error(
-                f"draft must be one of {', '.join(map(repr, DRAFT_CHOICES))}, got {self.draft!r}",
-                "draft='on_failure' (the default) runs torch.export.draft_export only when export fails, to show "
-                "its report and partial graph; 'always' runs it on success too; 'never' skips it.",
-            )
-        if self.module_mode not in MODULE_MODES:
-            return argument_error(
-                f"module_mode must be one of {', '.join(map(repr, MODULE_MODES))}, got {self.module_mode!r}",
-                "module_mode='eval' exports in eval mode (dropout off, batch norm from running statistics) and puts "
-                "the module back as it was; 'as_is' exports it as it is.",
-            )
-        if self.check_inputs is not None and (
-            isinstance(self.check_inputs, (str, bytes, torch.Tensor)) or not isinstance(self.check_inputs, Sequence)
-        ):
-            return argument_error(
-                f"check_inputs must be a list of input sets, got {type(self.check_inputs).__name__}",
-                "Pass check_inputs=[(x2,), (x3,)]: each entry is the positional inputs of one call.",
-            )
-        if isinstance(self.dynamic_shapes, str) and self.dynamic_shapes != AUTO:
-            return argument_error(
-                f"dynamic_shapes={self.dynamic_shapes!r} is not a form torch or jupyter-tracejit knows",
-                "Pass torch's forms (a dict by argument name, or a tuple by position, of {dim: Dim(...)}), or "
-                "dynamic_shapes='auto' with check_inputs: the dims that differ between them become Dim.AUTO.",
-            )
-        if self.dynamic_shapes == AUTO and not self.check_inputs:
-            return argument_error(
-                "dynamic_shapes='auto' needs check_inputs: the dims that differ between the example and the check "
-                "inputs become dynamic, and without check inputs none do",
-                "Pass check_inputs=[(x_of_another_size,)], or torch's own dynamic_shapes (e.g. "
-                "{'x': {0: torch.export.Dim.AUTO}}).",
-            )
-        return None
+        found = EXPORT_TABLE.problem(self.as_dict())
+        return None if found is None else argument_error(found.message, found.hint, tag=found.tag)
 
     def to_json(self) -> dict[str, Any]:
         """JSON-ready (``RecordedExportOptions`` in ``run.schema.json``): check input sets described by their inputs,
-        dynamic shapes by their text (a ``Dim`` prints as its name and range)."""
-        return {
-            "dynamic_shapes": None if self.dynamic_shapes is None else _shapes_text(self.dynamic_shapes),
-            "strict": self.strict if isinstance(self.strict, bool) else repr(self.strict),
-            "check_inputs": None
-            if self.check_inputs is None
-            else [describe_inputs(as_args(c)) for c in self.check_inputs]
-            if isinstance(self.check_inputs, Sequence) and not isinstance(self.check_inputs, (str, bytes))
-            else repr(self.check_inputs),
-            "draft": self.draft if isinstance(self.draft, str) else repr(self.draft),
-            "compare_trace": self.compare_trace if isinstance(self.compare_trace, bool) else repr(self.compare_trace),
-            "module_mode": self.module_mode if isinstance(self.module_mode, str) else repr(self.module_mode),
-            "no_grad": self.no_grad if isinstance(self.no_grad, bool) else repr(self.no_grad),
-        }
+        dynamic shapes by their text (a ``Dim`` prints as its name and range); a value that is not allowed by its
+        ``repr`` (the run's error says why)."""
+        out: dict[str, Any] = {}
+        for name, value in self.as_dict().items():
+            if value is None:
+                out[name] = None
+            elif name == "dynamic_shapes":
+                out[name] = _shapes_text(value)
+            elif EXPORT_SPECS[name].problem(value) is not None:
+                out[name] = repr(value)
+            elif name == "check_inputs":
+                out[name] = [describe_inputs(as_args(c)) for c in value]
+            else:
+                out[name] = value
+        return out
 
 
 class DynamicSpecError(ValueError):
@@ -201,70 +218,65 @@ def parse_dynamic(specs: Sequence[str]) -> dict[str, dict[int, Any]]:
 # -- the command line (the ``tracejit export`` command and the ``%export`` magic) -----------------------------
 
 
-def add_export_command_line(add_argument: Callable[..., Any]) -> None:
-    """Declare the export options' flags, in help order, with ``add_argument`` (argparse's, or IPython's
-    ``argument``); :func:`export_options_from_command_line` reads them back."""
-    add_argument(
-        "--dynamic",
-        action="append",
-        default=[],
-        metavar="SPEC",
-        help="a dynamic dimension, NAME:DIM (Dim.AUTO), NAME:DIM=SYMBOL or NAME:DIM=SYMBOL[MIN,MAX]; repeat for more",
-    )
-    add_argument(
-        "--auto-dynamic",
-        action="store_true",
-        help="the dims that differ between the example inputs and --check-inputs become Dim.AUTO "
-        "(dynamic_shapes='auto')",
-    )
-    add_argument(
-        "--check-inputs",
-        metavar="EXPR",
-        default=None,
-        help="input sets to check the exported program on: EXPR, Python evaluated like the example inputs, is a "
-        "list of them, e.g. [(x2,), (x3,)]",
-    )
-    add_argument("--strict", action="store_true", help="strict=True: export through TorchDynamo")
-    add_argument(
-        "--draft",
-        choices=DRAFT_CHOICES,
-        default="on_failure",
-        help="run torch.export.draft_export on failure (default), always, or never",
-    )
-    add_argument("--compare-trace", action="store_true", help="also trace the model and match the two graphs")
-    add_argument("--eval", action="store_true", help="module_mode='eval': export in eval mode, restored after")
-    add_argument("--train", action="store_true", help="module_mode='train': export in train mode, restored after")
-    add_argument("--no-grad", action="store_true", help="no_grad=True: export under torch.no_grad()")
-
-
-def export_options_from_command_line(namespace: Any) -> tuple[dict[str, Any], str | None]:
-    """The export options a parsed command line sets (``check_inputs`` aside) and ``--check-inputs``' unevaluated
-    text. Raises :class:`~..options.CommandLineError` for contradicting flags or a bad ``--dynamic`` spec."""
-    if namespace.eval and namespace.train:
-        raise CommandLineError("--eval", "--eval and --train contradict each other (each sets module_mode); give one")
-    if namespace.auto_dynamic and namespace.dynamic:
-        raise CommandLineError(
-            "--auto-dynamic", "--auto-dynamic and --dynamic both say which dims vary: give one of them"
-        )
-    if namespace.auto_dynamic and namespace.check_inputs is None:
-        raise CommandLineError(
-            "--auto-dynamic",
-            "--auto-dynamic needs --check-inputs: the dims that differ between the example and the check inputs "
-            "become dynamic, and without check inputs none do",
-        )
+def _dynamic_flag(specs: list[str], flag: str) -> dict[str, dict[int, Any]]:
     try:
-        dynamic = parse_dynamic(namespace.dynamic) if namespace.dynamic else None
+        return parse_dynamic(specs)
     except DynamicSpecError as e:
-        raise CommandLineError("--dynamic", str(e)) from None
-    options = {
-        "dynamic_shapes": AUTO if namespace.auto_dynamic else dynamic,
-        "strict": namespace.strict,
-        "draft": namespace.draft,
-        "compare_trace": namespace.compare_trace,
-        "module_mode": "eval" if namespace.eval else "train" if namespace.train else "as_is",
-        "no_grad": namespace.no_grad,
-    }
-    return options, namespace.check_inputs
+        raise CommandLineError(flag, str(e)) from None
+
+
+#: the export options' flags, in help order
+EXPORT_FLAGS: tuple[Flag, ...] = (
+    Flag(
+        "dynamic_shapes",
+        "--dynamic",
+        "a dynamic dimension, NAME:DIM (Dim.AUTO), NAME:DIM=SYMBOL or NAME:DIM=SYMBOL[MIN,MAX]; repeat for more",
+        metavar="SPEC",
+        parse=_dynamic_flag,
+        repeat=True,
+    ),
+    Flag(
+        "dynamic_shapes",
+        "--auto-dynamic",
+        "the dims that differ between the example inputs and --check-inputs become Dim.AUTO (dynamic_shapes='auto')",
+        value=AUTO,
+        needs=(
+            (
+                "check_inputs",
+                "the dims that differ between the example and the check inputs become dynamic, and without check "
+                "inputs none do",
+            ),
+        ),
+    ),
+    Flag(
+        "check_inputs",
+        "--check-inputs",
+        "input sets to check the exported program on: EXPR, Python evaluated like the example inputs, is a list of "
+        "them, e.g. [(x2,), (x3,)]",
+        metavar="EXPR",
+    ),
+    Flag("strict", "--strict", "strict=True: export through TorchDynamo", value=True),
+    Flag(
+        "draft",
+        "--draft",
+        "run torch.export.draft_export on failure (default), always, or never",
+        choices=DRAFT_CHOICES,
+    ),
+    Flag("compare_trace", "--compare-trace", "also trace the model and match the two graphs", value=True),
+    Flag("module_mode", "--eval", "module_mode='eval': export in eval mode, restored after", value="eval"),
+    Flag("module_mode", "--train", "module_mode='train': export in train mode, restored after", value="train"),
+    Flag("no_grad", "--no-grad", "no_grad=True: export under torch.no_grad()", value=True),
+)
+
+#: the export back end's options, as the options framework holds them (the registry's ``options``)
+EXPORT_TABLE = OptionTable(
+    noun="export",
+    specs=EXPORT_SPECS,
+    live=EXPORT_LIVE,
+    read_only=EXPORT_READ_ONLY,
+    flags=EXPORT_FLAGS,
+    relations=(_known_word, _auto_needs_check_inputs),
+)
 
 
 def export_support_problem() -> str | None:
@@ -311,15 +323,14 @@ __all__ = [
     "AUTO",
     "DRAFT_CHOICES",
     "DYNAMIC_FORM",
+    "EXPORT_FLAGS",
     "EXPORT_LIVE",
     "EXPORT_READ_ONLY",
     "EXPORT_SPECS",
-    "MODULE_MODES",
+    "EXPORT_TABLE",
     "DynamicSpecError",
     "ExportOptions",
-    "add_export_command_line",
     "as_args",
-    "export_options_from_command_line",
     "export_support_problem",
     "parse_dynamic",
 ]

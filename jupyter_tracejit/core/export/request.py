@@ -20,11 +20,13 @@ from ..caller import calls_from, find_caller
 from ..capture import drive, stamp
 from ..capture_diff import TraceComparison, compare_captures
 from ..categories import BY_NAME
+from ..derived import cuda_devices_of
 from ..errors import TraceError, argument_error
 from ..graph import Frame
 from ..hazards import Finding
+from ..registry import api
 from ..run import TraceRun, first_line
-from ..torchscript.plan import target_of
+from ..target import target_of
 from ..tracer_warnings import FROZEN
 from .check import check_input_set
 from .options import AUTO, ExportOptions, as_args, export_support_problem
@@ -201,7 +203,7 @@ def compare_with_trace(
 ) -> None:
     """``compare_trace=True``: trace the same model on the same inputs (no check: the comparison is the point) and
     put how the two graphs correspond in ``run.compared``; when either side has no graph, a note says why."""
-    from ..request import trace
+    trace = api("trace")  # the TorchScript back end's tj.trace, through the registry: back ends import no other
 
     by_name = keyword_inputs(model, args, kwargs) if kwargs else None
     if by_name is not None:  # torch.jit.trace takes positional or keyword inputs, never both: all by keyword
@@ -209,7 +211,10 @@ def compare_with_trace(
     # torch.jit.trace takes tensors only: Python values given by keyword (use_cache=False) are bound to the forward
     values = {k: v for k, v in (kwargs or {}).items() if not any(map(torch.is_tensor, pytree.tree_leaves(v)))}
     tensors = {k: v for k, v in (kwargs or {}).items() if k not in values}
-    with python_values_bound(model, values) as target:
+    # the trace runs the model: the user's RNG is left as tj.export without compare_trace leaves it
+    modules = [model] if isinstance(model, torch.nn.Module) else []
+    rng = torch.random.fork_rng(devices=cuda_devices_of((args, kwargs), modules))
+    with rng, python_values_bound(model, values) as target:
         traced = trace(target, args or None, example_kwarg_inputs=tensors or None, check_trace=False, strict=False,
                        **options)  # fmt: skip
     compare(traced, run)

@@ -9,217 +9,31 @@ partial graphs and guard tracebacks to stderr on every failing export, are captu
 
 from __future__ import annotations
 
-import contextlib
 import inspect
-import io
-import logging
-import os
-import re
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, ClassVar
 
 import torch
 
-from ..caller import is_own_file
 from ..capture import CAPTURE_LOCK, Steps, call_torch, drive, guest, stamp
-from ..errors import CACHE_HINT, TraceError, argument_error, error_from_exception
+from ..derived import cuda_devices_of
+from ..errors import TraceError, argument_error, error_from_exception
 from ..graph import Frame
 from ..hazards import Finding
 from ..inputs import describe_inputs, parameter_types
 from ..progress import CHECKING, DRAFTING, EXPORTING, enter_phase
 from ..run import Target, TraceRun
-from ..source import attribute_to_caller, is_torch_file, source_line
-from ..torchscript.plan import target_of
+from ..source import attribute_to_caller
+from ..target import target_of
+from ..torch_logs import captured_torch_logs
 from ..words import plural
 from .check import check_export
+from .failures import DYNAMIC_SHAPES_MISMATCH, TREE_NAME, export_error
 from .graph import argument_names, graph_from_exported_program
 from .options import ExportOptions
 from .records import ExportReport
 from .report import draft_report, export_findings, locate_refused_dim, report_of
-
-#: torch's loggers an export writes to stderr through (each has its own stderr handler and does not propagate);
-#: any other ``torch`` logger holding handlers when the export starts is captured too
-EXPORT_LOGGERS = ("torch", "torch._dynamo", "torch.fx.experimental.symbolic_shapes", "torch.export", "torch._export")
-
-_LOG_FORMAT = "%(levelname).1s %(name)s: %(message)s"
-
-
-class LogCollector(logging.Handler):
-    """Keeps each record's text (exception tracebacks included) instead of printing it."""
-
-    def __init__(self) -> None:
-        super().__init__(logging.NOTSET)
-        self.setFormatter(logging.Formatter(_LOG_FORMAT))
-        self.lines: list[str] = []
-
-    def emit(self, record: logging.LogRecord) -> None:
-        try:
-            self.lines.append(self.format(record))
-        except Exception:  # a record whose arguments do not format: keep what can be said of it
-            self.lines.append(f"{record.levelname[:1]} {record.name}: {record.msg!r}")
-
-    @property
-    def text(self) -> str:
-        return "\n".join(self.lines)
-
-
-#: torch's structured trace (``TORCH_TRACE``, read by tlparse): records with an empty message and the payload in
-#: their metadata, written to the user's trace files by its own handler; never taken from them (as many records as
-#: torch's trace state in the process decides, so capturing them also made the log differ from run to run)
-_STRUCTURED_TRACE = "torch.__trace"
-
-
-def _torch_loggers() -> list[logging.Logger]:
-    """The named loggers, and every existing ``torch.*`` logger with handlers of its own (torch's structured trace
-    aside)."""
-    names = dict.fromkeys(EXPORT_LOGGERS)
-    for name, logger in list(logging.Logger.manager.loggerDict.items()):
-        if name == _STRUCTURED_TRACE:
-            continue
-        if name.startswith("torch.") and isinstance(logger, logging.Logger) and logger.handlers:
-            names[name] = None
-    return [logging.getLogger(name) for name in names]
-
-
-@contextlib.contextmanager
-def captured_torch_logs() -> Iterator[LogCollector]:
-    """torch's log records go to the yielded collector, not to stderr (nor to the root logger's handlers), for the
-    block only: each logger's own handler list (the same list object) and ``propagate`` are put back on every exit
-    path. Levels are left alone, so what is captured is what torch would have printed.
-
-    ``sys.stderr`` is swapped too: a failing export ``print`` s its partial FX graph there (torch/export/_trace.py),
-    not through a logger. What was written is added to the collector's lines when the block ends."""
-    collector = LogCollector()
-    saved = [(logger, logger.handlers, logger.propagate) for logger in _torch_loggers()]
-    printed = io.StringIO()
-    try:
-        for logger, _, _ in saved:
-            logger.handlers = [collector]
-            logger.propagate = False
-        with contextlib.redirect_stderr(printed):
-            yield collector
-    finally:
-        for logger, handlers, propagate in saved:
-            logger.handlers = handlers
-            logger.propagate = propagate
-        if printed.getvalue().strip():
-            collector.lines.append(printed.getvalue().strip("\n"))
-
-
-# -- where a failure is -----------------------------------------------------------------------------------------------
-_MESSAGE_FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+)')
-
-
-def message_frame(message: str) -> tuple[str, int] | None:
-    """The innermost user frame quoted in an export error's message (strict mode's "from user code:" block,
-    non-strict's "The following call raised this error:"): the last ``File "...", line N`` outside torch, this
-    package and generated code, or None."""
-    found = None
-    for m in _MESSAGE_FRAME.finditer(message):
-        file = m.group("file")
-        if file.startswith("<") or is_torch_file(file) or is_own_file(os.path.abspath(file)):
-            continue
-        found = (file, int(m.group("line")))
-    return found
-
-
-def real_stack_frame(exc: BaseException) -> tuple[str, int] | None:
-    """The innermost user frame of the ``real_stack`` dynamo attaches to a strict export's exception (or to one it
-    was raised from): the frames of the traced code, which the traceback (dynamo's own frames, then the caller's)
-    lacks, and which a message such as "RuntimeError when making fake tensor call" does not quote."""
-    seen: set[int] = set()
-    current: BaseException | None = exc
-    while current is not None and id(current) not in seen:
-        seen.add(id(current))
-        found = None
-        try:
-            frames = list(getattr(current, "real_stack", None) or [])
-        except TypeError:  # not a stack
-            frames = []
-        for frame in frames:  # outermost first
-            file, line = str(getattr(frame, "filename", "") or ""), int(getattr(frame, "lineno", 0) or 0)
-            if not file or not line or file.startswith("<") or is_torch_file(file):
-                continue
-            if is_own_file(os.path.abspath(file)):
-                continue
-            found = (file, line)
-        if found is not None:
-            return found
-        current = current.__cause__ or current.__context__
-    return None
-
-
-#: (pattern on "ExceptionType: message", tag, hint) for export's failures; the first match wins
-_EXPORT_HINTS: tuple[tuple[re.Pattern[str], str, str], ...] = (
-    (
-        re.compile(r"GuardOnDataDependentSymNode|Data-dependent branching|data-dependent expression"),
-        "data_dependent",
-        "The code branches on a tensor's value (or uses it as a size), which export cannot record: it has no "
-        "value, only a shape. Use torch.cond(pred, true_fn, false_fn, operands) for a branch, torch.where to "
-        "compute both sides, or torch._check(...) to tell export what the value is.",
-    ),
-    (
-        # a range only some of whose sizes the code takes (a view by 4, a stride of 8); "specialized it to be a
-        # constant" is the hint after this one, also when a message says both
-        re.compile(r"Constraints violated(?![\s\S]*specialized it to be a constant)[\s\S]*Not all values of"),
-        "constraint_violation",
-        "The code works for only some sizes in a range marked dynamic (Dim): torch's guard in the message says "
-        "which (a size divisible by 8, say). Declare the dimension so that it holds only those, as torch's "
-        "suggested fixes say (a multiple: 8 * Dim('k', min=..., max=...); a narrower min or max), or give it as "
-        "Dim.AUTO (export then records the condition itself).",
-    ),
-    (
-        re.compile(r"Constraints violated"),
-        "constraint_violation",
-        "A dimension marked dynamic (Dim) was turned into a constant by the code, e.g. a Python loop or branch over "
-        "x.size(0). Rewrite that code with tensor operations, or give the dimension as Dim.AUTO (export then "
-        "specialises it silently) or leave it static.",
-    ),
-    (
-        re.compile(r"in output, which is not a known type|Encountered unrecognized type .* at output"),
-        "output_type",
-        "The model returns an object of a class torch.export cannot take apart into tensors (torch's pytree does "
-        "not know it). Return tensors, or tuples, lists and dicts of them (wrap the model in a small nn.Module "
-        "whose forward returns what you need), or register the class with torch.utils._pytree.register_pytree_node "
-        "(a dataclass: torch.export.register_dataclass).",
-    ),
-)
-#: the class named in an ``output_type`` error: non-strict's ``<class 'a.b.C'>``, strict's ``...Variable(C)``
-_OUTPUT_CLASS = re.compile(r"<class '(?:[\w.]*\.)?(\w+)'> in output|Variable\((\w+)\) at output")
-
-
-def export_error(exc: BaseException, caller: Frame | None) -> TraceError:
-    """The run's error for an exception raised by ``torch.export.export``: the user's line from the message's
-    quoted frames, else from dynamo's ``real_stack`` (strict mode), else from the traceback, else the caller's."""
-    error = error_from_exception(exc, phase="export")
-    at = message_frame(error.message) or real_stack_frame(exc)
-    if at is not None:
-        error.file, error.line = at
-        error.code = source_line(*at)
-    elif not error.file and caller is not None:
-        error.file, error.line, error.code = caller.file, caller.line, caller.code
-    if not error.tag:
-        text = f"{error.type}: {error.message}"
-        for pattern, tag, hint in _EXPORT_HINTS:
-            if pattern.search(text):
-                error.tag, error.hint = tag, hint
-                break
-        returned = _OUTPUT_CLASS.search(error.message) if error.tag == "output_type" else None
-        if returned is not None and (returned.group(1) or returned.group(2)).endswith("Cache"):
-            error.hint = CACHE_HINT
-    return error
-
-
-#: torch's messages for ``dynamic_shapes`` that do not follow the inputs (an argument error, not the model's)
-_DYNAMIC_SHAPES_MISMATCH = re.compile(
-    r"`dynamic_shapes` is specified as a dict, its top-level keys must be|mismatch between the structure of "
-    r"`inputs` and `dynamic_shapes`"
-)
-
-
-#: torch's assertion when dynamic_shapes meets a forward's ``**kwargs`` (in 2.13, whatever the structure)
-_TREE_NAME = "Must provide a tree_name when there might be a mismatch"
 
 
 # -- a function as a module ---------------------------------------------------------------------------------------
@@ -357,8 +171,35 @@ class ExportSession:
                 )
         return None
 
+    def _inputs_mismatch(self) -> TraceError | None:
+        """Example inputs the forward cannot take (three for a forward of one): torch's ``TypeError`` raised inside
+        its export would read as the model's own failure."""
+        try:
+            signature = inspect.signature(self.exported.forward)
+        except (TypeError, ValueError, AttributeError):
+            return None
+        try:
+            signature.bind(*self.args, **self.kwargs)
+        except TypeError as e:
+            forward = f"{type(self.exported).__name__}.forward"
+            takes = [
+                p.name
+                for p in signature.parameters.values()
+                if p.kind not in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
+            ]
+            given = plural(len(self.args), "positional input") + (
+                f" and {plural(len(self.kwargs), 'keyword input')} ({', '.join(self.kwargs)})" if self.kwargs else ""
+            )
+            return argument_error(
+                f"{forward} takes {', '.join(takes) or 'no inputs'}, but the example inputs are {given}: {e}",
+                f"Give one example input per argument of {forward}: ({', '.join(takes)}{',' if len(takes) == 1 else ''}"
+                ") as the inputs, or by keyword (kwargs=...).",
+                tag="inputs_mismatch",
+            )
+        return None
+
     def _export(self, run: TraceRun) -> Steps[None]:
-        refused = self._dim_out_of_range()
+        refused = self._inputs_mismatch() or self._dim_out_of_range()
         if refused is not None:
             run.error = refused
             return
@@ -376,12 +217,12 @@ class ExportSession:
             except Exception as e:
                 run.error = export_error(e, self.caller)
                 if (
-                    _TREE_NAME in run.error.message
+                    TREE_NAME in run.error.message
                     and self.dynamic_shapes is not None
                     and self._var_keyword(self._bound_inputs())
                 ):
                     self._var_keyword_error(run.error)
-                elif _DYNAMIC_SHAPES_MISMATCH.search(run.error.message):
+                elif DYNAMIC_SHAPES_MISMATCH.search(run.error.message):
                     self._arguments_error(run.error)
             finally:
                 self.timings["export"] = time.perf_counter() - t0
@@ -544,7 +385,9 @@ class ExportSession:
         t0 = time.perf_counter()
         self.python_runs += 1
         draft_ep = None
-        with captured_torch_logs() as logs:
+        # the draft runs the model on real inputs: the user's RNG is left as torch.export.export leaves it
+        rng = torch.random.fork_rng(devices=cuda_devices_of((self.args, self.kwargs), [self.exported]))
+        with captured_torch_logs() as logs, rng:
             try:
                 draft_ep = yield from call_torch(call)
             except Exception as e:
@@ -595,4 +438,4 @@ class ExportSession:
             locate_refused_dim(run.error, drafted)
 
 
-__all__ = ["EXPORT_LOGGERS", "ExportSession", "as_module", "captured_torch_logs", "export_error", "message_frame"]
+__all__ = ["ExportSession", "as_module"]

@@ -6,8 +6,6 @@ Misuse of the API (a non-callable, bad options, check inputs that are not a list
 
 from __future__ import annotations
 
-import contextlib
-import inspect
 import traceback
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -17,8 +15,9 @@ import torch
 
 from ..errors import TraceError, argument_error
 from ..inputs import make_tuple
-from ..options import TraceOptions
 from ..run import Target
+from ..target import target_of
+from .options import TraceOptions
 
 
 class ArgumentProblem(Exception):
@@ -62,30 +61,6 @@ class TracePlan:
     @property
     def probe_dims(self) -> Mapping[int | str, Sequence[int]] | None:
         return self.options.probe_dims
-
-
-def target_of(obj: Any) -> Target:
-    """What is traced, for the run's header (never raises: a hostile ``__getattr__`` gives an ``invalid`` one)."""
-    try:
-        if isinstance(obj, torch.jit.ScriptModule):
-            return Target(
-                name=getattr(obj, "original_name", type(obj).__name__), kind="script", type=type(obj).__name__
-            )
-        if isinstance(obj, torch.nn.Module):
-            fn: Any = type(obj).forward
-            target = Target(name=type(obj).__name__, kind="module", type=type(obj).__name__)
-        elif callable(obj):
-            fn = obj
-            target = Target(name=getattr(obj, "__qualname__", getattr(obj, "__name__", repr(obj))), kind="function")
-        else:
-            return Target(name=repr(obj)[:80], kind="invalid")
-        with contextlib.suppress(TypeError, OSError):
-            target.file = inspect.getsourcefile(fn) or ""
-            # the line inspect.getsourcelines gives, without tokenizing the whole body as it does (0.1 ms a call)
-            target.line = inspect.findsource(inspect.unwrap(fn))[1] + 1
-        return target
-    except Exception:
-        return Target(name=type(obj).__name__, kind="invalid")
 
 
 def _validate(options: TraceOptions) -> None:
@@ -240,4 +215,4 @@ def plan_trace_module(mod: Any, inputs: Any, example_inputs_is_kwarg: Any, optio
     return plan
 
 
-__all__ = ["ArgumentProblem", "TracePlan", "plan_trace", "plan_trace_module", "target_of"]
+__all__ = ["ArgumentProblem", "TracePlan", "plan_trace", "plan_trace_module"]

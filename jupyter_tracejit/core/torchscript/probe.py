@@ -31,7 +31,6 @@ BatchNorm's running statistics are the same for both).
 from __future__ import annotations
 
 import functools
-import warnings
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, field
@@ -39,6 +38,7 @@ from typing import Any
 
 import torch
 
+from ..check import DEFAULT_TOLERANCE
 from ..compare import compare_tensors, summary
 from ..derived import (
     MAX_MESSAGE,
@@ -54,8 +54,8 @@ from ..derived import (
 )
 from ..inputs import describe_inputs, tensor_type_str
 from ..module_state import ModuleState
-from ..options import DEFAULT_TOLERANCE
 from ..probe_report import AGREE, DISAGREE, SKIPPED, TRACE_ERROR, ProbeCase, ProbeReport
+from ..tracer_warnings import discard_own_warnings
 
 # looser relative tolerance for low-precision outputs (torch.testing.assert_close's defaults)
 _LOW_PRECISION_RTOL: dict[torch.dtype, float] = {torch.float16: 1e-3, torch.bfloat16: 1.6e-2}
@@ -417,8 +417,7 @@ def run_probe(
     with ExitStack() as stack:
         try:
             stack.enter_context(torch.random.fork_rng(devices=cuda_devices))
-            stack.enter_context(warnings.catch_warnings())
-            warnings.simplefilter("ignore")
+            stack.enter_context(discard_own_warnings())  # its runs' warnings; other threads' pass
             stack.enter_context(torch.no_grad())
             state = ModuleState(roots, parameters=True)
             g = torch.Generator().manual_seed(seed)

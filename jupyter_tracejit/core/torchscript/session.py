@@ -22,15 +22,14 @@ import torch
 from .. import hazards
 from ..caller import is_own_file
 from ..capture import CAPTURE_LOCK, drive, guest, stamp
-from ..check import CheckCase, CheckReport
+from ..check import DEFAULT_TOLERANCE, CheckCase, CheckReport
 from ..errors import TraceError, argument_error, error_from_exception
 from ..graph import Frame, Graph
 from ..inputs import clone_inputs, describe_inputs, parameter_types
-from ..options import DEFAULT_TOLERANCE
 from ..progress import CHECKING, PROBING, TRACING, enter_phase
 from ..run import TraceRun
 from ..source import attribute_to_caller, is_torch_file
-from ..tracer_warnings import TraceWarning, WarningRecorder, is_torch_jit_notice
+from ..tracer_warnings import TraceWarning, is_torch_jit_notice
 from .calls import Steps, TraceCall, call_torch, own_compilation_unit, trace_call
 from .check import MethodUnderCheck, check_graphs, run_outputs, torch_mismatch_message
 from .deep_stack import run_with_stack
@@ -38,6 +37,7 @@ from .extract import canonical_inlined, canonical_text, extract_graph, has_calls
 from .facts import nondeterministic_warning
 from .plan import TracePlan
 from .schemas import argument_names
+from .warning_recorder import WarningRecorder
 
 #: torch's code printer is quadratic in the number of submodules (3 s for 4,000): skip `.code` beyond this
 CODE_MAX_SUBMODULES = 1000

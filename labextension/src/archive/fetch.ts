@@ -1,5 +1,9 @@
 /**
  * The run of a `.pt` / `.pt2` file, asked of the server extension (jupyter_tracejit/server/handler.py).
+ *
+ * A POST with the path in a JSON body, sent by `ServerConnection.makeRequest`, which adds the server's XSRF token
+ * (`X-XSRFToken`) or its auth token: the server answers a GET (what a link or another site's page could make the
+ * browser send, with the login cookie) with 405, so only this page can start a load.
  */
 import { URLExt } from '@jupyterlab/coreutils';
 import { ServerConnection } from '@jupyterlab/services';
@@ -9,13 +13,22 @@ export const OPEN_ROUTE = 'jupyter-tracejit/api/open';
 
 /**
  * The run of the file at `path` (relative to the server's root dir) as JSON text, from the server extension;
- * throws an Error with the server's message (too large, outside the root dir, torch missing there, ...).
+ * throws an Error with the server's message (too large, outside the root dir, busy, torch missing there, ...).
+ * `signal` aborts the request (the document closed): the server then stops the process reading the file.
  */
-export async function fetchRun(path: string, settings: ServerConnection.ISettings): Promise<string> {
-  const url = URLExt.join(settings.baseUrl, OPEN_ROUTE) + URLExt.objectToQueryString({ path });
+export async function fetchRun(
+  path: string,
+  settings: ServerConnection.ISettings,
+  signal?: AbortSignal
+): Promise<string> {
+  const url = URLExt.join(settings.baseUrl, OPEN_ROUTE);
   let response: Response;
   try {
-    response = await ServerConnection.makeRequest(url, {}, settings);
+    response = await ServerConnection.makeRequest(
+      url,
+      { method: 'POST', body: JSON.stringify({ path }), headers: { 'Content-Type': 'application/json' }, signal },
+      settings
+    );
   } catch (err) {
     throw new Error(`The Jupyter server could not be reached: ${err instanceof Error ? err.message : String(err)}`, {
       cause: err

@@ -36,7 +36,7 @@ class ArchiveViewFactory extends ABCWidgetFactory<ArchiveDocument> {
   constructor(
     options: DocumentRegistry.IWidgetFactoryOptions<ArchiveDocument>,
     private readonly rendermime: IRenderMimeRegistry,
-    private readonly load: (path: string) => Promise<string>
+    private readonly load: (path: string, signal: AbortSignal) => Promise<string>
   ) {
     super(options);
   }
@@ -80,7 +80,7 @@ export const archivePlugin: JupyterFrontEndPlugin<void> = {
           readOnly: true
         },
         rendermime,
-        path => fetchRun(path, settings)
+        (path, signal) => fetchRun(path, settings, signal)
       )
     );
   }

@@ -15,11 +15,13 @@ export class ArchiveView extends Panel {
   private renderer: Widget | null = null;
   /** Counts loads, so that an answer to an earlier one (Reload pressed while loading) is dropped. */
   private generation = 0;
+  /** Aborts the load in flight: the server stops reading the file when its client goes away. */
+  private inFlight: AbortController | null = null;
 
   constructor(
     private readonly path: string,
     private readonly rendermime: IRenderMimeRegistry,
-    private readonly load: (path: string) => Promise<string>
+    private readonly load: (path: string, signal: AbortSignal) => Promise<string>
   ) {
     super();
     this.addClass('jp-TraceArchive');
@@ -36,9 +38,11 @@ export class ArchiveView extends Panel {
     text.textContent = `loading ${name} with torch…`;
     status.setAttribute('role', 'status');
     status.appendChild(text);
+    this.inFlight?.abort();
+    const inFlight = (this.inFlight = new AbortController());
     let run: string;
     try {
-      run = await this.load(this.path);
+      run = await this.load(this.path, inFlight.signal);
     } catch (err) {
       if (generation === this.generation && !this.isDisposed) {
         this.showError(`${name} could not be opened: ${err instanceof Error ? err.message : String(err)}`);
@@ -54,6 +58,13 @@ export class ArchiveView extends Panel {
     this.renderer = renderer;
     this.addWidget(renderer);
     await renderer.renderModel(this.rendermime.createModel({ data: { [MIME_TYPE]: run }, trusted: true }));
+  }
+
+  /** Closing the document while it loads stops the load on the server. */
+  dispose(): void {
+    this.inFlight?.abort();
+    this.inFlight = null;
+    super.dispose();
   }
 
   private showStatus(): HTMLElement {

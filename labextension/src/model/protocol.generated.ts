@@ -1080,6 +1080,53 @@ export const BACKENDS = {
     check_name: "torch's check",
     records: '',
     tabs: [],
+    options: [
+      {
+        key: 'strict',
+        label: 'strict',
+        description: 'strict mode: reject mutable containers (list/dict) at the output',
+        default: true
+      },
+      {
+        key: 'check_trace',
+        label: 'check',
+        description: 'check the trace by re-tracing and comparing outputs',
+        default: true
+      },
+      {
+        key: 'check_tolerance',
+        label: 'tol',
+        description: "relative tolerance of the check's output comparison (default 1e-5)",
+        default: 0.00001
+      },
+      {
+        key: 'check_inputs',
+        label: 'check inputs',
+        description: 'the input sets to check the trace with (default: the example inputs)',
+        default: null
+      },
+      {
+        key: 'force_outplace',
+        label: 'force_outplace',
+        description: "torch's private _force_outplace: record in-place ops as their out-of-place versions",
+        default: false
+      },
+      {
+        key: 'module_mode',
+        label: 'mode',
+        description: 'call .train() or .eval() on the module for this trace only (restored after), or leave it as is',
+        default: 'as_is',
+        choices: ['as_is', 'train', 'eval']
+      },
+      { key: 'no_grad', label: 'no_grad', description: 'trace under torch.no_grad()', default: false },
+      {
+        key: 'target_device',
+        label: 'target device',
+        description:
+          'the device the traced model will run on, when not the one it is traced on: a device baked into the graph that differs from it is a warning (default: where it is traced)',
+        default: null
+      }
+    ],
     files: [
       {
         layout: 'torchscript',
@@ -1102,6 +1149,42 @@ export const BACKENDS = {
     check_name: 'the export check',
     records: 'export',
     tabs: ['guards', 'traceVsExport'],
+    options: [
+      {
+        key: 'strict',
+        label: 'strict',
+        description: "strict export: trace with TorchDynamo's bytecode analysis (torch's strict=True)",
+        default: false
+      },
+      {
+        key: 'draft',
+        label: 'draft',
+        description: 'run torch.export.draft_export when export fails (its report and partial graph), always, or never',
+        default: 'on_failure',
+        choices: ['on_failure', 'always', 'never']
+      },
+      {
+        key: 'module_mode',
+        label: 'mode',
+        description: 'call .train() or .eval() on the module for this export only (restored after), or leave it as is',
+        default: 'as_is',
+        choices: ['as_is', 'train', 'eval']
+      },
+      { key: 'no_grad', label: 'no_grad', description: 'export under torch.no_grad()', default: false },
+      {
+        key: 'dynamic_shapes',
+        label: 'dynamic_shapes',
+        description: 'the dynamic_shapes the export was asked with (torch\'s form, or "auto"); a re-export keeps them',
+        read_only: true
+      },
+      {
+        key: 'check_inputs',
+        label: 'check inputs',
+        description:
+          'the input sets the exported program is checked against the Python code on; a re-export keeps them',
+        read_only: true
+      }
+    ],
     files: [
       {
         layout: 'export',

@@ -24,10 +24,10 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterable
 
-from .. import hazards
-from ..graph import Graph, Node
-from ..hazards import Finding
-from ..words import plural
+from ... import hazards
+from ...graph import Graph, Node
+from ...hazards import Finding
+from ...words import plural
 
 #: op -> index of its size argument
 SHAPE_ARGUMENTS = {
@@ -181,6 +181,20 @@ def no_debug_info(method: str = "forward") -> Finding:
         message="The archive has no code/*.debug_pkl: it was saved without the source ranges of its code, so no "
         "node can be traced back to its original Python line (the archive's TorchScript code is still shown).",
         hint="Save it again with debug information (torch.jit.save keeps it unless told not to) to see the lines.",
+        method=method,
+    )
+
+
+def damaged_debug_info(members: list[str], method: str = "forward") -> Finding:
+    """An archive whose source ranges (``code/*.debug_pkl``) are damaged: it was loaded without them."""
+    return Finding(
+        kind="damaged_debug_info",
+        severity="warning",
+        title="debug information damaged: loaded without source lines",
+        message=f"The archive's source ranges are damaged ({', '.join(members[:3])}): torch cannot read them, so the "
+        "archive was loaded without them and no node points at its original Python line (the graph, the module "
+        "tree and the TorchScript code are whole).",
+        hint="Copy or download the file again, or save the model again, to see the lines.",
         method=method,
     )
 

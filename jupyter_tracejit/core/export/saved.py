@@ -1,10 +1,12 @@
 """``load_exported``: a saved exported program (``torch.export.save``, ``.pt2``) in, an export run out, nothing
 captured and nothing of the model run.
 
-The file's layout is read first (:func:`~.layout.inspect_file`), then ``torch.export.load`` reads it. torch's loader
-unpickles some members with ``torch.load(weights_only=False)`` (pickled weights, and as a fallback for the example
-inputs); here every ``torch.load`` it makes is held to ``weights_only=True`` (:func:`weights_only_loads`), so a
-member that is more than tensors is refused rather than run. The run is what :class:`~..export.session.ExportSession`
+The file's layout is read first (:func:`~.layout.inspect_file`), then, unless the file is trusted, its zip
+directory, configs, pickles and shape expressions (:func:`~.guard.admit`): an opaque or custom object, a pickle
+naming more than tensors, compiled code or a shape expression that is more than arithmetic is refused before torch
+sees the file. Then ``torch.export.load`` reads it inside :func:`~.guard.guarded_loaders`: every unpickling entry
+point it could reach refuses, its ``torch.load`` calls read tensors only, its ``sympy.sympify`` calls take plain
+expressions only. The run is what :class:`~..export.session.ExportSession`
 builds from a live ``ExportedProgram``, by the same code (:func:`~..export.graph.graph_from_exported_program`,
 :func:`~..export.report.report_of`, :func:`~..export.report.export_findings`): the signature, the range constraints
 and symbols, the runtime asserts. What lived only in the exporting process is not in the file: the guards' user
@@ -14,7 +16,6 @@ lines and the symbols' sources (``x.size()[1]``) are read back from the placehol
 from __future__ import annotations
 
 import contextlib
-import functools
 import os
 import re
 import time
@@ -23,17 +24,17 @@ from typing import Any
 
 import torch
 
-from ..capture import CAPTURE_LOCK, stamp
+from ..archive.guard import DEFAULT_MAX_SIZE, TRUSTED_HINT, admit, guarded_loaders, refused_load
+from ..archive.layout import ArchiveLayout, archive_options, load_error, load_failure
+from ..capture import stamp
 from ..errors import TraceError, error_from_exception
-from ..export.graph import argument_names, graph_from_exported_program
-from ..export.records import ExportReport
-from ..export.report import export_findings, report_of
-from ..export.session import captured_torch_logs
 from ..graph import Graph
 from ..inputs import tensor_type_str
 from ..run import Target, TraceRun
-from .layout import ArchiveLayout, load_error
-from .load import archive_options, load_failure
+from ..torch_logs import captured_torch_logs
+from .graph import argument_names, graph_from_exported_program
+from .records import ExportReport
+from .report import export_findings, report_of
 
 #: ``run.backend`` of a loaded exported program: the export's own (the same run, read back)
 BACKEND = "export"
@@ -43,30 +44,17 @@ BACKEND = "export"
 _EXCEPTION_LINE = re.compile(r"^(?:[\w.]+\.)?(?P<type>\w+(?:Error|Exception)): (?P<message>.+)$", re.MULTILINE)
 
 
-@contextlib.contextmanager
-def weights_only_loads(map_location: Any) -> Iterator[None]:
-    """Every ``torch.load`` made in the block unpickles tensors only (``weights_only=True``, whatever its caller
-    asked), onto ``map_location`` unless the caller named one. Under :data:`~..capture.CAPTURE_LOCK`: ``torch.load``
-    is swapped for the block."""
-    real = torch.load
-
-    @functools.wraps(real)
-    def tensors_only(f: Any, map_location_: Any = None, *args: Any, **kwargs: Any) -> Any:
-        kwargs["weights_only"] = True
-        kwargs.pop("pickle_module", None)  # a pickle module and weights_only=True exclude each other
-        return real(f, map_location_ if map_location_ is not None else map_location, *args, **kwargs)
-
-    with CAPTURE_LOCK:
-        torch.load = tensors_only  # type: ignore[assignment]
-        try:
-            yield
-        finally:
-            torch.load = real
-
-
-def load_exported(path: str, layout: ArchiveLayout, *, map_location: Any = "cpu") -> TraceRun:
+def load_exported(
+    path: str,
+    layout: ArchiveLayout,
+    *,
+    map_location: Any = "cpu",
+    trusted: bool = False,
+    max_size: int = DEFAULT_MAX_SIZE,
+) -> TraceRun:
     """Read the exported program at ``path`` (whose layout :func:`~.layout.inspect_file` read) into an export run;
-    never raises for the file: what is wrong with it is ``run.error`` (phase ``load``)."""
+    never raises for the file: what is wrong with it is ``run.error`` (phase ``load``). Unless ``trusted``, nothing
+    in the file runs (see the module's docstring); ``max_size``: the largest total unpacked size read."""
     started = time.perf_counter()
     run = TraceRun(
         target=Target(name=os.path.basename(path), kind="module", file=path),
@@ -75,20 +63,37 @@ def load_exported(path: str, layout: ArchiveLayout, *, map_location: Any = "cpu"
         source="file",
     )
     try:
-        _load(run, path, map_location)
+        scan = admit(path, layout, trusted=trusted, max_size=max_size)
+        if isinstance(scan, TraceError):
+            run.error = scan
+        else:
+            _load(run, path, map_location, trusted)
     except Exception as e:  # our own bug: record it, never take the kernel down
         run.error = error_from_exception(e, phase="internal")
     return stamp(run, started)
 
 
-def _load(run: TraceRun, path: str, map_location: Any) -> None:
+@contextlib.contextmanager
+def _guarded(trusted: bool, map_location: Any) -> Iterator[list[str]]:
+    if trusted:
+        yield []
+        return
+    with guarded_loaders(map_location) as refused:
+        yield refused
+
+
+def _load(run: TraceRun, path: str, map_location: Any, trusted: bool) -> None:
     t0 = time.perf_counter()
-    with captured_torch_logs() as logs, weights_only_loads(map_location):
+    with captured_torch_logs() as logs, _guarded(trusted, map_location) as refused:
         try:
             ep = torch.export.load(path)
         except Exception as e:
             ep, failure = None, e
     run.timings["load"] = time.perf_counter() - t0
+    if refused:
+        run.error = refused_load(path, refused, "torch.export.load")
+        run.records = ExportReport(log=logs.text)
+        return
     if ep is None:
         run.error = _export_load_failure(path, failure, logs.text)
         run.records = ExportReport(log=logs.text)
@@ -149,13 +154,12 @@ def _export_load_failure(path: str, exc: BaseException, log: str) -> TraceError:
     if "Weights only load failed" in str(exc) or "weights_only" in str(exc):
         return load_error(
             path,
-            "pickle",
+            "untrusted_pickle",
             f"{path} holds pickled objects beyond tensors; they were not unpickled (that would run code from the "
             "file).",
-            "Export and save the program again with tensors only, or load it yourself with torch.export.load if "
-            "you trust where it comes from.",
+            TRUSTED_HINT,
         )
     return load_failure(path, exc, loader="torch.export.load")
 
 
-__all__ = ["BACKEND", "load_exported", "placeholder_sources", "weights_only_loads"]
+__all__ = ["BACKEND", "load_exported", "placeholder_sources"]

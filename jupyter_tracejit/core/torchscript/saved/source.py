@@ -18,9 +18,9 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from ..graph import Frame, SourceLoc
-from ..source import is_torch_file, user_frame_index
-from ..torchscript.extract import parse_stack
+from ...graph import Frame, SourceLoc
+from ...source import is_torch_file, user_frame_index
+from ..extract import parse_stack
 
 SERIALIZED = "Serialized   File"
 _SCRIPT_HEADER = re.compile(r'^\s*File "(.*)", line (\d+)')

@@ -8,13 +8,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .caller import calls_from, find_caller
-from .capture import Reply, resume, stamp
-from .graph import Frame
-from .options import DEFAULT_TOLERANCE, TraceOptions
-from .run import TraceRun
-from .torchscript.plan import ArgumentProblem, plan_trace, plan_trace_module, target_of
-from .torchscript.session import TraceSession
+from ..caller import calls_from, find_caller
+from ..capture import Reply, resume, stamp
+from ..check import DEFAULT_TOLERANCE
+from ..graph import Frame
+from ..run import TraceRun
+from ..target import target_of
+from .options import TraceOptions
+from .plan import ArgumentProblem, plan_trace, plan_trace_module
+from .session import TraceSession
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,60 @@
+"""A call typed by the user (``%export model(x, mask=m)``, ``tracejit export FILE.py:NAME --inputs ...``) turned
+into an export: what to export (a module, or a function ``tj.export`` wraps) and the check input sets. The magic and
+the CLI read the call their own way and hand it here (:class:`~..command.CaptureCall`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..command import CallProblem, Capture, CaptureCall
+from ..target import CALL_NAMES, bound_module_method, target_of
+from .backend import BACKEND
+from .request import export
+
+#: the magic's examples (the row's words), for a problem's correct use
+EXAMPLES = BACKEND.command.examples if BACKEND.command is not None else {}
+
+
+def export_target(call: CaptureCall) -> Any:
+    """What to export for CALL's callee: a module (called, or its ``forward``), or a function (tj.export wraps it)."""
+    if not callable(call.callee):
+        raise CallProblem(
+            f"{call.callee_text!r} is a {type(call.callee).__name__}, which cannot be called; CALL must call the "
+            "model or function to export"
+        )
+    bound = bound_module_method(call.callee, call.attribute)
+    if bound is None:
+        return call.callee
+    module, name = bound
+    if name in CALL_NAMES:
+        return module
+    raise CallProblem(
+        f"CALL calls {call.callee_text!r}, the method {name!r} of {type(module).__name__}, but torch.export exports "
+        "a module's forward; call the module, or export a function that calls the method "
+        f"(def f(x): return model.{name}(x))",
+        None,
+    )
+
+
+def check_input_sets(value: Any, expr: str) -> list[Any]:
+    """``--check-inputs``' value: a list of input sets, each as ``check_inputs`` of ``tj.export`` takes it (a tuple
+    of positional inputs, a dict of keyword inputs, or an ``(args, kwargs)`` pair)."""
+    if not isinstance(value, list):
+        raise CallProblem(
+            f"--check-inputs {expr!r} must evaluate to a list of input sets, one per check, got a "
+            f"{type(value).__name__}",
+            EXAMPLES["--check-inputs"],
+        )
+    return value
+
+
+def capture(call: CaptureCall) -> Capture:
+    """The export a call asks for (the registry's ``command.capture`` of the export back end)."""
+    model = export_target(call)
+    value = call.expressions.get("check_inputs")
+    check_inputs = None if value is None else check_input_sets(value, call.texts["check_inputs"])
+    args, kwargs, options = tuple(call.args), dict(call.kwargs) or None, dict(call.options)
+    return Capture(lambda: export(model, args, kwargs, check_inputs=check_inputs, **options), target_of(model).name)
+
+
+__all__ = ["EXAMPLES", "capture", "check_input_sets", "export_target"]
