@@ -289,6 +289,7 @@ REFERENCE_CASES: list[tuple[str, str, list[list[Any]], str]] = [
      "/graphs/forward/values/0/6"),
     ("a value read before it is made", "net", [["/graphs/forward/nodes/1/1", [5]]], "/graphs/forward/nodes/1/1/0"),
     ("a node's kind string", "net", [["/graphs/forward/nodes/0/0", 100000]], "/graphs/forward/nodes/0/0"),
+    ("a node's title string", "net", [["/graphs/forward/nodes/0/10", 100000]], "/graphs/forward/nodes/0/10"),
     ("a value's dtype string", "net", [["/graphs/forward/values/2/3", 96]], "/graphs/forward/values/2/3"),
     ("a node's stack", "net", [["/graphs/forward/nodes/1/4", 6]], "/graphs/forward/nodes/1/4"),
     ("a frame of a stack", "net", [["/graphs/forward/stacks/0/2", 12]], "/graphs/forward/stacks/0/2"),

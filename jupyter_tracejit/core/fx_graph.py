@@ -16,9 +16,10 @@ The mapping, decision by decision (a back end names the kinds of the nodes the m
 - **call_function** nodes:
 
   - an ``OpOverload`` is role ``op`` and kind ``<schema name>.<overload>`` (``aten::linear.default``,
-    ``aten::add.Tensor``); its inputs are its schema's arguments in schema order, keyword arguments included, up to
-    the last one the program passes (torch leaves out arguments equal to their defaults; one left out before a
-    passed one is filled in with its default), so they are always the first N of the schema's: the names follow;
+    ``aten::add.Tensor``), titled by its schema name alone when it is the default overload (``aten::linear``); its
+    inputs are its schema's arguments in schema order, keyword arguments included, up to the last one the program
+    passes (torch leaves out arguments equal to their defaults; one left out before a passed one is filled in with
+    its default), so they are always the first N of the schema's: the names follow;
   - ``operator.getitem`` with an int index is role ``index`` (kind ``operator::getitem``, attribute ``index``): a
     multi-result op (``aten::max.dim``, ``cond``) has one output, a tuple (``(Tensor, Tensor)``) or list
     (``Tensor[]``) value, and ``getitem`` nodes pick its items, like TorchScript's ``prim::TupleIndex``;
@@ -280,12 +281,16 @@ class FxGraphBuilder:
         parent: int | None,
         attributes: dict[str, Any] | None = None,
         nondeterministic: bool = False,
+        title: str = "",
     ) -> Node:
         nid = len(self.nodes)
         # top-level nodes of the FX graph keep their names; the constants and lists made for arguments do not
         own = parent is None and role not in ("constant", "list", "tuple")
         outputs = () if out is None else (self.add_value(out[0], out[1], nid, own),)
-        node = Node(nid, kind, inputs, outputs, scope, source, attributes or {}, (), parent, nondeterministic, role)
+        title = title or kind
+        node = Node(
+            nid, kind, inputs, outputs, scope, source, attributes or {}, (), parent, nondeterministic, role, title
+        )
         self.nodes.append(node)
         self.current.append(nid)
         return node
@@ -499,8 +504,9 @@ class FxGraphBuilder:
                 names.append(a.name)
                 ins.append(self.argument(arg, a.name, where))
             random = torch.Tag.nondeterministic_seeded in target.tags and _train_arg(schema, args, kwargs)
+            overload = target._overloadname
             node = self.emit(
-                f"{schema.name}.{target._overloadname}",
+                f"{schema.name}.{overload}",
                 "op",
                 tuple(ins),
                 out,
@@ -508,6 +514,8 @@ class FxGraphBuilder:
                 source,
                 pid,
                 nondeterministic=bool(random),
+                # nearly every op is its default overload: the views call it by its name alone
+                title=schema.name if overload == "default" else "",
             )
             self.input_names[node.id] = names
         elif isinstance(target, torch._ops.HigherOrderOperator):

@@ -51,6 +51,14 @@ NODE_ROLES: dict[str, str] = {
 PLUMBING_ROLES = frozenset({"list", "tuple", "dict", "unpack", "index"})
 
 
+def legacy_title(kind: str) -> str:
+    """The title of a node saved without one: its kind without ``.default``, the overload nearly every export op
+    has (``aten::linear.default`` -> ``aten::linear``; ``aten::add.Tensor`` keeps ``.Tensor``)."""
+    head, sep, name = kind.rpartition("::")
+    bare = name.removesuffix(".default")
+    return f"{head}{sep}{bare}" if bare else kind
+
+
 def fold_class(role: str) -> str:
     """The role's family as views draw it: ``constant``, ``getattr``, ``plumbing`` or ``op``."""
     return "plumbing" if role in PLUMBING_ROLES else role
@@ -158,6 +166,9 @@ class Node:
     nondeterministic: bool = False
     #: what the node does (:data:`NODE_ROLES`), set by the back end that built the graph
     role: str = "op"
+    #: what the views call the node, set by the back end beside its role (an export titles ``aten::linear.default``
+    #: ``aten::linear``); ``""``: its kind. A graph saved before nodes had titles reads with :func:`legacy_title`
+    title: str = ""
 
     @property
     def foldable(self) -> bool:
@@ -480,8 +491,8 @@ class Graph:
         - ``stacks``: ``[user_index, frame, frame, ...]`` (innermost frame first).
         - ``values``: ``[name, type, shape | null, dtype | -1, device | -1, requires_grad (0/1/-1), producer | -1]``.
         - ``nodes``: ``[kind, inputs, outputs, scope, stack | -1, attributes | 0, blocks | 0, parent | -1, flags,
-          role]`` where blocks are ``[inputs, outputs, node ids]``, flags bit 0 is ``nondeterministic`` and role is
-          one of :data:`NODE_ROLES`.
+          role, title]`` where blocks are ``[inputs, outputs, node ids]``, flags bit 0 is ``nondeterministic``, role
+          is one of :data:`NODE_ROLES`; title indexes ``strings`` (a graph saved before titles has no such column).
         - ``scopes``: ``[path, type]`` for every module, parents before children, siblings in natural order.
         """
         strings: dict[str, int] = {}
@@ -539,6 +550,7 @@ class Graph:
                 -1 if n.parent is None else n.parent,
                 int(n.nondeterministic),
                 n.role,
+                s(n.title or n.kind),
             ]
             for n in self.nodes
         ]
@@ -601,8 +613,11 @@ class Graph:
                 parent=None if parent < 0 else parent,
                 nondeterministic=bool(flags & 1),
                 role=role,
+                title=st[title[0]] if title else legacy_title(st[kind]),
             )
-            for i, (kind, ins, outs, scope, stack, attrs, blocks, parent, flags, role) in enumerate(data["nodes"])
+            for i, (kind, ins, outs, scope, stack, attrs, blocks, parent, flags, role, *title) in enumerate(
+                data["nodes"]
+            )
         ]
         return cls(
             method=data["method"],

@@ -358,10 +358,12 @@ def _graph_problems(graph: Mapping[str, Any], at: str) -> Iterator[tuple[str, st
         elif producer != -1 and i not in nodes[producer][2]:
             yield f"{at}/values/{i}/6", f"node {producer} is named as its producer but does not output value {i}"
     block_owner: dict[int, int] = {}
-    for i, (kind, inputs, outputs, scope, stack, attributes, blocks, parent, _flags, _role) in enumerate(nodes):
+    for i, (kind, inputs, outputs, scope, stack, attributes, blocks, parent, _flags, _role, *title) in enumerate(nodes):
         here = f"{at}/nodes/{i}"
         yield from string(kind, f"{here}/0")
         yield from string(scope, f"{here}/3")
+        for column in title:  # absent in a graph saved before titles
+            yield from string(column, f"{here}/10")
         for column, ids in ((1, inputs), (2, outputs)):
             for j, v in enumerate(ids):
                 why = _index(v, len(values), "value")

@@ -177,15 +177,14 @@ def _folded_items(graph: Graph, node: Node) -> list[str]:
     return items
 
 
-def op_title(kind: str) -> str:
-    """A node's first label line: the kind without its namespace, and without ``.default``, the overload nearly
-    every export op has (``aten::linear.default`` -> ``linear``; ``aten::add.Tensor`` keeps ``.Tensor``)."""
-    name = kind.split("::")[-1]
-    return name.removesuffix(".default") or name
+def op_title(node: Node) -> str:
+    """A node's first label line: the title its back end gave it, without its namespace (``aten::linear`` ->
+    ``linear``)."""
+    return (node.title or node.kind).split("::")[-1]
 
 
 def node_label(graph: Graph, node: Node, fold: bool, show_shapes: bool) -> list[str]:
-    lines = [op_title(node.kind)]
+    lines = [op_title(node)]
     if node.role == "constant":
         lines.append(format_value(node.attributes.get("value")))
     elif node.role == "getattr":

@@ -19,7 +19,7 @@ import {
   shapeTitle,
   showsDraftGraph,
   symbolText
-} from '../src/model/exportReport';
+} from '../src/backends/export/exportReport';
 import { shapeText, userFrame } from '../src/model/graph';
 import { historyLabel, isExportOptions, optionsDiffering, savedOptionsText } from '../src/model/history';
 import {

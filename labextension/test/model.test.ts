@@ -7,7 +7,9 @@ import { join } from 'path';
 import { describe, expect, it } from 'vitest';
 
 import { sideBySide } from '../src/model/align';
-import { escapeText, labelLines, opTitle, visibleDot } from '../src/model/dot';
+import { visibleDot } from '../src/model/dot';
+import { opTitle } from '../src/model/nodeLabels';
+import { escapeText, labelLines } from '../src/model/dotText';
 import { decodeGraph, NodeInfo, TraceGraph, userFrame, ValueInfo } from '../src/model/graph';
 import { BUCKET_SIZE, GroupTree, REPEAT_MIN, SECTION_SIZE, structureIds } from '../src/model/groups';
 import { inputsAnchor, openingFocus } from '../src/model/opening';
@@ -617,8 +619,9 @@ describe('one DOT writer: the same view gives the same text on both sides', () =
 });
 
 describe('node titles', () => {
-  // the same table is in tests/render/test_dot.py (op_title): both renderers title a node alike
-  const titles: Record<string, string> = {
+  // a node saved before nodes carried titles: its kind -> its first label line; the same table is in
+  // tests/render/test_dot.py (UNTITLED_KINDS): both sides read such a node alike
+  const untitled: Record<string, string> = {
     'aten::linear': 'linear',
     'aten::linear.default': 'linear',
     'aten::add.Tensor': 'add.Tensor',
@@ -626,9 +629,31 @@ describe('node titles', () => {
     'higher_order::cond': 'cond',
     '.default': '.default'
   };
-  it('drops the namespace and the default overload', () => {
-    for (const [kind, title] of Object.entries(titles)) {
-      expect(opTitle(kind)).toBe(title);
+  /** A one-node graph of `kind`, its row with `title` (a string) or, when undefined, without the title column. */
+  const oneNode = (kind: string, title?: string): NodeInfo => {
+    const row = [0, [], [], 1, -1, 0, 0, -1, 0, 'op', ...(title === undefined ? [] : [2])];
+    const data = {
+      graph_schema: 2,
+      method: 'forward',
+      strings: [kind, '', title ?? ''],
+      frames: [],
+      stacks: [],
+      values: [],
+      nodes: [row],
+      inputs: [],
+      outputs: [],
+      scopes: [[1, 1]],
+      code: ''
+    } as unknown as Parameters<typeof decodeGraph>[0];
+    return decodeGraph(data).nodes[0];
+  };
+  it('read without a title, drop the default overload (the rule before titles)', () => {
+    for (const [kind, title] of Object.entries(untitled)) {
+      expect(opTitle(oneNode(kind))).toBe(title);
     }
+  });
+  it('are the titles the back end gave, without their namespace', () => {
+    expect(opTitle(oneNode('aten::linear.default', 'aten::linear'))).toBe('linear');
+    expect(opTitle(oneNode('aten::linear.default', 'aten::linear.default'))).toBe('linear.default');
   });
 });

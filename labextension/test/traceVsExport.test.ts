@@ -11,7 +11,7 @@ import { describe, expect, it } from 'vitest';
 import { decodeGraph, userFrame } from '../src/model/graph';
 import { TraceRunJSON } from '../src/model/protocol';
 import { decodeRun } from '../src/model/run';
-import { capturePictures, coverage, lineSteps, REASON_WORDS, reasonCounts } from '../src/model/traceVsExport';
+import { capturePictures, coverage, lineSteps, REASON_WORDS, reasonCounts } from '../src/backends/export/traceVsExport';
 
 const dir = process.env.TRACEJIT_FIXTURES ?? join(__dirname, 'fixtures');
 

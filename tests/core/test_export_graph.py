@@ -221,6 +221,9 @@ def test_graph_is_well_formed_round_trips_and_has_the_specified_roles_and_kinds(
         if isinstance(target, torch._ops.OpOverload):
             assert node.role == "op"
             assert node.kind == f"{target._schema.name}.{target._overloadname}"
+            # the default overload is called by its name alone (aten::linear); another keeps its overload
+            default = target._overloadname == "default"
+            assert node.title == (target._schema.name if default else node.kind)
         elif target.__name__ == "getitem":
             assert node.role == "index" and node.attributes["index"] == fx_node.args[1]
     for n in graph.nodes:

@@ -23,7 +23,7 @@ from typing import Any
 
 import pytest
 
-from jupyter_tracejit.core.graph import Frame, Graph, Node, SourceLoc, Value
+from jupyter_tracejit.core.graph import Frame, Graph, Node, SourceLoc, Value, legacy_title
 from jupyter_tracejit.core.torchscript.roles import role_of
 from jupyter_tracejit.render.dot import (
     MAX_ITEM_CHARS,
@@ -760,8 +760,9 @@ def test_an_unpaired_surrogate_is_written_as_the_replacement_character() -> None
     assert escape_text("a🙂b") == "a🙂b"
 
 
-#: the same table is in labextension/test/model.test.ts (opTitle): both renderers title a node alike
-OP_TITLES = {
+#: a node saved before nodes carried titles: its kind -> its first label line (core/graph.py ``legacy_title``, then
+#: the renderer); the same table is in labextension/test/model.test.ts: both sides read such a node alike
+UNTITLED_KINDS = {
     "aten::linear": "linear",
     "aten::linear.default": "linear",
     "aten::add.Tensor": "add.Tensor",
@@ -771,6 +772,14 @@ OP_TITLES = {
 }
 
 
-@pytest.mark.parametrize(("kind", "title"), OP_TITLES.items())
-def test_op_title_drops_namespace_and_default_overload(kind: str, title: str) -> None:
-    assert op_title(kind) == title
+@pytest.mark.parametrize(("kind", "title"), UNTITLED_KINDS.items())
+def test_a_node_saved_without_a_title_drops_the_default_overload(kind: str, title: str) -> None:
+    assert op_title(Node(id=0, kind=kind, inputs=(), outputs=(), title=legacy_title(kind))) == title
+
+
+def test_the_label_shows_the_title_the_back_end_gave() -> None:
+    # the renderer applies no rule of a back end's: only the namespace goes
+    assert op_title(Node(id=0, kind="aten::linear.default", inputs=(), outputs=(), title="aten::linear")) == "linear"
+    kept = Node(id=0, kind="aten::linear.default", inputs=(), outputs=(), title="aten::linear.default")
+    assert op_title(kept) == "linear.default"
+    assert op_title(Node(id=0, kind="prim::Constant", inputs=(), outputs=())) == "Constant"

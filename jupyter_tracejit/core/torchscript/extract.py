@@ -379,7 +379,10 @@ def _extract(
                     built.append(Block(inputs=b_ins, outputs=b_outs, nodes=b_nodes))
                 blocks = tuple(built)
             nondeterministic = may_be_random and n.isNondeterministic()
-            node = Node(nid, kind, ins, outs, path, source, attrs, blocks, parent, nondeterministic, role_of(kind))
+            # a TorchScript kind names no overload: the views call a node by its kind
+            node = Node(
+                nid, kind, ins, outs, path, source, attrs, blocks, parent, nondeterministic, role_of(kind), kind
+            )
             if has_blocks:
                 nodes[nid] = node
             else:

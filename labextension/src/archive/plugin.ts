@@ -8,15 +8,14 @@ import { IRenderMimeRegistry } from '@jupyterlab/rendermime';
 import type { Contents } from '@jupyterlab/services';
 import { refreshIcon, ToolbarButton } from '@jupyterlab/ui-components';
 
+import { savedFileTypes } from '../model/backends';
 import { fetchRun } from './fetch';
 import { ArchiveView } from './view';
 
 export const FACTORY = 'Trace explorer';
 const MODEL = 'jupyter-tracejit-archive';
-const FILE_TYPES = [
-  { name: 'torchscript-archive', displayName: 'TorchScript archive', extensions: ['.pt'] },
-  { name: 'torch-export-archive', displayName: 'torch.export archive', extensions: ['.pt2'] }
-];
+/** Each back end's saved files (its registry row's `files`): `.pt`, `.pt2`. */
+const FILE_TYPES = savedFileTypes();
 
 /**
  * The document model of an archive: it loads nothing (the browser never reads the file, the server does), so a

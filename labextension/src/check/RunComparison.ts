@@ -9,6 +9,7 @@ import { ExplorerContext } from '../state/context';
 import { append, button, h } from '../state/dom';
 import { decodeGraph, TraceGraph } from '../model/graph';
 import { historyLabel } from '../model/history';
+import type { HistoryEntry } from '../model/protocol';
 import { GraphDiff, plural } from '../model/run';
 import { Comparison } from './comparison';
 
@@ -85,6 +86,16 @@ export class RunComparison {
       );
       return section;
     }
+    append(section, this.pickers(history));
+    const cmp = this.ctx.host.get('comparison');
+    if (cmp && cmp.graph_a && cmp.graph_b) {
+      append(section, ...this.roots());
+    }
+    return section;
+  }
+
+  /** The two runs' pickers (the two last runs at first) and "compare". */
+  private pickers(history: readonly HistoryEntry[]): HTMLElement {
     const options = (selected: string): HTMLOptionElement[] =>
       history.map((e, i) =>
         h('option', { value: e.run_id, selected: e.run_id === selected }, historyLabel(history, i))
@@ -95,65 +106,54 @@ export class RunComparison {
     const b = h('select', { 'aria-label': 'run B' }, ...options(this.compareB));
     a.addEventListener('change', () => (this.compareA = a.value));
     b.addEventListener('change', () => (this.compareB = b.value));
-    append(
-      section,
-      h(
-        'div',
-        { class: 'jp-TraceExplorer-row' },
-        a,
-        b,
-        button('compare', () => {
-          // the two runs' first root is shown side by side when the kernel's answer comes
-          const shown = this.ctx.host.get('comparison');
-          // the same two runs as before: the answer changes nothing, show what is here
-          const same = shown !== null && shown.a === a.value && shown.b === b.value;
-          this.show(0, false);
-          this.ctx.host.send({ type: 'compare', a: a.value, b: b.value, method: this.ctx.method });
-          if (same) {
-            this.show(0, true);
-          }
-        })
-      )
+    return h(
+      'div',
+      { class: 'jp-TraceExplorer-row' },
+      a,
+      b,
+      button('compare', () => {
+        // the two runs' first root is shown side by side when the kernel's answer comes
+        const shown = this.ctx.host.get('comparison');
+        // the same two runs as before: the answer changes nothing, show what is here
+        const same = shown !== null && shown.a === a.value && shown.b === b.value;
+        this.show(0, false);
+        this.ctx.host.send({ type: 'compare', a: a.value, b: b.value, method: this.ctx.method });
+        if (same) {
+          this.show(0, true);
+        }
+      })
     );
-    const cmp = this.ctx.host.get('comparison');
-    if (cmp && cmp.graph_a && cmp.graph_b) {
-      const roots = this.comparisons();
-      append(
-        section,
-        h(
-          'p',
-          {},
-          roots.length
-            ? `${plural(roots.length, 'root divergence')}, ${roots[0].diff.downstream.length} downstream`
-            : 'The two graphs are structurally identical.'
-        )
-      );
-      if (roots.length) {
-        const shown = Math.min(this.root, roots.length - 1);
-        append(
-          section,
-          h(
-            'ol',
-            { class: 'jp-TraceExplorer-divergences' },
-            ...roots.map((r, i) =>
-              h(
-                'li',
-                { class: i === shown ? 'jp-mod-active' : '' },
-                button(
-                  r.divergence.reason,
-                  () => {
-                    // a root picked from the list is shown side by side at once
-                    this.show(i, true);
-                  },
-                  { class: 'jp-TraceExplorer-link' }
-                )
-              )
-            )
-          ),
-          this.detail(roots[shown])
-        );
-      }
+  }
+
+  /** What the kernel's comparison found: how many roots, each a link, and the one shown in detail. */
+  private roots(): HTMLElement[] {
+    const roots = this.comparisons();
+    const count = h(
+      'p',
+      {},
+      roots.length
+        ? `${plural(roots.length, 'root divergence')}, ${roots[0].diff.downstream.length} downstream`
+        : 'The two graphs are structurally identical.'
+    );
+    if (!roots.length) {
+      return [count];
     }
-    return section;
+    const shown = Math.min(this.root, roots.length - 1);
+    return [
+      count,
+      h(
+        'ol',
+        { class: 'jp-TraceExplorer-divergences' },
+        ...roots.map((r, i) =>
+          h(
+            'li',
+            { class: i === shown ? 'jp-mod-active' : '' },
+            // a root picked from the list is shown side by side at once
+            button(r.divergence.reason, () => this.show(i, true), { class: 'jp-TraceExplorer-link' })
+          )
+        )
+      ),
+      this.detail(roots[shown])
+    ];
   }
 }

@@ -17,31 +17,13 @@ import { ExplorerContext } from '../state/context';
 import { append, button, clear, h } from '../state/dom';
 import {
   EXPORT_OPTION_SPECS,
-  EXPORT_READ_ONLY_OPTIONS,
   ExplorerOptions,
   ExportExplorerOptions,
   HistoryEntry,
   OPTION_SPECS
 } from '../model/protocol';
 import { AnyOptions, historyLabel, isExportOptions, savedOptionsText } from '../model/history';
-
-type OptionSpec = (typeof OPTION_SPECS)[number];
-type ExportOptionSpec = (typeof EXPORT_OPTION_SPECS)[number];
-type OptionKey = OptionSpec['key'] | ExportOptionSpec['key'];
-
-/** How the draft_export choices read in the menu. */
-const DRAFT_LABELS: Record<ExportExplorerOptions['draft'], string> = {
-  on_failure: 'draft on failure',
-  always: 'draft always',
-  never: 'no draft'
-};
-
-/** How the module modes read in the menu. */
-const MODE_LABELS: Record<ExplorerOptions['module_mode'], string> = {
-  as_is: 'mode as is',
-  eval: 'eval()',
-  train: 'train()'
-};
+import { ControlHost, exportControl, OptionKey, readOnlyExportOptions, traceControl } from './optionControls';
 
 /** What the bar is waiting for, as the front end knows it before the kernel says so. */
 /** How long "cancelled" stays in the status line once the kernel is done with the trace. */
@@ -213,12 +195,17 @@ export class OptionsBar {
       );
       return;
     }
+    const bar: ControlHost = {
+      set: patch => this.set(patch),
+      pending: (key, index) => this.pending(key, index),
+      checkInputLabels: host.get('checkInputLabels')
+    };
     if (isExportOptions(options)) {
       // an export run: the export's options (core/export/options.py EXPORT_SPECS), and those a re-export keeps
       append(
         this.controls,
-        ...EXPORT_OPTION_SPECS.map(spec => this.exportControl(spec, options)),
-        ...this.readOnlyExportOptions(),
+        ...EXPORT_OPTION_SPECS.map(spec => exportControl(spec, options, bar)),
+        ...readOnlyExportOptions(this.ctx.run?.raw),
         button('re-export', () => this.retrace(), {
           class: 'jp-TraceExplorer-button jp-mod-accept',
           'data-action': 'retrace',
@@ -227,7 +214,7 @@ export class OptionsBar {
       );
     } else {
       // one control per option, in the order and with the labels of the one definition (core/options.py)
-      const controls = OPTION_SPECS.map(spec => this.control(spec, options));
+      const controls = OPTION_SPECS.map(spec => traceControl(spec, options, bar));
       append(
         this.controls,
         ...controls.flat(),
@@ -244,145 +231,6 @@ export class OptionsBar {
         : `[data-option="${CSS.escape(focusKey)}"]`;
       (this.controls.querySelector(selector) as HTMLElement | null)?.focus();
     }
-  }
-
-  /** A control's wrapper, marked pending while its value is not the one the run on screen was traced with. */
-  private wrap(label: HTMLElement, pending: boolean, description: string): HTMLElement {
-    label.classList.toggle('jp-mod-pending', pending);
-    label.title = pending ? `${description} (changed: not yet traced with this value)` : description;
-    return label;
-  }
-
-  /** One control of an export run's bar: a menu for draft and the module mode, a checkbox otherwise. */
-  private exportControl(spec: ExportOptionSpec, options: ExportExplorerOptions): HTMLElement {
-    const key = spec.key;
-    if (key === 'draft' || key === 'module_mode') {
-      const labels: Record<string, string> = key === 'draft' ? DRAFT_LABELS : MODE_LABELS;
-      const menu = h('select', { 'data-option': key, 'aria-label': spec.description });
-      for (const value of spec.choices) {
-        menu.appendChild(h('option', { value, selected: options[key] === value }, labels[value]));
-      }
-      menu.addEventListener('change', () => this.set({ [key]: menu.value }));
-      return this.wrap(h('label', { class: 'jp-TraceExplorer-toggle' }, menu), this.pending(key), spec.description);
-    }
-    const box = h('input', { type: 'checkbox', checked: options[key], 'data-option': key });
-    box.addEventListener('change', () => this.set({ [key]: box.checked }));
-    return this.wrap(
-      h('label', { class: 'jp-TraceExplorer-toggle' }, box, spec.label),
-      this.pending(key),
-      spec.description
-    );
-  }
-
-  /** dynamic_shapes and check_inputs of an export run: shown, not changed (a re-export keeps the request's). */
-  private readOnlyExportOptions(): HTMLElement[] {
-    const saved = (this.ctx.run?.raw.options ?? {}) as Record<string, unknown>;
-    return EXPORT_READ_ONLY_OPTIONS.filter(spec => saved[spec.key] !== null && saved[spec.key] !== undefined).map(
-      spec => {
-        const value = saved[spec.key];
-        const text = typeof value === 'string' ? value : JSON.stringify(value);
-        return h(
-          'span',
-          {
-            class: 'jp-TraceExplorer-toggle jp-TraceExplorer-muted jp-TraceExplorer-readOnlyOption',
-            'data-read-only-option': spec.key,
-            title: `${spec.description} (read-only here)`
-          },
-          `${spec.label}=${text}`
-        );
-      }
-    );
-  }
-
-  private control(spec: OptionSpec, options: ExplorerOptions): HTMLElement[] {
-    const key = spec.key;
-    if (key === 'check_inputs_enabled') {
-      return this.ctx.host.get('checkInputLabels').map((label, i) => {
-        const box = h('input', {
-          type: 'checkbox',
-          checked: options.check_inputs_enabled[i] ?? true,
-          'data-check-input': i
-        });
-        box.addEventListener('change', () => {
-          const next = [...options.check_inputs_enabled];
-          next[i] = box.checked;
-          this.set({ check_inputs_enabled: next });
-        });
-        return this.wrap(
-          h('label', { class: 'jp-TraceExplorer-toggle jp-TraceExplorer-chip' }, box, label.split(':')[0]),
-          this.pending(key, i),
-          `${spec.description}: ${label}`
-        );
-      });
-    }
-    if (key === 'check_tolerance') {
-      const tol = h('input', {
-        type: 'number',
-        min: 0,
-        step: 'any',
-        value: String(options.check_tolerance),
-        class: 'jp-TraceExplorer-tolerance',
-        'data-option': key,
-        'aria-label': spec.description
-      });
-      tol.addEventListener('change', () => {
-        const value = Number(tol.value);
-        if (tol.value.trim() !== '' && Number.isFinite(value) && value >= 0) {
-          tol.setCustomValidity('');
-          this.set({ check_tolerance: value });
-        } else {
-          tol.setCustomValidity(`${spec.label} must be a number >= 0`);
-          tol.reportValidity();
-        }
-      });
-      return [
-        this.wrap(
-          h('label', { class: 'jp-TraceExplorer-toggle' }, `${spec.label} `, tol),
-          this.pending(key),
-          spec.description
-        )
-      ];
-    }
-    if (key === 'module_mode') {
-      const mode = h('select', { 'data-option': key, 'aria-label': spec.description });
-      for (const value of spec.choices) {
-        mode.appendChild(h('option', { value, selected: options.module_mode === value }, MODE_LABELS[value]));
-      }
-      mode.addEventListener('change', () => this.set({ module_mode: mode.value as ExplorerOptions['module_mode'] }));
-      return [this.wrap(h('label', { class: 'jp-TraceExplorer-toggle' }, mode), this.pending(key), spec.description)];
-    }
-    if (key === 'target_device') {
-      // free text (any device torch names: "cuda", "cuda:1", "mps"), the common ones offered; empty: where it is
-      // traced. The kernel validates it with the option's one definition and says why in the status when it is not
-      const device = h('input', {
-        type: 'text',
-        value: options.target_device ?? '',
-        placeholder: 'as traced',
-        size: 7,
-        list: 'jp-TraceExplorer-devices',
-        class: 'jp-TraceExplorer-device',
-        'data-option': key,
-        'aria-label': spec.description
-      });
-      device.addEventListener('change', () => this.set({ target_device: device.value.trim() || null }));
-      const devices = h(
-        'datalist',
-        { id: 'jp-TraceExplorer-devices' },
-        ...['cpu', 'cuda', 'cuda:0', 'mps'].map(d => h('option', { value: d }))
-      );
-      return [
-        this.wrap(
-          h('label', { class: 'jp-TraceExplorer-toggle' }, `${spec.label} `, device, devices),
-          this.pending(key),
-          spec.description
-        )
-      ];
-    }
-    const box = h('input', { type: 'checkbox', checked: options[key], 'data-option': key });
-    box.addEventListener('change', () => this.set({ [key]: box.checked }));
-    return [
-      this.wrap(h('label', { class: 'jp-TraceExplorer-toggle' }, box, spec.label), this.pending(key), spec.description)
-    ];
   }
 
   private renderHistory(): void {

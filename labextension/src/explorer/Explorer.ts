@@ -6,24 +6,28 @@
  * and the offline report; only the host differs.
  */
 
-import { CheckPanel } from '../check/CheckPanel';
-import { GuardsPanel } from '../guards/GuardsPanel';
-import { addsTab, backendLabel, backendTitle } from '../model/backends';
-import { DRAFT_GRAPH_NOTE, exportRecords, guardsModel, showsDraftGraph } from '../model/exportReport';
 import { OptionsBar } from '../controls/OptionsBar';
 import { GraphView, MARK_STATE } from '../graph/GraphView';
-import { Inspector } from '../inspector/Inspector';
-import { WarningsPanel } from '../warnings/WarningsPanel';
-import { headerFacts, plural } from '../model/run';
+import { CHECK_PANEL } from '../check/CheckPanel';
+import { INSPECTOR_PANEL } from '../inspector/Inspector';
+import { BACKEND_VIEWS } from '../backends';
+import { backendLabel, backendTitle } from '../model/backends';
+import { headerFacts, TraceRunModel } from '../model/run';
 import { ExplorerContext } from '../state/context';
 import { append, clear, h, withCode } from '../state/dom';
 import { ExplorerHost } from '../state/host';
+import type { PanelSpec, PanelView } from '../state/panels';
 import { FullScreen } from './fullscreen';
+import { PANELS } from './panels';
 import { Splitter } from './splitter';
-import { TraceVsExportPanel } from '../traceVsExport/TraceVsExportPanel';
-import { DiffPanel } from '../diff/DiffPanel';
 
-type TabName = 'inspector' | 'warnings' | 'check' | 'guards' | 'traceVsExport' | 'diff';
+/** A tab of the side panel: its declaration, its view, its button and the panel that holds the view. */
+interface Tab {
+  spec: PanelSpec;
+  view: PanelView;
+  button: HTMLButtonElement;
+  panel: HTMLElement;
+}
 
 /** Below this width (px) the side panel goes under the graph (a 1024 px window with the file browser open). */
 export const STACK_BELOW_PX = 760;
@@ -32,76 +36,31 @@ export class Explorer {
   readonly element: HTMLElement;
   readonly ctx: ExplorerContext;
   readonly graph: GraphView;
-  readonly inspector: Inspector;
-  readonly warnings: WarningsPanel;
-  readonly check: CheckPanel;
-  /** The Guards tab's panel; its tab is shown for export runs only. */
-  readonly guards: GuardsPanel;
-  /** The "Trace vs export" tab's panel; its tab is shown for export runs made with compare_trace=True only. */
-  readonly traceVsExport: TraceVsExportPanel;
-  /** The "Diff" tab's panel; its tab is shown for a run displayed as the new side of tj.diff(old, new) only. */
-  readonly diff: DiffPanel;
   readonly options: OptionsBar;
   readonly splitter: Splitter;
   readonly fullScreen: FullScreen;
   private readonly header: HTMLElement;
   private readonly fullScreenButton: HTMLButtonElement;
-  private readonly tabs = new Map<TabName, { tab: HTMLButtonElement; panel: HTMLElement }>();
-  private active: TabName = 'inspector';
+  /** the side panel's tabs (explorer/panels.ts), by id, in order */
+  private readonly tabs = new Map<string, Tab>();
+  private active = INSPECTOR_PANEL.id;
   private readonly unsubscribe: () => void;
   private readonly resizeObserver: ResizeObserver;
 
   constructor(host: ExplorerHost) {
     performance.mark(MARK_STATE);
-    this.ctx = new ExplorerContext(host);
+    this.ctx = new ExplorerContext(host, BACKEND_VIEWS);
     this.header = h('div', { class: 'jp-TraceExplorer-header' });
     this.options = new OptionsBar(this.ctx);
     this.graph = new GraphView(this.ctx);
-    this.graph.onNodeClicked = () => this.showTab('inspector');
+    this.graph.onNodeClicked = () => this.showTab(INSPECTOR_PANEL.id);
     this.ctx.searchGraph = query => this.graph.search(query);
     this.ctx.repaintGraph = () => this.graph.applyHighlights();
-    this.inspector = new Inspector(this.ctx);
-    this.warnings = new WarningsPanel(this.ctx);
-    this.check = new CheckPanel(this.ctx);
-    this.guards = new GuardsPanel(this.ctx);
-    this.traceVsExport = new TraceVsExportPanel(this.ctx);
-    this.diff = new DiffPanel(this.ctx);
-    const tabList = h('div', { class: 'jp-TraceExplorer-tabs', role: 'tablist' });
-    const panels = h('div', { class: 'jp-TraceExplorer-panels' });
-    const add = (name: TabName, title: string, panel: HTMLElement): void => {
-      const tab = h(
-        'button',
-        { type: 'button', role: 'tab', class: 'jp-TraceExplorer-tab', 'data-tab': name },
-        title
-      ) as HTMLButtonElement;
-      tab.addEventListener('click', () => this.showTab(name));
-      tab.addEventListener('keydown', e => {
-        const names = [...this.tabs.keys()].filter(n => !this.tabs.get(n)!.tab.hidden);
-        const i = names.indexOf(name);
-        if (e.key === 'ArrowRight' || e.key === 'ArrowLeft') {
-          e.preventDefault();
-          const next = names[(i + (e.key === 'ArrowRight' ? 1 : names.length - 1)) % names.length];
-          this.showTab(next);
-          this.tabs.get(next)!.tab.focus();
-        }
-      });
-      const wrapper = h('div', { role: 'tabpanel', class: 'jp-TraceExplorer-panel', 'data-panel': name }, panel);
-      tabList.appendChild(tab);
-      panels.appendChild(wrapper);
-      this.tabs.set(name, { tab, panel: wrapper });
-    };
-    add('inspector', 'Inspector', this.inspector.element);
-    add('warnings', 'Warnings', this.warnings.element);
-    add('check', 'Check', this.check.element);
-    add('guards', 'Guards', this.guards.element);
-    add('traceVsExport', 'Trace vs export', this.traceVsExport.element);
-    add('diff', 'Diff', this.diff.element);
-    const side = h('div', { class: 'jp-TraceExplorer-sidebar' }, tabList, panels);
+    const side = this.buildTabs();
     const main = h('div', { class: 'jp-TraceExplorer-main' });
     this.splitter = new Splitter(main);
     append(main, this.graph.element, this.splitter.element, side);
     this.element = h('div', { class: 'jp-TraceExplorer-root' }, this.header, this.options.element, main);
-
     this.fullScreenButton = h(
       'button',
       {
@@ -112,14 +71,7 @@ export class Explorer {
       },
       'full screen'
     ) as HTMLButtonElement;
-    this.fullScreen = new FullScreen(this.element, active => {
-      this.fullScreenButton.setAttribute('aria-pressed', String(active));
-      this.fullScreenButton.textContent = active ? 'exit full screen' : 'full screen';
-      this.fullScreenButton.title = active
-        ? 'back to the notebook (Esc)'
-        : 'fill the window with the explorer (Esc leaves)';
-      this.fullScreenButton.focus();
-    });
+    this.fullScreen = new FullScreen(this.element, active => this.fullScreenChanged(active));
     this.fullScreenButton.addEventListener('click', () => this.fullScreen.toggle());
 
     // stack the side panel under the graph when the output is narrow; side by side again when it widens
@@ -131,32 +83,10 @@ export class Explorer {
         performance.mark(MARK_STATE);
         this.renderHeader();
       }
-      if (
-        keys.has('selectedNode') &&
-        this.ctx.host.get('selectedNode') >= 0 &&
-        ['warnings', 'guards', 'traceVsExport', 'diff'].includes(this.active)
-      ) {
-        return; // keep the list in view while walking its warnings (or an export's guards, or its lines)
-      }
-      if (keys.has('selectedNode') && this.ctx.host.get('selectedNode') >= 0 && this.active !== 'check') {
-        this.showTab('inspector');
-      }
-      if (keys.has('currentDivergence') && this.ctx.host.get('currentDivergence') >= 0) {
-        this.showTab('check');
-      }
+      this.follow(keys);
     });
     this.renderHeader();
-    const run = this.ctx.run;
-    // a displayed diff opens on what changed; a run, on what went wrong first
-    this.showTab(
-      this.diff.available
-        ? 'diff'
-        : run && run.cases.some(c => !c.ok)
-          ? 'check'
-          : run && run.verdict.level === 'warning'
-            ? 'warnings'
-            : 'inspector'
-    );
+    this.showTab(this.openingTab(this.ctx.run));
   }
 
   dispose(): void {
@@ -165,22 +95,19 @@ export class Explorer {
     this.unsubscribe();
     (this.ctx.host as { dispose?: () => void }).dispose?.();
     this.graph.dispose();
-    this.inspector.dispose();
-    this.warnings.dispose();
-    this.check.dispose();
-    this.guards.dispose();
-    this.traceVsExport.dispose();
-    this.diff.dispose();
+    for (const { view } of this.tabs.values()) {
+      view.dispose();
+    }
     this.options.dispose();
   }
 
-  showTab(name: TabName): void {
-    this.active = name;
-    for (const [n, { tab, panel }] of this.tabs) {
-      const on = n === name;
-      tab.setAttribute('aria-selected', String(on));
-      tab.tabIndex = on ? 0 : -1;
-      tab.classList.toggle('jp-mod-active', on);
+  showTab(id: string): void {
+    this.active = id;
+    for (const [n, { button, panel }] of this.tabs) {
+      const on = n === id;
+      button.setAttribute('aria-selected', String(on));
+      button.tabIndex = on ? 0 : -1;
+      button.classList.toggle('jp-mod-active', on);
       panel.hidden = !on;
     }
   }
@@ -188,6 +115,72 @@ export class Explorer {
   /** Whether the side panel is under the graph (a narrow output). */
   get stacked(): boolean {
     return this.element.classList.contains('jp-mod-stacked');
+  }
+
+  /** The tabs and their panels, one per panel that PANELS declares; arrow keys move between the shown tabs. */
+  private buildTabs(): HTMLElement {
+    const tabList = h('div', { class: 'jp-TraceExplorer-tabs', role: 'tablist' });
+    const panels = h('div', { class: 'jp-TraceExplorer-panels' });
+    for (const spec of PANELS) {
+      const id = spec.id;
+      const view = spec.create(this.ctx);
+      const button = h(
+        'button',
+        { type: 'button', role: 'tab', class: 'jp-TraceExplorer-tab', 'data-tab': id },
+        spec.title
+      ) as HTMLButtonElement;
+      button.addEventListener('click', () => this.showTab(id));
+      button.addEventListener('keydown', e => {
+        if (e.key === 'ArrowRight' || e.key === 'ArrowLeft') {
+          e.preventDefault();
+          const shown = [...this.tabs.keys()].filter(n => !this.tabs.get(n)!.button.hidden);
+          const i = shown.indexOf(id);
+          const next = shown[(i + (e.key === 'ArrowRight' ? 1 : shown.length - 1)) % shown.length];
+          this.showTab(next);
+          this.tabs.get(next)!.button.focus();
+        }
+      });
+      const panel = h('div', { role: 'tabpanel', class: 'jp-TraceExplorer-panel', 'data-panel': id }, view.element);
+      tabList.appendChild(button);
+      panels.appendChild(panel);
+      this.tabs.set(id, { spec, view, button, panel });
+    }
+    return h('div', { class: 'jp-TraceExplorer-sidebar' }, tabList, panels);
+  }
+
+  /** A displayed diff opens on what changed; a run, on what went wrong first (the panels' `opening`). */
+  private openingTab(run: TraceRunModel | null): string {
+    let best: { id: string; rank: number } | null = null;
+    for (const { spec, view } of this.tabs.values()) {
+      const rank = spec.opening?.(run, view) ?? null;
+      if (rank !== null && (!best || rank < best.rank)) {
+        best = { id: spec.id, rank };
+      }
+    }
+    return best?.id ?? INSPECTOR_PANEL.id;
+  }
+
+  /** A picked node shows in the Inspector, unless the tab up keeps its list in view; a divergence, in the Check. */
+  private follow(keys: Set<string>): void {
+    const host = this.ctx.host;
+    if (keys.has('selectedNode') && host.get('selectedNode') >= 0) {
+      if (this.tabs.get(this.active)?.spec.keepsSelection) {
+        return; // keep the list in view while walking its items (warnings, guards, lines, changes)
+      }
+      this.showTab(INSPECTOR_PANEL.id);
+    }
+    if (keys.has('currentDivergence') && host.get('currentDivergence') >= 0) {
+      this.showTab(CHECK_PANEL.id);
+    }
+  }
+
+  private fullScreenChanged(active: boolean): void {
+    this.fullScreenButton.setAttribute('aria-pressed', String(active));
+    this.fullScreenButton.textContent = active ? 'exit full screen' : 'full screen';
+    this.fullScreenButton.title = active
+      ? 'back to the notebook (Esc)'
+      : 'fill the window with the explorer (Esc leaves)';
+    this.fullScreenButton.focus();
   }
 
   private updateStacking(): void {
@@ -202,39 +195,33 @@ export class Explorer {
     }
   }
 
+  /** Each tab shown when it applies to the run, titled with what it counts; a hidden tab is not left up. */
+  private renderTabs(run: TraceRunModel | null): void {
+    for (const { spec, view, button } of this.tabs.values()) {
+      button.hidden = !(spec.applies?.(run, view) ?? true);
+      button.textContent = run && spec.label ? spec.label(run) : spec.title;
+      if (button.hidden && this.active === spec.id) {
+        this.showTab(INSPECTOR_PANEL.id);
+      }
+    }
+  }
+
   private renderHeader(): void {
     clear(this.header);
     const run = this.ctx.run;
     // no graph to show (tracing failed): no empty graph pane; the error is in the header, the tabs keep what they
     // have (the warnings raised before it failed); a re-trace that works brings the graph back
     this.element.classList.toggle('jp-mod-noGraph', run !== null && run.graphs.size === 0);
-    // a failed export's draft graph: the graph area says so too (it is not a program that export accepted)
-    this.graph.element.classList.toggle('jp-mod-draft', showsDraftGraph(run?.raw));
+    // a graph that is not a program the back end made (export's draft): the graph area says so too
+    const draftNote = this.ctx.draftNote;
+    this.graph.element.classList.toggle('jp-mod-draft', draftNote !== null);
+    this.renderTabs(run);
     const tools = h('span', { class: 'jp-TraceExplorer-headerTools' }, this.fullScreenButton);
-    const guardsTab = this.tabs.get('guards')?.tab;
-    if (guardsTab) {
-      guardsTab.hidden = !addsTab(run?.raw, 'guards'); // a back end that records guards (export) adds it
-    }
-    const compareTab = this.tabs.get('traceVsExport')?.tab;
-    if (compareTab) {
-      compareTab.hidden = !this.traceVsExport.available; // export runs made with compare_trace=True only
-      if (compareTab.hidden && this.active === 'traceVsExport') {
-        this.showTab('inspector');
-      }
-    }
-    const diffTab = this.tabs.get('diff')?.tab;
-    if (diffTab) {
-      diffTab.hidden = !this.diff.available; // a displayed tj.diff only
-      if (diffTab.hidden && this.active === 'diff') {
-        this.showTab('inspector');
-      }
-    }
     if (!run) {
       append(this.header, h('span', { class: 'jp-TraceExplorer-summary' }, this.ctx.error ?? 'no trace yet'), tools);
       return;
     }
     const verdict = run.verdict;
-    const error = run.error;
     const why = verdict.reasons.join('\n');
     append(
       this.header,
@@ -267,37 +254,26 @@ export class Explorer {
         ...headerFacts(run).map(f => h('span', { class: 'jp-TraceExplorer-fact' }, f))
       ),
       tools,
-      error
-        ? h(
-            'div',
-            { class: 'jp-TraceExplorer-error' },
-            h('strong', {}, `${error.type}: `),
-            error.message.split('\n')[0],
-            error.file
-              ? h('span', { class: 'jp-TraceExplorer-muted' }, ` (${run.locationLabel(error.file, error.line)})`)
-              : null,
-            error.hint ? h('p', { class: 'jp-TraceExplorer-hint' }, 'Hint: ', ...withCode(error.hint)) : null,
-            showsDraftGraph(run.raw) ? h('p', { class: 'jp-TraceExplorer-draftNote' }, DRAFT_GRAPH_NOTE) : null
-          )
-        : null
+      this.errorLine(run, draftNote)
     );
-    const warnTab = this.tabs.get('warnings')?.tab;
-    if (warnTab) {
-      const n = run.problems;
-      warnTab.textContent = n ? `Warnings (${n})` : 'Warnings';
+  }
+
+  /** The run's error under the header: its type and first line, where, the hint, and a draft graph's note. */
+  private errorLine(run: TraceRunModel, draftNote: string | null): HTMLElement | null {
+    const error = run.error;
+    if (!error) {
+      return null;
     }
-    if (guardsTab) {
-      const model = guardsModel(exportRecords(run.raw));
-      guardsTab.textContent = model && model.count ? `Guards (${model.count})` : 'Guards';
-      if (guardsTab.hidden && this.active === 'guards') {
-        this.showTab('inspector');
-      }
-    }
-    const checkTab = this.tabs.get('check')?.tab;
-    if (checkTab) {
-      const n = verdict.roots;
-      const failed = run.raw.check && !run.raw.check.ok;
-      checkTab.textContent = failed ? (n > 0 ? `Check (${plural(n, 'root')})` : 'Check (failed)') : 'Check';
-    }
+    return h(
+      'div',
+      { class: 'jp-TraceExplorer-error' },
+      h('strong', {}, `${error.type}: `),
+      error.message.split('\n')[0],
+      error.file
+        ? h('span', { class: 'jp-TraceExplorer-muted' }, ` (${run.locationLabel(error.file, error.line)})`)
+        : null,
+      error.hint ? h('p', { class: 'jp-TraceExplorer-hint' }, 'Hint: ', ...withCode(error.hint)) : null,
+      draftNote ? h('p', { class: 'jp-TraceExplorer-draftNote' }, draftNote) : null
+    );
   }
 }

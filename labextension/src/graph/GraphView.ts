@@ -18,14 +18,16 @@
 import { ExplorerContext } from '../state/context';
 import { button, clear, h } from '../state/dom';
 import { HostKey } from '../state/host';
-import { domId, visibleDot, VisibleGraph } from '../model/dot';
-import { translation } from '../model/geometry';
+import { visibleDot, VisibleGraph } from '../model/dot';
+import { domId } from '../model/dotText';
+import { TraceGraph } from '../model/graph';
 import { GroupTree } from '../model/groups';
 import { inputsAnchor, openingFocus, Point } from '../model/opening';
-import { SearchCursor, searchNodes } from '../model/search';
 import { layoutDot } from './layout';
 import { exportDot, exportJson } from './export';
-import { svgElement, textAnchor } from './svg';
+import { GraphSearch } from './graphSearch';
+import { elementFor, markHighlights } from './highlights';
+import { onLabelRow, svgElement, textAnchor } from './svg';
 import { GraphTools } from './tools';
 import { Viewport } from './viewport';
 
@@ -34,27 +36,6 @@ import { Viewport } from './viewport';
  * few thousand boxes in a second or two; 70,000 would take minutes and exhaust Graphviz's stack.
  */
 const MAX_LAYOUT_ITEMS = 2000;
-
-const HIGHLIGHT_CLASSES = [
-  'selected',
-  'root',
-  'downstream',
-  'current',
-  'warning',
-  'hazard',
-  'guard',
-  'has-guard',
-  'search-hit',
-  'search-current',
-  'has-selected',
-  'has-root',
-  'has-downstream',
-  'has-current',
-  'has-warning',
-  'has-hazard',
-  'has-search-hit',
-  'has-search-current'
-];
 
 /** Performance marks the browser benchmark reads. */
 export const MARK_STATE = 'tracejit:state';
@@ -71,15 +52,13 @@ export class GraphView {
   readonly viewport = new Viewport();
   private readonly tools: GraphTools;
   private readonly status: HTMLElement;
-  private readonly searchInput: HTMLInputElement;
-  private readonly searchLabel: HTMLElement;
+  private readonly finder: GraphSearch;
   private readonly methodSelect: HTMLSelectElement;
   private readonly foldBox: HTMLInputElement;
   private visible: VisibleGraph | null = null;
   private expanded = new Map<string, Set<string>>();
   private fold = true;
   private seq = 0;
-  private cursor: SearchCursor | null = null;
   /** svg element id -> group id, for clicks on boxes and clusters */
   private groupOfSvgId = new Map<string, string>();
   private marked: Element[] = [];
@@ -104,28 +83,16 @@ export class GraphView {
       this.fold = this.foldBox.checked;
       this.refresh();
     });
-    this.searchInput = h('input', {
-      type: 'search',
-      class: 'jp-TraceExplorer-search',
-      placeholder: 'search: kind, %name, scope:…, file.py:12',
-      'aria-label': 'search nodes'
-    });
-    this.searchLabel = h('span', { class: 'jp-TraceExplorer-searchLabel', 'aria-live': 'polite' });
-    this.searchInput.addEventListener('input', () => this.runSearch());
-    this.searchInput.addEventListener('keydown', e => {
-      if (e.key === 'Enter') {
-        e.preventDefault();
-        this.stepSearch(e.shiftKey ? -1 : 1);
-      }
-    });
+    this.finder = new GraphSearch(
+      ctx,
+      () => !this.fold,
+      () => this.applyHighlights()
+    );
     const toolbar = h(
       'div',
       { class: 'jp-TraceExplorer-toolbar', role: 'toolbar' },
       this.methodSelect,
-      this.searchInput,
-      button('‹', () => this.stepSearch(-1), { title: 'previous match (Shift+Enter)', 'aria-label': 'previous match' }),
-      button('›', () => this.stepSearch(1), { title: 'next match (Enter)', 'aria-label': 'next match' }),
-      this.searchLabel,
+      ...this.finder.toolbarItems,
       h('label', { class: 'jp-TraceExplorer-toggle' }, this.foldBox, 'fold constants'),
       button('−', () => this.viewport.zoom(1.25), { title: 'zoom out (-)', 'aria-label': 'zoom out' }),
       button('+', () => this.viewport.zoom(0.8), { title: 'zoom in (+)', 'aria-label': 'zoom in' }),
@@ -184,7 +151,7 @@ export class GraphView {
 
   private onHostChange(keys: Set<HostKey>): void {
     if (keys.has('run') || keys.has('selectedMethod')) {
-      this.cursor = null;
+      this.finder.cursor = null;
       this.refresh();
       return;
     }
@@ -308,38 +275,9 @@ export class GraphView {
       })
       .then(
         svg => {
-          if (svg === null || seq !== this.seq) {
-            return;
-          }
-          const opening = focus;
-          this.viewport.show(svg, keepView, () => {
-            const at = opening !== null ? this.anchorOf(svg, opening) : null;
-            this.viewport.openAt(at ?? this.inputsAnchor(svg), at !== null);
-          });
-          this.marked = [];
-          this.renderedKey = key;
-          const total = graph.nodes.filter(n => n.role === 'op').length;
-          const count = (n: number, what: string): string => `${n.toLocaleString()} ${what}${n === 1 ? '' : 's'}`;
-          this.status.textContent =
-            `${count(visible.items.length, 'item')} shown (${count(visible.boxes.length, 'collapsed group')}) · ` +
-            `${count(total, 'op')} · ${count(graph.size, 'node')}` +
-            (notice ? ` · ${notice}` : '');
-          this.applyHighlights();
-          if (focus !== null && keepView) {
-            this.centerOn(focus); // an expansion or a reveal: pan there (a first picture opened on it)
-          }
-          if (focusElementId !== null) {
-            // measuring a cluster's box forces a layout: do it in the next frame, after the picture is up
-            requestAnimationFrame(() => {
-              const el = svg.querySelector<SVGGraphicsElement>(`[id="${CSS.escape(focusElementId)}"]`);
-              if (seq === this.seq && el) {
-                this.viewport.zoomTo(el);
-              }
-            });
-          }
-          performance.mark(MARK_INTERACTIVE);
-          for (const listener of this.renderedListeners) {
-            listener(svg);
+          if (svg !== null && seq === this.seq) {
+            this.status.textContent = pictureStatus(visible, graph, notice);
+            this.showPicture(svg, { seq, key, keepView, focus, focusElementId });
           }
         },
         (err: Error) => {
@@ -348,6 +286,40 @@ export class GraphView {
           }
         }
       );
+  }
+
+  /**
+   * Put a laid-out picture on screen: placed on `focus` (a first picture) or where the view was (`keepView`), its
+   * highlights applied, then the view moved to `focus` or `focusElementId` (an expansion, a reveal).
+   */
+  private showPicture(
+    svg: SVGSVGElement,
+    shown: { seq: number; key: string; keepView: boolean; focus: number | null; focusElementId: string | null }
+  ): void {
+    const { seq, keepView, focus, focusElementId } = shown;
+    this.viewport.show(svg, keepView, () => {
+      const at = focus !== null ? this.anchorOf(svg, focus) : null;
+      this.viewport.openAt(at ?? this.inputsAnchor(svg), at !== null);
+    });
+    this.marked = [];
+    this.renderedKey = shown.key;
+    this.applyHighlights();
+    if (focus !== null && keepView) {
+      this.centerOn(focus); // an expansion or a reveal: pan there (a first picture opened on it)
+    }
+    if (focusElementId !== null) {
+      // measuring a cluster's box forces a layout: do it in the next frame, after the picture is up
+      requestAnimationFrame(() => {
+        const el = svg.querySelector<SVGGraphicsElement>(`[id="${CSS.escape(focusElementId)}"]`);
+        if (seq === this.seq && el) {
+          this.viewport.zoomTo(el);
+        }
+      });
+    }
+    performance.mark(MARK_INTERACTIVE);
+    for (const listener of this.renderedListeners) {
+      listener(svg);
+    }
   }
 
   private updateMethods(): void {
@@ -362,54 +334,32 @@ export class GraphView {
     this.methodSelect.style.display = methods.length > 1 ? '' : 'none';
   }
 
-  private svgIdOf(dotName: string): string {
-    if (dotName.startsWith('g')) {
-      const tree = this.tree();
-      const box = this.visible?.boxes.find(b => `g${tree?.index(b)}` === dotName);
-      return box !== undefined ? `scope-${domId(box)}` : dotName;
-    }
-    return dotName;
-  }
-
   private elementFor(nodeId: number): SVGGraphicsElement | null {
     const svg = this.viewport.svg;
-    if (!svg || !this.visible) {
-      return null;
-    }
-    const name = this.visible.representative.get(nodeId);
-    if (!name) {
-      return null;
-    }
-    return svg.querySelector(`[id="${CSS.escape(this.svgIdOf(name))}"]`);
+    const tree = this.tree();
+    return svg && this.visible && tree ? elementFor(svg, this.visible, tree, nodeId) : null;
   }
 
   /** Put the context's highlight classes (and search hits) on the drawn elements. */
   applyHighlights(): void {
-    if (!this.viewport.svg) {
+    const svg = this.viewport.svg;
+    const tree = this.tree();
+    if (!svg) {
       return;
     }
-    for (const el of this.marked) {
-      el.classList.remove(...HIGHLIGHT_CLASSES);
-    }
-    this.marked = [];
     const classes = this.ctx.highlights();
-    if (this.cursor) {
-      this.cursor.hits.forEach(id => {
+    const cursor = this.finder.cursor;
+    if (cursor) {
+      cursor.hits.forEach(id => {
         let set = classes.get(id);
         if (!set) {
           classes.set(id, (set = new Set()));
         }
-        set.add(id === this.cursor!.current ? 'search-current' : 'search-hit');
+        set.add(id === cursor.current ? 'search-current' : 'search-hit');
       });
     }
-    for (const [id, set] of classes) {
-      const el = this.elementFor(id);
-      if (!el) {
-        continue;
-      }
-      const direct = this.visible?.representative.get(id) === `n${id}`;
-      el.classList.add(...[...set].map(c => (direct ? c : `has-${c}`)));
-      this.marked.push(el);
+    if (this.visible && tree) {
+      this.marked = markHighlights(svg, this.visible, tree, classes, this.marked);
     }
   }
 
@@ -424,7 +374,7 @@ export class GraphView {
     const id = target.getAttribute('id') ?? '';
     const group = this.groupOfSvgId.get(id);
     if (group !== undefined) {
-      if (target.classList.contains('node') || this.onLabelRow(target, e)) {
+      if (target.classList.contains('node') || onLabelRow(this.viewport.svg, target, e)) {
         this.toggleGroup(group);
       }
       return;
@@ -434,26 +384,6 @@ export class GraphView {
       this.ctx.host.set({ selectedNode: Number(m[1]) });
       this.onNodeClicked?.(Number(m[1]));
     }
-  }
-
-  /**
-   * Whether a click on an open group's frame was on its label row, the band Graphviz keeps clear for the label at
-   * the frame's top: a click there folds the group. The empty inside of a group takes no click: clicking there (to
-   * give the graph the wheel, or just to click somewhere) used to fold a whole module and re-lay out the picture.
-   */
-  private onLabelRow(cluster: Element, e: MouseEvent): boolean {
-    const svg = this.viewport.svg;
-    const toUser = svg?.getScreenCTM()?.inverse();
-    // the label's lines (Graphviz wraps them in an <a> when the group has a tooltip)
-    const lines = Array.from(cluster.querySelectorAll('text'));
-    if (!svg || !toUser || !lines.length) {
-      return false;
-    }
-    const { y } = new DOMPoint(e.clientX, e.clientY).matrixTransform(toUser);
-    const [, ty] = translation(svg.querySelector('g.graph')?.getAttribute('transform') ?? null);
-    const last = lines[lines.length - 1];
-    const size = Number(last.getAttribute('font-size')) || 14;
-    return y <= Number(last.getAttribute('y')) + ty + 0.5 * size; // down to just under the label's last line
   }
 
   /**
@@ -490,40 +420,19 @@ export class GraphView {
     return inputsAnchor(points, this.viewport.readableWidth);
   }
 
-  // -- search ------------------------------------------------------------------------------------
-  private runSearch(): void {
-    const graph = this.ctx.graph;
-    const q = this.searchInput.value;
-    this.cursor =
-      graph && q.trim()
-        ? new SearchCursor(
-            searchNodes(graph, q, { ...this.ctx.searchOptions(graph.method), includeFolded: !this.fold })
-          )
-        : null;
-    this.searchLabel.textContent = this.cursor ? this.cursor.label : '';
-    this.applyHighlights();
-  }
-
   /** Put `query` in the search box and select its first hit (a location link, a warning's line); the hits. */
   search(query: string): number[] {
-    this.searchInput.value = query;
-    this.runSearch();
-    this.stepSearch(1);
-    return this.cursor?.hits ?? [];
+    return this.finder.search(query);
   }
+}
 
-  private stepSearch(direction: number): void {
-    if (!this.cursor) {
-      this.runSearch();
-    }
-    const cursor = this.cursor;
-    if (!cursor) {
-      return;
-    }
-    const id = direction > 0 ? cursor.next() : cursor.previous();
-    this.searchLabel.textContent = cursor.label;
-    if (id !== null) {
-      this.ctx.host.set({ selectedNode: id });
-    }
-  }
+/** The status line under a picture: what it shows of the graph, and why "expand all" stopped short. */
+function pictureStatus(visible: VisibleGraph, graph: TraceGraph, notice: string): string {
+  const total = graph.nodes.filter(n => n.role === 'op').length;
+  const count = (n: number, what: string): string => `${n.toLocaleString()} ${what}${n === 1 ? '' : 's'}`;
+  return (
+    `${count(visible.items.length, 'item')} shown (${count(visible.boxes.length, 'collapsed group')}) · ` +
+    `${count(total, 'op')} · ${count(graph.size, 'node')}` +
+    (notice ? ` · ${notice}` : '')
+  );
 }

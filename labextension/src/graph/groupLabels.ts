@@ -139,6 +139,13 @@ export class GroupLabels {
     }
     const unit = view.w / Math.max(1, this.viewport.element.clientWidth); // user units per screen pixel
     const pad = PAD_PX * unit;
+    const { pinned, deepest } = this.pinnedLabels(view, pad);
+    this.slideLabels(view, pinned, pad);
+    this.drawPinned(svg, view, pinned, deepest, pad);
+  }
+
+  /** The labels pinned at the top of the view, each with its row (its pinned ancestors), and the deepest row. */
+  private pinnedLabels(view: ViewBox, pad: number): { pinned: Map<GroupLabel, number>; deepest: number } {
     // groups the view shows enough of to hold their label, whose frame goes on well into the view
     const candidates = this.labels.filter(label => {
       const f = label.frame;
@@ -172,6 +179,11 @@ export class GroupLabels {
         break;
       }
     }
+    return { pinned, deepest };
+  }
+
+  /** Each label in its own place, slid along its row into the view; hidden there while it is pinned. */
+  private slideLabels(view: ViewBox, pinned: Map<GroupLabel, number>, pad: number): void {
     for (const label of this.labels) {
       const f = label.frame;
       const rowTop = label.baseline - label.size;
@@ -194,7 +206,16 @@ export class GroupLabels {
         label.text.removeAttribute('visibility');
       }
     }
-    // deeper nesting than MAX_PINNED_ROWS keeps the innermost rows
+  }
+
+  /** The pinned labels' copies at the top of the view, a row per depth; deeper nesting keeps the innermost rows. */
+  private drawPinned(
+    svg: SVGSVGElement,
+    view: ViewBox,
+    pinned: Map<GroupLabel, number>,
+    deepest: number,
+    pad: number
+  ): void {
     const skip = Math.max(0, deepest - MAX_PINNED_ROWS + 1);
     for (const label of this.labels) {
       const depth = pinned.get(label);

@@ -8,12 +8,12 @@
  * panning handler on the canvas.
  */
 
-import { domId } from '../model/dot';
+import { domId } from '../model/dotText';
 import { translation } from '../model/geometry';
 import { Direction, GraphNavigator, parseEdgeTitle, PlacedItem } from '../model/navigate';
 import { ExplorerContext } from '../state/context';
 import { h } from '../state/dom';
-import { shapeBox } from './minimap';
+import { shapeBox } from './minimapPicture';
 
 /** The class of the item the keyboard cursor is on (a focus ring drawn in graph-tools.css). */
 export const CURSOR_CLASS = 'kbd-cursor';

@@ -11,12 +11,12 @@
  *
  * It watches the canvas rather than being told: a new picture (child list), a pan or zoom (the SVG's `viewBox`)
  * and a change of highlights (`class`) each schedule one redraw per frame. Shapes are read from the SVG's
- * attributes (model/geometry.ts, no reflow); colours are the drawn shapes' computed paint, so the map shows
- * warnings, roots and the selection in the colours the graph uses, in any theme.
+ * attributes; colours are the drawn shapes' computed paint (minimapPicture.ts).
  */
 
-import { Box, contains, fitInto, translation, unionBox } from '../model/geometry';
+import { Box, contains, fitInto } from '../model/geometry';
 import { h } from '../state/dom';
+import { isMarked, MapPicture, paintBase, paintMarks, readPicture, Shape } from './minimapPicture';
 
 /**
  * The largest the map gets: CSS px, and shares of the canvas's width and height; a very tall or wide graph keeps
@@ -49,36 +49,6 @@ const FOCUS = [
 ];
 /** The performance measure of each redraw. */
 export const MEASURE_MINIMAP = 'tracejit:minimap';
-/** Highlighted nodes stay visible on the map however small the scale. */
-const MIN_MARK_PX = 4;
-/** Classes that only say what a node is; any other class is a highlight the map shows. */
-const PLAIN_CLASS = /^(node|op-\S+|kind-\S+|nondeterministic|input|output|scope-collapsed|scope-repeat)$/;
-
-interface Shape {
-  el: Element;
-  box: Box;
-  cluster: boolean;
-}
-
-/**
- * The bounding box of a node's or cluster's first drawn shape, in the graph group's coordinates. `getBBox` lays
- * the picture out once, which its first paint does anyway: 8,000 shapes take ~25 ms, parsing their paths ~60.
- */
-export function shapeBox(holder: Element): Box | null {
-  const shape = holder.querySelector<SVGGraphicsElement>('path, polygon, ellipse');
-  if (!shape) {
-    return null;
-  }
-  const b = shape.getBBox();
-  return { x: b.x, y: b.y, w: b.width, h: b.height };
-}
-
-const FIRST_PAIR = /^\s*M\s*(-?[\d.]+(?:e[-+]?\d+)?)[,\s]+(-?[\d.]+(?:e[-+]?\d+)?)/i;
-const LAST_PAIR = /(-?[\d.]+(?:e[-+]?\d+)?)[,\s]+(-?[\d.]+(?:e[-+]?\d+)?)\s*$/i;
-/** Any class that is not one of PLAIN_CLASS's: a highlight (one test of the class attribute, not one per class). */
-const MARK_CLASS =
-  /(?:^|\s)(?!(?:node|op-\S+|kind-\S+|nondeterministic|input|output|scope-collapsed|scope-repeat)(?:\s|$))\S/;
-
 export class Minimap {
   readonly element: HTMLElement;
   private readonly canvas: HTMLCanvasElement;
@@ -86,11 +56,9 @@ export class Minimap {
   private readonly base: HTMLCanvasElement = document.createElement('canvas');
   private readonly frame: HTMLElement;
   private picture: SVGSVGElement | null = null;
-  private shapes: Shape[] = [];
-  private shapeOf = new Map<Element, Shape>();
-  private marked = new Set<Shape>();
-  private edges: [number, number, number, number][] = [];
-  /** the whole drawing, in the SVG's user units */
+  /** what the map draws of the picture, read once per picture */
+  private parts: MapPicture = { shapes: [], shapeOf: new Map(), marked: new Set(), edges: [], world: null };
+  /** the whole drawing, in the SVG's user units; null: the picture is read again at the next redraw */
   private world: Box | null = null;
   private map = { scale: 1, dx: 0, dy: 0 };
   private size: [number, number] = [0, 0];
@@ -205,47 +173,9 @@ export class Minimap {
       const start = performance.now();
       this.update();
       // what the map costs on the main thread (the browser benchmark reads it)
-      performance.measure(MEASURE_MINIMAP, { start, detail: { shapes: this.shapes.length } });
+      performance.measure(MEASURE_MINIMAP, { start, detail: { shapes: this.parts.shapes.length } });
     };
     this.pending = requestAnimationFrame(() => (this.world ? run() : setTimeout(run, 0)));
-  }
-
-  private isMarked(el: Element): boolean {
-    return !el.classList.contains('cluster') && MARK_CLASS.test(el.getAttribute('class') ?? '');
-  }
-
-  private read(svg: SVGSVGElement): void {
-    const graph = svg.querySelector('g.graph');
-    const [tx, ty] = translation(graph?.getAttribute('transform') ?? null);
-    this.shapes = [];
-    this.shapeOf.clear();
-    this.marked.clear();
-    for (const el of Array.from(svg.querySelectorAll('g.node, g.cluster'))) {
-      const box = shapeBox(el);
-      if (box) {
-        const shape = { el, box: { ...box, x: box.x + tx, y: box.y + ty }, cluster: el.classList.contains('cluster') };
-        this.shapes.push(shape);
-        this.shapeOf.set(el, shape);
-        if (this.isMarked(el)) {
-          this.marked.add(shape);
-        }
-      }
-    }
-    // clusters first, so nodes are drawn over them
-    this.shapes.sort((a, b) => Number(b.cluster) - Number(a.cluster));
-    this.edges = [];
-    for (const path of Array.from(svg.querySelectorAll('g.edge path'))) {
-      const d = path.getAttribute('d') ?? '';
-      const a = FIRST_PAIR.exec(d);
-      const b = LAST_PAIR.exec(d);
-      if (a && b) {
-        this.edges.push([Number(a[1]) + tx, Number(a[2]) + ty, Number(b[1]) + tx, Number(b[2]) + ty]);
-      }
-    }
-    const world = unionBox(this.shapes.map(s => s.box));
-    // nothing laid out yet (a hidden tab): read again at the next change, once it is on screen
-    this.world = world && world.w > 0 && world.h > 0 ? world : null;
-    this.dirtyMarks.clear();
   }
 
   private update(): void {
@@ -265,15 +195,19 @@ export class Minimap {
       return;
     }
     if (!this.world) {
-      this.read(svg);
+      this.parts = readPicture(svg);
+      // nothing laid out yet (a hidden tab): read again at the next change, once it is on screen
+      this.world = this.parts.world;
+      this.dirtyMarks.clear();
     }
+    const { shapeOf, marked } = this.parts;
     for (const el of this.dirtyMarks) {
-      const shape = this.shapeOf.get(el);
+      const shape = shapeOf.get(el);
       if (shape) {
-        if (this.isMarked(el)) {
-          this.marked.add(shape);
+        if (isMarked(el)) {
+          marked.add(shape);
         } else {
-          this.marked.delete(shape);
+          marked.delete(shape);
         }
       }
     }
@@ -366,7 +300,7 @@ export class Minimap {
     };
     const focus = this.onCanvas(
       view,
-      [...this.marked].filter(s => FOCUS.some(c => s.el.classList.contains(c)))
+      [...this.parts.marked].filter(s => FOCUS.some(c => s.el.classList.contains(c)))
     );
     const allowed = [this.corner, ...CORNERS.filter(c => c !== this.corner)].filter(c => !covers(c, focus));
     if (!allowed.length) {
@@ -374,7 +308,7 @@ export class Minimap {
     }
     const nodes = this.onCanvas(
       view,
-      this.shapes.filter(s => !s.cluster && s.box.x < view.x + view.w && s.box.x + s.box.w > view.x)
+      this.parts.shapes.filter(s => !s.cluster && s.box.x < view.x + view.w && s.box.x + s.box.w > view.x)
     );
     return allowed.find(c => !covers(c, nodes)) ?? allowed[0];
   }
@@ -390,24 +324,6 @@ export class Minimap {
       right: 'auto',
       bottom: 'auto'
     });
-  }
-
-  /** The computed fill and stroke of an item's shape, cached per class list. */
-  private paintOf(el: Element, cache: Map<string, { fill: string; stroke: string }>): { fill: string; stroke: string } {
-    const key = el.getAttribute('class') ?? '';
-    let p = cache.get(key);
-    if (!p) {
-      const shape = el.querySelector('path, polygon, ellipse');
-      const style = shape ? getComputedStyle(shape) : null;
-      p = { fill: style?.fill ?? 'gray', stroke: style?.stroke ?? 'gray' };
-      cache.set(key, p);
-    }
-    return p;
-  }
-
-  private point(world: Box): [(x: number) => number, (y: number) => number] {
-    const { scale, dx, dy } = this.map;
-    return [x => (x - world.x) * scale + dx, y => (y - world.y) * scale + dy];
   }
 
   /** Size the map to the picture and draw its plain layer: clusters, nodes in their unmarked paint, edges. */
@@ -433,74 +349,22 @@ export class Minimap {
     }
     g.setTransform(ratio, 0, 0, ratio, 0, 0);
     g.clearRect(0, 0, mw, mh);
-    const scale = this.map.scale;
-    const [px, py] = this.point(world);
-    // a marked node's plain paint is that of an unmarked node with its plain classes
-    const plain = new Map<string, Element>();
-    for (const s of this.shapes) {
-      if (!this.marked.has(s)) {
-        plain.set(s.el.getAttribute('class') ?? '', s.el);
-      }
-    }
-    const cache = new Map<string, { fill: string; stroke: string }>();
-    for (const s of this.shapes) {
-      let el = s.el;
-      if (this.marked.has(s)) {
-        const key = [...s.el.classList].filter(c => PLAIN_CLASS.test(c)).join(' ');
-        el = plain.get(key) ?? s.el;
-      }
-      const p = this.paintOf(el, cache);
-      const x = px(s.box.x);
-      const y = py(s.box.y);
-      const w = Math.max(1, s.box.w * scale);
-      const hh = Math.max(1, s.box.h * scale);
-      if (s.cluster) {
-        g.strokeStyle = p.stroke;
-        g.lineWidth = 1;
-        g.strokeRect(x, y, w, hh);
-      } else {
-        g.fillStyle = p.fill;
-        g.fillRect(x, y, w, hh);
-      }
-    }
-    g.strokeStyle = getComputedStyle(this.element).getPropertyValue('--jp-border-color1').trim() || 'gray';
-    g.globalAlpha = 0.5;
-    g.lineWidth = 0.5;
-    g.beginPath();
-    for (const [x0, y0, x1, y1] of this.edges) {
-      g.moveTo(px(x0), py(y0));
-      g.lineTo(px(x1), py(y1));
-    }
-    g.stroke();
+    const edges = getComputedStyle(this.element).getPropertyValue('--jp-border-color1').trim() || 'gray';
+    paintBase(g, this.parts, world, this.map, edges);
   }
 
-  /** The base layer, then the marked nodes (selection, warnings, roots...) at least MIN_MARK_PX, as the graph paints them. */
+  /** The base layer, then the marked nodes (selection, warnings, roots...), as the graph paints them. */
   private drawMarks(world: Box): void {
     const g = this.canvas.getContext('2d');
     if (!g) {
       return;
     }
-    const [mw, mh] = this.size;
     g.setTransform(1, 0, 0, 1, 0, 0);
     g.clearRect(0, 0, this.canvas.width, this.canvas.height);
     g.drawImage(this.base, 0, 0);
     const ratio = window.devicePixelRatio || 1;
     g.setTransform(ratio, 0, 0, ratio, 0, 0);
-    const scale = this.map.scale;
-    const [px, py] = this.point(world);
-    const cache = new Map<string, { fill: string; stroke: string }>();
-    for (const s of this.marked) {
-      const p = this.paintOf(s.el, cache);
-      const w = Math.max(MIN_MARK_PX, s.box.w * scale);
-      const hh = Math.max(MIN_MARK_PX, s.box.h * scale);
-      const x = Math.min(mw - w, Math.max(0, px(s.box.x + s.box.w / 2) - w / 2));
-      const y = Math.min(mh - hh, Math.max(0, py(s.box.y + s.box.h / 2) - hh / 2));
-      g.fillStyle = p.fill;
-      g.fillRect(x, y, w, hh);
-      g.strokeStyle = p.stroke;
-      g.lineWidth = 1.5;
-      g.strokeRect(x, y, w, hh);
-    }
+    paintMarks(g, this.parts.marked, world, this.map, this.size);
   }
 
   private installPointer(): void {

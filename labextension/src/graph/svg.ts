@@ -7,6 +7,8 @@
  * `innerHTML`).
  */
 
+import { translation } from '../model/geometry';
+
 const SVG_NS = 'http://www.w3.org/2000/svg';
 const XLINK_NS = 'http://www.w3.org/1999/xlink';
 const DROP_ELEMENTS = new Set(['script', 'foreignobject', 'iframe', 'object', 'embed', 'use', 'image', 'style']);
@@ -98,4 +100,23 @@ export function textAnchor(svg: SVGSVGElement, el: Element): { x: number; y: num
   const graph = svg.querySelector('g.graph');
   const m = /translate\(\s*([-\d.e]+)[\s,]+([-\d.e]+)\s*\)/.exec(graph?.getAttribute('transform') ?? '');
   return { x: x + (m ? Number(m[1]) : 0), y: y + (m ? Number(m[2]) : 0) };
+}
+
+/**
+ * Whether a click on an open group's frame was on its label row, the band Graphviz keeps clear for the label at the
+ * frame's top: a click there folds the group. The empty inside of a group takes no click: clicking there (to give
+ * the graph the wheel, or just to click somewhere) used to fold a whole module and re-lay out the picture.
+ */
+export function onLabelRow(svg: SVGSVGElement | null, cluster: Element, e: MouseEvent): boolean {
+  const toUser = svg?.getScreenCTM()?.inverse();
+  // the label's lines (Graphviz wraps them in an <a> when the group has a tooltip)
+  const lines = Array.from(cluster.querySelectorAll('text'));
+  if (!svg || !toUser || !lines.length) {
+    return false;
+  }
+  const { y } = new DOMPoint(e.clientX, e.clientY).matrixTransform(toUser);
+  const [, ty] = translation(svg.querySelector('g.graph')?.getAttribute('transform') ?? null);
+  const last = lines[lines.length - 1];
+  const size = Number(last.getAttribute('font-size')) || 14;
+  return y <= Number(last.getAttribute('y')) + ty + 0.5 * size; // down to just under the label's last line
 }

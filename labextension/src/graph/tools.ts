@@ -7,7 +7,7 @@
 
 import { ExplorerContext } from '../state/context';
 import { pictureMenu } from './export';
-import { domId } from '../model/dot';
+import { domId } from '../model/dotText';
 import { GroupLabels } from './groupLabels';
 import { GraphKeyboard } from './keyboard';
 import { Legend } from './legend';

@@ -1,12 +1,8 @@
 /**
  * Pan and zoom of a graph canvas: the part of the picture on screen is the SVG's `viewBox`.
  *
- * Drag pans, the wheel zooms at the pointer, the arrow keys pan and `+` / `-` / `0` zoom and fit. In a notebook
- * the wheel belongs to the page until the graph is engaged (as Plotly and Bokeh leave scroll-zoom off in
- * notebooks, and an embedded map asks for Ctrl): it zooms with Ctrl or ⌘ held (a trackpad pinch), once the
- * canvas was pressed or has focus, and always in full screen; a plain wheel over a graph it does not zoom scrolls
- * the notebook and says how to zoom (see `wheelZooms`). The canvas
- * element stays for the view's lifetime; each layout puts a new SVG into it (`show`), keeping the view or
+ * Drag pans, the wheel zooms at the pointer, the arrow keys pan and `+` / `-` / `0` zoom and fit (viewportInput.ts,
+ * which also says when the wheel zooms in a notebook). The canvas element stays for the view's lifetime; each layout puts a new SVG into it (`show`), keeping the view or
  * leaving the placing to the caller (`fit`, `openAt`, `showAt`). Jumps to a node (`centerOn`) are short
  * animations, so the eye can follow where the view went. A canvas that changes size keeps its scale and its
  * centre (it shows more or less of the picture, never a squeezed one). Other views follow the view through
@@ -15,6 +11,7 @@
 
 import { clear, h } from '../state/dom';
 import { placePicture } from './svg';
+import { ViewportControls, ViewportInput, ZOOM_KEY } from './viewportInput';
 
 /** A rectangle in the SVG's user units (those of its viewBox). */
 export interface ViewBox {
@@ -30,13 +27,6 @@ export const MIN_READABLE_SCALE = 0.8;
 const MAX_FIT_SCALE = 1.5;
 /** How long a jump to a node takes: long enough to follow, short enough not to wait for. */
 const PAN_MS = 250;
-/** How far the pointer moves before a press becomes a drag (and the click that ends it is no click). */
-const DRAG_THRESHOLD_PX = 4;
-/** How long the "how to zoom" hint stays after a wheel that scrolled the page instead. */
-const WHEEL_HINT_MS = 1500;
-/** The key held to zoom with the wheel, as the platform names it (the hint and the canvases' labels say it). */
-export const ZOOM_KEY = /Mac|iPhone|iPad/.test(navigator.platform) ? '⌘' : 'Ctrl';
-
 export interface ViewportOptions {
   /** the canvas's class (default `jp-TraceExplorer-canvas`: the explorer's graph, which its tools look for) */
   className?: string;
@@ -46,7 +36,7 @@ export interface ViewportOptions {
   fit?: (animate: boolean) => void;
 }
 
-export class Viewport {
+export class Viewport implements ViewportControls {
   /** The canvas the picture is drawn in (focusable: the keys work once it has focus). */
   readonly element: HTMLElement;
   private picture: SVGSVGElement | null = null;
@@ -55,11 +45,7 @@ export class Viewport {
   private fullBox: ViewBox | null = null;
   /** How to place the picture once the canvas gets a size (it had none when the picture came). */
   private pendingPlace: (() => void) | null = null;
-  private wasDragged = false;
-  /** pressed since the pointer came over the canvas: the wheel zooms until the pointer leaves */
-  private pressed = false;
-  private wheelHint: HTMLElement | null = null;
-  private wheelHintTimer = 0;
+  private readonly input: ViewportInput;
   private animation = 0;
   private readonly viewListeners: ((view: ViewBox) => void)[] = [];
   private readonly fitView: ((animate: boolean) => void) | null;
@@ -75,9 +61,8 @@ export class Viewport {
       'aria-label': options.label ?? `graph; drag to pan, ${ZOOM_KEY} + wheel (or click, then wheel) to zoom`
     });
     this.fitView = options.fit ?? null;
-    this.installPointer();
+    this.input = new ViewportInput(this);
     new ResizeObserver(() => this.onResize()).observe(this.element);
-    this.element.addEventListener('keydown', e => this.onKey(e));
   }
 
   /** The canvas's size in pixels as last observed (0 while it is not on screen): read without forcing a layout. */
@@ -131,7 +116,7 @@ export class Viewport {
 
   /** True from a drag's first move until just after it ends: the click that ends a drag is not a click on the graph. */
   get dragged(): boolean {
-    return this.wasDragged;
+    return this.input.dragged;
   }
 
   /** The part of the picture on screen, in layout units; null before the first picture. */
@@ -181,120 +166,8 @@ export class Viewport {
     this.picture = null;
   }
 
-  private onKey(e: KeyboardEvent): void {
-    const step = (this.viewBox?.w ?? 100) * 0.1;
-    const moves: Record<string, [number, number]> = {
-      ArrowLeft: [-step, 0],
-      ArrowRight: [step, 0],
-      ArrowUp: [0, -step],
-      ArrowDown: [0, step]
-    };
-    if (e.key in moves && this.viewBox) {
-      const [dx, dy] = moves[e.key];
-      this.setViewBox({ ...this.viewBox, x: this.viewBox.x + dx, y: this.viewBox.y + dy });
-    } else if (e.key === '+' || e.key === '=') {
-      this.zoom(0.8);
-    } else if (e.key === '-') {
-      this.zoom(1.25);
-    } else if (e.key === '0') {
-      this.fit(true);
-    } else {
-      return;
-    }
-    e.preventDefault();
-  }
-
-  private installPointer(): void {
-    const canvas = this.element;
-    let start: { x: number; y: number; box: ViewBox } | null = null;
-    canvas.addEventListener('pointerdown', e => {
-      this.pressed = true;
-      if (!this.viewBox || e.button !== 0) {
-        return;
-      }
-      this.stopAnimation();
-      start = { x: e.clientX, y: e.clientY, box: { ...this.viewBox } };
-      this.wasDragged = false;
-    });
-    canvas.addEventListener('pointermove', e => {
-      if (!start || !this.picture) {
-        return;
-      }
-      const dx = e.clientX - start.x;
-      const dy = e.clientY - start.y;
-      if (!this.wasDragged && Math.hypot(dx, dy) < DRAG_THRESHOLD_PX) {
-        return;
-      }
-      if (!this.wasDragged) {
-        canvas.setPointerCapture(e.pointerId);
-      }
-      this.wasDragged = true;
-      const scale = start.box.w / Math.max(1, this.width);
-      this.setViewBox({ ...start.box, x: start.box.x - dx * scale, y: start.box.y - dy * scale });
-    });
-    const end = (): void => {
-      start = null;
-      // after the click that this pointerup fires, so that click still sees the drag
-      setTimeout(() => (this.wasDragged = false), 0);
-    };
-    canvas.addEventListener('pointerup', end);
-    canvas.addEventListener('pointercancel', end);
-    canvas.addEventListener('pointerleave', () => (this.pressed = false));
-    canvas.addEventListener(
-      'wheel',
-      e => {
-        if (!this.viewBox) {
-          return;
-        }
-        if (!this.wheelZooms(e)) {
-          this.showWheelHint(); // the page scrolls
-          return;
-        }
-        this.hideWheelHint();
-        e.preventDefault();
-        this.stopAnimation();
-        const rect = canvas.getBoundingClientRect();
-        const fx = (e.clientX - rect.left) / Math.max(1, rect.width);
-        const fy = (e.clientY - rect.top) / Math.max(1, rect.height);
-        this.zoom(e.deltaY > 0 ? 1.15 : 1 / 1.15, fx, fy);
-      },
-      { passive: false }
-    );
-  }
-
-  /** Whether a wheel event over the canvas zooms the graph rather than scrolling the page (see the header). */
-  private wheelZooms(e: WheelEvent): boolean {
-    const canvas = this.element;
-    return (
-      e.ctrlKey ||
-      e.metaKey ||
-      this.pressed ||
-      canvas.contains(document.activeElement) ||
-      canvas.closest('.jp-mod-fullscreen') !== null
-    );
-  }
-
-  private showWheelHint(): void {
-    if (!this.wheelHint) {
-      this.wheelHint = h(
-        'div',
-        { class: 'jp-TraceExplorer-wheelHint', 'aria-hidden': 'true' },
-        `${ZOOM_KEY} + wheel zooms the graph (or click it first)`
-      );
-    }
-    if (!this.wheelHint.isConnected) {
-      this.element.appendChild(this.wheelHint);
-    }
-    window.clearTimeout(this.wheelHintTimer);
-    this.wheelHintTimer = window.setTimeout(() => this.hideWheelHint(), WHEEL_HINT_MS);
-  }
-
-  private hideWheelHint(): void {
-    window.clearTimeout(this.wheelHintTimer);
-    this.wheelHint?.remove();
-  }
-
-  private setViewBox(box: ViewBox): void {
+  /** Show `box` at once (a drag, a key, a resize; `setView` may animate). */
+  setViewBox(box: ViewBox): void {
     this.viewBox = box;
     this.viewSize = { w: this.width, h: this.height };
     this.picture?.setAttribute('viewBox', `${box.x} ${box.y} ${box.w} ${box.h}`);
@@ -303,7 +176,7 @@ export class Viewport {
     }
   }
 
-  private stopAnimation(): void {
+  stopAnimation(): void {
     cancelAnimationFrame(this.animation);
     this.animation = 0;
   }

@@ -8,12 +8,13 @@
  */
 
 import { ExplorerContext } from '../state/context';
-import { append, button, clear, h, location, withCode } from '../state/dom';
+import { append, button, clear, fixHint, h, location } from '../state/dom';
 import { formatAttribute, NodeInfo, shapeText, TraceGraph, userFrame, ValueInfo } from '../model/graph';
 import { ArgumentInfo, argumentsOf, TraceRunModel } from '../model/run';
 import { fixButton } from '../controls/fix';
-import { exportRecords, shapeTitle } from '../model/exportReport';
 import { plural } from '../model/words';
+import type { PanelSpec } from '../state/panels';
+import { codeSection } from './codeSection';
 
 export class Inspector {
   readonly element: HTMLElement;
@@ -23,17 +24,9 @@ export class Inspector {
   constructor(private readonly ctx: ExplorerContext) {
     this.body = h('div', { class: 'jp-TraceExplorer-inspectorBody' });
     this.element = h('section', { class: 'jp-TraceExplorer-inspector', 'aria-label': 'node inspector' }, this.body);
-    this.unsubscribe = ctx.onChange(keys => {
-      if (
-        keys.has('selectedNode') ||
-        keys.has('run') ||
-        keys.has('selectedMethod') ||
-        keys.has('currentDivergence') ||
-        keys.has('options')
-      ) {
-        this.render();
-      }
-    });
+    this.unsubscribe = ctx.whenChanged(['selectedNode', 'run', 'selectedMethod', 'currentDivergence', 'options'], () =>
+      this.render()
+    );
     this.render();
   }
 
@@ -69,7 +62,7 @@ export class Inspector {
           { class: 'jp-TraceExplorer-empty' },
           'Click a node in the graph (or a warning or divergence) to inspect it.'
         ),
-        this.codeSection(graph, null)
+        codeSection(graph, null, id => this.select(id))
       );
       return;
     }
@@ -98,7 +91,7 @@ export class Inspector {
       this.attributesSection(node),
       this.sourceSection(graph, node),
       this.problemsSection(node),
-      this.codeSection(graph, node)
+      codeSection(graph, node, id => this.select(id))
     );
   }
 
@@ -194,7 +187,7 @@ export class Inspector {
 
   /** An export's shape with symbols (`Float(s77, 8)`): their ranges and sources as its tooltip. */
   private symbolic(value: ValueInfo): Record<string, string> {
-    const title = shapeTitle(exportRecords(this.ctx.run?.raw), value.shape);
+    const title = this.ctx.shapeTitle(value.shape);
     return title ? { title, 'data-symbolic': 'true' } : {};
   }
 
@@ -365,22 +358,14 @@ export class Inspector {
         'ul',
         { class: 'jp-TraceExplorer-problems' },
         ...warnings.map(w =>
-          h(
-            'li',
-            { class: 'jp-mod-warning' },
-            `[${w.category}] `,
-            w.message.split('\n')[0],
-            w.advice
-              ? h('p', { class: 'jp-TraceExplorer-hint' }, h('strong', {}, 'Fix: '), ...withCode(w.advice))
-              : null
-          )
+          h('li', { class: 'jp-mod-warning' }, `[${w.category}] `, w.message.split('\n')[0], fixHint(w.advice))
         ),
         ...findings.map(f =>
           h(
             'li',
             { class: `jp-mod-${f.severity}` },
             `[${f.kind}] ${f.title}`,
-            f.hint ? h('p', { class: 'jp-TraceExplorer-hint' }, h('strong', {}, 'Fix: '), ...withCode(f.hint)) : null,
+            fixHint(f.hint),
             fixButton(this.ctx, f.fix)
           )
         ),
@@ -397,57 +382,11 @@ export class Inspector {
       )
     );
   }
-
-  private codeSection(graph: TraceGraph, node: NodeInfo | null): HTMLElement {
-    const ir = h('details', { open: node !== null }, h('summary', {}, `.graph (inlined, ${graph.size} nodes)`));
-    // the IR text of a 12k-node graph takes tens of ms to build: only when it is shown
-    const fill = (): void => {
-      if (ir.childElementCount === 1) {
-        append(ir, ...this.irLines(graph, node));
-      }
-    };
-    if (node !== null) {
-      fill();
-    } else {
-      ir.addEventListener('toggle', fill);
-    }
-    return h(
-      'div',
-      { class: 'jp-TraceExplorer-section' },
-      ir,
-      h(
-        'details',
-        {},
-        h('summary', {}, `.code of ${graph.method}`),
-        h('pre', { class: 'jp-TraceExplorer-code' }, graph.code || '(no code)')
-      )
-    );
-  }
-
-  /** A window of the IR text around the node (a 12k-node graph has 12k lines); lines of other nodes select them. */
-  private irLines(graph: TraceGraph, node: NodeInfo | null): HTMLElement[] {
-    const { lines, lineOfNode, nodeOfLine } = graph.text();
-    const current = node ? lineOfNode.get(node.id) : undefined;
-    const from = current === undefined ? 0 : Math.max(0, current - 12);
-    const to = current === undefined ? Math.min(lines.length, 40) : Math.min(lines.length, current + 13);
-    const pre = h('pre', { class: 'jp-TraceExplorer-code jp-TraceExplorer-ir' });
-    for (let i = from; i < to; i++) {
-      const line = h(
-        'div',
-        { class: i === current ? 'jp-TraceExplorer-irLine jp-mod-current' : 'jp-TraceExplorer-irLine' },
-        lines[i]
-      );
-      const nodeId = nodeOfLine.get(i);
-      if (nodeId !== undefined && nodeId !== node?.id) {
-        line.addEventListener('click', () => this.select(nodeId));
-        line.classList.add('jp-mod-clickable');
-      }
-      pre.appendChild(line);
-    }
-    const more =
-      to - from < lines.length
-        ? h('p', { class: 'jp-TraceExplorer-muted' }, `lines ${from + 1}–${to} of ${lines.length}`)
-        : null;
-    return more ? [pre, more] : [pre];
-  }
 }
+
+/** The Inspector tab: always there; the explorer brings it up when a node is picked. */
+export const INSPECTOR_PANEL: PanelSpec<Inspector> = {
+  id: 'inspector',
+  title: 'Inspector',
+  create: ctx => new Inspector(ctx)
+};

@@ -10,7 +10,8 @@
 
 import { NodeInfo, TraceGraph, userFrame } from './graph';
 import { FileNames, locationLabel } from './location';
-import { cssToken, labelLines, nodeTooltip, opTitle, tooltipLines } from './dot';
+import { nodeTooltip, opTitle } from './nodeLabels';
+import { cssToken, labelLines, tooltipLines } from './dotText';
 import { Divergence, GraphDiff } from './run';
 
 export interface SideBySide {
@@ -129,7 +130,7 @@ export function sideDot(
     const name = nameOf(id);
     names.set(name, id);
     const f = userFrame(n.source);
-    const label = [opTitle(n.kind)];
+    const label = [opTitle(n)];
     if (n.outputs.length) {
       const v = graph.values[n.outputs[0]];
       label.push(v.shape ? `${v.dtype ?? ''}(${v.shape.map(d => (d === null ? '?' : d)).join(', ')})` : v.type);
@@ -163,32 +164,7 @@ export function sideBySide(
   radius = 2,
   titles: [string, string] = ['trace', 'check trace']
 ): SideBySide {
-  const traceIds = neighbourhood(trace, divergence.traceNode, radius);
-  const checkIds = neighbourhood(check, divergence.checkNode, radius);
-  // when one side has no node, centre it on the counterparts of the other side's neighbours
-  for (const id of [...traceIds]) {
-    const partner = diff.checkPartner(id);
-    if (partner !== null) {
-      checkIds.add(partner);
-    }
-  }
-  for (const id of [...checkIds]) {
-    const partner = diff.tracePartner(id);
-    if (partner !== null) {
-      traceIds.add(partner);
-    }
-  }
-  const notes: [string, string] = ['', ''];
-  if (!checkIds.size && divergence.traceNode !== null) {
-    const found = standIns(trace, divergence.traceNode, check);
-    found.ids.forEach(id => checkIds.add(id));
-    notes[1] = found.ids.size ? found.note : '';
-  }
-  if (!traceIds.size && divergence.checkNode !== null) {
-    const found = standIns(check, divergence.checkNode, trace);
-    found.ids.forEach(id => traceIds.add(id));
-    notes[0] = found.ids.size ? found.note : '';
-  }
+  const { traceIds, checkIds, notes } = sideNodes(trace, check, diff, divergence, radius);
   const divergentTrace = new Map<number, Divergence>();
   const divergentCheck = new Map<number, Divergence>();
   for (const d of diff.divergences) {
@@ -245,6 +221,46 @@ export function sideBySide(
     checkNames: c.names,
     notes
   };
+}
+
+/**
+ * The nodes each side shows around `divergence`: its neighbourhood within `radius`, with the counterparts of the
+ * other side's; a side with no node of its own shows stand-ins, and its note says what they are.
+ */
+function sideNodes(
+  trace: TraceGraph,
+  check: TraceGraph,
+  diff: GraphDiff,
+  divergence: Divergence,
+  radius: number
+): { traceIds: Set<number>; checkIds: Set<number>; notes: [string, string] } {
+  const traceIds = neighbourhood(trace, divergence.traceNode, radius);
+  const checkIds = neighbourhood(check, divergence.checkNode, radius);
+  // when one side has no node, centre it on the counterparts of the other side's neighbours
+  for (const id of [...traceIds]) {
+    const partner = diff.checkPartner(id);
+    if (partner !== null) {
+      checkIds.add(partner);
+    }
+  }
+  for (const id of [...checkIds]) {
+    const partner = diff.tracePartner(id);
+    if (partner !== null) {
+      traceIds.add(partner);
+    }
+  }
+  const notes: [string, string] = ['', ''];
+  if (!checkIds.size && divergence.traceNode !== null) {
+    const found = standIns(trace, divergence.traceNode, check);
+    found.ids.forEach(id => checkIds.add(id));
+    notes[1] = found.ids.size ? found.note : '';
+  }
+  if (!traceIds.size && divergence.checkNode !== null) {
+    const found = standIns(check, divergence.checkNode, trace);
+    found.ids.forEach(id => traceIds.add(id));
+    notes[0] = found.ids.size ? found.note : '';
+  }
+  return { traceIds, checkIds, notes };
 }
 
 /**

@@ -47,3 +47,26 @@ export function backendTitle(run: RunSource | null | undefined): string {
 export function addsTab(run: Pick<TraceRun, 'backend'> | null | undefined, tab: string): boolean {
   return run !== null && run !== undefined && (backendOf(run).tabs as readonly string[]).includes(tab);
 }
+
+/** A saved file's type as JupyterLab registers it (the archive viewer opens each). */
+export interface SavedFileType {
+  name: string;
+  displayName: string;
+  extensions: string[];
+}
+
+/** The files the back ends read back (`.pt`, `.pt2`), from their rows, in the rows' order. */
+export function savedFileTypes(): SavedFileType[] {
+  const rows: Record<string, BackendRow> = BACKENDS;
+  return Object.values(rows).flatMap(row =>
+    row.files.map(f => ({ name: f.file_type, displayName: f.file_type_label, extensions: [...f.extensions] }))
+  );
+}
+
+/**
+ * Schema 2 named a TorchScript archive read back a back end of its own; schema 3 says which back end's file it
+ * is. A schema-2 run's `backend` as schema 3's, and whether it named a file (model/legacy.ts upgrades with it).
+ */
+export function schema2Backend(backend: unknown): { backend: unknown; file: boolean } {
+  return backend === 'torchscript-archive' ? { backend: 'trace', file: true } : { backend, file: false };
+}

@@ -13,118 +13,15 @@
  *
  * All text comes from user code (module names, debug names, string constants, source lines): it is escaped so
  * it can neither end a quoted string nor form a Graphviz escape (`\N`, `\G`, `\l`) or an HTML entity, and
- * control characters become spaces. No link attributes (`URL`, `href`) are emitted.
+ * control characters become spaces (dotText.ts). No link attributes (`URL`, `href`) are emitted. What a node's
+ * box and tooltip say is nodeLabels.ts.
  */
 
-import { foldClass, NodeInfo, NodeRole, shapeText, TraceGraph, userFrame } from './graph';
-import { FileNames, locationLabel } from './location';
+import { foldClass, NodeInfo, shapeText, TraceGraph } from './graph';
+import { FileNames } from './location';
 import { Group, GroupTree } from './groups';
-
-export const MAX_LABEL_CHARS = 48;
-export const MAX_TOOLTIP_CHARS = 160;
-export const MAX_FOLDED_ITEMS = 3;
-export const MAX_ITEM_CHARS = 24;
-export const MAX_TOOLTIP_OUTPUTS = 4;
-export const MAX_TITLE_CHARS = 120;
-/** How a backslash of user text reads in tooltips: Graphviz expands escapes in tooltips twice. */
-export const TOOLTIP_BACKSLASH = '\u29f5';
-
-// eslint-disable-next-line no-control-regex -- matching control characters is the point: they are stripped from labels
-const CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]+/g;
-const CLASS_BAD = /[^A-Za-z0-9_-]+/g;
-/** an unpaired surrogate (render/dot.py `_SURROGATE`: in Python every surrogate is unpaired) */
-const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
-const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/;
-const INT64_BOUND = 2 ** 63;
-
-/** At most `limit` UTF-16 units, the last one `…` when cut; a surrogate pair is never split. */
-export function truncate(text: string, limit: number): string {
-  if (text.length <= limit) {
-    return text;
-  }
-  let cut = text.slice(0, Math.max(limit - 1, 0));
-  if (/[\uD800-\uDBFF]$/.test(cut)) {
-    cut = cut.slice(0, -1);
-  }
-  return cut + '…';
-}
-
-/** One line of untrusted text as a literal fragment of a quoted DOT string. */
-export function escapeText(text: string, limit = MAX_LABEL_CHARS, backslash = '\\\\'): string {
-  return truncate(text.replace(LONE_SURROGATE, '\uFFFD').replace(CONTROL, ' '), limit)
-    .replace(/&/g, '&amp;')
-    .replace(/\\/g, backslash)
-    .replace(/"/g, '\\"');
-}
-
-/** Lines of untrusted text as a quoted, centred multi-line DOT label. */
-export function labelLines(lines: string[], limit = MAX_LABEL_CHARS): string {
-  return '"' + lines.map(l => escapeText(l, limit)).join('\\n') + '"';
-}
-
-export function tooltipLines(lines: string[]): string {
-  return '"' + lines.map(l => escapeText(l, MAX_TOOLTIP_CHARS, TOOLTIP_BACKSLASH)).join('&#10;') + '"';
-}
-
-export function cssToken(text: string): string {
-  return text.replace(CLASS_BAD, '-').replace(/^-+|-+$/g, '') || 'x';
-}
-
-/** An id safe for DOT strings and DOM ids alike: other characters (code points) spelled `-u<hex>-`. */
-export function domId(text: string): string {
-  return text.replace(/[^A-Za-z0-9_.-]/gu, ch => `-u${ch.codePointAt(0)!.toString(16)}-`);
-}
-
-function quoted(text: string): string {
-  return '"' + text.replace(/\\/g, '\\\\').replace(/"/g, '\\"') + '"';
-}
-
-/** A constant or attribute value as labels show it (`1`, `True`, `[-1, 2]`, `INT64_MAX`, `"s"`). */
-export function formatValue(value: unknown): string {
-  if (value === null || value === undefined) {
-    return 'None';
-  }
-  if (typeof value === 'boolean') {
-    return value ? 'True' : 'False';
-  }
-  if (typeof value === 'number') {
-    if (value >= INT64_BOUND) {
-      return 'INT64_MAX';
-    }
-    return value <= -INT64_BOUND ? 'INT64_MIN' : String(value);
-  }
-  if (typeof value === 'string') {
-    return JSON.stringify(value);
-  }
-  if (Array.isArray(value)) {
-    return '[' + value.map(formatValue).join(', ') + ']';
-  }
-  const obj = value as Record<string, unknown>;
-  if (obj.tensor !== null && typeof obj.tensor === 'object') {
-    const t = obj.tensor as { dtype?: string; shape?: number[]; preview?: unknown[] };
-    const preview = t.preview ?? [];
-    if (Array.isArray(t.shape) && t.shape.length === 0 && preview.length === 1) {
-      return `tensor(${formatValue(preview[0])})`;
-    }
-    return `tensor<${t.dtype ?? ''}[${(t.shape ?? []).map(formatValue).join(', ')}]>`;
-  }
-  if ('float' in obj) {
-    return String(obj.float);
-  }
-  if ('device' in obj) {
-    return JSON.stringify(String(obj.device));
-  }
-  if ('repr' in obj) {
-    return String(obj.repr);
-  }
-  return (
-    '{' +
-    Object.entries(obj)
-      .map(([k, v]) => `${k}: ${formatValue(v)}`)
-      .join(', ') +
-    '}'
-  );
-}
+import { cssToken, domId, labelLines, MAX_TITLE_CHARS, quoted, tooltipLines } from './dotText';
+import { nodeLabel, nodeTooltip } from './nodeLabels';
 
 export interface DotOptions {
   /** Fold constants, GetAttr and list plumbing into their consumers (default true). */
@@ -149,106 +46,6 @@ export interface VisibleGraph {
   items: string[];
   /** Group ids drawn as boxes. */
   boxes: string[];
-}
-
-const BRACKETS: Partial<Record<NodeRole, [string, string]>> = {
-  list: ['[', ']'],
-  tuple: ['(', ')']
-};
-
-/** What a folded input shows inside its consumer's label (`dim=1`, `[-1, 2]`); null for data. */
-function foldedText(graph: TraceGraph, valueId: number, depth = 0): string | null {
-  const p = graph.producer(valueId);
-  if (!p || depth > 3) {
-    return null;
-  }
-  if (p.role === 'constant') {
-    const text = formatValue(p.attributes.value);
-    const name = graph.values[valueId].name.split('.')[0];
-    return depth === 0 && IDENTIFIER.test(name) ? `${name}=${text}` : text;
-  }
-  const brackets = BRACKETS[p.role];
-  if (!brackets) {
-    return null;
-  }
-  const items = p.inputs.map(v => foldedText(graph, v, depth + 1));
-  if (items.some(i => i === null)) {
-    return null;
-  }
-  return brackets[0] + items.join(', ') + brackets[1];
-}
-
-function foldedItems(graph: TraceGraph, node: NodeInfo): string[] {
-  const items: string[] = [];
-  for (const v of node.inputs) {
-    const p = graph.producer(v);
-    if (p && p.role !== 'op' && p.role !== 'getattr') {
-      const text = foldedText(graph, v);
-      if (text !== null) {
-        items.push(text);
-      }
-    }
-  }
-  return items;
-}
-
-/**
- * A node's first label line: the kind without its namespace, and without `.default`, the overload nearly every
- * export op has (`aten::linear.default` -> `linear`; `aten::add.Tensor` keeps `.Tensor`). Same rule as dot.py.
- */
-export function opTitle(kind: string): string {
-  const name = kind.split('::').pop() ?? kind;
-  const bare = name.endsWith('.default') ? name.slice(0, -'.default'.length) : name;
-  return bare || name;
-}
-
-export function nodeLabel(graph: TraceGraph, node: NodeInfo, fold: boolean, showShapes: boolean): string[] {
-  const lines = [opTitle(node.kind)];
-  if (node.role === 'constant') {
-    lines.push(formatValue(node.attributes.value));
-  } else if (node.role === 'getattr') {
-    lines.push(String(node.attributes.name ?? '?'));
-  }
-  if (showShapes && node.outputs.length) {
-    lines.push(shapeText(graph.values[node.outputs[0]]));
-  }
-  if (fold) {
-    const items = foldedItems(graph, node).map(i => truncate(i, MAX_ITEM_CHARS));
-    if (items.length) {
-      lines.push(items.slice(0, MAX_FOLDED_ITEMS).join(', ') + (items.length > MAX_FOLDED_ITEMS ? ', …' : ''));
-    }
-  }
-  return lines;
-}
-
-/**
- * The tooltip's lines: kind, outputs with shapes, folded arguments, scope, and the source line as every view names
- * it (`cell [9], line 7` for a file `fileNames` names: location.ts).
- */
-export function nodeTooltip(graph: TraceGraph, node: NodeInfo, fileNames: FileNames = {}): string[] {
-  const lines = [node.kind];
-  for (const v of node.outputs.slice(0, MAX_TOOLTIP_OUTPUTS)) {
-    lines.push(`%${graph.values[v].name} : ${shapeText(graph.values[v])}`);
-  }
-  if (node.outputs.length > MAX_TOOLTIP_OUTPUTS) {
-    lines.push(`… ${node.outputs.length - MAX_TOOLTIP_OUTPUTS} more`);
-  }
-  const items = foldedItems(graph, node);
-  if (items.length) {
-    lines.push('args: ' + items.join(', '));
-  }
-  if (node.scope) {
-    const type = graph.scopes.get(node.scope)?.type;
-    lines.push(`scope: ${node.scope}` + (type ? ` (${type})` : ''));
-  }
-  const f = userFrame(node.source);
-  if (f) {
-    lines.push(locationLabel(f.file, f.line, fileNames));
-    if (f.code) {
-      lines.push(f.code);
-    }
-  }
-  return lines;
 }
 
 function groupTitle(label: string, type: string): string {
@@ -415,10 +212,6 @@ function visibleEdges(
 
 /** The text: each group's own nodes, boxes and clusters in order of their first node, then inputs, outputs, edges. */
 function emitDot(graph: TraceGraph, groups: GroupTree, options: DotOptions, items: VisibleItems): VisibleGraph {
-  const { rep, drawn, classes, edges, usedInputs } = items;
-  const fold = options.fold ?? true;
-  const showShapes = options.showShapes ?? true;
-  const expanded = options.expanded;
   const title = options.title !== undefined ? ` label=${labelLines([options.title], MAX_TITLE_CHARS)} labelloc=t` : '';
   const lines: string[] = [
     'digraph trace {',
@@ -426,6 +219,7 @@ function emitDot(graph: TraceGraph, groups: GroupTree, options: DotOptions, item
     '  node [shape=box style="rounded,filled" fillcolor="#f7f7f7" fontname="Courier" fontsize=9 height=0.3 margin="0.08,0.04"];',
     '  edge [arrowsize=0.6];'
   ];
+  // each group's own statements (its nodes, its collapsed children), keyed by the first node they stand for
   const content = new Map<string, Item[]>();
   const push = (group: string, item: Item): void => {
     let list = content.get(group);
@@ -434,6 +228,28 @@ function emitDot(graph: TraceGraph, groups: GroupTree, options: DotOptions, item
     }
     list.push(item);
   };
+  nodeStatements(graph, groups, options, items, push);
+  const boxes = boxStatements(graph, groups, items, push);
+  clusterLines(graph, groups, options.expanded, content, lines);
+  lines.push(...ioLines(graph, items.usedInputs, options.showShapes ?? true), ...edgeLines(graph, items.edges), '}');
+  return {
+    dot: lines.join('\n') + '\n',
+    representative: items.rep,
+    items: [...items.drawn.map(n => `n${n.id}`), ...boxes.map(b => `g${groups.index(b)}`)],
+    boxes
+  };
+}
+
+/** A statement per node drawn as itself, in its group. */
+function nodeStatements(
+  graph: TraceGraph,
+  groups: GroupTree,
+  options: DotOptions,
+  { drawn, classes }: VisibleItems,
+  push: (group: string, item: Item) => void
+): void {
+  const fold = options.fold ?? true;
+  const showShapes = options.showShapes ?? true;
   for (const n of drawn) {
     const base = ['node', `op-${foldClass(n.role)}`, `kind-${cssToken(n.kind)}`];
     if (n.nondeterministic) {
@@ -445,6 +261,15 @@ function emitDot(graph: TraceGraph, groups: GroupTree, options: DotOptions, item
       `tooltip=${tooltipLines(nodeTooltip(graph, n, options.fileNames))} class=${quoted([...base, ...extra].join(' '))}`;
     push(groups.owner(n.id).id, [n.id, 'line', `n${n.id} [${attrs}];`]);
   }
+}
+
+/** A box per collapsed group that stands for a node, in its parent group; the ids of the groups drawn as boxes. */
+function boxStatements(
+  graph: TraceGraph,
+  groups: GroupTree,
+  { rep, classes }: VisibleItems,
+  push: (group: string, item: Item) => void
+): string[] {
   const firstOfBox = new Map<string, number>();
   for (const [id, r] of rep) {
     if (r.startsWith('g')) {
@@ -466,7 +291,17 @@ function emitDot(graph: TraceGraph, groups: GroupTree, options: DotOptions, item
       `tooltip=${tooltipLines([tip, 'click to expand'])} class=${quoted(cls.join(' '))} peripheries=2`;
     push(g.parent ?? '', [first, 'line', `${name} [${attrs}];`]);
   }
+  return boxes;
+}
 
+/** Each group's statements and expanded children (a cluster each), in order of the first node they hold. */
+function clusterLines(
+  graph: TraceGraph,
+  groups: GroupTree,
+  expanded: Set<string>,
+  content: Map<string, Item[]>,
+  lines: string[]
+): void {
   const firstMemo = new Map<string, number | null>();
   const firstInside = (id: string): number | null => {
     if (firstMemo.has(id)) {
@@ -513,30 +348,38 @@ function emitDot(graph: TraceGraph, groups: GroupTree, options: DotOptions, item
     }
   };
   emit('', '  ');
-  const valueText = (v: number): string => `%${graph.values[v].name} : ${shapeText(graph.values[v])}`;
+}
+
+/** `%x : Float(3)`: a value as the tooltips name it. */
+function valueText(graph: TraceGraph, v: number): string {
+  return `%${graph.values[v].name} : ${shapeText(graph.values[v])}`;
+}
+
+/** The graph inputs that feed something drawn, then the outputs. */
+function ioLines(graph: TraceGraph, usedInputs: Set<number>, showShapes: boolean): string[] {
+  const lines: string[] = [];
   for (const v of graph.inputs) {
     if (usedInputs.has(v)) {
       const label = labelLines([graph.values[v].name, ...(showShapes ? [shapeText(graph.values[v])] : [])]);
-      const tip = tooltipLines([`input ${valueText(v)}`]);
+      const tip = tooltipLines([`input ${valueText(graph, v)}`]);
       lines.push(`  in${v} [id="in${v}" shape=ellipse class="input" label=${label} tooltip=${tip}];`);
     }
   }
   graph.outputs.forEach((v, i) => {
     const heading = graph.outputs.length === 1 ? 'output' : `output ${i}`;
     const label = labelLines([heading, ...(showShapes ? [shapeText(graph.values[v])] : [])]);
-    const tip = tooltipLines([`${heading} ${valueText(v)}`]);
+    const tip = tooltipLines([`${heading} ${valueText(graph, v)}`]);
     lines.push(`  out${i} [id="out${i}" shape=ellipse class="output" label=${label} tooltip=${tip}];`);
   });
-  // sorted by (source, target): the \0 separator sorts before every character of a name
-  for (const [key, via] of [...edges].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
-    const [src, dst] = key.split('\u0000');
-    lines.push(`  ${src} -> ${dst} [id="e${src}-${dst}" tooltip=${tooltipLines([valueText(via)])}];`);
-  }
-  lines.push('}');
-  return {
-    dot: lines.join('\n') + '\n',
-    representative: rep,
-    items: [...drawn.map(n => `n${n.id}`), ...boxes.map(b => `g${groups.index(b)}`)],
-    boxes
-  };
+  return lines;
+}
+
+/** The edges, sorted by (source, target): the \0 separator sorts before every character of a name. */
+function edgeLines(graph: TraceGraph, edges: Map<string, number>): string[] {
+  return [...edges]
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(([key, via]) => {
+      const [src, dst] = key.split('\u0000');
+      return `  ${src} -> ${dst} [id="e${src}-${dst}" tooltip=${tooltipLines([valueText(graph, via)])}];`;
+    });
 }

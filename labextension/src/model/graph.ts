@@ -4,6 +4,7 @@
  */
 
 import { GRAPH_SCHEMA_VERSION, GraphJSON, NodeRole } from './protocol';
+import { spellValue, ValueSpelling } from './valueText';
 
 export type { NodeRole };
 
@@ -49,6 +50,8 @@ export interface BlockInfo {
 export interface NodeInfo {
   id: number;
   kind: string;
+  /** what the views call the node, as its back end titled it (`aten::linear` for an export's `aten::linear.default`) */
+  title: string;
   role: NodeRole;
   inputs: number[];
   outputs: number[];
@@ -68,6 +71,18 @@ export interface ScopeInfo {
   children: string[];
   /** Nodes whose innermost module is this one. */
   nodeIds: number[];
+}
+
+/**
+ * The title of a node saved without one (graph.py `legacy_title`): its kind without `.default`, the overload nearly
+ * every export op has (`aten::linear.default` -> `aten::linear`; `aten::add.Tensor` keeps `.Tensor`).
+ */
+export function legacyTitle(kind: string): string {
+  const at = kind.lastIndexOf('::');
+  const head = at < 0 ? '' : kind.slice(0, at + 2);
+  const name = kind.slice(head.length);
+  const bare = name.endsWith('.default') ? name.slice(0, -'.default'.length) : name;
+  return bare ? head + bare : kind;
 }
 
 export function userFrame(source: SourceLoc | null): Frame | null {
@@ -95,44 +110,22 @@ export function basename(file: string): string {
   return parts[parts.length - 1] || file;
 }
 
-/** Attribute values as TorchScript prints them (mirrors graph.py `format_attribute`). */
-export function formatAttribute(value: unknown): string {
-  if (value === null || value === undefined) {
-    return 'None';
-  }
-  if (typeof value === 'boolean') {
-    return value ? '1' : '0';
-  }
-  if (typeof value === 'number') {
-    return Number.isInteger(value) ? String(value) : String(value);
-  }
-  if (typeof value === 'string') {
-    return JSON.stringify(value);
-  }
-  if (Array.isArray(value)) {
-    return '[' + value.map(formatAttribute).join(', ') + ']';
-  }
-  const obj = value as Record<string, unknown>;
-  if ('tensor' in obj) {
+/** How TorchScript's IR text spells a value's leaves (graph.py `format_attribute`). */
+const ATTRIBUTE_SPELLING: ValueSpelling = {
+  boolean: value => (value ? '1' : '0'),
+  number: value => String(value),
+  tensor: obj => {
+    if (!('tensor' in obj)) {
+      return null;
+    }
     const t = obj.tensor as { dtype?: string; shape?: number[] };
     return `<Tensor ${t.dtype ?? ''}[${(t.shape ?? []).join(', ')}]>`;
   }
-  if ('float' in obj) {
-    return String(obj.float);
-  }
-  if ('device' in obj) {
-    return JSON.stringify(String(obj.device));
-  }
-  if ('repr' in obj) {
-    return String(obj.repr);
-  }
-  return (
-    '{' +
-    Object.entries(obj)
-      .map(([k, v]) => `${k}: ${formatAttribute(v)}`)
-      .join(', ') +
-    '}'
-  );
+};
+
+/** Attribute values as TorchScript prints them (mirrors graph.py `format_attribute`). */
+export function formatAttribute(value: unknown): string {
+  return spellValue(value, ATTRIBUTE_SPELLING);
 }
 
 export class TraceGraph {
@@ -405,10 +398,12 @@ export function decodeGraph(data: GraphJSON): TraceGraph {
     producer: producer < 0 ? null : producer
   }));
   const nodes: NodeInfo[] = data.nodes.map(
-    ([kind, inputs, outputs, scope, stack, attrs, blocks, parent, flags, role], id) => {
+    ([kind, inputs, outputs, scope, stack, attrs, blocks, parent, flags, role, title], id) => {
       return {
         id,
         kind: st[kind],
+        // a graph saved before titles has none
+        title: title === undefined ? legacyTitle(st[kind]) : st[title],
         role,
         inputs,
         outputs,

@@ -12,6 +12,7 @@
  *   `TORCHSCRIPT_ROLES`, generated from the schema); sizes were all numbers, as version 2 still allows.
  */
 
+import { schema2Backend } from './backends';
 import { TORCHSCRIPT_ROLES } from './protocol';
 
 type Json = Record<string, unknown>;
@@ -48,14 +49,14 @@ function upgrade2(data: unknown): unknown {
   }
   const { export: records, ...run } = data;
   const options = run.options;
-  const archive = run.backend === 'torchscript-archive';
+  const { backend, file } = schema2Backend(run.backend);
   const readBack =
     isObject(options) && Object.keys(options).length === 2 && 'path' in options && 'map_location' in options;
   return {
     ...run,
     schema_version: 3,
-    backend: archive ? 'trace' : run.backend,
-    source: archive || readBack ? 'file' : 'capture',
+    backend,
+    source: file || readBack ? 'file' : 'capture',
     ...(records !== undefined && records !== null ? { records } : {})
   };
 }

@@ -30,30 +30,49 @@ export type StackRow = [number, number, ...number[]];
  */
 export type ValueRow = [number, number, (number | string | null)[] | null, number, number, -1 | 0 | 1, number];
 /**
- * [kind, inputs, outputs, scope, stack | -1, attributes | 0, blocks | 0, parent | -1, flags, role]; kind and scope index Graph.strings, stack indexes Graph.stacks; flags bit 0: nondeterministic; role: what the node does (core/graph.py NODE_ROLES), decided by the back end, so readers never decode a kind
+ * [kind, inputs, outputs, scope, stack | -1, attributes | 0, blocks | 0, parent | -1, flags, role, title]; kind, scope and title index Graph.strings, stack indexes Graph.stacks; flags bit 0: nondeterministic; role: what the node does (core/graph.py NODE_ROLES) and title: what the views call it (aten::linear for an export's aten::linear.default), both decided by the back end, so readers never decode a kind; a graph saved before titles has no title (core/graph.py legacy_title)
  *
  * @minItems 10
  *
  * This interface was referenced by `ExplorerState`'s JSON-Schema
  * via the `definition` "NodeRow".
  */
-export type NodeRow = [
-  number,
-  number[],
-  number[],
-  number,
-  number,
-  (
-    | {
-        [k: string]: unknown;
-      }
-    | 0
-  ),
-  BlockRow[] | 0,
-  number,
-  number,
-  NodeRole
-];
+export type NodeRow =
+  | [
+      number,
+      number[],
+      number[],
+      number,
+      number,
+      (
+        | {
+            [k: string]: unknown;
+          }
+        | 0
+      ),
+      BlockRow[] | 0,
+      number,
+      number,
+      NodeRole
+    ]
+  | [
+      number,
+      number[],
+      number[],
+      number,
+      number,
+      (
+        | {
+            [k: string]: unknown;
+          }
+        | 0
+      ),
+      BlockRow[] | 0,
+      number,
+      number,
+      NodeRole,
+      number
+    ];
 /**
  * [inputs, outputs, node ids] of a block of a prim::If / prim::Loop
  *

@@ -80,18 +80,52 @@ function attributeProblem(attributes: unknown): string | null {
   return null;
 }
 
-function* graphProblems(graph: GraphJSON, at: string): Generator<ReferenceProblem> {
-  const strings = graph.strings.length;
-  const { frames, stacks, values, nodes } = graph;
-  function* string(i: number, where: string): Generator<ReferenceProblem> {
-    const why = index(i, strings, 'string');
+/** A string index's problem, at `where`. */
+function* stringIndex(i: number, graph: GraphJSON, where: string): Generator<ReferenceProblem> {
+  const why = index(i, graph.strings.length, 'string');
+  if (why) {
+    yield { at: where, detail: why };
+  }
+}
+
+/** Value ids at `at/<j>`: each an index of the values, then whatever else `also` asks of it. */
+function* valueIds(
+  ids: number[],
+  graph: GraphJSON,
+  at: string,
+  also: (v: number) => string | null = () => null
+): Generator<ReferenceProblem> {
+  for (const [j, v] of ids.entries()) {
+    const why = index(v, graph.values.length, 'value') ?? also(v);
     if (why) {
-      yield { at: where, detail: why };
+      yield { at: `${at}/${j}`, detail: why };
     }
   }
+}
+
+function* graphProblems(graph: GraphJSON, at: string): Generator<ReferenceProblem> {
+  yield* frameProblems(graph, at);
+  yield* valueProblems(graph, at);
+  const blockOwner = new Map<number, number>();
+  for (let i = 0; i < graph.nodes.length; i++) {
+    yield* nodeProblems(graph, i, `${at}/nodes/${i}`, blockOwner);
+  }
+  yield* parentCycles(graph, at);
+  for (const key of ['inputs', 'outputs'] as const) {
+    yield* valueIds(graph[key], graph, `${at}/${key}`);
+  }
+  for (const [i, [path, type]] of graph.scopes.entries()) {
+    yield* stringIndex(path, graph, `${at}/scopes/${i}/0`);
+    yield* stringIndex(type, graph, `${at}/scopes/${i}/1`);
+  }
+}
+
+/** The frames' strings, the stacks' frames and user frame. */
+function* frameProblems(graph: GraphJSON, at: string): Generator<ReferenceProblem> {
+  const { frames, stacks } = graph;
   for (const [i, frame] of frames.entries()) {
     for (const column of [0, 2, 3]) {
-      yield* string(frame[column], `${at}/frames/${i}/${column}`);
+      yield* stringIndex(frame[column], graph, `${at}/frames/${i}/${column}`);
     }
   }
   for (const [i, row] of stacks.entries()) {
@@ -108,15 +142,20 @@ function* graphProblems(graph: GraphJSON, at: string): Generator<ReferenceProble
       };
     }
   }
+}
+
+/** The values' strings, and their producers (a node that outputs them). */
+function* valueProblems(graph: GraphJSON, at: string): Generator<ReferenceProblem> {
+  const { values, nodes } = graph;
   for (const [i, [name, type, , dtype, device, , producer]] of values.entries()) {
-    yield* string(name, `${at}/values/${i}/0`);
-    yield* string(type, `${at}/values/${i}/1`);
+    yield* stringIndex(name, graph, `${at}/values/${i}/0`);
+    yield* stringIndex(type, graph, `${at}/values/${i}/1`);
     for (const [column, id] of [
       [3, dtype],
       [4, device]
     ]) {
       if (id !== -1) {
-        yield* string(id, `${at}/values/${i}/${column}`);
+        yield* stringIndex(id, graph, `${at}/values/${i}/${column}`);
       }
     }
     const why = index(producer, nodes.length, 'node', true);
@@ -129,68 +168,70 @@ function* graphProblems(graph: GraphJSON, at: string): Generator<ReferenceProble
       };
     }
   }
-  const blockOwner = new Map<number, number>();
-  for (const [i, [kind, inputs, outputs, scope, stack, attributes, blocks, parent]] of nodes.entries()) {
-    const here = `${at}/nodes/${i}`;
-    yield* string(kind, `${here}/0`);
-    yield* string(scope, `${here}/3`);
-    for (const [column, ids] of [
-      [1, inputs],
-      [2, outputs]
-    ] as [number, number[]][]) {
-      for (const [j, v] of ids.entries()) {
-        const why = index(v, values.length, 'value');
-        if (why) {
-          yield { at: `${here}/${column}/${j}`, detail: why };
-        } else if (column === 1 && values[v][6] >= i) {
-          // graph order is data order: a value is read after the node that makes it (no cycles)
-          yield {
-            at: `${here}/1/${j}`,
-            detail: `value ${v} is read by node ${i} before node ${values[v][6]} makes it`
-          };
-        }
-      }
-    }
-    let why = index(stack, stacks.length, 'stack', true);
+}
+
+/** Node `i` (at `here`): its strings, values, stack, attributes, parent, and its blocks' values and nodes. */
+function* nodeProblems(
+  graph: GraphJSON,
+  i: number,
+  here: string,
+  blockOwner: Map<number, number>
+): Generator<ReferenceProblem> {
+  const { values, stacks, nodes } = graph;
+  const [kind, inputs, outputs, scope, stack, attributes, blocks, parent, , , title] = nodes[i];
+  yield* stringIndex(kind, graph, `${here}/0`);
+  yield* stringIndex(scope, graph, `${here}/3`);
+  if (title !== undefined) {
+    yield* stringIndex(title, graph, `${here}/10`); // absent in a graph saved before titles
+  }
+  // graph order is data order: a value is read after the node that makes it (no cycles)
+  yield* valueIds(inputs, graph, `${here}/1`, v =>
+    values[v][6] >= i ? `value ${v} is read by node ${i} before node ${values[v][6]} makes it` : null
+  );
+  yield* valueIds(outputs, graph, `${here}/2`);
+  for (const [column, why] of [
+    [4, index(stack, stacks.length, 'stack', true)],
+    [5, attributes ? attributeProblem(attributes) : null],
+    [7, index(parent, nodes.length, 'node', true)]
+  ] as [number, string | null][]) {
     if (why) {
-      yield { at: `${here}/4`, detail: why };
-    }
-    why = attributes ? attributeProblem(attributes) : null;
-    if (why) {
-      yield { at: `${here}/5`, detail: why };
-    }
-    why = index(parent, nodes.length, 'node', true);
-    if (why) {
-      yield { at: `${here}/7`, detail: why };
-    }
-    for (const [b, [blockInputs, blockOutputs, blockNodes]] of (blocks || []).entries()) {
-      for (const [column, ids] of [
-        [0, blockInputs],
-        [1, blockOutputs]
-      ] as [number, number[]][]) {
-        for (const [j, v] of ids.entries()) {
-          const bad = index(v, values.length, 'value');
-          if (bad) {
-            yield { at: `${here}/6/${b}/${column}/${j}`, detail: bad };
-          }
-        }
-      }
-      for (const [j, child] of blockNodes.entries()) {
-        const where = `${here}/6/${b}/2/${j}`;
-        const bad = index(child, nodes.length, 'node');
-        if (bad) {
-          yield { at: where, detail: bad };
-        } else if (blockOwner.has(child)) {
-          yield { at: where, detail: `node ${child} is already in a block of node ${blockOwner.get(child)}` };
-        } else if (nodes[child][7] !== i) {
-          yield { at: where, detail: `node ${child} is in a block of node ${i} but its parent is ${nodes[child][7]}` };
-        } else {
-          blockOwner.set(child, i);
-        }
-      }
+      yield { at: `${here}/${column}`, detail: why };
     }
   }
-  // no node may be its own ancestor; each node is walked up once (0: not seen, 1: on this walk, 2: reaches the top)
+  for (const [b, block] of (blocks || []).entries()) {
+    yield* blockProblems(graph, i, block, `${here}/6/${b}`, blockOwner);
+  }
+}
+
+/** A block of node `owner`: its values, and its nodes (each in one block only, with `owner` as its parent). */
+function* blockProblems(
+  graph: GraphJSON,
+  owner: number,
+  [blockInputs, blockOutputs, blockNodes]: [number[], number[], number[]],
+  here: string,
+  blockOwner: Map<number, number>
+): Generator<ReferenceProblem> {
+  const nodes = graph.nodes;
+  yield* valueIds(blockInputs, graph, `${here}/0`);
+  yield* valueIds(blockOutputs, graph, `${here}/1`);
+  for (const [j, child] of blockNodes.entries()) {
+    const where = `${here}/2/${j}`;
+    const bad = index(child, nodes.length, 'node');
+    if (bad) {
+      yield { at: where, detail: bad };
+    } else if (blockOwner.has(child)) {
+      yield { at: where, detail: `node ${child} is already in a block of node ${blockOwner.get(child)}` };
+    } else if (nodes[child][7] !== owner) {
+      yield { at: where, detail: `node ${child} is in a block of node ${owner} but its parent is ${nodes[child][7]}` };
+    } else {
+      blockOwner.set(child, owner);
+    }
+  }
+}
+
+/** No node may be its own ancestor; each node is walked up once (0: not seen, 1: on this walk, 2: reaches the top). */
+function* parentCycles(graph: GraphJSON, at: string): Generator<ReferenceProblem> {
+  const nodes = graph.nodes;
   const state = new Uint8Array(nodes.length);
   for (let i = 0; i < nodes.length; i++) {
     const walk: number[] = [];
@@ -207,18 +248,6 @@ function* graphProblems(graph: GraphJSON, at: string): Generator<ReferenceProble
     for (const k of walk) {
       state[k] = 2;
     }
-  }
-  for (const key of ['inputs', 'outputs'] as const) {
-    for (const [j, v] of graph[key].entries()) {
-      const why = index(v, values.length, 'value');
-      if (why) {
-        yield { at: `${at}/${key}/${j}`, detail: why };
-      }
-    }
-  }
-  for (const [i, [path, type]] of graph.scopes.entries()) {
-    yield* string(path, `${at}/scopes/${i}/0`);
-    yield* string(type, `${at}/scopes/${i}/1`);
   }
 }
 

@@ -9,6 +9,7 @@ import { GroupTree } from '../model/groups';
 import { CaseDivergence, decodeRun, findingIsProblem, TraceRunModel } from '../model/run';
 import { SearchOptions } from '../model/search';
 import { ExplorerHost, HostKey } from './host';
+import type { BackendViews, Shape } from './panels';
 
 export class ExplorerContext {
   private decodedId: string | null = null;
@@ -25,7 +26,34 @@ export class ExplorerContext {
   /** Nodes marked by a panel (an export guard's nodes), per run: highlighted as `guard` until another is marked. */
   private marked: { runId: string; method: string; ids: number[] } | null = null;
 
-  constructor(readonly host: ExplorerHost) {}
+  /** `backends`: what each back end adds to the views (backends/index.ts, given by the explorer). */
+  constructor(
+    readonly host: ExplorerHost,
+    readonly backends: readonly BackendViews[] = []
+  ) {}
+
+  /** The tooltip of a value's shape as the run's back end words it (an export's symbols); null when none does. */
+  shapeTitle(shape: Shape): string | null {
+    const run = this.run;
+    return run ? this.firstOfBackends(b => b.shapeTitle?.(run, shape) ?? null) : null;
+  }
+
+  /** What the header says when the graph shown is not a program the back end made (an export's draft); null. */
+  get draftNote(): string | null {
+    const run = this.run;
+    return run ? this.firstOfBackends(b => b.draftNote?.(run) ?? null) : null;
+  }
+
+  /** The first back end's answer that is not null (each answers only of its own runs). */
+  private firstOfBackends<T>(answer: (backend: BackendViews) => T | null): T | null {
+    for (const backend of this.backends) {
+      const found = answer(backend);
+      if (found !== null) {
+        return found;
+      }
+    }
+    return null;
+  }
 
   /** What a search needs beyond the graph: the run's file names and the nodes its warnings map to. */
   searchOptions(method = this.method): SearchOptions {
@@ -173,6 +201,15 @@ export class ExplorerContext {
       add(this.host.get('selectedNode'), 'selected');
     }
     return out;
+  }
+
+  /** Call `listener` when any of `keys` changed; the unsubscribe. */
+  whenChanged(keys: readonly HostKey[], listener: () => void): () => void {
+    return this.onChange(changed => {
+      if (keys.some(k => changed.has(k))) {
+        listener();
+      }
+    });
   }
 
   /** Subscribe to host changes; `run` changes also reset derived caches (done lazily above). */

@@ -45,6 +45,11 @@ export function withCode(text: string): Child[] {
   return text.split(/(`[^`\n]+`)/).map((part, i) => (i % 2 === 1 ? h('code', {}, part.slice(1, -1)) : part));
 }
 
+/** The fix (the core's advice, a finding's hint) as every view writes it, where there is one. */
+export function fixHint(advice: string | null | undefined): HTMLElement | null {
+  return advice ? h('p', { class: 'jp-TraceExplorer-hint' }, h('strong', {}, 'Fix: '), ...withCode(advice)) : null;
+}
+
 export function clear(el: Element): void {
   while (el.firstChild) {
     el.removeChild(el.firstChild);
@@ -63,6 +68,20 @@ export function button(
     onClick();
   });
   return b;
+}
+
+/**
+ * `element` acts as a button: `activate` on a click, and on Enter or Space while it has the focus itself (keys on a
+ * link inside it are the link's).
+ */
+export function onActivate(element: HTMLElement, activate: () => void): void {
+  element.addEventListener('click', activate);
+  element.addEventListener('keydown', e => {
+    if (e.target === element && (e.key === 'Enter' || e.key === ' ')) {
+      e.preventDefault();
+      activate();
+    }
+  });
 }
 
 /**

@@ -8,12 +8,13 @@
  */
 
 import { ExplorerContext } from '../state/context';
-import { append, clear, formatNumber, h, location, withCode } from '../state/dom';
-import { FindingJSON, floatValue, TraceWarningJSON } from '../model/protocol';
+import { append, clear, fixHint, formatNumber, h, location, onActivate, withCode } from '../state/dom';
+import { FindingJSON, floatValue, ProbeReportJSON, TraceWarningJSON } from '../model/protocol';
 import { categoryOf, WARNING_TITLES as CATEGORY_TITLES } from '../model/run';
 import { fixButton } from '../controls/fix';
 import { detailOf, headlineOf, warningSets } from '../model/warningSets';
 import { plural } from '../model/words';
+import type { PanelSpec } from '../state/panels';
 
 function groupWarnings(warnings: TraceWarningJSON[]): [string, TraceWarningJSON[]][] {
   const order = Object.keys(CATEGORY_TITLES);
@@ -31,22 +32,13 @@ function paragraph(headline: string): HTMLElement {
   return h('p', { class: 'jp-TraceExplorer-message' }, headline);
 }
 
-/** The fix (the core's advice), where there is one: on a card or once above a set. */
-function fix(advice: string | undefined): HTMLElement | null {
-  return advice ? h('p', { class: 'jp-TraceExplorer-hint' }, h('strong', {}, 'Fix: '), ...withCode(advice)) : null;
-}
-
 export class WarningsPanel {
   readonly element: HTMLElement;
   private readonly unsubscribe: () => void;
 
   constructor(private readonly ctx: ExplorerContext) {
     this.element = h('section', { class: 'jp-TraceExplorer-warnings', 'aria-label': 'warnings and findings' });
-    this.unsubscribe = ctx.onChange(keys => {
-      if (keys.has('run') || keys.has('selectedNode') || keys.has('options') || keys.has('live')) {
-        this.render();
-      }
-    });
+    this.unsubscribe = ctx.whenChanged(['run', 'selectedNode', 'options', 'live'], () => this.render());
     this.render();
   }
 
@@ -64,7 +56,7 @@ export class WarningsPanel {
   private findingItem(f: FindingJSON, expanded = false): HTMLElement {
     const body = [
       h('p', { class: 'jp-TraceExplorer-message' }, ...withCode(f.message)),
-      f.hint ? h('p', { class: 'jp-TraceExplorer-hint' }, h('strong', {}, 'Fix: '), ...withCode(f.hint)) : null,
+      fixHint(f.hint),
       fixButton(this.ctx, f.fix)
     ];
     const li = h(
@@ -108,7 +100,7 @@ export class WarningsPanel {
       saying ? paragraph(headlineOf(w)) : null,
       // torch's own detail (an output mismatch's "Mismatched elements… Greatest absolute difference…")
       detail ? h('pre', { class: 'jp-TraceExplorer-code jp-TraceExplorer-detail' }, detail) : null,
-      saying ? fix(w.advice) : null,
+      saying ? fixHint(w.advice) : null,
       w.placement ? h('p', { class: 'jp-TraceExplorer-muted jp-TraceExplorer-placement' }, w.placement) : null,
       w.torch_location
         ? h(
@@ -118,15 +110,7 @@ export class WarningsPanel {
           )
         : null
     );
-    const activate = (): void => this.show(w.node_ids, w.method);
-    item.addEventListener('click', activate);
-    item.addEventListener('keydown', e => {
-      // keys on the link inside the card are the link's
-      if (e.target === item && (e.key === 'Enter' || e.key === ' ')) {
-        e.preventDefault();
-        activate();
-      }
-    });
+    onActivate(item, () => this.show(w.node_ids, w.method));
     return item;
   }
 
@@ -136,53 +120,12 @@ export class WarningsPanel {
     if (!run) {
       return;
     }
-    const selected = this.ctx.host.get('selectedNode');
-    const groups = groupWarnings(run.warnings);
     if (!run.userWarnings.length) {
       append(this.element, h('p', { class: 'jp-TraceExplorer-empty' }, 'No tracer warnings.'));
     }
-    for (const [category, list] of groups) {
-      const raised = list.reduce((s, w) => s + w.count, 0);
-      const counted = categoryOf(category).counted; // the deprecation notice says nothing about this trace
-      const items = warningSets(list).map(set =>
-        set.warnings.length === 1
-          ? this.card(set.warnings[0], selected, true)
-          : h(
-              'li',
-              { class: 'jp-TraceExplorer-warningSet' },
-              // said once for the set (every warning one library raised reads alike), then each place
-              paragraph(set.headline),
-              fix(set.advice),
-              h(
-                'ul',
-                { class: 'jp-TraceExplorer-list', 'aria-label': `${set.warnings.length} places` },
-                ...set.warnings.map(w => this.card(w, selected, false))
-              )
-            )
-      );
-      append(
-        this.element,
-        h(
-          'details',
-          { class: 'jp-TraceExplorer-group', open: counted },
-          h(
-            'summary',
-            {},
-            CATEGORY_TITLES[category] ?? category,
-            counted
-              ? h(
-                  'span',
-                  {
-                    class: 'jp-TraceExplorer-count',
-                    title: `${plural(list.length, 'warning')}, raised ${plural(raised, 'time')}`
-                  },
-                  String(list.length)
-                )
-              : h('span', { class: 'jp-TraceExplorer-muted' }, ' (not counted)')
-          ),
-          h('ul', { class: 'jp-TraceExplorer-list' }, ...items)
-        )
-      );
+    const selected = this.ctx.host.get('selectedNode');
+    for (const [category, list] of groupWarnings(run.warnings)) {
+      append(this.element, this.categorySection(category, list, selected));
     }
     const findings = run.findings.filter(f => !f.portability);
     if (findings.length) {
@@ -211,40 +154,93 @@ export class WarningsPanel {
         )
       );
     }
-    const probe = run.probe;
-    if (probe) {
-      append(
-        this.element,
-        h(
-          'h4',
-          {},
-          (() => {
-            const bad = probe.cases.filter(c => c.status === 'disagree' || c.status === 'trace_error').length;
-            return bad
-              ? `Generalization probe: the trace does not generalize (${bad} of ${probe.cases.length} input sets)`
-              : 'Generalization probe: ok';
-          })()
-        ),
-        h(
-          'table',
-          { class: 'jp-TraceExplorer-table' },
-          h(
-            'tbody',
-            {},
-            ...probe.cases.map(c =>
-              h(
-                'tr',
-                { class: `jp-mod-${c.status}` },
-                h('td', {}, c.status),
-                h('td', { title: c.description }, c.name),
-                h('td', { class: 'jp-TraceExplorer-mono' }, c.input_shapes.join(', ')),
-                h('td', {}, c.max_abs !== null ? formatNumber(floatValue(c.max_abs)) : ''),
-                h('td', {}, c.message)
-              )
-            )
-          )
-        )
-      );
+    if (run.probe) {
+      append(this.element, ...probeSection(run.probe));
     }
   }
+
+  /** A category's warnings, open when it counts: a card each, or a set's words once above its places. */
+  private categorySection(category: string, list: TraceWarningJSON[], selected: number): HTMLElement {
+    const raised = list.reduce((s, w) => s + w.count, 0);
+    const counted = categoryOf(category).counted; // the deprecation notice says nothing about this trace
+    const items = warningSets(list).map(set =>
+      set.warnings.length === 1
+        ? this.card(set.warnings[0], selected, true)
+        : h(
+            'li',
+            { class: 'jp-TraceExplorer-warningSet' },
+            // said once for the set (every warning one library raised reads alike), then each place
+            paragraph(set.headline),
+            fixHint(set.advice),
+            h(
+              'ul',
+              { class: 'jp-TraceExplorer-list', 'aria-label': `${set.warnings.length} places` },
+              ...set.warnings.map(w => this.card(w, selected, false))
+            )
+          )
+    );
+    return h(
+      'details',
+      { class: 'jp-TraceExplorer-group', open: counted },
+      h(
+        'summary',
+        {},
+        CATEGORY_TITLES[category] ?? category,
+        counted
+          ? h(
+              'span',
+              {
+                class: 'jp-TraceExplorer-count',
+                title: `${plural(list.length, 'warning')}, raised ${plural(raised, 'time')}`
+              },
+              String(list.length)
+            )
+          : h('span', { class: 'jp-TraceExplorer-muted' }, ' (not counted)')
+      ),
+      h('ul', { class: 'jp-TraceExplorer-list' }, ...items)
+    );
+  }
 }
+
+/** The generalization probe: its verdict, then a row per input set it tried. */
+function probeSection(probe: ProbeReportJSON): HTMLElement[] {
+  const bad = probe.cases.filter(c => c.status === 'disagree' || c.status === 'trace_error').length;
+  return [
+    h(
+      'h4',
+      {},
+      bad
+        ? `Generalization probe: the trace does not generalize (${bad} of ${probe.cases.length} input sets)`
+        : 'Generalization probe: ok'
+    ),
+    h(
+      'table',
+      { class: 'jp-TraceExplorer-table' },
+      h(
+        'tbody',
+        {},
+        ...probe.cases.map(c =>
+          h(
+            'tr',
+            { class: `jp-mod-${c.status}` },
+            h('td', {}, c.status),
+            h('td', { title: c.description }, c.name),
+            h('td', { class: 'jp-TraceExplorer-mono' }, c.input_shapes.join(', ')),
+            h('td', {}, c.max_abs !== null ? formatNumber(floatValue(c.max_abs)) : ''),
+            h('td', {}, c.message)
+          )
+        )
+      )
+    )
+  ];
+}
+
+/** The Warnings tab, counting the run's problems; a run whose verdict is a warning opens on it. */
+export const WARNINGS_PANEL: PanelSpec<WarningsPanel> = {
+  id: 'warnings',
+  title: 'Warnings',
+  create: ctx => new WarningsPanel(ctx),
+  label: run => (run.problems ? `Warnings (${run.problems})` : 'Warnings'),
+  keepsSelection: true,
+  opening: run => (run?.verdict.level === 'warning' ? 2 : null)
+};

@@ -6,11 +6,11 @@
  * vitest checks it on the `compared` fixture.
  */
 
-import type { CaptureComparison, LineDifference, TraceComparison } from './protocol.generated';
-import { TraceGraph } from './graph';
-import { FileNames } from './location';
-import { PairedPictures, pairedPictures } from './align';
-import { plural } from './words';
+import type { CaptureComparison, LineDifference, TraceComparison } from '../../model/protocol.generated';
+import { TraceGraph } from '../../model/graph';
+import { FileNames } from '../../model/location';
+import { PairedPictures, pairedPictures } from '../../model/align';
+import { plural } from '../../model/words';
 
 export type DifferenceReason = LineDifference['reason'];
 

@@ -10,7 +10,8 @@
 
 import { layoutDot } from '../graph/layout';
 import { svgElement } from '../graph/svg';
-import { Viewport, ZOOM_KEY } from '../graph/viewport';
+import { Viewport } from '../graph/viewport';
+import { ZOOM_KEY } from '../graph/viewportInput';
 import { button, h } from '../state/dom';
 
 export interface PaneSpec {

@@ -5,11 +5,13 @@
  * nodes in the graph and selects the first. A trace has no such tab (the explorer hides it).
  */
 
-import { ExplorerContext } from '../state/context';
-import { append, clear, h, location } from '../state/dom';
-import { exportRecords, guardInInputs, guardsModel, rangeText } from '../model/exportReport';
-import type { DraftFailure, ExportGuard, ExportSymbol } from '../model/protocol.generated';
-import { plural } from '../model/words';
+import { addsTab } from '../../model/backends';
+import type { DraftFailure, ExportGuard, ExportSymbol } from '../../model/protocol.generated';
+import { plural } from '../../model/words';
+import { ExplorerContext } from '../../state/context';
+import { append, clear, h, location, onActivate } from '../../state/dom';
+import type { PanelSpec } from '../../state/panels';
+import { exportRecords, guardInInputs, guardsModel, rangeText } from './exportReport';
 
 export class GuardsPanel {
   readonly element: HTMLElement;
@@ -17,11 +19,7 @@ export class GuardsPanel {
 
   constructor(private readonly ctx: ExplorerContext) {
     this.element = h('section', { class: 'jp-TraceExplorer-guards', 'aria-label': 'export guards and symbols' });
-    this.unsubscribe = ctx.onChange(keys => {
-      if (keys.has('run') || keys.has('selectedNode')) {
-        this.render();
-      }
-    });
+    this.unsubscribe = ctx.whenChanged(['run', 'selectedNode'], () => this.render());
     this.render();
   }
 
@@ -92,16 +90,9 @@ export class GuardsPanel {
       g.code ? h('pre', { class: 'jp-TraceExplorer-code' }, g.code) : null,
       inputsTerms(g.expr, symbols)
     );
-    const activate = (): void => {
+    onActivate(item, () => {
       if (clickable) {
         this.ctx.markNodes(method, g.node_ids);
-      }
-    };
-    item.addEventListener('click', activate);
-    item.addEventListener('keydown', e => {
-      if (e.target === item && (e.key === 'Enter' || e.key === ' ')) {
-        e.preventDefault();
-        activate();
       }
     });
     return item;
@@ -167,6 +158,19 @@ export class GuardsPanel {
     }
   }
 }
+
+/** The Guards tab: a back end that records guards adds it (the registry row's `tabs`), counting what it lists. */
+export const GUARDS_PANEL: PanelSpec<GuardsPanel> = {
+  id: 'guards',
+  title: 'Guards',
+  create: ctx => new GuardsPanel(ctx),
+  applies: run => addsTab(run?.raw, 'guards'),
+  label: run => {
+    const model = guardsModel(exportRecords(run.raw));
+    return model && model.count ? `Guards (${model.count})` : 'Guards';
+  },
+  keepsSelection: true
+};
 
 /** "on the inputs: Eq(attention_mask.size()[1], input_ids.size()[1])", or nothing when no symbol has a source. */
 function inputsTerms(expr: string, symbols: readonly ExportSymbol[]): HTMLElement | null {

@@ -4,7 +4,7 @@
  * Torch-free and DOM-free, so vitest checks it on the export fixture.
  */
 
-import type { DraftFailure, ExportGuard, ExportReport, ExportSymbol, TraceRun } from './protocol.generated';
+import type { DraftFailure, ExportGuard, ExportReport, ExportSymbol, TraceRun } from '../../model/protocol.generated';
 
 /** An export run's records (`run.records` of a run of the export back end), or null for another run. */
 export function exportRecords(run: Pick<TraceRun, 'backend' | 'records'> | null | undefined): ExportReport | null {
