@@ -92,6 +92,7 @@ class Backend:
             "verb": self.verb,
             "past": self.past,
             "failure": self.failure,
+            "doing": self.command.doing if self.command is not None else "",
             "check_name": self.check_name,
             "records": self.records,
             "tabs": list(self.tabs),

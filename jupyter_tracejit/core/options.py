@@ -63,6 +63,19 @@ class OptionSpec:
     choices: tuple[Any, ...] = ()
     #: the run error's tag for a bad value
     tag: str = "bad_argument"
+    #: how the options bar offers it: ``checkbox``, ``menu`` (of ``choices``, read as ``choice_labels`` say),
+    #: ``number`` (>= 0), ``device`` (a device name, empty for none), ``text`` or ``input_sets`` (a switch per set of
+    #: the request); "" reads it from the default
+    control: str = ""
+    choice_labels: Mapping[Any, str] = field(default_factory=dict)
+
+    @property
+    def bar_control(self) -> str:
+        if self.control:
+            return self.control
+        if self.choices:
+            return "menu"
+        return "checkbox" if isinstance(self.default, bool) else "text"
 
     def problem(self, value: Any) -> OptionProblem | None:
         return None if self.check(value) else OptionProblem(self.name, value, self.expects, self.hint, tag=self.tag)
@@ -77,12 +90,20 @@ def bool_spec(name: str, default: bool, doc: str, label: str) -> OptionSpec:
     return OptionSpec(name, default, "True or False", doc, f"Pass {name}=True or {name}=False.", label, is_bool)
 
 
-def choice_spec(name: str, choices: tuple[str, ...], doc: str, hint: str, label: str) -> OptionSpec:
-    """An option that is one of a few words (the first is the default)."""
+def choice_spec(
+    name: str, choices: tuple[str, ...], doc: str, hint: str, label: str, labels: Mapping[str, str] | None = None
+) -> OptionSpec:
+    """An option that is one of a few words (the first is the default), each read in the bar's menu as ``labels``
+    say (the word itself otherwise)."""
     expects = "one of " + ", ".join(repr(c) for c in choices)
-    return OptionSpec(name, choices[0], expects, doc, hint, label, lambda v: v in choices, choices)
+    return OptionSpec(
+        name, choices[0], expects, doc, hint, label, lambda v: v in choices, choices, choice_labels=labels or {}
+    )
 
 
+#: the options bar's key for input sets it toggles one by one (a trace's ``check_inputs``): the explorer cannot make
+#: new sets, it switches the request's on and off
+INPUT_SETS_KEY = "check_inputs_enabled"
 #: ``module_mode``: leave the module alone, or ``.train()`` / ``.eval()`` it for this capture only
 MODULE_MODES = ("as_is", "train", "eval")
 
@@ -96,6 +117,7 @@ def module_mode_spec(noun: str) -> OptionSpec:
         f"Use module_mode='eval' for inference (dropout off, batch norm from running statistics), 'train' to "
         f"{noun} training behaviour, 'as_is' to leave the module alone; it is put back as it was after.",
         "mode",
+        {"as_is": "mode as is", "train": "train()", "eval": "eval()"},
     )
 
 
@@ -235,16 +257,21 @@ class OptionTable:
         return text
 
     def bar_rows(self) -> list[dict[str, Any]]:
-        """The options bar's options as the front end reads them (the registry writes them into the run schema):
-        key, label, description, default and choices, read-only ones flagged."""
+        """The options bar's options as the front end reads them (the registry writes them into the run schema), in
+        order: the key of the bar's ``options`` trait (``check_inputs_enabled`` for input sets, toggled one by
+        one), label, description, control, default and choices with their labels; read-only ones (shown, kept by a
+        re-capture) flagged, after the live ones."""
         rows = []
         for name in (*self.live, *self.read_only):
             spec = self.specs[name]
-            row: dict[str, Any] = {"key": name, "label": spec.label, "description": spec.doc}
+            control = spec.bar_control
+            key = INPUT_SETS_KEY if control == "input_sets" and name in self.live else name
+            row: dict[str, Any] = {"key": key, "label": spec.label, "description": spec.doc, "control": control}
             if name in self.live:
-                row["default"] = spec.default
+                row["default"] = [] if key == INPUT_SETS_KEY else spec.default
             if spec.choices:
                 row["choices"] = list(spec.choices)
+                row["choice_labels"] = [spec.choice_labels.get(c, str(c)) for c in spec.choices]
             if name in self.read_only:
                 row["read_only"] = True
             rows.append(row)
@@ -252,6 +279,7 @@ class OptionTable:
 
 
 __all__ = [
+    "INPUT_SETS_KEY",
     "MODULE_MODES",
     "CommandLineError",
     "Flag",

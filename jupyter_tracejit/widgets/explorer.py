@@ -25,7 +25,7 @@ from traitlets import Bool, Dict, Enum, Float, Int, List, TraitError, Unicode, o
 from .._version import __version__
 from ..core.diff import structural_diff
 from ..core.inputs import describe_inputs
-from ..core.options import OptionSpec
+from ..core.options import INPUT_SETS_KEY, OptionSpec
 from ..core.registry import backend, names
 from ..core.run import TraceRun
 from ..core.words import with_article
@@ -43,7 +43,7 @@ STATUSES = ("idle", "tracing", "error")
 
 #: in the ``options`` trait, which of the request's check input sets are on (one bool per set) stands where
 #: ``check_inputs`` stands in TraceOptions: the explorer toggles sets, it cannot make new ones
-CHECK_INPUTS_ENABLED = "check_inputs_enabled"
+CHECK_INPUTS_ENABLED = INPUT_SETS_KEY
 
 
 @dataclass(frozen=True)
@@ -64,7 +64,7 @@ def _bar(backend_name: str) -> _Bar:
     toggle per set of the request (:data:`CHECK_INPUTS_ENABLED`); read-only options are the front end's to show."""
     row = backend(backend_name)
     table = row.table()
-    keys = tuple(CHECK_INPUTS_ENABLED if name == "check_inputs" else name for name in table.live)
+    keys = tuple(row["key"] for row in table.bar_rows() if not row.get("read_only"))
     return _Bar(row.name, row.noun, keys, table.specs)
 
 

@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 
 import { pendingFix } from '../src/controls/fix';
 
-import { backendLabel, backendTitle } from '../src/model/backends';
+import { backendLabel, backendTitle, barOptions } from '../src/model/backends';
 import {
   exportRecords,
   guardInInputs,
@@ -21,7 +21,7 @@ import {
   symbolText
 } from '../src/backends/export/exportReport';
 import { shapeText, userFrame } from '../src/model/graph';
-import { historyLabel, isExportOptions, optionsDiffering, savedOptionsText } from '../src/model/history';
+import { historyLabel, optionsDiffering, savedOptionsText } from '../src/model/history';
 import {
   EXPORT_OPTION_SPECS,
   EXPORT_READ_ONLY_OPTIONS,
@@ -115,10 +115,13 @@ describe('an export run', () => {
   });
 
   it('has the export options in its options bar, from the one definition', () => {
-    expect(EXPORT_OPTION_SPECS.map(s => s.key)).toEqual(['strict', 'draft', 'module_mode', 'no_grad']);
-    expect(EXPORT_READ_ONLY_OPTIONS.map(s => s.key)).toEqual(['dynamic_shapes', 'check_inputs']);
+    const bar = barOptions(run.raw);
+    expect(bar.filter(s => !s.read_only).map(s => s.key)).toEqual(['strict', 'draft', 'module_mode', 'no_grad']);
+    expect(bar.filter(s => s.read_only).map(s => s.key)).toEqual(['dynamic_shapes', 'check_inputs']);
+    expect(EXPORT_OPTION_SPECS.map(s => s.key)).toEqual(bar.filter(s => !s.read_only).map(s => s.key));
+    expect(EXPORT_READ_ONLY_OPTIONS.map(s => s.key)).toEqual(bar.filter(s => s.read_only).map(s => s.key));
     const recorded = run.raw.options as Record<string, unknown>;
-    for (const spec of EXPORT_OPTION_SPECS) {
+    for (const spec of bar.filter(s => !s.read_only)) {
       expect(recorded[spec.key]).toBe(spec.default);
     }
     expect(recorded.dynamic_shapes).toContain("Dim('batch'");
@@ -127,7 +130,6 @@ describe('an export run', () => {
   it('names the export options that differ in the history, and offers no trace-only fix', () => {
     const first: ExportExplorerOptions = { strict: false, draft: 'on_failure', module_mode: 'as_is', no_grad: false };
     const second: ExportExplorerOptions = { ...first, draft: 'always', no_grad: true };
-    expect(isExportOptions(first)).toBe(true);
     expect(optionsDiffering(first, second)).toEqual(['draft="always"', 'no_grad=true']);
     const entry = (options: ExportExplorerOptions, i: number): HistoryEntry => ({
       run_id: `r${i}`,

@@ -7,6 +7,7 @@ import { join } from 'path';
 import { describe, expect, it } from 'vitest';
 
 import { describeFix, pendingFix } from '../src/controls/fix';
+import { barOptions } from '../src/model/backends';
 import { historyLabel } from '../src/model/history';
 import { warningSets } from '../src/model/warningSets';
 import { describeDivergences, divergencePlace, groupByCause, stepOrder } from '../src/model/causes';
@@ -154,8 +155,10 @@ describe('search finds a place as the views write it', () => {
 describe("a finding's fix as options", () => {
   const options = Object.fromEntries(OPTION_SPECS.map(s => [s.key, s.default])) as unknown as ExplorerOptions;
   it('names what it sets as the options bar does and only what is not set yet', () => {
-    expect(describeFix({ no_grad: true })).toBe('tick no_grad');
-    expect(describeFix({ module_mode: 'eval' })).toBe('mode eval()');
+    const bar = barOptions({ backend: 'trace' });
+    expect(describeFix({ no_grad: true }, bar)).toBe('tick no_grad');
+    expect(describeFix({ module_mode: 'eval' }, bar)).toBe('mode eval()');
+    expect(describeFix({ check_trace: false }, bar)).toBe('untick check');
     expect(pendingFix({ no_grad: true }, { ...options, no_grad: false })).toEqual({ no_grad: true });
     expect(pendingFix({ no_grad: true }, { ...options, no_grad: true })).toEqual({});
     expect(pendingFix(undefined, options)).toEqual({});

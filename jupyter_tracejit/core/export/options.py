@@ -78,6 +78,7 @@ EXPORT_SPECS: dict[str, OptionSpec] = {
             "draft='on_failure' runs draft_export only when export fails; 'always' runs it on success too; "
             "'never' skips it.",
             "draft",
+            {"on_failure": "draft on failure", "always": "draft always", "never": "no draft"},
         ),
         bool_spec("compare_trace", False, "also trace the model and match the two graphs", "compare trace"),
         module_mode_spec("export"),

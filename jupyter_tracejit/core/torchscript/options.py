@@ -76,6 +76,7 @@ SPECS: dict[str, OptionSpec] = {
             "Pass a list with one tuple per input set, e.g. check_inputs=[(x2,), (x3,)].",
             "check inputs",
             _is_input_sets,
+            control="input_sets",
         ),
         OptionSpec(
             "check_tolerance",
@@ -85,6 +86,7 @@ SPECS: dict[str, OptionSpec] = {
             f"torch's default is {DEFAULT_TOLERANCE_TEXT}; relax it (e.g. 1e-3) for fused or reordered float math.",
             "tol",
             is_tolerance,
+            control="number",
         ),
         bool_spec("strict", True, "strict mode: reject mutable containers (list/dict) at the output", "strict"),
         bool_spec(
@@ -115,6 +117,7 @@ SPECS: dict[str, OptionSpec] = {
             "Pass the device the traced model is served on as text, e.g. target_device='cuda', or None.",
             "target device",
             _is_target_device,
+            control="device",
         ),
     )
 }

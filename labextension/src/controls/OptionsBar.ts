@@ -1,9 +1,9 @@
 /**
- * The options bar of a live explorer: strict, check_trace, tolerance, which check inputs are on, force_outplace,
- * module mode, no_grad, the target device, a re-trace button, the status and the run history. Changing an option re-traces in the
- * kernel (debounced there); a read-only explorer shows the options of the saved run instead. An export run's bar is
- * the export's (EXPORT_OPTION_SPECS: strict, draft, module mode, no_grad) with its dynamic_shapes and check_inputs
- * shown read-only (a re-export keeps them) and a re-export button.
+ * The options bar of a live explorer: the options of the run's back end (its registry row's: for a trace strict,
+ * check_trace, tolerance, which check inputs are on, force_outplace, module mode, no_grad, the target device; for
+ * an export strict, draft, module mode and no_grad, with its dynamic_shapes and check_inputs shown read-only, as a
+ * re-export keeps them), a re-capture button, the status and the run history. Changing an option captures again
+ * in the kernel (debounced there); a read-only explorer shows the options of the saved run instead.
  *
  * Every click shows at once what it did, before the kernel answers: a control whose value is not yet the one the
  * run on screen was traced with is marked pending, and the status counts the seconds ("re-trace asked… 0.4 s",
@@ -15,15 +15,10 @@
 
 import { ExplorerContext } from '../state/context';
 import { append, button, clear, h } from '../state/dom';
-import {
-  EXPORT_OPTION_SPECS,
-  ExplorerOptions,
-  ExportExplorerOptions,
-  HistoryEntry,
-  OPTION_SPECS
-} from '../model/protocol';
-import { AnyOptions, historyLabel, isExportOptions, savedOptionsText } from '../model/history';
-import { ControlHost, exportControl, OptionKey, readOnlyExportOptions, traceControl } from './optionControls';
+import { backendOf, barOptions } from '../model/backends';
+import { HistoryEntry } from '../model/protocol';
+import { AnyOptions, historyLabel, savedOptionsText } from '../model/history';
+import { ControlHost, OptionValues, optionControls, readOnlyOptions } from './optionControls';
 
 /** What the bar is waiting for, as the front end knows it before the kernel says so. */
 /** How long "cancelled" stays in the status line once the kernel is done with the trace. */
@@ -113,36 +108,30 @@ export class OptionsBar {
   }
 
   /** Whether option `key` (item `index` of the check input switches) differs from the run on screen. */
-  private pending(key: OptionKey, index = -1): boolean {
-    const options = this.ctx.host.get('options');
-    const applied = this.applied;
-    if (!options || !applied) {
+  private pending(key: string, index = -1): boolean {
+    const options = this.ctx.host.get('options') as OptionValues | null;
+    const applied = this.applied as OptionValues | null;
+    if (!options || !applied || !(key in options) || !(key in applied)) {
       return false;
     }
-    if (key === 'check_inputs_enabled') {
-      if (isExportOptions(options) || isExportOptions(applied)) {
-        return false;
-      }
-      return (options.check_inputs_enabled[index] ?? true) !== (applied.check_inputs_enabled[index] ?? true);
+    if (index >= 0) {
+      const now = (options[key] as boolean[] | undefined)?.[index] ?? true;
+      return now !== ((applied[key] as boolean[] | undefined)?.[index] ?? true);
     }
-    return (
-      (options as unknown as Record<string, unknown>)[key] !== (applied as unknown as Record<string, unknown>)[key]
-    );
+    return JSON.stringify(options[key]) !== JSON.stringify(applied[key]);
   }
 
   private get anyPending(): boolean {
-    const options = this.ctx.host.get('options');
-    if (options && isExportOptions(options)) {
-      return EXPORT_OPTION_SPECS.some(spec => this.pending(spec.key));
-    }
-    return OPTION_SPECS.some(spec =>
-      spec.key === 'check_inputs_enabled'
-        ? this.ctx.host.get('checkInputLabels').some((_l, i) => this.pending(spec.key, i))
-        : this.pending(spec.key)
-    );
+    return barOptions(this.ctx.run?.raw)
+      .filter(spec => !spec.read_only)
+      .some(spec =>
+        spec.control === 'input_sets'
+          ? this.ctx.host.get('checkInputLabels').some((_l, i) => this.pending(spec.key, i))
+          : this.pending(spec.key)
+      );
   }
 
-  private set(patch: Partial<ExplorerOptions> | Partial<ExportExplorerOptions>): void {
+  private set(patch: OptionValues): void {
     this.waiting = { kind: 'asked', since: Date.now() / 1000, retrace: false };
     this.ctx.host.set({ options: { ...this.ctx.host.get('options'), ...patch } as AnyOptions });
     this.renderStatus(); // also when the change event came first (the control is re-rendered by it)
@@ -179,17 +168,14 @@ export class OptionsBar {
     const host = this.ctx.host;
     const options = host.get('options');
     const live = host.get('live') && !host.readOnly && options !== null;
-    const exportRun = this.ctx.run?.raw.backend === 'export';
+    const row = backendOf(this.ctx.run?.raw);
     if (!live || !options) {
-      // a saved run: the options it was traced with, by the names the options bar uses
+      // a saved run: the options it was captured with, by the names the options bar uses
       append(
         this.controls,
         h(
           'span',
-          {
-            class: 'jp-TraceExplorer-muted',
-            title: exportRun ? 'a saved export cannot be exported again' : 'a saved trace cannot be re-traced'
-          },
+          { class: 'jp-TraceExplorer-muted', title: `a saved ${row.noun} cannot be ${row.past} again` },
           savedOptionsText(this.ctx.run?.raw)
         )
       );
@@ -200,31 +186,22 @@ export class OptionsBar {
       pending: (key, index) => this.pending(key, index),
       checkInputLabels: host.get('checkInputLabels')
     };
-    if (isExportOptions(options)) {
-      // an export run: the export's options (core/export/options.py EXPORT_SPECS), and those a re-export keeps
-      append(
-        this.controls,
-        ...EXPORT_OPTION_SPECS.map(spec => exportControl(spec, options, bar)),
-        ...readOnlyExportOptions(this.ctx.run?.raw),
-        button('re-export', () => this.retrace(), {
-          class: 'jp-TraceExplorer-button jp-mod-accept',
-          'data-action': 'retrace',
-          title: 'export again now with these options'
-        })
-      );
-    } else {
-      // one control per option, in the order and with the labels of the one definition (core/options.py)
-      const controls = OPTION_SPECS.map(spec => traceControl(spec, options, bar));
-      append(
-        this.controls,
-        ...controls.flat(),
-        button('re-trace', () => this.retrace(), {
-          class: 'jp-TraceExplorer-button jp-mod-accept',
-          'data-action': 'retrace',
-          title: 're-trace now with these options'
-        })
-      );
-    }
+    // one control per option, in the order and with the labels of the back end's one definition (its options
+    // table); the options a re-capture keeps are shown, not changed
+    const specs = barOptions(this.ctx.run?.raw);
+    append(
+      this.controls,
+      ...specs.filter(spec => !spec.read_only).flatMap(spec => optionControls(spec, options as OptionValues, bar)),
+      ...readOnlyOptions(
+        specs.filter(spec => spec.read_only),
+        this.ctx.run?.raw
+      ),
+      button(`re-${row.verb}`, () => this.retrace(), {
+        class: 'jp-TraceExplorer-button jp-mod-accept',
+        'data-action': 'retrace',
+        title: `${row.verb} again now with these options`
+      })
+    );
     if (focusKey) {
       const selector = focusKey.startsWith('check:')
         ? `[data-check-input="${focusKey.slice(6)}"]`
@@ -279,18 +256,18 @@ export class OptionsBar {
       );
       return;
     }
-    const exporting = this.ctx.run?.raw.backend === 'export';
+    const row = backendOf(this.ctx.run?.raw);
     let text: ((elapsed: number) => string) | null = null;
     let since = 0;
     let mode: string = state;
     if (state === 'tracing') {
       // mounted while the kernel was already tracing: only its clock knows since when
       since = this.tracingSince ?? host.get('statusSince');
-      text = elapsed => `${exporting ? 'exporting' : 'tracing'}… ${elapsed.toFixed(1)} s`;
+      text = elapsed => `${row.doing}… ${elapsed.toFixed(1)} s`;
     } else if (waiting.kind === 'asked' && (waiting.retrace || this.anyPending)) {
       since = waiting.since;
       mode = 'tracing';
-      text = elapsed => `${exporting ? 're-export' : 're-trace'} asked… ${elapsed.toFixed(1)} s`;
+      text = elapsed => `re-${row.verb} asked… ${elapsed.toFixed(1)} s`;
     } else if (waiting.kind === 'switching') {
       since = waiting.since;
       mode = 'tracing';

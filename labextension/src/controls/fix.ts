@@ -6,16 +6,17 @@
 
 import { ExplorerContext } from '../state/context';
 import { button } from '../state/dom';
-import { ExplorerOptions, OPTION_SPECS } from '../model/protocol';
+import { BarOption, barOptions } from '../model/backends';
+import { ExplorerOptions } from '../model/protocol';
 import { AnyOptions } from '../model/history';
 
 export type OptionFix = Partial<Pick<ExplorerOptions, 'no_grad' | 'module_mode' | 'check_trace' | 'strict'>>;
 
-/** `no_grad`, `mode eval()`: how the options bar names what the fix sets. */
-export function describeFix(fix: OptionFix): string {
+/** `no_grad`, `mode eval()`: how the options bar (`specs`, the run's back end's) names what the fix sets. */
+export function describeFix(fix: OptionFix, specs: readonly BarOption[] = []): string {
   return Object.entries(fix)
     .map(([key, value]) => {
-      const label = OPTION_SPECS.find(s => s.key === key)?.label ?? key;
+      const label = specs.find(s => s.key === key)?.label ?? key;
       if (value === true) {
         return `tick ${label}`;
       }
@@ -51,10 +52,14 @@ export function fixButton(ctx: ExplorerContext, fix: OptionFix | undefined): HTM
   if (!Object.keys(todo).length || Object.keys(todo).some(key => !(key in options))) {
     return null;
   }
-  const b = button(`${describeFix(todo)} and re-trace`, () => host.set({ options: { ...options, ...todo } }), {
-    class: 'jp-TraceExplorer-button jp-TraceExplorer-fix',
-    title: 'set this in the options bar; the explorer re-traces with it'
-  });
+  const b = button(
+    `${describeFix(todo, barOptions(ctx.run?.raw))} and re-trace`,
+    () => host.set({ options: { ...options, ...todo } }),
+    {
+      class: 'jp-TraceExplorer-button jp-TraceExplorer-fix',
+      title: 'set this in the options bar; the explorer re-traces with it'
+    }
+  );
   // the card around it selects nodes on click: this click only applies the fix
   b.addEventListener('click', e => e.stopPropagation());
   return b;

@@ -1,101 +1,145 @@
 /**
- * The options bar's controls, one per option spec (model/protocol.ts OPTION_SPECS, EXPORT_OPTION_SPECS): a
- * checkbox, a menu, the tolerance's number, the device's text, a switch per check input; an export run's
- * dynamic_shapes and check_inputs shown read-only. Each control is marked pending while its value is not the one
- * the run on screen was traced with. OptionsBar.ts decides which specs a bar shows.
+ * The options bar's controls, one per option of the run's back end (its registry row's `options`, model/backends.ts
+ * `barOptions`): a checkbox, a menu, a number, a device, a switch per check input set; the options a re-capture
+ * keeps shown read-only. Each control is marked pending while its value is not the one the run on screen was
+ * captured with. OptionsBar.ts assembles them.
  */
 
 import { h } from '../state/dom';
-import {
-  EXPORT_OPTION_SPECS,
-  EXPORT_READ_ONLY_OPTIONS,
-  ExplorerOptions,
-  ExportExplorerOptions,
-  OPTION_SPECS,
-  TraceRunJSON
-} from '../model/protocol';
+import { BarOption } from '../model/backends';
+import { TraceRunJSON } from '../model/protocol';
 
-export type OptionSpec = (typeof OPTION_SPECS)[number];
-export type ExportOptionSpec = (typeof EXPORT_OPTION_SPECS)[number];
-export type OptionKey = OptionSpec['key'] | ExportOptionSpec['key'];
+/** The bar's values by option key (the widget's `options` trait). */
+export type OptionValues = Record<string, unknown>;
 
 /** What a control needs of its bar: to change options, and whether an option differs from the run on screen. */
 export interface ControlHost {
-  set(patch: Partial<ExplorerOptions> | Partial<ExportExplorerOptions>): void;
+  set(patch: OptionValues): void;
   /** whether option `key` (item `index` of the check input switches) differs from the run on screen */
-  pending(key: OptionKey, index?: number): boolean;
+  pending(key: string, index?: number): boolean;
   /** the check inputs' labels, one switch each */
   checkInputLabels: readonly string[];
 }
 
-/** How the draft_export choices read in the menu. */
-const DRAFT_LABELS: Record<ExportExplorerOptions['draft'], string> = {
-  on_failure: 'draft on failure',
-  always: 'draft always',
-  never: 'no draft'
-};
-
-/** How the module modes read in the menu. */
-const MODE_LABELS: Record<ExplorerOptions['module_mode'], string> = {
-  as_is: 'mode as is',
-  eval: 'eval()',
-  train: 'train()'
-};
-
-/** A control's wrapper, marked pending while its value is not the one the run on screen was traced with. */
+/** A control's wrapper, marked pending while its value is not the one the run on screen was captured with. */
 function wrap(label: HTMLElement, pending: boolean, description: string): HTMLElement {
   label.classList.toggle('jp-mod-pending', pending);
-  label.title = pending ? `${description} (changed: not yet traced with this value)` : description;
+  label.title = pending ? `${description} (changed: not yet captured with this value)` : description;
   return label;
 }
 
-/** A menu of `choices`, read as `labels` say. */
-function menu(
-  key: string,
-  description: string,
-  choices: readonly string[],
-  value: string,
-  labels: Record<string, string>
-): HTMLSelectElement {
-  const select = h('select', { 'data-option': key, 'aria-label': description });
-  for (const choice of choices) {
-    select.appendChild(h('option', { value: choice, selected: value === choice }, labels[choice]));
-  }
-  return select;
+function labelled(spec: BarOption, bar: ControlHost, ...children: (Node | string)[]): HTMLElement {
+  return wrap(h('label', { class: 'jp-TraceExplorer-toggle' }, ...children), bar.pending(spec.key), spec.description);
+}
+
+/** A menu of the spec's choices (values of any JSON type, told apart by their text), read as its labels say. */
+function menu(spec: BarOption, value: unknown, bar: ControlHost): HTMLElement {
+  const choices = spec.choices ?? [];
+  const select = h('select', { 'data-option': spec.key, 'aria-label': spec.description });
+  choices.forEach((choice, i) => {
+    const text = spec.choice_labels?.[i] ?? String(choice);
+    select.appendChild(h('option', { value: String(choice), selected: choice === value }, text));
+  });
+  select.addEventListener('change', () => bar.set({ [spec.key]: choices.find(c => String(c) === select.value) }));
+  return labelled(spec, bar, select);
 }
 
 /** A checkbox for a boolean option. */
-function checkbox(
-  spec: { key: OptionKey; label: string; description: string },
-  checked: boolean,
-  bar: ControlHost
-): HTMLElement {
+function checkbox(spec: BarOption, checked: boolean, bar: ControlHost): HTMLElement {
   const box = h('input', { type: 'checkbox', checked, 'data-option': spec.key });
   box.addEventListener('change', () => bar.set({ [spec.key]: box.checked }));
-  return wrap(
-    h('label', { class: 'jp-TraceExplorer-toggle' }, box, spec.label),
-    bar.pending(spec.key),
-    spec.description
+  return labelled(spec, bar, box, spec.label);
+}
+
+/** A number >= 0 (a tolerance); a bad value is refused here, with the reason, and never sent. */
+function numberControl(spec: BarOption, value: unknown, bar: ControlHost): HTMLElement {
+  const input = h('input', {
+    type: 'number',
+    min: 0,
+    step: 'any',
+    value: String(value),
+    class: 'jp-TraceExplorer-tolerance',
+    'data-option': spec.key,
+    'aria-label': spec.description
+  });
+  input.addEventListener('change', () => {
+    const parsed = Number(input.value);
+    if (input.value.trim() !== '' && Number.isFinite(parsed) && parsed >= 0) {
+      input.setCustomValidity('');
+      bar.set({ [spec.key]: parsed });
+    } else {
+      input.setCustomValidity(`${spec.label} must be a number >= 0`);
+      input.reportValidity();
+    }
+  });
+  return labelled(spec, bar, `${spec.label} `, input);
+}
+
+/**
+ * Free text (any device torch names: "cuda", "cuda:1", "mps"), the common ones offered; empty: where it is
+ * captured. The kernel validates it with the option's one definition and says why in the status when it is not.
+ */
+function deviceControl(spec: BarOption, value: unknown, bar: ControlHost): HTMLElement {
+  const device = h('input', {
+    type: 'text',
+    value: typeof value === 'string' ? value : '',
+    placeholder: 'as traced',
+    size: 7,
+    list: 'jp-TraceExplorer-devices',
+    class: 'jp-TraceExplorer-device',
+    'data-option': spec.key,
+    'aria-label': spec.description
+  });
+  device.addEventListener('change', () => bar.set({ [spec.key]: device.value.trim() || null }));
+  const devices = h(
+    'datalist',
+    { id: 'jp-TraceExplorer-devices' },
+    ...['cpu', 'cuda', 'cuda:0', 'mps'].map(d => h('option', { value: d }))
   );
+  return labelled(spec, bar, `${spec.label} `, device, devices);
 }
 
-/** One control of an export run's bar: a menu for draft and the module mode, a checkbox otherwise. */
-export function exportControl(spec: ExportOptionSpec, options: ExportExplorerOptions, bar: ControlHost): HTMLElement {
-  const key = spec.key;
-  if (key === 'draft' || key === 'module_mode') {
-    const labels: Record<string, string> = key === 'draft' ? DRAFT_LABELS : MODE_LABELS;
-    const select = menu(key, spec.description, spec.choices, options[key], labels);
-    select.addEventListener('change', () => bar.set({ [key]: select.value }));
-    return wrap(h('label', { class: 'jp-TraceExplorer-toggle' }, select), bar.pending(key), spec.description);
+/** One switch per check input set of the request (on: checked with it). */
+function inputSetSwitches(spec: BarOption, value: unknown, bar: ControlHost): HTMLElement[] {
+  const enabled = Array.isArray(value) ? (value as boolean[]) : [];
+  return bar.checkInputLabels.map((label, i) => {
+    const box = h('input', { type: 'checkbox', checked: enabled[i] ?? true, 'data-check-input': i });
+    box.addEventListener('change', () => {
+      const next = bar.checkInputLabels.map((_l, j) => enabled[j] ?? true);
+      next[i] = box.checked;
+      bar.set({ [spec.key]: next });
+    });
+    return wrap(
+      h('label', { class: 'jp-TraceExplorer-toggle jp-TraceExplorer-chip' }, box, label.split(':')[0]),
+      bar.pending(spec.key, i),
+      `${spec.description}: ${label}`
+    );
+  });
+}
+
+/** The controls of one live option of the bar (the check input switches are one per input set). */
+export function optionControls(spec: BarOption, options: OptionValues, bar: ControlHost): HTMLElement[] {
+  const value = options[spec.key];
+  switch (spec.control) {
+    case 'input_sets':
+      return inputSetSwitches(spec, value, bar);
+    case 'number':
+      return [numberControl(spec, value, bar)];
+    case 'device':
+      return [deviceControl(spec, value, bar)];
+    case 'menu':
+      return [menu(spec, value, bar)];
+    default:
+      return [checkbox(spec, value === true, bar)];
   }
-  return checkbox(spec, options[key], bar);
 }
 
-/** dynamic_shapes and check_inputs of an export run: shown, not changed (a re-export keeps the request's). */
-export function readOnlyExportOptions(run: TraceRunJSON | null | undefined): HTMLElement[] {
+/** The options a re-capture keeps (an export's dynamic_shapes and check_inputs): shown, not changed. */
+export function readOnlyOptions(specs: readonly BarOption[], run: TraceRunJSON | null | undefined): HTMLElement[] {
   const saved = (run?.options ?? {}) as Record<string, unknown>;
-  return EXPORT_READ_ONLY_OPTIONS.filter(spec => saved[spec.key] !== null && saved[spec.key] !== undefined).map(
-    spec => {
+  return specs
+    .filter(spec => saved[spec.key] !== null && saved[spec.key] !== undefined)
+    .map(spec => {
       const value = saved[spec.key];
       const text = typeof value === 'string' ? value : JSON.stringify(value);
       return h(
@@ -107,101 +151,5 @@ export function readOnlyExportOptions(run: TraceRunJSON | null | undefined): HTM
         },
         `${spec.label}=${text}`
       );
-    }
-  );
-}
-
-/** The controls of one option of a trace's bar (the check input switches are one per input). */
-export function traceControl(spec: OptionSpec, options: ExplorerOptions, bar: ControlHost): HTMLElement[] {
-  const key = spec.key;
-  if (key === 'check_inputs_enabled') {
-    return checkInputSwitches(spec, options, bar);
-  }
-  if (key === 'check_tolerance') {
-    return [toleranceControl(spec, options, bar)];
-  }
-  if (key === 'module_mode') {
-    const select = menu(key, spec.description, spec.choices, options.module_mode, MODE_LABELS);
-    select.addEventListener('change', () => bar.set({ module_mode: select.value as ExplorerOptions['module_mode'] }));
-    return [wrap(h('label', { class: 'jp-TraceExplorer-toggle' }, select), bar.pending(key), spec.description)];
-  }
-  if (key === 'target_device') {
-    return [deviceControl(spec, options, bar)];
-  }
-  return [checkbox(spec, options[key], bar)];
-}
-
-function checkInputSwitches(spec: OptionSpec, options: ExplorerOptions, bar: ControlHost): HTMLElement[] {
-  return bar.checkInputLabels.map((label, i) => {
-    const box = h('input', {
-      type: 'checkbox',
-      checked: options.check_inputs_enabled[i] ?? true,
-      'data-check-input': i
     });
-    box.addEventListener('change', () => {
-      const next = [...options.check_inputs_enabled];
-      next[i] = box.checked;
-      bar.set({ check_inputs_enabled: next });
-    });
-    return wrap(
-      h('label', { class: 'jp-TraceExplorer-toggle jp-TraceExplorer-chip' }, box, label.split(':')[0]),
-      bar.pending(spec.key, i),
-      `${spec.description}: ${label}`
-    );
-  });
-}
-
-function toleranceControl(spec: OptionSpec, options: ExplorerOptions, bar: ControlHost): HTMLElement {
-  const tol = h('input', {
-    type: 'number',
-    min: 0,
-    step: 'any',
-    value: String(options.check_tolerance),
-    class: 'jp-TraceExplorer-tolerance',
-    'data-option': spec.key,
-    'aria-label': spec.description
-  });
-  tol.addEventListener('change', () => {
-    const value = Number(tol.value);
-    if (tol.value.trim() !== '' && Number.isFinite(value) && value >= 0) {
-      tol.setCustomValidity('');
-      bar.set({ check_tolerance: value });
-    } else {
-      tol.setCustomValidity(`${spec.label} must be a number >= 0`);
-      tol.reportValidity();
-    }
-  });
-  return wrap(
-    h('label', { class: 'jp-TraceExplorer-toggle' }, `${spec.label} `, tol),
-    bar.pending(spec.key),
-    spec.description
-  );
-}
-
-/**
- * Free text (any device torch names: "cuda", "cuda:1", "mps"), the common ones offered; empty: where it is traced.
- * The kernel validates it with the option's one definition and says why in the status when it is not.
- */
-function deviceControl(spec: OptionSpec, options: ExplorerOptions, bar: ControlHost): HTMLElement {
-  const device = h('input', {
-    type: 'text',
-    value: options.target_device ?? '',
-    placeholder: 'as traced',
-    size: 7,
-    list: 'jp-TraceExplorer-devices',
-    class: 'jp-TraceExplorer-device',
-    'data-option': spec.key,
-    'aria-label': spec.description
-  });
-  device.addEventListener('change', () => bar.set({ target_device: device.value.trim() || null }));
-  const devices = h(
-    'datalist',
-    { id: 'jp-TraceExplorer-devices' },
-    ...['cpu', 'cuda', 'cuda:0', 'mps'].map(d => h('option', { value: d }))
-  );
-  return wrap(
-    h('label', { class: 'jp-TraceExplorer-toggle' }, `${spec.label} `, device, devices),
-    bar.pending(spec.key),
-    spec.description
-  );
 }

@@ -43,6 +43,26 @@ export function backendTitle(run: RunSource | null | undefined): string {
   return `captured by ${backendOf(run).captured_by}`;
 }
 
+/** One option of a back end's options bar (its row's `options`, from its options table: core/options.py bar_rows). */
+export interface BarOption {
+  /** the key in the widget's `options` trait (and in a saved run's options, but for input-set switches) */
+  key: string;
+  label: string;
+  description: string;
+  /** checkbox, menu, number, device, text or input_sets (a switch per check input set of the request) */
+  control: string;
+  default?: unknown;
+  choices?: readonly unknown[];
+  choice_labels?: readonly string[];
+  /** shown, not changed: a re-capture keeps the request's */
+  read_only?: boolean;
+}
+
+/** A run's back end's options bar: the live options, then the read-only ones. */
+export function barOptions(run: Pick<TraceRun, 'backend'> | null | undefined): readonly BarOption[] {
+  return backendOf(run).options as readonly BarOption[];
+}
+
 /** Whether a run's back end adds the explorer tab `tab` (`guards`, `traceVsExport`). */
 export function addsTab(run: Pick<TraceRun, 'backend'> | null | undefined, tab: string): boolean {
   return run !== null && run !== undefined && (backendOf(run).tabs as readonly string[]).includes(tab);

@@ -4,27 +4,16 @@
  * A run names every option that differs from the first run, not only what changed since the run before: after
  * two changes, the run before's label no longer tells what the run was traced with.
  */
-import {
-  EXPORT_OPTION_SPECS,
-  EXPORT_READ_ONLY_OPTIONS,
-  ExplorerOptions,
-  ExportExplorerOptions,
-  HistoryEntry,
-  OPTION_SPECS,
-  TraceRunJSON
-} from './protocol';
+import { barOptions } from './backends';
+import { HistoryEntry, TraceRunJSON } from './protocol';
 
-/** The options bar's values: a trace's, or an export run's. */
-export type AnyOptions = ExplorerOptions | ExportExplorerOptions;
+/** The options bar's values (the widget's `options` trait: the run's back end's bar, by option key). */
+export type AnyOptions = Record<string, unknown>;
 
-/** Whether `options` are an export run's (their bar is EXPORT_OPTION_SPECS). */
-export function isExportOptions(options: AnyOptions): options is ExportExplorerOptions {
-  return 'draft' in options;
-}
-
-/** `module_mode="eval", no_grad=true`: each option `run` was traced with that `first` was not, in the bar's order. */
+/** `module_mode="eval", no_grad=true`: each option `run` was captured with that `first` was not, in the bar's order
+ * (the kernel sends the options in it). */
 export function optionsDiffering(first: AnyOptions, run: AnyOptions): string[] {
-  const keys: readonly string[] = (isExportOptions(run) ? EXPORT_OPTION_SPECS : OPTION_SPECS).map(spec => spec.key);
+  const keys = Object.keys(run);
   const a = first as unknown as Record<string, unknown>;
   const b = run as unknown as Record<string, unknown>;
   return keys.filter(k => JSON.stringify(a[k]) !== JSON.stringify(b[k])).map(k => `${k}=${JSON.stringify(b[k])}`);
@@ -58,12 +47,9 @@ export function savedOptionsText(run: TraceRunJSON | null | undefined): string {
     // the file's name: the server loads by its absolute path (and to the CPU), which says nothing more
     return `read-only · loaded from ${saved.path.split(/[\\/]/).pop()}`;
   }
-  const specs: readonly { key: string; label: string }[] =
-    run?.backend === 'export' ? [...EXPORT_OPTION_SPECS, ...EXPORT_READ_ONLY_OPTIONS] : OPTION_SPECS;
-  const given = (key: string): boolean =>
-    key in saved && !(saved[key] === null && EXPORT_READ_ONLY_OPTIONS.some(spec => spec.key === key));
-  const shown = specs
-    .filter(spec => given(spec.key))
+  // the bar's options, by its names; the ones a re-capture keeps (read-only) only when given
+  const shown = barOptions(run)
+    .filter(spec => spec.key in saved && !(spec.read_only && saved[spec.key] === null))
     .map(spec => `${spec.label}=${JSON.stringify(saved[spec.key])}`)
     .join('  ');
   return shown ? `read-only · ${shown}` : 'read-only';

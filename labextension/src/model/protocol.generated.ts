@@ -175,10 +175,7 @@ export interface ExplorerState {
    * how many runs the history keeps (the one on screen is never dropped)
    */
   history_limit: number;
-  /**
-   * the options of the next trace (ExplorerOptions) or, for an export run, of the next export (ExportExplorerOptions); a partial dict is merged onto the current ones; {} before the explorer is set up
-   */
-  options: ExplorerOptions | ExportExplorerOptions | Empty;
+  options: BarOptions1;
   /**
    * one label per check input set of the request, in the order of options.check_inputs_enabled
    */
@@ -938,14 +935,50 @@ export interface HistoryEntry {
    */
   verdict: 'ok' | 'warnings' | 'check failed' | 'failed';
   created: string;
+  options: Options;
+  explorer_options: BarOptions;
+}
+/**
+ * the options of the next capture, by the keys of the run's back end's options bar (run.schema.json x-backends: each row's options; ExplorerOptions and ExportExplorerOptions write down the trace's and the export's); a partial dict is merged onto the current ones; {} before the explorer is set up
+ */
+export interface Options {
+  [k: string]: unknown;
+}
+/**
+ * the options bar's values this run was traced (or exported) with: picking the run from the history puts them back
+ */
+export interface BarOptions {
+  [k: string]: unknown;
+}
+/**
+ * the options of the next capture, by the keys of the run's back end's options bar (run.schema.json x-backends: each row's options; ExplorerOptions and ExportExplorerOptions write down the trace's and the export's); a partial dict is merged onto the current ones; {} before the explorer is set up
+ */
+export interface BarOptions1 {
+  [k: string]: unknown;
+}
+/**
+ * This interface was referenced by `ExplorerState`'s JSON-Schema
+ * via the `definition` "Comparison".
+ */
+export interface Comparison {
   /**
-   * the options of the next trace (ExplorerOptions) or, for an export run, of the next export (ExportExplorerOptions); a partial dict is merged onto the current ones; {} before the explorer is set up
+   * run_id of the first run
    */
-  options: ExplorerOptions | ExportExplorerOptions | Empty;
-  /**
-   * the options bar's values this run was traced (or exported) with: picking the run from the history puts them back
-   */
-  explorer_options: ExplorerOptions | ExportExplorerOptions;
+  a: string;
+  b: string;
+  method: string;
+  graph_a: Graph;
+  graph_b: Graph;
+  diff: GraphDiff;
+}
+/**
+ * an options bar's values by option key: the kernel validates them with the back end's options table (core/options.py OptionTable), the front end draws them from the row's options
+ *
+ * This interface was referenced by `ExplorerState`'s JSON-Schema
+ * via the `definition` "BarOptions".
+ */
+export interface BarOptions2 {
+  [k: string]: unknown;
 }
 /**
  * the options bar: the live trace options (core/options.py LIVE, SPECS), with check_inputs_enabled in place of check_inputs
@@ -1012,21 +1045,6 @@ export interface ExportExplorerOptions {
   no_grad: boolean;
 }
 /**
- * This interface was referenced by `ExplorerState`'s JSON-Schema
- * via the `definition` "Comparison".
- */
-export interface Comparison {
-  /**
-   * run_id of the first run
-   */
-  a: string;
-  b: string;
-  method: string;
-  graph_a: Graph;
-  graph_b: Graph;
-  diff: GraphDiff;
-}
-/**
  * the placeholder %trace shows while the kernel traces (MIME application/vnd.jupyter.tracejit.progress+json); replaced by the explorer when the trace ends
  *
  * This interface was referenced by `ExplorerState`'s JSON-Schema
@@ -1077,6 +1095,7 @@ export const BACKENDS = {
     verb: 'trace',
     past: 'traced',
     failure: 'Tracing failed',
+    doing: 'tracing',
     check_name: "torch's check",
     records: '',
     tabs: [],
@@ -1085,45 +1104,59 @@ export const BACKENDS = {
         key: 'strict',
         label: 'strict',
         description: 'strict mode: reject mutable containers (list/dict) at the output',
+        control: 'checkbox',
         default: true
       },
       {
         key: 'check_trace',
         label: 'check',
         description: 'check the trace by re-tracing and comparing outputs',
+        control: 'checkbox',
         default: true
       },
       {
         key: 'check_tolerance',
         label: 'tol',
         description: "relative tolerance of the check's output comparison (default 1e-5)",
+        control: 'number',
         default: 0.00001
       },
       {
-        key: 'check_inputs',
+        key: 'check_inputs_enabled',
         label: 'check inputs',
         description: 'the input sets to check the trace with (default: the example inputs)',
-        default: null
+        control: 'input_sets',
+        default: []
       },
       {
         key: 'force_outplace',
         label: 'force_outplace',
         description: "torch's private _force_outplace: record in-place ops as their out-of-place versions",
+        control: 'checkbox',
         default: false
       },
       {
         key: 'module_mode',
         label: 'mode',
         description: 'call .train() or .eval() on the module for this trace only (restored after), or leave it as is',
+        control: 'menu',
         default: 'as_is',
-        choices: ['as_is', 'train', 'eval']
+        choices: ['as_is', 'train', 'eval'],
+        choice_labels: ['mode as is', 'train()', 'eval()']
       },
-      { key: 'no_grad', label: 'no_grad', description: 'trace under torch.no_grad()', default: false },
+      {
+        key: 'no_grad',
+        label: 'no_grad',
+        description: 'trace under torch.no_grad()',
+        control: 'checkbox',
+        default: false
+      },
       {
         key: 'target_device',
         label: 'target device',
         description:
           'the device the traced model will run on, when not the one it is traced on: a device baked into the graph that differs from it is a warning (default: where it is traced)',
+        control: 'device',
         default: null
       }
     ],
@@ -1146,6 +1179,7 @@ export const BACKENDS = {
     verb: 'export',
     past: 'exported',
     failure: 'Export failed',
+    doing: 'exporting',
     check_name: 'the export check',
     records: 'export',
     tabs: ['guards', 'traceVsExport'],
@@ -1154,27 +1188,39 @@ export const BACKENDS = {
         key: 'strict',
         label: 'strict',
         description: "strict export: trace with TorchDynamo's bytecode analysis (torch's strict=True)",
+        control: 'checkbox',
         default: false
       },
       {
         key: 'draft',
         label: 'draft',
         description: 'run torch.export.draft_export when export fails (its report and partial graph), always, or never',
+        control: 'menu',
         default: 'on_failure',
-        choices: ['on_failure', 'always', 'never']
+        choices: ['on_failure', 'always', 'never'],
+        choice_labels: ['draft on failure', 'draft always', 'no draft']
       },
       {
         key: 'module_mode',
         label: 'mode',
         description: 'call .train() or .eval() on the module for this export only (restored after), or leave it as is',
+        control: 'menu',
         default: 'as_is',
-        choices: ['as_is', 'train', 'eval']
+        choices: ['as_is', 'train', 'eval'],
+        choice_labels: ['mode as is', 'train()', 'eval()']
       },
-      { key: 'no_grad', label: 'no_grad', description: 'export under torch.no_grad()', default: false },
+      {
+        key: 'no_grad',
+        label: 'no_grad',
+        description: 'export under torch.no_grad()',
+        control: 'checkbox',
+        default: false
+      },
       {
         key: 'dynamic_shapes',
         label: 'dynamic_shapes',
         description: 'the dynamic_shapes the export was asked with (torch\'s form, or "auto"); a re-export keeps them',
+        control: 'text',
         read_only: true
       },
       {
@@ -1182,6 +1228,7 @@ export const BACKENDS = {
         label: 'check inputs',
         description:
           'the input sets the exported program is checked against the Python code on; a re-export keeps them',
+        control: 'text',
         read_only: true
       }
     ],

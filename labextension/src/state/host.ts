@@ -6,9 +6,7 @@
 
 import {
   ComparisonJSON,
-  ExplorerOptions,
   ExplorerRequest,
-  ExportExplorerOptions,
   ExplorerStatus,
   HistoryEntry,
   TraceRunJSON,
@@ -21,8 +19,8 @@ export interface HostState {
   html: string;
   /** True when changing options re-traces in the kernel. */
   live: boolean;
-  /** The options bar's values: a trace's, or an export run's (ExportExplorerOptions). */
-  options: ExplorerOptions | ExportExplorerOptions | null;
+  /** The options bar's values, by the keys of the run's back end's bar (model/backends.ts barOptions). */
+  options: Record<string, unknown> | null;
   checkInputLabels: string[];
   status: ExplorerStatus;
   /** Seconds since the epoch when tracing started (the view counts the elapsed time). */
