@@ -218,7 +218,7 @@ _DTYPE = re.compile(
     r"expected (?P<old>.+?), actual (?P<new>.+?)$"
 )
 _RANK = re.compile(r"tensor '(?P<source>[^']+)' rank mismatch\. expected (?P<old>\d+), actual (?P<new>\d+)")
-_EQUALS = re.compile(r"^(?P<source>L\[.+?\]\S*) == (?P<old>.+?)$")
+_EQUALS = re.compile(r"^(?P<source>(?:L\[.+?\]|[A-Za-z_]\w*)[^\s=]*) == (?P<old>.+?)$")
 _TYPE_ID = re.compile(r"^___check_type_id\((?P<source>[^,]+), \d+\)(?:, type=<class '(?P<type>[^']+)'>)?")
 _OBJ_ID = re.compile(r"^___check_obj_id\((?P<source>[^,]+), \d+\)")
 _USER_FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+)')
@@ -379,13 +379,29 @@ def recompile_hint(failure: Failure, dynamic: bool | None, first_size_change: bo
     return "See torch's words for the guard that failed (TORCH_LOGS=recompiles_verbose lists every guard)."
 
 
+def sources_in(text: str) -> list[str]:
+    """The sources a guard failure's text names whose values a reading of it shows (``k``, ``self.calls``,
+    ``L['x'].size()[0]``)."""
+    first = text.partition("\nUser stack trace:")[0].strip().splitlines()
+    body = _COMPILE_ID.sub("", first[0]) if first else ""
+    comment = _COMMENT.search(body)
+    expr = body[: comment.start()].strip() if comment is not None else body.strip()
+    found: list[str] = []
+    for pattern in (_EQUALS, _TYPE_ID):
+        m = pattern.match(expr)
+        if m is not None:
+            found.append(m.group("source").strip())
+    found.extend(_SYMBOLIC.findall(expr))
+    return list(dict.fromkeys(found))
+
+
 def source_value(source: str, frame_locals: Mapping[str, Any]) -> Any:
     """The value of a dynamo source on a call's locals: ``L['x'].size()[0]``, ``L['self'].scale``,
     ``L['self']._modules['fc']``; ``KeyError``/``AttributeError`` for one that does not evaluate."""
-    m = _LOCAL.match(source)
+    m = _LOCAL.match(source) or re.match(r"[A-Za-z_]\w*", source)
     if m is None:
         raise KeyError(source)
-    value: Any = frame_locals[m.group(1)]
+    value: Any = frame_locals[m.group(1) if m.groups() else m.group(0)]
     rest = source[m.end() :]
     token = re.compile(r"""\.(?P<attr>\w+)(?P<call>\(\))?|\[(?P<index>-?\d+)\]|\[['"](?P<key>[^'"]+)['"]\]""")
     pos = 0
@@ -417,4 +433,5 @@ __all__ = [
     "region_guards",
     "resolve_file",
     "source_value",
+    "sources_in",
 ]

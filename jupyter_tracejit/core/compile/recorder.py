@@ -7,12 +7,14 @@ from __future__ import annotations
 
 import time
 import types
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import torch
 import torch.fx
+
+from .guards import source_value, sources_in
 
 
 @dataclass
@@ -47,6 +49,9 @@ class GuardFailure:
     call: int
     text: str
     code: types.CodeType | None
+    #: the values the guard's sources have for this call (``k`` -> 3), read when it failed; only for the top
+    #: function, whose arguments are the call's inputs
+    values: dict[str, Any] = field(default_factory=dict)
 
 
 class Recorder:
@@ -58,8 +63,11 @@ class Recorder:
         self.failures: list[GuardFailure] = []
         #: ``("compile", index)`` and ``("fail", index)`` in the order they happened
         self.events: list[tuple[str, int]] = []
-        #: the call being made (0 = the first)
+        #: the call being made (0 = the first), and its inputs by the top function's argument names
         self.call = 0
+        self.locals: Mapping[str, Any] | None = None
+        #: the top function's code object (the run's copy)
+        self.top: types.CodeType | None = None
         self._inner: Callable[..., Any] | None = None
 
     def _backend(self) -> Callable[..., Any]:
@@ -107,9 +115,16 @@ class Recorder:
 
     def guard_failed(self, failure: Any) -> None:
         """``guard_fail_fn``: torch's ``GuardFail`` (its reason text and the function's code)."""
-        self.failures.append(
-            GuardFailure(self.call, str(getattr(failure, "reason", failure)), getattr(failure, "orig_code", None))
-        )
+        text = str(getattr(failure, "reason", failure))
+        code = getattr(failure, "orig_code", None)
+        values: dict[str, Any] = {}
+        if self.locals is not None and code is not None and code is self.top:
+            for source in sources_in(text):
+                try:
+                    values[source] = source_value(source, self.locals)
+                except Exception:  # a source that does not evaluate on the inputs: its value stays unsaid
+                    continue
+        self.failures.append(GuardFailure(self.call, text, code, values))
         self.events.append(("fail", len(self.failures) - 1))
 
 

@@ -45,7 +45,7 @@ from .breaks import (
     user_line,
     user_stack,
 )
-from .guards import read_failure, recompile_hint, region_guards, source_value
+from .guards import read_failure, recompile_hint, region_guards
 from .recorder import Compiled, Recorder
 from .records import CompileReport, GraphBreak, OpRef, Recompilation, Region, StackFrame
 
@@ -285,14 +285,11 @@ def build(
     model: Any,
     top: types.CodeType | None,
     calls: int,
-    call_inputs: list[Mapping[str, Any] | None],
     dynamic: bool | None,
     backend: str,
     limit: int,
 ) -> Built:
-    """The run's graphs and records from what the recorder and torch's log saw. ``call_inputs`` are each call's
-    inputs bound to the top function's arguments (for the values a recompiled guard sees now), None where they do
-    not bind."""
+    """The run's graphs and records from what the recorder and torch's log saw."""
     names = tensor_names(model)
     paths = module_paths(model)
     graphs: dict[str, Graph] = {}
@@ -380,7 +377,6 @@ def build(
         warnings,
         known,
         top=top,
-        call_inputs=call_inputs,
         dynamic=dynamic,
         names=gm_names,
         graphs=graphs,
@@ -457,13 +453,25 @@ def _id_text(compile_id: Any) -> str:
     return f"{frame}/{attempt}" if frame is not None and attempt is not None else str(compile_id or "")
 
 
+@dataclass
+class _Batch:
+    """Guard failures of one function in one call: torch checks each graph compiled for it, and none passed."""
+
+    call: int
+    code: types.CodeType | None
+    texts: list[str]
+    #: the position of its last failure in the recorder's events
+    position: int
+    #: the values of the first failure's sources
+    values: dict[str, Any]
+
+
 def _recompilations(
     recorder: Recorder,
     warnings: Iterable[tuple[int, str]],
     known: list[str],
     *,
     top: types.CodeType | None,
-    call_inputs: list[Mapping[str, Any] | None],
     dynamic: bool | None,
     names: list[str],
     graphs: Mapping[str, Graph],
@@ -475,7 +483,7 @@ def _recompilations(
     limit_warnings = [
         (call, text) for call, text in warnings if "recompile_limit" in text or "cache_size_limit" in text
     ]
-    batches: list[tuple[int, types.CodeType | None, list[str], int]] = []  # call, code, texts, event position
+    batches: list[_Batch] = []
     for position, (kind, index) in enumerate(recorder.events):
         if kind != "fail":
             continue
@@ -484,18 +492,20 @@ def _recompilations(
         compile_id = failure.text.split(":", 1)[0]
         if (
             last is not None
-            and last[0] == failure.call
-            and last[1] is failure.code
-            and last[3] == position - 1
-            and all(t.split(":", 1)[0] != compile_id for t in last[2])
+            and last.call == failure.call
+            and last.code is failure.code
+            and last.position == position - 1
+            and all(t.split(":", 1)[0] != compile_id for t in last.texts)
         ):
-            batches[-1] = (last[0], last[1], [*last[2], failure.text], position)
+            last.texts.append(failure.text)
+            last.position = position
         else:
-            batches.append((failure.call, failure.code, [failure.text], position))
+            batches.append(_Batch(failure.call, failure.code, [failure.text], position, failure.values))
     out: list[Recompilation] = []
     limit_hit: list[str] = []
     size_changes: set[tuple[str, str]] = set()
-    for call, code, texts, position in batches:
+    for batch in batches:
+        call, code, texts, position = batch.call, batch.code, batch.texts, batch.position
         func = function_name(code, top)
         nxt = next(
             (
@@ -510,10 +520,7 @@ def _recompilations(
             if func not in limit_hit:
                 limit_hit.append(func)
             continue
-        frame_locals = call_inputs[call] if code is top and call < len(call_inputs) else None
-        value_of: Callable[[str], Any] | None = (
-            (lambda source, loc=frame_locals: source_value(source, loc)) if frame_locals is not None else None
-        )
+        value_of: Callable[[str], Any] | None = batch.values.__getitem__ if batch.values else None
         read = read_failure(texts[0], known, value_of)
         if not read.file:
             read.file, read.line = _use_of(read, recorder, names, graphs, inputs_of)

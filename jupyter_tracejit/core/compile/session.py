@@ -193,6 +193,17 @@ def simple_attributes(module: torch.nn.Module | None) -> dict[tuple[str, str], A
     return found
 
 
+def restore_attributes(module: torch.nn.Module | None, saved: Mapping[tuple[str, str], Any]) -> None:
+    """Put the plain attributes :func:`simple_attributes` saved back (the eager check's run wrote them too)."""
+    if module is None:
+        return
+    for (path, name), value in saved.items():
+        with contextlib.suppress(Exception):
+            owner = module.get_submodule(path) if path else module
+            if vars(owner).get(name, value) != value:
+                setattr(owner, name, value)
+
+
 class CompileSession:
     """The ``torch.compile`` back end (:class:`~..capture.Backend`): one model compiled and called."""
 
@@ -259,7 +270,7 @@ class CompileSession:
         t0 = time.perf_counter()
         try:
             with captured_dynamo_logs() as logs, fresh_entry(self.model) as (target, fresh):
-                top = fresh
+                top = recorder.top = fresh
                 compiled = torch._dynamo.optimize(
                     recorder,
                     nopython=options.fullgraph,
@@ -267,16 +278,16 @@ class CompileSession:
                     guard_fail_fn=recorder.guard_failed,
                     **optimize_options(),
                 )(target)
-                bound: list[Mapping[str, Any] | None] = []
                 for i, (args, kwargs) in enumerate(inputs):
                     recorder.call = logs.call = i
-                    bound.append(_bound(target, args, kwargs, self.module))
+                    recorder.locals = _bound(target, args, kwargs, self.module)
                     rng = torch.get_rng_state()
                     expected: Any = None
                     eager_error: BaseException | None = None
                     if options.check:
                         enter_phase(CHECKING)
                         snapshot = ModuleState([self.module]) if self.module is not None else None
+                        attributes = simple_attributes(self.module)
                         with torch.random.fork_rng(devices=[]):
                             torch.set_rng_state(rng)
                             self.python_runs += 1
@@ -286,6 +297,7 @@ class CompileSession:
                                 eager_error = e
                         if snapshot is not None:
                             snapshot.restore_buffers()
+                        restore_attributes(self.module, attributes)
                         enter_phase(COMPILING)
                     with torch.random.fork_rng(devices=[]):
                         torch.set_rng_state(rng)
@@ -317,7 +329,6 @@ class CompileSession:
                     model=self.model,
                     top=top,
                     calls=max(made, 1),
-                    call_inputs=bound,
                     dynamic=options.dynamic,
                     backend=options.backend,
                     limit=limit,

@@ -7,6 +7,7 @@ import contextlib
 import io
 import os
 import warnings
+from pathlib import Path
 
 import pytest
 import torch
@@ -50,7 +51,7 @@ def test_every_break_explain_reports_is_at_its_line(name: str) -> None:
     assert run.check is not None and run.check.ok
     for gb in report.graph_breaks:
         assert gb.reason and gb.gb_type and gb.count >= 1
-        assert gb.code == open(gb.file).read().splitlines()[gb.line - 1].strip()
+        assert gb.code == Path(gb.file).read_text().splitlines()[gb.line - 1].strip()
 
 
 def test_a_break_inside_a_library_is_at_the_users_line_and_names_the_library() -> None:

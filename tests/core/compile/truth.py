@@ -22,7 +22,9 @@ class Explained:
     reasons: list[str]
 
 
-def explain(model: Any, args: Sequence[Any], kwargs: Mapping[str, Any] | None = None, *, files: Iterable[str] = ()) -> Explained:
+def explain(
+    model: Any, args: Sequence[Any], kwargs: Mapping[str, Any] | None = None, *, files: Iterable[str] = ()
+) -> Explained:
     """``torch._dynamo.explain`` on the model (it resets dynamo before and after, as torch does)."""
     wanted = {os.path.abspath(f) for f in files}
     with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()):
@@ -47,7 +49,9 @@ class Counted:
         return sum(1 for _, cid in self.compiles if not cid.endswith("/0"))
 
 
-def count_compiles(model: Any, calls: Sequence[tuple[Sequence[Any], Mapping[str, Any]]], *, dynamic: bool | None = None) -> Counted:
+def count_compiles(
+    model: Any, calls: Sequence[tuple[Sequence[Any], Mapping[str, Any]]], *, dynamic: bool | None = None
+) -> Counted:
     """``torch.compile(model, backend=counting)`` called with each input set; what it compiled."""
     counted = Counted()
     current = [0]
