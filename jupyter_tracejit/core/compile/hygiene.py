@@ -10,6 +10,10 @@ What ``torch.compile`` keeps between calls, and what this module does about each
   reset as it was (none), on one the user had compiled before the run's entries are invalidated (torch keeps them
   in its list, dead: they never match again). Where torch can, the run's entries live in a recompile region of
   their own (``isolate_recompiles``, torch 2.13), so they never count against the user's recompile limit.
+- **what dynamo learned of sizes** (automatic dynamic shapes: a dim seen with two sizes is compiled dynamic from
+  then on, kept per function by file, line and name in ``torch._dynamo.pgo``): the run starts from nothing learned,
+  so the user's earlier calls do not hide its recompilations, and the user's state is put back after, so the run
+  teaches the user's later compiles nothing.
 - **counters** (``torch._dynamo.utils.counters``) and the list of graph-break reasons: put back as they were.
 - **the graph-break log's duplicate check** (a break torch has reported once is reported again without its stack):
   emptied for the run, so every break comes with its stack, and put back.
@@ -197,6 +201,11 @@ class DynamoState:
         self._checker_set = copy.copy(getattr(checker, "set", None))
         if checker is not None and hasattr(checker, "reset"):
             checker.reset()  # every break of the run reported with its stack
+        self._pgo = _pgo_module()
+        self._learned = {name: getattr(self._pgo, name) for name in _PGO_STATE if hasattr(self._pgo, name)}
+        for name in ("_CODE_STATE", "_INIT_CODE_STATE"):
+            if name in self._learned:
+                setattr(self._pgo, name, None)  # the run learns sizes from nothing
         #: what the run could not put back, in words (a torch without the API it uses)
         self.notes: list[str] = []
 
@@ -240,6 +249,8 @@ class DynamoState:
         checker = getattr(utils, "graph_break_dup_warning_checker", None)
         if checker is not None and self._checker_set is not None:
             checker.set = self._checker_set
+        for name, value in self._learned.items():
+            setattr(self._pgo, name, value)
 
     @staticmethod
     def _forget(codes: list[types.CodeType], backend: Callable[..., Any]) -> None:
@@ -261,6 +272,18 @@ class DynamoState:
         backends = getattr(eval_frame, "cached_backends", None)
         if isinstance(backends, dict):
             backends.pop(id(backend), None)
+
+
+#: ``torch._dynamo.pgo`` 's module state: what it learned of each function's sizes, and what it logged of it
+_PGO_STATE = ("_CODE_STATE", "_INIT_CODE_STATE", "_LOGGED_DYNAMIC_ALLOWLIST", "_KNOWN_DYNAMIC_SOURCES")
+
+
+def _pgo_module() -> Any:
+    try:
+        from torch._dynamo import pgo
+    except ImportError:  # a torch that keeps what it learned of sizes elsewhere (2.4: on the code object's state)
+        return None
+    return pgo
 
 
 def _invalidate(entry: Any) -> bool:
