@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..source import is_torch_file, source_line
+from ..words import with_article
 from .records import CompileGuard
 
 _LOCAL = re.compile(r"""L\[['"]([^'"]+)['"]\]""")
@@ -183,7 +184,7 @@ def readable_guard(g: GuardLine) -> str:
         return _tensor_text(tensor)
     type_id = re.match(r"___check_type_id\((?P<source>[^,]+), \d+\), type=<class '(?P<type>[^']+)'>", g.expr)
     if type_id is not None:
-        return f"{inputs_terms(type_id.group('source'))} is a {type_id.group('type').rsplit('.', 1)[-1]}"
+        return f"{inputs_terms(type_id.group('source'))} is {with_article(type_id.group('type').rsplit('.', 1)[-1])}"
     return inputs_terms(g.expr)
 
 
@@ -309,8 +310,8 @@ def read_failure(text: str, known_files: Iterable[str], value_of: Callable[[str]
                 new_type = type(value_of(source)).__name__
             except Exception:  # a source we cannot evaluate
                 new_type = ""
-        reason = f"{inputs_terms(source)} was {('a ' + old) if old else 'of another type'}" + (
-            f", now a {new_type}" if new_type else ""
+        reason = f"{inputs_terms(source)} was {with_article(old) if old else 'of another type'}" + (
+            f", now {with_article(new_type)}" if new_type else ""
         )
         return Failure(compile_id, "type", reason, file, line, source)
     found = _OBJ_ID.match(expr)
