@@ -47,7 +47,7 @@ def _standard_fix(gb: GraphBreak) -> tuple[str, str] | None:
             "torch._dynamo.config.reorderable_logging_functions (dynamo then prints after the graph) or call it "
             "from a helper decorated with torch.compiler.disable.",
         )
-    if gb.package == "logging":
+    if gb.package == "logging" or "logging.Logger" in text:
         return (
             "a logging call",
             "Move the log call out of the compiled code, log from a helper decorated with torch.compiler.disable, "
@@ -112,6 +112,7 @@ def compile_findings(
                 "compile with fullgraph=True to make the first one an error.",
             )
         )
+    fixed: set[tuple[str, int]] = set()
     for gb in breaks:
         if gb.skipped_frame:
             found.append(
@@ -140,7 +141,8 @@ def compile_findings(
                     hint="Fix this break first: it costs the most.",
                 )
             )
-        fix = _standard_fix(gb)
+        fix = _standard_fix(gb) if (gb.file, gb.line) not in fixed else None
+        fixed.add((gb.file, gb.line))
         if fix is not None:
             what, hint = fix
             found.append(

@@ -27,13 +27,17 @@ _MODULES = re.compile(r"""\._(?:modules|parameters|buffers)\[['"]([^'"]+)['"]\]"
 _STACK = re.compile(r"\b___stack\d+\b")
 
 
-def inputs_terms(text: str) -> str:
+def inputs_terms(text: str, spread: str = "") -> str:
     """Dynamo's sources in ``text`` written as the user writes them: ``L['x'].size()[0]`` -> ``x.size()[0]``,
     ``L['self']._modules['fc']._parameters['weight']`` -> ``self.fc.weight``; ``L['___stack0']`` (a value dynamo
-    carries over a break) -> ``the value before the break``."""
+    carries over a break) -> ``the value before the break``. ``spread`` names the compiled function's ``**kwargs``
+    argument: the inputs it collects are named by their keys (``kwargs['input_ids']`` -> ``input_ids``, as the
+    caller passed them)."""
     text = _MODULES.sub(lambda m: "." + m.group(1), text)
     text = _LOCAL.sub(lambda m: m.group(1), text)
     text = _STACK.sub("the value before the break", text)
+    if spread:
+        text = re.sub(rf"""(?<![\w.]){re.escape(spread)}\[['"]([A-Za-z_]\w*)['"]\]""", lambda m: m.group(1), text)
     return _GLOBAL.sub(lambda m: m.group(1), text)
 
 
@@ -98,7 +102,7 @@ def _is_parameter(source: str) -> bool:
     return "._parameters[" in source or "._buffers[" in source
 
 
-def _tensor_text(m: re.Match[str]) -> str:
+def _tensor_text(m: re.Match[str], spread: str = "") -> str:
     sizes = [s.strip() for s in m.group("size").split(",") if s.strip()]
     shown = ", ".join("any" if s == "None" else s for s in sizes)
     dtype = m.group("dtype").replace("torch.", "")
@@ -178,17 +182,18 @@ def about_inputs(g: GuardLine) -> bool:
     return "L[" in g.expr
 
 
-def readable_guard(g: GuardLine) -> str:
+def readable_guard(g: GuardLine, spread: str = "") -> str:
     tensor = _TENSOR.search(g.expr)
     if tensor is not None:
-        return _tensor_text(tensor)
+        return _tensor_text(tensor, spread)
     type_id = re.match(r"___check_type_id\((?P<source>[^,]+), \d+\), type=<class '(?P<type>[^']+)'>", g.expr)
     if type_id is not None:
-        return f"{inputs_terms(type_id.group('source'))} is {with_article(type_id.group('type').rsplit('.', 1)[-1])}"
-    return inputs_terms(g.expr)
+        kind = with_article(type_id.group("type").rsplit(".", 1)[-1])
+        return f"{inputs_terms(type_id.group('source'), spread)} is {kind}"
+    return inputs_terms(g.expr, spread)
 
 
-def region_guards(guard_manager: Any, known_files: Iterable[str]) -> tuple[list[CompileGuard], int]:
+def region_guards(guard_manager: Any, known_files: Iterable[str], spread: str = "") -> tuple[list[CompileGuard], int]:
     """The guards about the inputs of one compiled graph, in the inputs' terms with their lines, and how many
     guards torch checks in all."""
     lines = guard_lines(guard_manager)
@@ -198,7 +203,7 @@ def region_guards(guard_manager: Any, known_files: Iterable[str]) -> tuple[list[
     for g in lines:
         if not about_inputs(g):
             continue
-        expr = readable_guard(g)
+        expr = readable_guard(g, spread)
         if expr in seen:
             continue
         seen.add(expr)
@@ -210,15 +215,15 @@ def region_guards(guard_manager: Any, known_files: Iterable[str]) -> tuple[list[
 # -- guard failures (recompilations) ----------------------------------------------------------------------------------
 _COMPILE_ID = re.compile(r"^\[?(?P<id>\d+/\d+)\]?:\s*")
 _SIZE = re.compile(
-    r"tensor '(?P<source>[^']+)' (?P<what>size|stride) mismatch at index (?P<index>\d+)\. "
+    r"tensor '(?P<source>.+?)' (?P<what>size|stride) mismatch at index (?P<index>\d+)\. "
     r"expected (?P<old>\S+), actual (?P<new>\S+)"
 )
-_GRAD = re.compile(r"tensor '(?P<source>[^']+)' requires_grad mismatch\. expected requires_grad=(?P<old>\d)")
+_GRAD = re.compile(r"tensor '(?P<source>.+?)' requires_grad mismatch\. expected requires_grad=(?P<old>\d)")
 _DTYPE = re.compile(
-    r"tensor '(?P<source>[^']+)' (?P<what>dtype|device|dispatch key set) mismatch\. "
+    r"tensor '(?P<source>.+?)' (?P<what>dtype|device|dispatch key set) mismatch\. "
     r"expected (?P<old>.+?), actual (?P<new>.+?)$"
 )
-_RANK = re.compile(r"tensor '(?P<source>[^']+)' rank mismatch\. expected (?P<old>\d+), actual (?P<new>\d+)")
+_RANK = re.compile(r"tensor '(?P<source>.+?)' rank mismatch\. expected (?P<old>\d+), actual (?P<new>\d+)")
 _EQUALS = re.compile(r"^(?P<source>(?:L\[.+?\]|[A-Za-z_]\w*)[^\s=]*) == (?P<old>.+?)$")
 _TYPE_ID = re.compile(r"^___check_type_id\((?P<source>[^,]+), \d+\)(?:, type=<class '(?P<type>[^']+)'>)?")
 _OBJ_ID = re.compile(r"^___check_obj_id\((?P<source>[^,]+), \d+\)")
@@ -241,7 +246,9 @@ class Failure:
     source_input: str = ""
 
 
-def read_failure(text: str, known_files: Iterable[str], value_of: Callable[[str], Any] | None = None) -> Failure:
+def read_failure(
+    text: str, known_files: Iterable[str], value_of: Callable[[str], Any] | None = None, spread: str = ""
+) -> Failure:
     """A guard failure as torch words it (``0/0: tensor 'x' size mismatch at index 0. expected 3, actual 5``), read.
     ``value_of`` evaluates a source on the call's inputs (``L['k']`` -> 3) to say what a value is now."""
     head, _, tail = text.partition("\nUser stack trace:")
@@ -272,31 +279,33 @@ def read_failure(text: str, known_files: Iterable[str], value_of: Callable[[str]
     found = _SIZE.search(expr)
     if found is not None:
         what = "size" if found.group("what") == "size" else "stride"
-        name = inputs_terms(found.group("source"))
+        name = inputs_terms(found.group("source"), spread)
         where = f"{name}.{what}()[{found.group('index')}]"
         reason = f"{where} was {found.group('old')}, now {found.group('new')}"
-        return Failure(compile_id, "size", reason, file, line, source_input=_input_name(found.group("source")))
+        return Failure(compile_id, "size", reason, file, line, source_input=_input_name(found.group("source"), spread))
     found = _GRAD.search(expr)
     if found is not None:
         old = found.group("old") == "1"
-        name = inputs_terms(found.group("source"))
+        name = inputs_terms(found.group("source"), spread)
         reason = f"{name}.requires_grad was {old}, now {not old}"
-        return Failure(compile_id, "requires_grad", reason, file, line, source_input=_input_name(found.group("source")))
+        return Failure(
+            compile_id, "requires_grad", reason, file, line, source_input=_input_name(found.group("source"), spread)
+        )
     found = _RANK.search(expr)
     if found is not None:
-        name = inputs_terms(found.group("source"))
+        name = inputs_terms(found.group("source"), spread)
         reason = f"{name}.dim() was {found.group('old')}, now {found.group('new')}"
-        return Failure(compile_id, "size", reason, file, line, source_input=_input_name(found.group("source")))
+        return Failure(compile_id, "size", reason, file, line, source_input=_input_name(found.group("source"), spread))
     found = _DTYPE.search(expr)
     if found is not None:
-        name = inputs_terms(found.group("source"))
+        name = inputs_terms(found.group("source"), spread)
         reason = f"{name}'s {found.group('what')} was {found.group('old')}, now {found.group('new')}"
-        return Failure(compile_id, "type", reason, file, line, source_input=_input_name(found.group("source")))
+        return Failure(compile_id, "type", reason, file, line, source_input=_input_name(found.group("source"), spread))
     found = _EQUALS.match(expr)
     if found is not None:
         source = found.group("source")
         value = now(source)
-        reason = f"{inputs_terms(source)} was {found.group('old')}" + (
+        reason = f"{inputs_terms(source, spread)} was {found.group('old')}" + (
             f", now {value}" if value else ", now another value"
         )
         return Failure(compile_id, "value", reason, file, line, source)
@@ -310,28 +319,32 @@ def read_failure(text: str, known_files: Iterable[str], value_of: Callable[[str]
                 new_type = type(value_of(source)).__name__
             except Exception:  # a source we cannot evaluate
                 new_type = ""
-        reason = f"{inputs_terms(source)} was {with_article(old) if old else 'of another type'}" + (
+        reason = f"{inputs_terms(source, spread)} was {with_article(old) if old else 'of another type'}" + (
             f", now {with_article(new_type)}" if new_type else ""
         )
         return Failure(compile_id, "type", reason, file, line, source)
     found = _OBJ_ID.match(expr)
     if found is not None:
         return Failure(
-            compile_id, "identity", f"{inputs_terms(found.group('source').strip())} is another object", file, line
+            compile_id,
+            "identity",
+            f"{inputs_terms(found.group('source').strip(), spread)} is another object",
+            file,
+            line,
         )
     symbolic = _SYMBOLIC.findall(expr)
     if symbolic:
-        values = [f"{inputs_terms(s)} = {now(s)}" for s in dict.fromkeys(symbolic) if now(s)]
-        reason = f"{inputs_terms(expr)} no longer holds" + (f" ({', '.join(values)})" if values else "")
+        values = [f"{inputs_terms(s, spread)} = {now(s)}" for s in dict.fromkeys(symbolic) if now(s)]
+        reason = f"{inputs_terms(expr, spread)} no longer holds" + (f" ({', '.join(values)})" if values else "")
         return Failure(compile_id, "size", reason, file, line)
-    return Failure(compile_id, "other", inputs_terms(expr) or text.strip(), file, line)
+    return Failure(compile_id, "other", inputs_terms(expr, spread) or text.strip(), file, line)
 
 
-def _input_name(source: str) -> str:
+def _input_name(source: str, spread: str = "") -> str:
     """The graph input a tensor guard is about: ``x`` for ``L['x']`` or ``x``; ``stack0`` for a value carried over a
-    break; ``""`` for a nested source (a parameter)."""
+    break; ``input_ids`` for ``kwargs['input_ids']``; ``""`` for a nested source (a parameter)."""
     m = _LOCAL.fullmatch(source.strip())
-    name = m.group(1) if m is not None else source.strip()
+    name = m.group(1) if m is not None else inputs_terms(source.strip(), spread)
     return name.lstrip("_") if name.lstrip("_").isidentifier() else ""
 
 
@@ -378,6 +391,17 @@ def recompile_hint(failure: Failure, dynamic: bool | None, first_size_change: bo
             "the same object, or compile each one separately."
         )
     return "See torch's words for the guard that failed (TORCH_LOGS=recompiles_verbose lists every guard)."
+
+
+def spread_name(code: Any) -> str:
+    """The name of a function's ``**kwargs`` argument (``""`` for none)."""
+    import inspect
+
+    flags = getattr(code, "co_flags", 0)
+    if not flags & inspect.CO_VARKEYWORDS:
+        return ""
+    at = code.co_argcount + code.co_kwonlyargcount + (1 if flags & inspect.CO_VARARGS else 0)
+    return str(code.co_varnames[at]) if at < len(code.co_varnames) else ""
 
 
 def sources_in(text: str) -> list[str]:
@@ -435,4 +459,5 @@ __all__ = [
     "resolve_file",
     "source_value",
     "sources_in",
+    "spread_name",
 ]

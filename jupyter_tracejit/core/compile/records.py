@@ -59,8 +59,8 @@ class GraphBreak(JsonRecord):
     gb_code: str = ""
     explanation: str = ""
     hints: list[str] = field(default_factory=list)
-    #: how often it was hit in the first call: the runs of the graphs that end at it, or (none compiled before it)
-    #: how often dynamo met it while compiling
+    #: how often it was hit in the first call: the runs of the graphs of its function that end at it, or (none
+    #: compiled before it) how often dynamo met it while compiling
     count: int = 1
     #: the compiled function dynamo gave up on because of it (a break inside a ``for`` loop of the function: the
     #: whole function then runs eagerly, none of its code in a graph); ``""`` when dynamo only split the graph

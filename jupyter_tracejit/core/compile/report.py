@@ -45,7 +45,7 @@ from .breaks import (
     user_line,
     user_stack,
 )
-from .guards import read_failure, recompile_hint, region_guards
+from .guards import inputs_terms, read_failure, recompile_hint, region_guards, spread_name
 from .recorder import Compiled, Recorder
 from .records import CompileReport, GraphBreak, OpRef, Recompilation, Region, StackFrame
 
@@ -127,18 +127,19 @@ def module_paths(model: Any) -> dict[int, str]:
         return {}
 
 
-def _input_names(graph: Graph, c: Compiled) -> dict[str, int]:
-    """The graph's inputs named as the user names them (``x``, not dynamo's ``l_x_``) where that name is free;
-    returns each input's value id by that name (``stack0`` for a value carried over a break)."""
+def _input_names(graph: Graph, c: Compiled, spread: str) -> dict[str, int]:
+    """The graph's inputs named as the user names them (``x``, not dynamo's ``l_x_``; ``input_ids`` for what a
+    ``**kwargs`` collected) where that name is free; returns each input's value id by that name (``stack0`` for a
+    value carried over a break)."""
     taken = {v.name for v in graph.values}
     by_name: dict[str, int] = {}
     for vid in graph.inputs:
         value = graph.values[vid]
         source = c.sources.get(value.name, "")
-        if not (source.startswith("L[") and source.endswith("]") and source.count("[") == 1):
+        if not source.startswith("L["):
             continue
-        name = source[3:-2].lstrip("_")
-        if not name or not name.isidentifier():
+        name = inputs_terms(source.replace("L['___stack", "L['stack"), spread)
+        if not name.isidentifier():
             continue
         by_name[name] = vid
         if name not in taken:
@@ -310,7 +311,7 @@ def build(
         base = paths.get(id(module), "") if module is not None else ""
         built = DynamoGraphBuilder(c.gm, base=base, lifted=_lifted(c, names)).build(name)
         graph = built.graph
-        inputs_of[name] = _input_names(graph, c)
+        inputs_of[name] = _input_names(graph, c, spread_name(c.code) if c.code is top else "")
         graphs[name] = graph
         file, line = _first_line(graph)
         if not file and c.code is not None:
@@ -355,23 +356,36 @@ def build(
         if index is None:
             continue
         region.ends_at_break = index
-        gb = table.breaks[index]
-        if gb.before is None:
-            ops = _op_ids(graphs[region.graph])
-            if ops:
-                gb.before = OpRef(region.graph, ops[-1])
     for index, gb in enumerate(table.breaks):
         ending = [r for r in regions if r.ends_at_break == index]
-        ran = sum(r.runs[0] for r in ending if r.runs)
+        # a break in a function called from a compiled one splits both (the caller's graph at the call, the
+        # function's at the line): it is hit as often as the graphs of the function that holds it end there
+        own = [r for r in ending if r.func.rsplit(".", 1)[-1] == gb.func.rsplit(".", 1)[-1]]
+        ran = sum(r.runs[0] for r in (own or ending) if r.runs)
         gb.count = ran if ran else max(1, table.hits[index].get(0, 0) or sum(table.hits[index].values()))
         after = _resume_region(gb, recorder.compiled, regions)
+        first_call = [i for i, r in enumerate(regions) if r.ends_at_break == index and r.call == 0]
+        # the op before: the last op run before it, in the last graph of the first call that ends at it (an inner
+        # function's, when it splits its caller's graph too) or, that graph empty, the graph compiled before it
+        for i in range(first_call[-1] if first_call else -1, -1, -1):
+            ops = _op_ids(graphs[regions[i].graph])
+            if ops:
+                gb.before = OpRef(regions[i].graph, ops[-1])
+                break
+        if after is None and first_call and first_call[-1] + 1 < len(regions):
+            # no resume function found by name (the rest of the function after the break made no graph): the
+            # graph compiled next in the first call is the next to run
+            following = regions[first_call[-1] + 1]
+            after = following if following.call == 0 else None
         if after is not None:
             ops = _op_ids(graphs[after.graph])
             if ops:
                 gb.after = OpRef(after.graph, ops[0])
     known = _known_files(graphs, table.breaks, recorder, top)
     for c, region in zip(recorder.compiled, regions, strict=True):
-        region.guards, region.guards_total = _guards_of(c, recorder, known)
+        region.guards, region.guards_total = _guards_of(
+            c, recorder, known, spread_name(c.code) if c.code is top else ""
+        )
     recompilations, limit_hit = _recompilations(
         recorder,
         warnings,
@@ -431,7 +445,7 @@ def _known_files(
     return sorted(f for f in files if f and os.path.isabs(f))
 
 
-def _guards_of(c: Compiled, recorder: Recorder, known: list[str]) -> tuple[list[Any], int]:
+def _guards_of(c: Compiled, recorder: Recorder, known: list[str], spread: str) -> tuple[list[Any], int]:
     """The guards of the cache entry a graph was compiled into, read from torch's guard manager."""
     if c.code is None or not c.compile_id:
         return [], 0
@@ -444,7 +458,7 @@ def _guards_of(c: Compiled, recorder: Recorder, known: list[str]) -> tuple[list[
         return [], 0
     for entry in entries:
         if getattr(entry, "backend", None) is recorder and _id_text(getattr(entry, "compile_id", None)) == c.compile_id:
-            return region_guards(entry.guard_manager, known)
+            return region_guards(entry.guard_manager, known, spread)
     return [], 0
 
 
@@ -521,7 +535,7 @@ def _recompilations(
                 limit_hit.append(func)
             continue
         value_of: Callable[[str], Any] | None = batch.values.__getitem__ if batch.values else None
-        read = read_failure(texts[0], known, value_of)
+        read = read_failure(texts[0], known, value_of, spread_name(code) if code is top else "")
         if not read.file:
             read.file, read.line = _use_of(read, recorder, names, graphs, inputs_of)
         key = (read.compile_id.split("/", 1)[0], read.reason.split(" was ", 1)[0])

@@ -20,6 +20,21 @@ from .truth import explain
 
 MODELS_FILE = os.path.abspath(models.__file__)
 MARKED = models.marked_lines()
+#: the standard fix each classic break's finding names (findings.py)
+FIXES = {
+    "print": "reorderable_logging_functions",
+    "branch": "torch.where",
+    "item": "capture_scalar_outputs",
+    "logging": "ignore_logger_methods",
+    "warnings": "torch.compiler.disable",
+    "deepcopy": "clone()",
+    "numpy": "torch operations",
+    "graph_break": "Remove the call",
+    "helper": "reorderable_logging_functions",
+    "submodule": "reorderable_logging_functions",
+    "loop": "Remove the call",
+    "layers": "reorderable_logging_functions",
+}
 
 
 def run_quietly(model: torch.nn.Module, *args: torch.Tensor, **options: object) -> TraceRun:
@@ -49,6 +64,8 @@ def test_every_break_explain_reports_is_at_its_line(name: str) -> None:
         (b.file, b.line) for b in report.graph_breaks
     ]
     assert run.check is not None and run.check.ok
+    fixes = [f for f in run.findings if f.kind == "break_fix"]
+    assert fixes and any(FIXES[name] in f.hint for f in fixes), [f.hint for f in fixes]
     for gb in report.graph_breaks:
         assert gb.reason and gb.gb_type and gb.count >= 1
         assert gb.code == Path(gb.file).read_text().splitlines()[gb.line - 1].strip()
@@ -126,6 +143,22 @@ def test_ops_before_and_after_a_break_are_the_lines_around_it() -> None:
     names = {n.attributes.get("name") for n in run.graphs["forward"].nodes if n.role == "getattr"}
     assert names == {"fc.weight", "fc.bias"}
     assert [run.graphs["forward"].values[v].name for v in run.graphs["forward"].inputs] == ["x"]
+
+
+class TwoBreaks(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = x.sin()
+        torch._dynamo.graph_break()
+        h = h + 1
+        torch._dynamo.graph_break()
+        return (h.cos() * 2).relu()
+
+
+def test_a_graph_too_small_to_gain_is_a_finding() -> None:
+    run = run_quietly(TwoBreaks(), torch.randn(3, 4))
+    assert [r.ops for r in run.compile.regions] == [1, 1, 3]
+    (small,) = [f for f in run.findings if f.kind == "small_graph"]
+    assert small.method == "forward#1" and "1 op" in small.title
 
 
 def test_a_clean_model_is_one_graph_and_ok() -> None:
