@@ -57,7 +57,7 @@ def test_the_api_name_comes_from_the_registry() -> None:
         ({"dynamic": "yes"}, "dynamic must be None, True or False"),
         ({"fullgraph": 1}, "fullgraph must be True or False"),
         ({"module_mode": "test"}, "module_mode must be one of"),
-        ({"calls": torch.randn(3, 4)}, "calls must be a list of input sets, got Tensor"),
+        ({"calls": torch.randn(3, 4)}, "calls must be a list of input sets, got a Tensor"),
         ({"calls": [torch.randn(3, 4)]}, "calls[0] must be a tuple of positional inputs or a dict"),
         ({"check": None}, "check must be True or False"),
     ],
@@ -178,3 +178,32 @@ def test_inductor_records_each_regions_compile_time() -> None:
     inductor_time = [r.compile_time for r in run.compile.regions]
     assert all(t > 0 for t in inductor_time)
     assert sum(inductor_time) > 10 * sum(r.compile_time for r in eager.compile.regions)
+
+
+def test_tj_compile_is_the_packages() -> None:
+    import jupyter_tracejit as tj
+
+    assert tj.compile is tj_compile and "compile" in tj.__all__
+
+
+def test_the_options_are_one_table_with_the_command_lines_flags() -> None:
+    import argparse
+
+    from jupyter_tracejit.core.compile.options import COMPILE_TABLE
+    from jupyter_tracejit.core.options import CommandLineError
+
+    parser = argparse.ArgumentParser()
+    COMPILE_TABLE.add_command_line(parser.add_argument)
+    given, expressions = COMPILE_TABLE.from_command_line(
+        parser.parse_args(["--static", "--backend", "inductor", "--no-check", "--calls", "[(x2,)]", "--eval"])
+    )
+    assert given == {"dynamic": False, "backend": "inductor", "check": False, "module_mode": "eval"}
+    assert expressions == {"calls": "[(x2,)]"}
+    with pytest.raises(CommandLineError, match="--dynamic and --static contradict"):
+        COMPILE_TABLE.from_command_line(parser.parse_args(["--dynamic", "--static"]))
+    rows = {row["key"]: row for row in COMPILE_TABLE.bar_rows()}
+    assert rows["calls"]["read_only"] and rows["backend"]["choices"] == ["eager", "aot_eager", "inductor"]
+    assert list(rows)[:3] == ["fullgraph", "dynamic", "backend"]
+    assert CompileOptions().replace(dynamic=True).dynamic is True
+    with pytest.raises(TypeError, match="unknown compile option"):
+        CompileOptions().replace(strict=True)
