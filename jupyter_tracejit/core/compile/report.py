@@ -331,10 +331,12 @@ def build(
         )
     table = _BreakTable()
     stacks: dict[tuple[str, int], list[StackFrame]] = {}
+    logged_any = False
     for call, message in logged:
         parsed = parse_logged_break(message, call)
         if parsed is None:
             continue
+        logged_any = True
         if parsed.frames:
             stacks.setdefault((parsed.file, parsed.line), user_stack(parsed.frames))
         table.add(parsed, stacks)
@@ -410,7 +412,26 @@ def build(
             f"torch {torch.__version__} has no graph-break registry (torch/_dynamo/graph_break_registry.json): "
             "breaks have no GB code, and their explanations and hints are only what the reason says"
         )
+        _skipped_top(table.breaks, regions, top)
+    if not logged_any and any(r.ends_at_break is not None for r in regions):
+        report.unknown.append(
+            f"torch {torch.__version__} wrote no graph-break log this run could read: the breaks are the ones the "
+            "graphs end at (what torch's explain reports); a break with no graph before it is not known"
+        )
     return Built(report, graphs, gm_names)
+
+
+def _skipped_top(breaks: list[GraphBreak], regions: list[Region], top: types.CodeType | None) -> None:
+    """For a torch that does not say when it skips a function (no "graph break in loop" in its reasons): the top
+    function compiled into no graph at all in the first call, while a break was met inside it, was skipped."""
+    if top is None or any(b.skipped_frame for b in breaks):
+        return
+    if any(r.func == top.co_name and r.call == 0 for r in regions):
+        return
+    for gb in breaks:
+        inside = next((f for f in gb.stack if f.file == top.co_filename and f.func == top.co_name), None)
+        if inside is not None and 0 in gb.calls:
+            gb.skipped_frame, gb.skipped_line = top.co_name, inside.line
 
 
 def _resume_region(gb: GraphBreak, compiled: list[Compiled], regions: list[Region]) -> Region | None:

@@ -57,6 +57,16 @@ class CompileRequest:
             return compile(self.target, self.args, dict(self.kwargs) if self.kwargs else None, **options.as_dict())
 
 
+def uncompiled(model: Any) -> Any:
+    """The model inside what ``torch.compile`` returned (``OptimizedModule._orig_mod``, a compiled function's
+    original): the run compiles it itself, with its own recording back end."""
+    inner = getattr(model, "_orig_mod", None) if isinstance(model, torch.nn.Module) else None
+    if isinstance(inner, torch.nn.Module):
+        return inner
+    original = getattr(model, "_torchdynamo_orig_callable", None)
+    return original if callable(original) else model
+
+
 def _refused(request: CompileRequest, error: TraceError, started: float) -> TraceRun:
     run = TraceRun(
         target=target_of(request.target), options=request.options.to_json(), backend=CompileSession.name, error=error
@@ -124,7 +134,7 @@ def compile(
     )
     if problem is not None:
         return _refused(request, problem, started)
-    session = CompileSession(model, packed, dict(kwargs) if kwargs else None, options, caller=caller)
+    session = CompileSession(uncompiled(model), packed, dict(kwargs) if kwargs else None, options, caller=caller)
     run = drive(session.steps(started))
     run.request = request
     return run

@@ -207,3 +207,11 @@ def test_the_options_are_one_table_with_the_command_lines_flags() -> None:
     assert CompileOptions().replace(dynamic=True).dynamic is True
     with pytest.raises(TypeError, match="unknown compile option"):
         CompileOptions().replace(strict=True)
+
+
+def test_a_model_already_compiled_is_compiled_from_its_original() -> None:
+    model = models.Printing()
+    run = run_quietly(torch.compile(model, backend="eager"), torch.randn(3, 4))
+    assert run.error is None and len(run.compile.graph_breaks) == 1 and run.target.name == "Printing"
+    function = run_quietly(torch.compile(models.double, backend="eager"), torch.randn(3, 4))
+    assert function.ok and list(function.graphs) == ["double"]

@@ -84,7 +84,8 @@ def test_a_user_who_hit_the_recompile_limit_still_gets_the_runs_graphs() -> None
     torch._dynamo.reset()
     model = models.Clean()
     users = torch.compile(model, backend="eager", dynamic=False)
-    with torch._dynamo.config.patch(recompile_limit=2), warnings.catch_warnings():
+    name = "recompile_limit" if hasattr(torch._dynamo.config, "recompile_limit") else "cache_size_limit"
+    with torch._dynamo.config.patch(**{name: 2}), warnings.catch_warnings():
         warnings.simplefilter("ignore")
         for n in (2, 3, 4, 5):
             users(torch.randn(n, 4))

@@ -92,7 +92,8 @@ def test_the_recompile_limit_is_a_finding() -> None:
     model = models.Clean()
     sizes = [2, 3, 4, 5, 6]
     first, calls = (torch.randn(sizes[0], 4),), [(torch.randn(n, 4),) for n in sizes[1:]]
-    with torch._dynamo.config.patch(recompile_limit=3):
+    name = "recompile_limit" if hasattr(torch._dynamo.config, "recompile_limit") else "cache_size_limit"
+    with torch._dynamo.config.patch(**{name: 3}):
         run = run_quietly(model, first, calls=calls, dynamic=False)
         truth = count_compiles(model, as_calls(first, calls), dynamic=False)
     assert recompiled(run) == truth.recompiles == 2
