@@ -17,7 +17,7 @@ import re
 import time
 import traceback
 import types
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any, ClassVar
 
 import torch
@@ -193,6 +193,33 @@ def simple_attributes(module: torch.nn.Module | None) -> dict[tuple[str, str], A
     return found
 
 
+class RandomState:
+    """torch's random state when a call starts (the CPU's and each CUDA device's the call uses): the eager and the
+    compiled call each start from it (dropout draws the same numbers), and the user's state is as it was after."""
+
+    def __init__(self, devices: list[int]) -> None:
+        self.devices = devices
+        self.cpu = torch.get_rng_state()
+        self.cuda = [torch.cuda.get_rng_state(d) for d in devices]
+
+    @classmethod
+    def of(cls, model: Any, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> RandomState:
+        tensors = _tensors((args, dict(kwargs)))
+        if isinstance(model, torch.nn.Module):
+            with contextlib.suppress(Exception):
+                tensors += list(model.parameters()) + list(model.buffers())
+        devices = sorted({t.device.index or 0 for t in tensors if t.device.type == "cuda"})
+        return cls(devices)
+
+    @contextlib.contextmanager
+    def same(self) -> Iterator[None]:
+        with torch.random.fork_rng(devices=self.devices):
+            torch.set_rng_state(self.cpu)
+            for device, state in zip(self.devices, self.cuda, strict=True):
+                torch.cuda.set_rng_state(state, device)
+            yield
+
+
 def restore_attributes(module: torch.nn.Module | None, saved: Mapping[tuple[str, str], Any]) -> None:
     """Put the plain attributes :func:`simple_attributes` saved back (the eager check's run wrote them too)."""
     if module is None:
@@ -281,15 +308,14 @@ class CompileSession:
                 for i, (args, kwargs) in enumerate(inputs):
                     recorder.call = logs.call = i
                     recorder.locals = _bound(target, args, kwargs, self.module)
-                    rng = torch.get_rng_state()
+                    rng = RandomState.of(self.model, args, kwargs)
                     expected: Any = None
                     eager_error: BaseException | None = None
                     if options.check:
                         enter_phase(CHECKING)
                         snapshot = ModuleState([self.module]) if self.module is not None else None
                         attributes = simple_attributes(self.module)
-                        with torch.random.fork_rng(devices=[]):
-                            torch.set_rng_state(rng)
+                        with rng.same():
                             self.python_runs += 1
                             try:
                                 expected = self.model(*args, **kwargs)
@@ -299,8 +325,7 @@ class CompileSession:
                             snapshot.restore_buffers()
                         restore_attributes(self.module, attributes)
                         enter_phase(COMPILING)
-                    with torch.random.fork_rng(devices=[]):
-                        torch.set_rng_state(rng)
+                    with rng.same():
                         self.python_runs += 1
                         try:
                             actual = yield from call_torch((compiled, args, kwargs))
