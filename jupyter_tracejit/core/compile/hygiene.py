@@ -19,8 +19,9 @@ What ``torch.compile`` keeps between calls, and what this module does about each
   emptied for the run, so every break comes with its stack, and put back.
 - **config** (``torch._dynamo.config``): never changed.
 - **loggers**: torch's loggers print to the user's stderr through their own handlers; for the run their records go
-  to a collector instead (:func:`captured_dynamo_logs`), the graph-break log switched on, and every logger's level,
-  handlers and ``propagate`` put back after (the ``TORCH_LOGS`` settings are never touched).
+  to a collector instead, as every back end's capture takes them (:mod:`..torch_logs`), the graph-break log switched
+  on (:func:`captured_dynamo_logs`), and every logger's level, handlers and ``propagate`` put back after (the
+  ``TORCH_LOGS`` settings are never touched).
 """
 
 from __future__ import annotations
@@ -35,19 +36,15 @@ from typing import Any
 
 import torch
 
-_LOG_FORMAT = "%(levelname).1s %(name)s: %(message)s"
-#: torch's structured trace (``TORCH_TRACE``): its records are not ours to take
-_STRUCTURED_TRACE = "torch.__trace"
+from ..torch_logs import LogCollector, captured_torch_logs
 
 
-class DynamoLogCollector(logging.Handler):
+class DynamoLogCollector(LogCollector):
     """Keeps torch's log records during a run: the graph-break records as they are (:attr:`breaks`, with the call
-    they came in), every record's text (:attr:`lines`)."""
+    they came in), the warnings (:attr:`warnings`: the recompile limit's), and every record's text."""
 
     def __init__(self) -> None:
-        super().__init__(logging.NOTSET)
-        self.setFormatter(logging.Formatter(_LOG_FORMAT))
-        self.lines: list[str] = []
+        super().__init__()
         #: ``(call, message)`` of each graph-break record
         self.breaks: list[tuple[int, str]] = []
         #: ``(call, message)`` of each warning (the recompile limit's)
@@ -63,14 +60,7 @@ class DynamoLogCollector(logging.Handler):
             self.breaks.append((self.call, message))
         elif record.levelno >= logging.WARNING:
             self.warnings.append((self.call, message))
-        try:
-            self.lines.append(self.format(record))
-        except Exception:
-            self.lines.append(f"{record.levelname[:1]} {record.name}: {message}")
-
-    @property
-    def text(self) -> str:
-        return "\n".join(self.lines)
+        super().emit(record)
 
 
 def _graph_break_loggers() -> list[logging.Logger]:
@@ -81,42 +71,36 @@ def _graph_break_loggers() -> list[logging.Logger]:
     ]
 
 
-def _torch_loggers() -> list[logging.Logger]:
-    """``torch``, ``torch._dynamo`` and every other ``torch.*`` logger with handlers of its own (the trace's aside)."""
-    names = dict.fromkeys(("torch", "torch._dynamo"))
-    for name, logger in list(logging.Logger.manager.loggerDict.items()):
-        if name == _STRUCTURED_TRACE or name.endswith(".__graph_breaks"):
-            continue
-        if name.startswith("torch.") and isinstance(logger, logging.Logger) and logger.handlers:
-            names[name] = None
-    return [logging.getLogger(name) for name in names]
-
-
 @contextlib.contextmanager
 def captured_dynamo_logs() -> Iterator[DynamoLogCollector]:
-    """torch's log records go to the yielded collector for the block, not to stderr; the graph-break log is on.
-    Each logger's handler list (the same list object), level, ``propagate`` and ``disabled`` are put back on every
-    exit path."""
+    """torch's log records (and what it prints to stderr) go to the yielded collector for the block, as every back
+    end's capture takes them (:func:`~..torch_logs.captured_torch_logs`), and the graph-break log is on for it: its
+    loggers' handlers, level, ``propagate`` and ``disabled`` are put back on every exit path."""
     collector = DynamoLogCollector()
     breaks = _graph_break_loggers()
-    others = _torch_loggers()
-    saved = [(lg, lg.handlers, lg.level, lg.propagate, lg.disabled) for lg in breaks + others]
-    try:
-        for lg in others:
-            lg.handlers = [collector]
-            lg.propagate = False
-        for lg in breaks:
-            lg.handlers = [collector]
-            lg.setLevel(logging.DEBUG)
-            lg.propagate = False
-            lg.disabled = False
-        yield collector
-    finally:
-        for lg, handlers, level, propagate, disabled in saved:
-            lg.handlers = handlers
-            lg.setLevel(level)
-            lg.propagate = propagate
-            lg.disabled = disabled
+    saved = [(lg, lg.handlers, lg.level, lg.propagate, lg.disabled) for lg in breaks]
+    with captured_torch_logs() as shared:
+        taken = [
+            lg
+            for lg in list(logging.Logger.manager.loggerDict.values())
+            if isinstance(lg, logging.Logger) and shared in lg.handlers
+        ]
+        try:
+            for lg in taken:
+                lg.handlers = [collector]  # the shared collector keeps only what is printed to stderr
+            for lg in breaks:
+                lg.handlers = [collector]
+                lg.setLevel(logging.DEBUG)
+                lg.propagate = False
+                lg.disabled = False
+            yield collector
+        finally:
+            for lg, handlers, level, propagate, disabled in saved:
+                lg.handlers = handlers
+                lg.setLevel(level)
+                lg.propagate = propagate
+                lg.disabled = disabled
+    collector.lines.extend(shared.lines)
 
 
 # -- the code objects ----------------------------------------------------------------------------------------------
