@@ -16,8 +16,9 @@ from ..capture import drive, stamp
 from ..errors import TraceError, argument_error
 from ..graph import Frame
 from ..run import TraceRun
+from ..target import target_of
 from .options import CompileOptions
-from .session import CompileSession, target_of
+from .session import CompileSession
 
 
 def compile_support_problem() -> str | None:

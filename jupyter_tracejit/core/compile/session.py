@@ -33,6 +33,7 @@ from ..module_state import ModuleState
 from ..progress import CHECKING, enter_phase
 from ..run import Target, TraceRun
 from ..source import attribute_to_caller, source_line
+from ..target import target_of
 from .breaks import split_reason, user_line, user_stack
 from .findings import compile_findings
 from .hygiene import DynamoState, captured_dynamo_logs, fresh_entry, optimize_options, recompile_limit
@@ -47,25 +48,6 @@ COMPILING = "compiling"
 #: inductor reorders float math, so its outputs get 100 times that
 TOLERANCE = 1e-5
 INDUCTOR_TOLERANCE = 1e-3
-
-
-def target_of(obj: Any) -> Target:
-    """What is compiled, for the run's header (never raises)."""
-    try:
-        if isinstance(obj, torch.nn.Module):
-            fn: Any = type(obj).forward
-            target = Target(name=type(obj).__name__, kind="module", type=type(obj).__name__)
-        elif callable(obj):
-            fn = obj
-            target = Target(name=getattr(obj, "__qualname__", getattr(obj, "__name__", repr(obj))), kind="function")
-        else:
-            return Target(name=repr(obj)[:80], kind="invalid")
-        with contextlib.suppress(TypeError, OSError):
-            target.file = inspect.getsourcefile(fn) or ""
-            target.line = inspect.findsource(inspect.unwrap(fn))[1] + 1
-        return target
-    except Exception:
-        return Target(name=type(obj).__name__, kind="invalid")
 
 
 def call_inputs(entry: Any) -> tuple[tuple[Any, ...], dict[str, Any]]:
@@ -410,4 +392,4 @@ class CompileSession:
         return case
 
 
-__all__ = ["COMPILING", "CompileSession", "call_error", "call_inputs", "fullgraph_error", "target_of"]
+__all__ = ["COMPILING", "CompileSession", "call_error", "call_inputs", "fullgraph_error"]
