@@ -25,7 +25,7 @@ from typing import Any
 from .backend_row import Backend, SavedFile, attribute
 
 #: the back ends' packages under ``core/``, in the order they are listed (help, the explorer's words)
-PACKAGES = ("torchscript", "export")
+PACKAGES = ("torchscript", "export", "compile")
 #: where a run came from: a capture made in this process, or a saved file read back (``tj.load``)
 SOURCES = ("capture", "file")
 

@@ -232,11 +232,11 @@ export interface TraceRun {
   /**
    * the options the run was made with, as its back end records them, or what a saved file was read with (RecordedArchiveOptions)
    */
-  options: RecordedOptions | RecordedExportOptions | RecordedArchiveOptions;
+  options: RecordedOptions | RecordedExportOptions | RecordedCompileOptions | RecordedArchiveOptions;
   /**
    * the back end that captured the run (core/registry.py; each row's words in x-backends)
    */
-  backend: 'trace' | 'export';
+  backend: 'trace' | 'export' | 'compile';
   /**
    * where the run came from: a capture made by its back end ("capture"), or a saved file read back by tj.load ("file": nothing of the model ran; its options are RecordedArchiveOptions)
    */
@@ -295,7 +295,7 @@ export interface TraceRun {
   /**
    * what the run's back end recorded beyond its graph, of the type its registry row names (an export's ExportReport); null when it records nothing more
    */
-  records?: ExportReport | null;
+  records?: ExportReport | CompileReport | null;
   /**
    * export runs with compare_trace=True only: a trace of the same model and how its graph and the run's forward graph correspond (core/capture_diff.py); absent otherwise
    */
@@ -419,6 +419,24 @@ export interface RecordedExportOptions {
    */
   draft: string;
   compare_trace: boolean | string;
+  module_mode: string;
+  no_grad: boolean | string;
+}
+/**
+ * a compiled run's options as given (CompileOptions.to_json, core/compile/options.py). A value that was not allowed is recorded as the string of its repr (the run's error says why).
+ *
+ * This interface was referenced by `ExplorerState`'s JSON-Schema
+ * via the `definition` "RecordedCompileOptions".
+ */
+export interface RecordedCompileOptions {
+  /**
+   * the further calls' inputs, each described; null: none given
+   */
+  calls: string[][] | null | string;
+  dynamic: boolean | null | string;
+  fullgraph: boolean | string;
+  backend: string;
+  check: boolean | string;
   module_mode: string;
   no_grad: boolean | string;
 }
@@ -750,6 +768,188 @@ export interface DraftFailure {
   file: string;
   line: number;
   message: string;
+}
+/**
+ * what a torch.compile run recorded beyond its graphs (core/compile/records.py)
+ *
+ * This interface was referenced by `ExplorerState`'s JSON-Schema
+ * via the `definition` "CompileReport".
+ */
+export interface CompileReport {
+  regions: CompileRegion[];
+  graph_breaks: GraphBreak[];
+  recompilations: Recompilation[];
+  calls: number;
+  backend: 'eager' | 'aot_eager' | 'inductor';
+  recompile_limit: number;
+  /**
+   * functions torch runs eagerly after hitting its recompile limit
+   */
+  limit_hit: string[];
+  /**
+   * what this torch could not say
+   */
+  unknown: string[];
+  log: string;
+}
+/**
+ * one graph dynamo compiled (graphs[graph])
+ *
+ * This interface was referenced by `ExplorerState`'s JSON-Schema
+ * via the `definition` "CompileRegion".
+ */
+export interface CompileRegion {
+  /**
+   * its name in graphs: the function's name, #n for its later graphs
+   */
+  graph: string;
+  func: string;
+  file: string;
+  line: number;
+  /**
+   * the call that compiled it (0 = the first)
+   */
+  call: number;
+  /**
+   * torch's compile id, frame/attempt (0/1)
+   */
+  compile_id: string;
+  ops: number;
+  /**
+   * how many times it ran, per call
+   */
+  runs: number[];
+  compile_time: JsonFloat;
+  /**
+   * the index in graph_breaks of the break it ends at; null when it ends where the function returns
+   */
+  ends_at_break: number | null;
+  guards: CompileGuard[];
+  guards_total: number;
+}
+/**
+ * one condition a compiled graph holds for its inputs, in the inputs' terms
+ *
+ * This interface was referenced by `ExplorerState`'s JSON-Schema
+ * via the `definition` "CompileGuard".
+ */
+export interface CompileGuard {
+  /**
+   * torch's guard type: TENSOR_MATCH, EQUALS_MATCH, TYPE_MATCH, ...
+   */
+  kind: string;
+  expr: string;
+  /**
+   * the user's line that made it; empty when torch recorded none
+   */
+  file: string;
+  line: number;
+  code: string;
+}
+/**
+ * one distinct graph break: a line dynamo could not put in a graph (core/compile/records.py)
+ *
+ * This interface was referenced by `ExplorerState`'s JSON-Schema
+ * via the `definition` "GraphBreak".
+ */
+export interface GraphBreak {
+  /**
+   * the user's file: where the break is, or where the user's code called into the library it is in
+   */
+  file: string;
+  line: number;
+  code: string;
+  func: string;
+  /**
+   * torch's words, whole
+   */
+  reason: string;
+  /**
+   * torch's name for the kind of break; empty when torch gives none
+   */
+  gb_type: string;
+  /**
+   * its code in torch's graph-break registry (GB0059); empty where this torch has none
+   */
+  gb_code: string;
+  explanation: string;
+  hints: string[];
+  /**
+   * how often it was hit in the first call
+   */
+  count: number;
+  /**
+   * the function dynamo gave up on because of it (a break in one of its loops: it runs eagerly); empty when dynamo only split the graph
+   */
+  skipped_frame: string;
+  skipped_line: number;
+  /**
+   * the library the break happened in (logging); empty when it is in the user's code
+   */
+  package: string;
+  stack: CompileStackFrame[];
+  /**
+   * the last op before it, or null
+   */
+  before: CompileOpRef | null;
+  /**
+   * the first op after it, or null
+   */
+  after: CompileOpRef | null;
+  /**
+   * the calls in which dynamo met it while compiling
+   */
+  calls: number[];
+}
+/**
+ * one frame of the stack at a graph break, from the compiled function inward
+ *
+ * This interface was referenced by `ExplorerState`'s JSON-Schema
+ * via the `definition` "CompileStackFrame".
+ */
+export interface CompileStackFrame {
+  file: string;
+  line: number;
+  func: string;
+  code: string;
+  /**
+   * the installed package or standard-library module of the file (logging, transformers); empty for the user's code
+   */
+  package: string;
+}
+/**
+ * one node of one of the run's graphs: graphs[graph].nodes[node]
+ *
+ * This interface was referenced by `ExplorerState`'s JSON-Schema
+ * via the `definition` "CompileOpRef".
+ */
+export interface CompileOpRef {
+  graph: string;
+  node: number;
+}
+/**
+ * a call whose inputs failed the guards of every graph compiled before for a function
+ *
+ * This interface was referenced by `ExplorerState`'s JSON-Schema
+ * via the `definition` "Recompilation".
+ */
+export interface Recompilation {
+  call: number;
+  func: string;
+  /**
+   * the compile that followed; empty when it made no graph
+   */
+  compile_id: string;
+  /**
+   * the failed guard in the inputs' terms: x.size()[0] was 3, now 5
+   */
+  reason: string;
+  torch_reason: string;
+  kind: 'size' | 'value' | 'type' | 'requires_grad' | 'identity' | 'other';
+  file: string;
+  line: number;
+  code: string;
+  hint: string;
 }
 /**
  * This interface was referenced by `ExplorerState`'s JSON-Schema
@@ -1243,6 +1443,79 @@ export const BACKENDS = {
         extensions: ['.pt2']
       }
     ]
+  },
+  compile: {
+    label: 'torch.compile',
+    captured_by: 'torch.compile',
+    noun: 'compiled run',
+    verb: 'compile',
+    past: 'compiled',
+    failure: 'Compiling failed',
+    doing: '',
+    check_name: 'the compile check',
+    records: 'compile',
+    tabs: [],
+    options: [
+      {
+        key: 'fullgraph',
+        label: 'fullgraph',
+        description: "torch.compile's fullgraph: the first graph break is an error at its line",
+        control: 'checkbox',
+        default: false
+      },
+      {
+        key: 'dynamic',
+        label: 'dynamic',
+        description:
+          "torch.compile's dynamic: None compiles for the first sizes and makes a size dynamic when it changes, True makes every size dynamic from the start, False compiles again for every new size",
+        control: 'menu',
+        default: null,
+        choices: [null, true, false],
+        choice_labels: ['None', 'True', 'False']
+      },
+      {
+        key: 'backend',
+        label: 'backend',
+        description:
+          "the back end that compiles dynamo's graphs: eager runs them as they are (fast, no C++ compiler), aot_eager through AOT autograd, inductor as torch.compile does by default (its compile time recorded)",
+        control: 'menu',
+        default: 'eager',
+        choices: ['eager', 'aot_eager', 'inductor'],
+        choice_labels: ['eager', 'aot_eager', 'inductor']
+      },
+      {
+        key: 'check',
+        label: 'check',
+        description: "compare every call's outputs with the eager model's",
+        control: 'checkbox',
+        default: true
+      },
+      {
+        key: 'module_mode',
+        label: 'mode',
+        description: 'call .train() or .eval() on the module for this compile only (restored after), or leave it as is',
+        control: 'menu',
+        default: 'as_is',
+        choices: ['as_is', 'train', 'eval'],
+        choice_labels: ['mode as is', 'train()', 'eval()']
+      },
+      {
+        key: 'no_grad',
+        label: 'no_grad',
+        description: 'compile and call under torch.no_grad()',
+        control: 'checkbox',
+        default: false
+      },
+      {
+        key: 'calls',
+        label: 'calls',
+        description:
+          'the further inputs the compiled model is called with after the first, in order (each a tuple of positional inputs or a dict of keyword inputs), so recompilations show; a re-compile keeps them',
+        control: 'text',
+        read_only: true
+      }
+    ],
+    files: []
   }
 } as const;
 /** Warning categories in the order they are listed, each with what the explorer says and decides about it

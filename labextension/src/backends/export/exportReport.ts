@@ -1,6 +1,6 @@
 /**
- * What the explorer shows of an export run beyond its graph (its `records`, core/export/records.py): the symbols a shape may hold (`Float(s77, 8)`: their ranges and sources on hover), and the Guards
- * tab's model: the symbols, then the specialisations, guards and runtime asserts, then draft_export's failures.
+ * What the explorer shows of an export run beyond its graph (its `records`, core/export/records.py): the symbols a
+ * shape may hold (`Float(s77, 8)`: their ranges and sources on hover), and the Guards tab's model: the symbols, then the specialisations, guards and runtime asserts, then draft_export's failures.
  * Torch-free and DOM-free, so vitest checks it on the export fixture.
  */
 
@@ -8,7 +8,8 @@ import type { DraftFailure, ExportGuard, ExportReport, ExportSymbol, TraceRun } 
 
 /** An export run's records (`run.records` of a run of the export back end), or null for another run. */
 export function exportRecords(run: Pick<TraceRun, 'backend' | 'records'> | null | undefined): ExportReport | null {
-  return run?.backend === 'export' ? (run.records ?? null) : null;
+  // the export back end's records are its ExportReport (its registry row's records_type)
+  return run?.backend === 'export' ? ((run.records as ExportReport | null | undefined) ?? null) : null;
 }
 
 /** `2 ≤ s77 ≤ 64`, `s66 = 3`, `s12 ≥ 2`, `u0 (unbounded)`: a symbol's range as export knows it. */

@@ -1,0 +1,144 @@
+"""``tj.compile(...)``: a model and its inputs in, a :class:`~..run.TraceRun` out with what ``torch.compile`` did
+(its graphs, every graph break and recompilation), never raising (as ``tj.trace``); :class:`CompileRequest` keeps
+what was asked so an explorer can compile again with other options."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+from ..caller import calls_from, find_caller
+from ..capture import drive, stamp
+from ..errors import TraceError, argument_error
+from ..graph import Frame
+from ..run import TraceRun
+from ..target import target_of
+from .options import CompileOptions
+from .session import CompileSession
+
+
+def compile_support_problem() -> str | None:
+    """Why the installed torch and Python cannot run the compile back end, or None."""
+    if not hasattr(torch, "compile") or not hasattr(torch, "_dynamo"):
+        return f"torch {torch.__version__} has no torch.compile (it came in torch 2.0)"
+    is_supported = getattr(torch._dynamo.eval_frame, "is_dynamo_supported", None)
+    try:
+        supported = is_supported() if callable(is_supported) else True
+    except Exception:
+        supported = False
+    if not supported:
+        import sys
+
+        return (
+            f"torch {torch.__version__} cannot run torch.compile on Python {sys.version_info.major}."
+            f"{sys.version_info.minor} (TorchDynamo supports only some Python versions per torch release)"
+        )
+    return None
+
+
+@dataclass(frozen=True)
+class CompileRequest:
+    """What a run was asked to do, with the live model and inputs: enough to compile again."""
+
+    target: Any
+    args: tuple[Any, ...]
+    kwargs: Mapping[str, Any] | None = None
+    options: CompileOptions = field(default_factory=CompileOptions)
+    #: where the run was asked for; runs made again name the same place
+    caller: Frame | None = field(default=None, compare=False)
+
+    def run(self, **changes: Any) -> TraceRun:
+        """Compile again with some options changed (the names of :class:`CompileOptions`), from the same call site."""
+        options = self.options.replace(**changes)
+        with calls_from(self.caller):
+            return compile(self.target, self.args, dict(self.kwargs) if self.kwargs else None, **options.as_dict())
+
+
+def uncompiled(model: Any) -> Any:
+    """The model inside what ``torch.compile`` returned (``OptimizedModule._orig_mod``, a compiled function's
+    original): the run compiles it itself, with its own recording back end."""
+    inner = getattr(model, "_orig_mod", None) if isinstance(model, torch.nn.Module) else None
+    if isinstance(inner, torch.nn.Module):
+        return inner
+    original = getattr(model, "_torchdynamo_orig_callable", None)
+    return original if callable(original) else model
+
+
+def _refused(request: CompileRequest, error: TraceError, started: float) -> TraceRun:
+    run = TraceRun(
+        target=target_of(request.target), options=request.options.to_json(), backend=CompileSession.name, error=error
+    )
+    stamp(run, started)
+    run.request = request
+    return run
+
+
+def _argument_problem(model: Any, args: Any, kwargs: Any, options: CompileOptions) -> TraceError | None:
+    if isinstance(model, torch.jit.ScriptModule):
+        return argument_error(
+            "the model is TorchScript (torch.jit.script or a trace): torch.compile compiles Python code, and a "
+            "ScriptModule has none",
+            "Compile the original nn.Module (the one you scripted or traced).",
+            tag="already_script",
+        )
+    if not callable(model):
+        return argument_error(
+            f"compile needs an nn.Module or a function, got {type(model).__name__}",
+            "Pass the model (or a function of tensors) and its inputs: tj.compile(model, (x,)).",
+        )
+    if not isinstance(args, (tuple, torch.Tensor)):
+        return argument_error(
+            f"args must be a tuple of inputs, got {type(args).__name__}",
+            "Pass args=(x,) for one input, args=(x, mask) for two; a lone tensor is taken as the one input.",
+        )
+    if kwargs is not None and not isinstance(kwargs, Mapping):
+        return argument_error(
+            f"kwargs must be a dict of keyword inputs, got {type(kwargs).__name__}",
+            "Pass kwargs={'attention_mask': mask}.",
+        )
+    return options.problem()
+
+
+def compile(
+    model: Any,
+    args: Any = (),
+    kwargs: dict[str, Any] | None = None,
+    *,
+    calls: Sequence[Any] | None = None,
+    dynamic: bool | None = None,
+    fullgraph: bool = False,
+    backend: str = "eager",
+    check: bool = True,
+    module_mode: str = "as_is",
+    no_grad: bool = False,
+) -> TraceRun:
+    """Run ``model`` under ``torch.compile`` on ``args`` / ``kwargs``, then on each input set of ``calls`` in order,
+    and return what torch did as a :class:`TraceRun` with ``backend == "compile"``: each compiled graph in
+    ``run.graphs``, and in ``run.compile`` the regions, every graph break at the user's line and every
+    recompilation with the guard that failed. ``check`` compares every call's outputs with the eager model's.
+    ``backend`` is ``"eager"`` (dynamo's graphs as they are: fast, no C++ compiler), ``"aot_eager"`` or
+    ``"inductor"``. Never raises for a failure in the model or for bad arguments: see ``run.error``."""
+    started = time.perf_counter()
+    options = CompileOptions(calls, dynamic, fullgraph, backend, check, module_mode, no_grad)
+    caller = find_caller()
+    packed = args if isinstance(args, tuple) else (args,)
+    request = CompileRequest(model, packed, kwargs, options, caller=caller)
+    support = compile_support_problem()
+    problem = (
+        argument_error(support, "Use a torch and Python that torch.compile supports.", tag="torch_too_old")
+        if support is not None
+        else _argument_problem(model, args, kwargs, options)
+    )
+    if problem is not None:
+        return _refused(request, problem, started)
+    session = CompileSession(uncompiled(model), packed, dict(kwargs) if kwargs else None, options, caller=caller)
+    run = drive(session.steps(started))
+    run.request = request
+    return run
+
+
+__all__ = ["CompileRequest", "compile", "compile_support_problem"]
