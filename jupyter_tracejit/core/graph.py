@@ -217,6 +217,43 @@ def scope_parent(path: str) -> str | None:
     return path.rsplit(".", 1)[0] if "." in path else ""
 
 
+class _Tables:
+    """The shared tables of a graph's JSON (:meth:`Graph.to_json`): each string, frame and stack written once, rows
+    naming them by index."""
+
+    def __init__(self) -> None:
+        self.strings: dict[str, int] = {}
+        self.frames: dict[Frame, int] = {}
+        self.frame_rows: list[list[Any]] = []
+        self.stacks: dict[tuple[int, tuple[Frame, ...]], int] = {}
+        self.stack_rows: list[list[int]] = []
+
+    def string(self, text: str) -> int:
+        idx = self.strings.get(text)
+        if idx is None:
+            idx = self.strings[text] = len(self.strings)
+        return idx
+
+    def stack(self, src: SourceLoc | None) -> int:
+        if src is None:
+            return -1
+        key = (src.user_index, src.stack)
+        idx = self.stacks.get(key)
+        if idx is not None:
+            return idx
+        row = [src.user_index]
+        for fr in src.stack:
+            fi = self.frames.get(fr)
+            if fi is None:
+                fi = self.frames[fr] = len(self.frame_rows)
+                s = self.string
+                self.frame_rows.append([s(fr.file), fr.line, s(fr.func), s(fr.code), int(fr.internal)])
+            row.append(fi)
+        idx = self.stacks[key] = len(self.stack_rows)
+        self.stack_rows.append(row)
+        return idx
+
+
 class Graph:
     """The inlined SSA graph of one traced method."""
 
@@ -495,37 +532,8 @@ class Graph:
           is one of :data:`NODE_ROLES`; title indexes ``strings`` (a graph saved before titles has no such column).
         - ``scopes``: ``[path, type]`` for every module, parents before children, siblings in natural order.
         """
-        strings: dict[str, int] = {}
-
-        def s(text: str) -> int:
-            idx = strings.get(text)
-            if idx is None:
-                idx = strings[text] = len(strings)
-            return idx
-
-        frames: dict[Frame, int] = {}
-        frame_rows: list[list[Any]] = []
-        stacks: dict[tuple[int, tuple[Frame, ...]], int] = {}
-        stack_rows: list[list[int]] = []
-
-        def stack_index(src: SourceLoc | None) -> int:
-            if src is None:
-                return -1
-            key = (src.user_index, src.stack)
-            idx = stacks.get(key)
-            if idx is not None:
-                return idx
-            row = [src.user_index]
-            for fr in src.stack:
-                fi = frames.get(fr)
-                if fi is None:
-                    fi = frames[fr] = len(frame_rows)
-                    frame_rows.append([s(fr.file), fr.line, s(fr.func), s(fr.code), int(fr.internal)])
-                row.append(fi)
-            idx = stacks[key] = len(stack_rows)
-            stack_rows.append(row)
-            return idx
-
+        tables = _Tables()
+        s, stack_index = tables.string, tables.stack
         value_rows = [
             [
                 s(v.name),
@@ -559,9 +567,9 @@ class Graph:
         return {
             "graph_schema": GRAPH_SCHEMA_VERSION,
             "method": self.method,
-            "strings": list(strings),
-            "frames": frame_rows,
-            "stacks": stack_rows,
+            "strings": list(tables.strings),
+            "frames": tables.frame_rows,
+            "stacks": tables.stack_rows,
             "values": value_rows,
             "nodes": node_rows,
             "inputs": list(self.inputs),
