@@ -326,65 +326,88 @@ def _attribute_problem(attributes: Any) -> str | None:
     return None
 
 
-def _graph_problems(graph: Mapping[str, Any], at: str) -> Iterator[tuple[str, str]]:
-    strings = len(graph["strings"])
-    frames, stacks = graph["frames"], graph["stacks"]
-    values, nodes = graph["values"], graph["nodes"]
+class _GraphCheck:
+    """The ids of one saved graph, checked table by table (the order references.ts's ``graphProblems`` keeps)."""
 
-    def string(i: int, where: str) -> Iterator[tuple[str, str]]:
-        why = _index(i, strings, "string")
+    def __init__(self, graph: Mapping[str, Any], at: str) -> None:
+        self.graph, self.at = graph, at
+        self.strings = len(graph["strings"])
+        self.frames, self.stacks = graph["frames"], graph["stacks"]
+        self.values, self.nodes = graph["values"], graph["nodes"]
+
+    def string(self, i: int, where: str) -> Iterator[tuple[str, str]]:
+        why = _index(i, self.strings, "string")
         if why:
             yield where, why
 
-    for i, (file, _line, func, code, _internal) in enumerate(frames):
-        for column in (0, 2, 3):
-            yield from string((file, _line, func, code)[column], f"{at}/frames/{i}/{column}")
-    for i, row in enumerate(stacks):
-        for j, frame in enumerate(row[1:], start=1):
-            why = _index(frame, len(frames), "frame")
-            if why:
-                yield f"{at}/stacks/{i}/{j}", why
-        if not 0 <= row[0] < len(row) - 1:
-            yield f"{at}/stacks/{i}/0", f"the user frame {row[0]} is not one of the stack's {len(row) - 1} frames"
-    for i, (name, typ, _shape, dtype, device, _grad, producer) in enumerate(values):
-        yield from string(name, f"{at}/values/{i}/0")
-        yield from string(typ, f"{at}/values/{i}/1")
-        for column, index in ((3, dtype), (4, device)):
-            if index != -1:
-                yield from string(index, f"{at}/values/{i}/{column}")
-        why = _index(producer, len(nodes), "node", optional=True)
-        if why:
-            yield f"{at}/values/{i}/6", why
-        elif producer != -1 and i not in nodes[producer][2]:
-            yield f"{at}/values/{i}/6", f"node {producer} is named as its producer but does not output value {i}"
-    block_owner: dict[int, int] = {}
-    for i, (kind, inputs, outputs, scope, stack, attributes, blocks, parent, _flags, _role, *title) in enumerate(nodes):
-        here = f"{at}/nodes/{i}"
-        yield from string(kind, f"{here}/0")
-        yield from string(scope, f"{here}/3")
-        for column in title:  # absent in a graph saved before titles
-            yield from string(column, f"{here}/10")
-        for column, ids in ((1, inputs), (2, outputs)):
-            for j, v in enumerate(ids):
-                why = _index(v, len(values), "value")
+    def frame_problems(self) -> Iterator[tuple[str, str]]:
+        for i, (file, _line, func, code, _internal) in enumerate(self.frames):
+            for column in (0, 2, 3):
+                yield from self.string((file, _line, func, code)[column], f"{self.at}/frames/{i}/{column}")
+
+    def stack_problems(self) -> Iterator[tuple[str, str]]:
+        for i, row in enumerate(self.stacks):
+            for j, frame in enumerate(row[1:], start=1):
+                why = _index(frame, len(self.frames), "frame")
                 if why:
-                    yield f"{here}/{column}/{j}", why
-                elif column == 1 and values[v][6] >= i:
-                    # graph order is data order: a value is read after the node that makes it (no cycles)
-                    yield f"{here}/1/{j}", f"value {v} is read by node {i} before node {values[v][6]} makes it"
-        why = _index(stack, len(stacks), "stack", optional=True)
-        if why:
-            yield f"{here}/4", why
-        why = _attribute_problem(attributes) if attributes else None
-        if why:
-            yield f"{here}/5", why
-        why = _index(parent, len(nodes), "node", optional=True)
-        if why:
-            yield f"{here}/7", why
-        for b, (b_inputs, b_outputs, b_nodes) in enumerate(blocks or []):
-            for column, ids, size, what in ((0, b_inputs, len(values), "value"), (1, b_outputs, len(values), "value")):
+                    yield f"{self.at}/stacks/{i}/{j}", why
+            if not 0 <= row[0] < len(row) - 1:
+                yield (
+                    f"{self.at}/stacks/{i}/0",
+                    f"the user frame {row[0]} is not one of the stack's {len(row) - 1} frames",
+                )
+
+    def value_problems(self) -> Iterator[tuple[str, str]]:
+        nodes = self.nodes
+        for i, (name, typ, _shape, dtype, device, _grad, producer) in enumerate(self.values):
+            here = f"{self.at}/values/{i}"
+            yield from self.string(name, f"{here}/0")
+            yield from self.string(typ, f"{here}/1")
+            for column, index in ((3, dtype), (4, device)):
+                if index != -1:
+                    yield from self.string(index, f"{here}/{column}")
+            why = _index(producer, len(nodes), "node", optional=True)
+            if why:
+                yield f"{here}/6", why
+            elif producer != -1 and i not in nodes[producer][2]:
+                yield f"{here}/6", f"node {producer} is named as its producer but does not output value {i}"
+
+    def node_problems(self) -> Iterator[tuple[str, str]]:
+        values, nodes = self.values, self.nodes
+        block_owner: dict[int, int] = {}
+        for i, (kind, inputs, outputs, scope, stack, attributes, blocks, parent, _flags, _role, *title) in enumerate(
+            nodes
+        ):
+            here = f"{self.at}/nodes/{i}"
+            yield from self.string(kind, f"{here}/0")
+            yield from self.string(scope, f"{here}/3")
+            for column in title:  # absent in a graph saved before titles
+                yield from self.string(column, f"{here}/10")
+            for column, ids in ((1, inputs), (2, outputs)):
                 for j, v in enumerate(ids):
-                    why = _index(v, size, what)
+                    why = _index(v, len(values), "value")
+                    if why:
+                        yield f"{here}/{column}/{j}", why
+                    elif column == 1 and values[v][6] >= i:
+                        # graph order is data order: a value is read after the node that makes it (no cycles)
+                        yield f"{here}/1/{j}", f"value {v} is read by node {i} before node {values[v][6]} makes it"
+            for column, why in (
+                (4, _index(stack, len(self.stacks), "stack", optional=True)),
+                (5, _attribute_problem(attributes) if attributes else None),
+                (7, _index(parent, len(nodes), "node", optional=True)),
+            ):
+                if why:
+                    yield f"{here}/{column}", why
+            yield from self.block_problems(i, blocks or [], block_owner)
+
+    def block_problems(self, i: int, blocks: list[Any], block_owner: dict[int, int]) -> Iterator[tuple[str, str]]:
+        """Node ``i`` 's blocks: their values exist, and each node they hold is in no other block and names ``i``
+        as its parent."""
+        nodes, here = self.nodes, f"{self.at}/nodes/{i}"
+        for b, (b_inputs, b_outputs, b_nodes) in enumerate(blocks):
+            for column, ids in ((0, b_inputs), (1, b_outputs)):
+                for j, v in enumerate(ids):
+                    why = _index(v, len(self.values), "value")
                     if why:
                         yield f"{here}/6/{b}/{column}/{j}", why
             for j, child in enumerate(b_nodes):
@@ -398,28 +421,44 @@ def _graph_problems(graph: Mapping[str, Any], at: str) -> Iterator[tuple[str, st
                     yield where, f"node {child} is in a block of node {i} but its parent is {nodes[child][7]}"
                 else:
                     block_owner[child] = i
-    # parents are in the table and match their blocks (above): now no node may be its own ancestor. Each node is
-    # walked up once (0: not seen, 1: on this walk, 2: reaches the top): a long chain costs no more than its length
-    state = [0] * len(nodes)
-    for i in range(len(nodes)):
-        walk, j = [], i
-        while 0 <= j < len(nodes) and state[j] == 0:
-            state[j] = 1
-            walk.append(j)
-            j = nodes[j][7]
-        if 0 <= j < len(nodes) and state[j] == 1:
-            yield f"{at}/nodes/{i}/7", f"node {i} is inside itself (its parents go round in a circle)"
-            break
-        for k in walk:
-            state[k] = 2
-    for key in ("inputs", "outputs"):
-        for j, v in enumerate(graph[key]):
-            why = _index(v, len(values), "value")
-            if why:
-                yield f"{at}/{key}/{j}", why
-    for i, (path, typ) in enumerate(graph["scopes"]):
-        yield from string(path, f"{at}/scopes/{i}/0")
-        yield from string(typ, f"{at}/scopes/{i}/1")
+
+    def parent_cycle(self) -> Iterator[tuple[str, str]]:
+        """Parents are in the table and match their blocks (above): now no node may be its own ancestor. Each node
+        is walked up once (0: not seen, 1: on this walk, 2: reaches the top): a long chain costs no more than its
+        length."""
+        nodes = self.nodes
+        state = [0] * len(nodes)
+        for i in range(len(nodes)):
+            walk, j = [], i
+            while 0 <= j < len(nodes) and state[j] == 0:
+                state[j] = 1
+                walk.append(j)
+                j = nodes[j][7]
+            if 0 <= j < len(nodes) and state[j] == 1:
+                yield f"{self.at}/nodes/{i}/7", f"node {i} is inside itself (its parents go round in a circle)"
+                return
+            for k in walk:
+                state[k] = 2
+
+    def end_and_scope_problems(self) -> Iterator[tuple[str, str]]:
+        for key in ("inputs", "outputs"):
+            for j, v in enumerate(self.graph[key]):
+                why = _index(v, len(self.values), "value")
+                if why:
+                    yield f"{self.at}/{key}/{j}", why
+        for i, (path, typ) in enumerate(self.graph["scopes"]):
+            yield from self.string(path, f"{self.at}/scopes/{i}/0")
+            yield from self.string(typ, f"{self.at}/scopes/{i}/1")
+
+
+def _graph_problems(graph: Mapping[str, Any], at: str) -> Iterator[tuple[str, str]]:
+    check = _GraphCheck(graph, at)
+    yield from check.frame_problems()
+    yield from check.stack_problems()
+    yield from check.value_problems()
+    yield from check.node_problems()
+    yield from check.parent_cycle()
+    yield from check.end_and_scope_problems()
 
 
 def _node_ids(ids: Sequence[int], graph: Mapping[str, Any] | None, at: str) -> Iterator[tuple[str, str]]:
