@@ -375,8 +375,7 @@ def _emit(
     file_names: Mapping[str, str] | None,
 ) -> VisibleGraph:
     """The text: each group's own nodes, boxes and clusters in order of their first node, then inputs, outputs and
-    edges."""
-    rep, drawn, classes, edges, used_inputs = items.rep, items.drawn, items.classes, items.edges, items.used_inputs
+    edges (model/dot.ts ``emitDot`` writes the same, function for function)."""
     lines = [
         "digraph trace {",
         f'  graph [rankdir={rankdir} fontname="Courier" fontsize=10 nodesep=0.25 ranksep=0.35 class="trace-graph"'
@@ -386,20 +385,48 @@ def _emit(
         'margin="0.08,0.04"];',
         "  edge [arrowsize=0.6];",
     ]
-    # group id -> [(first node id, DOT line or child group id)]
+    # each group's own statements (its nodes, its collapsed children), keyed by the first node they stand for
     content: dict[str, list[tuple[int, str, str]]] = {}
-    for n in drawn:
+    _node_statements(graph, groups, items, fold, show_shapes, file_names, content)
+    boxes = _box_statements(graph, groups, items, content)
+    _cluster_lines(graph, groups, expanded, content, lines)
+    lines += _io_lines(graph, items.used_inputs, show_shapes) + _edge_lines(graph, items.edges) + ["}"]
+    return VisibleGraph(
+        "\n".join(lines) + "\n",
+        items.rep,
+        [f"n{n.id}" for n in items.drawn] + [f"g{groups.index(b)}" for b in boxes],
+        boxes,
+    )
+
+
+def _node_statements(
+    graph: Graph,
+    groups: GroupTree,
+    items: _VisibleItems,
+    fold: bool,
+    show_shapes: bool,
+    file_names: Mapping[str, str] | None,
+    content: dict[str, list[tuple[int, str, str]]],
+) -> None:
+    """A statement per node drawn as itself, in its group."""
+    for n in items.drawn:
         base = ["node", f"op-{fold_class(n.role)}", f"kind-{css_token(n.kind)}"]
         if n.nondeterministic:
             base.append("nondeterministic")
-        cls = base + sorted(classes.get(f"n{n.id}", set()) - set(base))
+        cls = base + sorted(items.classes.get(f"n{n.id}", set()) - set(base))
         attrs = (
             f'id="n{n.id}" label={label_lines(node_label(graph, n, fold, show_shapes))} '
             f"tooltip={tooltip_lines(node_tooltip(graph, n, file_names))} class={_quoted(' '.join(cls))}"
         )
         content.setdefault(groups.owner(n.id).id, []).append((n.id, "line", f"n{n.id} [{attrs}];"))
+
+
+def _box_statements(
+    graph: Graph, groups: GroupTree, items: _VisibleItems, content: dict[str, list[tuple[int, str, str]]]
+) -> list[str]:
+    """A box per collapsed group that stands for a node, in its parent group; the ids of the groups drawn as boxes."""
     first_of_box: dict[str, int] = {}
-    for nid, r in rep.items():
+    for nid, r in items.rep.items():
         if r.startswith("g"):
             first_of_box[r] = min(first_of_box.get(r, nid), nid)
     boxes: list[str] = []
@@ -408,7 +435,7 @@ def _emit(
         if name not in first_of_box:
             continue
         boxes.append(gid)
-        cls = ["scope-collapsed", *(["scope-repeat"] if g.repeat else []), *sorted(classes.get(name, set()))]
+        cls = ["scope-collapsed", *(["scope-repeat"] if g.repeat else []), *sorted(items.classes.get(name, set()))]
         tip = _group_tip(g, gid or graph.method, graph.method)
         label = label_lines([_group_title(g.label, g.type), f"{g.op_count} ops"])
         attrs = (
@@ -416,7 +443,17 @@ def _emit(
             f"tooltip={tooltip_lines([tip, 'click to expand'])} class={_quoted(' '.join(cls))} peripheries=2"
         )
         content.setdefault(g.parent or "", []).append((first_of_box[name], "line", f"{name} [{attrs}];"))
+    return boxes
 
+
+def _cluster_lines(
+    graph: Graph,
+    groups: GroupTree,
+    expanded: set[str],
+    content: dict[str, list[tuple[int, str, str]]],
+    lines: list[str],
+) -> None:
+    """Each group's statements and expanded children (a cluster each), in order of the first node they hold."""
     first_memo: dict[str, int | None] = {}
 
     def first_inside(gid: str) -> int | None:
@@ -433,14 +470,14 @@ def _emit(
         return first_memo[gid]
 
     def emit(gid: str, indent: str) -> None:
-        items = list(content.get(gid, []))
+        group_items = list(content.get(gid, []))
         for child in groups.groups[gid].children:
             if child in expanded:
                 key = first_inside(child)
                 if key is not None:
-                    items.append((key, "group", child))
-        items.sort(key=lambda item: item[0])
-        for _, what, payload in items:
+                    group_items.append((key, "group", child))
+        group_items.sort(key=lambda item: item[0])
+        for _, what, payload in group_items:
             if what == "line":
                 lines.append(indent + payload)
                 continue
@@ -457,28 +494,34 @@ def _emit(
 
     emit("", "  ")
 
-    def value_text(v: int) -> str:
-        return f"%{graph.values[v].name} : {graph.values[v].shape_str()}"
 
+def _value_text(graph: Graph, v: int) -> str:
+    """``%x : Float(3)``: a value as the tooltips name it."""
+    return f"%{graph.values[v].name} : {graph.values[v].shape_str()}"
+
+
+def _io_lines(graph: Graph, used_inputs: set[int], show_shapes: bool) -> list[str]:
+    """The graph inputs that feed something drawn, then the outputs."""
+    lines = []
     for v in graph.inputs:
         if v in used_inputs:
             label = label_lines([graph.values[v].name] + ([graph.values[v].shape_str()] if show_shapes else []))
-            tip = tooltip_lines([f"input {value_text(v)}"])
+            tip = tooltip_lines([f"input {_value_text(graph, v)}"])
             lines.append(f'  in{v} [id="in{v}" shape=ellipse class="input" label={label} tooltip={tip}];')
     for i, v in enumerate(graph.outputs):
         heading = "output" if len(graph.outputs) == 1 else f"output {i}"
         label = label_lines([heading] + ([graph.values[v].shape_str()] if show_shapes else []))
-        tip = tooltip_lines([f"{heading} {value_text(v)}"])
+        tip = tooltip_lines([f"{heading} {_value_text(graph, v)}"])
         lines.append(f'  out{i} [id="out{i}" shape=ellipse class="output" label={label} tooltip={tip}];')
-    for (src, dst), via in sorted(edges.items()):
-        lines.append(f'  {src} -> {dst} [id="e{src}-{dst}" tooltip={tooltip_lines([value_text(via)])}];')
-    lines.append("}")
-    return VisibleGraph(
-        "\n".join(lines) + "\n",
-        rep,
-        [f"n{n.id}" for n in drawn] + [f"g{groups.index(b)}" for b in boxes],
-        boxes,
-    )
+    return lines
+
+
+def _edge_lines(graph: Graph, edges: Mapping[tuple[str, str], int]) -> list[str]:
+    """The edges, sorted by (source, target)."""
+    return [
+        f'  {src} -> {dst} [id="e{src}-{dst}" tooltip={tooltip_lines([_value_text(graph, via)])}];'
+        for (src, dst), via in sorted(edges.items())
+    ]
 
 
 def to_dot(
