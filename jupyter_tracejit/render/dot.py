@@ -21,119 +21,45 @@ characters become spaces; no link attributes (``URL``, ``href``) are emitted.
 
 from __future__ import annotations
 
-import json
-import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
 
-from ..core.graph import Graph, Node, fold_class, js_number
+from ..core.graph import Graph, Node, fold_class
+from .dot_labels import node_label, node_tooltip, op_title
+from .dot_text import (
+    MAX_ITEM_CHARS,
+    MAX_LABEL_CHARS,
+    MAX_TITLE_CHARS,
+    TOOLTIP_BACKSLASH,
+    css_token,
+    dom_id,
+    escape_text,
+    label_lines,
+    quoted,
+    tooltip_lines,
+    truncate,
+)
 from .groups import Group, GroupTree
-from .location import location_label
 
-__all__ = ["RANKDIRS", "VisibleGraph", "escape_text", "to_dot", "visible_dot"]
+__all__ = [
+    "MAX_ITEM_CHARS",
+    "MAX_LABEL_CHARS",
+    "RANKDIRS",
+    "TOOLTIP_BACKSLASH",
+    "VisibleGraph",
+    "css_token",
+    "dom_id",
+    "escape_text",
+    "label_lines",
+    "op_title",
+    "to_dot",
+    "truncate",
+    "visible_dot",
+]
 
 RANKDIRS = ("TB", "LR", "BT", "RL")
-MAX_LABEL_CHARS = 48
-MAX_TOOLTIP_CHARS = 160
-#: folded inputs shown in a label before ``…``, and the characters of each
-MAX_FOLDED_ITEMS = 3
-MAX_ITEM_CHARS = 24
-MAX_TOOLTIP_OUTPUTS = 4
-MAX_TITLE_CHARS = 120
-#: how a backslash of user text reads in tooltips: Graphviz expands escapes in tooltips twice
-TOOLTIP_BACKSLASH = "\u29f5"
-
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]+")
-#: a Python string holds a surrogate only unpaired (a pair is one code point): no encoding can write it
-_SURROGATE = re.compile(r"[\ud800-\udfff]")
-_CLASS_BAD = re.compile(r"[^A-Za-z0-9_-]+")
-_ID_BAD = re.compile(r"[^A-Za-z0-9_.-]")
-_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_BRACKETS = {"list": ("[", "]"), "tuple": ("(", ")")}
 
 
-# -- text --------------------------------------------------------------------------------------------------------
-def _utf16_len(text: str) -> int:
-    # "surrogatepass": a lone surrogate (a Python string may hold one, as a JavaScript string may) is one unit
-    return len(text.encode("utf-16-le", "surrogatepass")) // 2
-
-
-def truncate(text: str, limit: int) -> str:
-    """At most ``limit`` UTF-16 code units (JavaScript's string length), the last one ``…`` when cut; a pair cut
-    in half loses its first half, as in model/dot.ts."""
-    if _utf16_len(text) <= limit:
-        return text
-    cut = text.encode("utf-16-le", "surrogatepass")[: 2 * max(limit - 1, 0)].decode("utf-16-le", "surrogatepass")
-    if cut and "\ud800" <= cut[-1] <= "\udbff":
-        cut = cut[:-1]
-    return cut + "…"
-
-
-def escape_text(text: str, limit: int = MAX_LABEL_CHARS, backslash: str = "\\\\") -> str:
-    """One line of untrusted text as a literal fragment of a quoted DOT string."""
-    text = truncate(_CONTROL.sub(" ", _SURROGATE.sub("\ufffd", text)), limit)
-    return text.replace("&", "&amp;").replace("\\", backslash).replace('"', '\\"')
-
-
-def label_lines(lines: Iterable[str], limit: int = MAX_LABEL_CHARS) -> str:
-    """Lines of untrusted text as a quoted, centred multi-line DOT label."""
-    return '"' + "\\n".join(escape_text(line, limit) for line in lines) + '"'
-
-
-def tooltip_lines(lines: Iterable[str]) -> str:
-    return '"' + "&#10;".join(escape_text(line, MAX_TOOLTIP_CHARS, TOOLTIP_BACKSLASH) for line in lines) + '"'
-
-
-def css_token(text: str) -> str:
-    """A class token: runs of characters outside ``[A-Za-z0-9_-]`` become one ``-``; never empty."""
-    return _CLASS_BAD.sub("-", text).strip("-") or "x"
-
-
-def dom_id(text: str) -> str:
-    """An id safe in DOT strings and DOM ids alike: other characters spelled ``-u<hex>-``."""
-    return _ID_BAD.sub(lambda m: f"-u{ord(m.group(0)):x}-", text)
-
-
-def _quoted(text: str) -> str:
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
-
-
-# -- values as the browser prints them -----------------------------------------------------------------------------
-def format_value(value: Any) -> str:
-    """A constant or attribute value as labels show it (``1``, ``True``, ``[-1, 2]``, ``INT64_MAX``, ``"s"``)."""
-    if value is None:
-        return "None"
-    if isinstance(value, bool):
-        return str(value)
-    if isinstance(value, (int, float)):
-        if (isinstance(value, int) and value >= 2**63 - 1) or float(value) >= 2.0**63:
-            return "INT64_MAX"
-        if (isinstance(value, int) and value <= -(2**63)) or float(value) <= -(2.0**63):
-            return "INT64_MIN"
-        return js_number(value)
-    if isinstance(value, str):
-        return json.dumps(value, ensure_ascii=False)
-    if isinstance(value, list):
-        return "[" + ", ".join(format_value(v) for v in value) + "]"
-    if isinstance(value, dict):
-        if isinstance(value.get("tensor"), dict):
-            t = value["tensor"]
-            preview = t.get("preview") or []
-            if t.get("shape") == [] and len(preview) == 1:
-                return f"tensor({format_value(preview[0])})"
-            return f"tensor<{t.get('dtype', '')}[{', '.join(format_value(d) for d in t.get('shape', []))}]>"
-        if "float" in value:
-            return str(value["float"])
-        if "device" in value:
-            return json.dumps(str(value["device"]), ensure_ascii=False)
-        if "repr" in value:
-            return str(value["repr"])
-        return "{" + ", ".join(f"{k}: {format_value(v)}" for k, v in value.items()) + "}"
-    return str(value)
-
-
-# -- the visible graph -------------------------------------------------------------------------------------------
 class VisibleGraph:
     """The DOT of a view, and which DOT item stands for each node."""
 
@@ -145,80 +71,6 @@ class VisibleGraph:
         self.items = items
         #: group ids drawn as boxes
         self.boxes = boxes
-
-
-def _folded_text(graph: Graph, value_id: int, depth: int = 0) -> str | None:
-    """What a folded input shows inside its consumer's label (``dim=1``, ``[-1, 2]``); None for data."""
-    value = graph.values[value_id]
-    p = graph.producer(value_id)
-    if p is None or depth > 3:
-        return None
-    if p.role == "constant":
-        text = format_value(p.attributes.get("value"))
-        name = value.name.split(".", 1)[0]
-        return f"{name}={text}" if depth == 0 and _IDENTIFIER.fullmatch(name) else text
-    brackets = _BRACKETS.get(p.role)
-    if brackets is None:
-        return None
-    items = [_folded_text(graph, v, depth + 1) for v in p.inputs]
-    if any(i is None for i in items):
-        return None
-    return brackets[0] + ", ".join(i for i in items if i is not None) + brackets[1]
-
-
-def _folded_items(graph: Graph, node: Node) -> list[str]:
-    items = []
-    for v in node.inputs:
-        p = graph.producer(v)
-        if p is not None and p.foldable and p.role != "getattr":
-            text = _folded_text(graph, v)
-            if text is not None:
-                items.append(text)
-    return items
-
-
-def op_title(node: Node) -> str:
-    """A node's first label line: the title its back end gave it, without its namespace (``aten::linear`` ->
-    ``linear``)."""
-    return (node.title or node.kind).split("::")[-1]
-
-
-def node_label(graph: Graph, node: Node, fold: bool, show_shapes: bool) -> list[str]:
-    lines = [op_title(node)]
-    if node.role == "constant":
-        lines.append(format_value(node.attributes.get("value")))
-    elif node.role == "getattr":
-        lines.append(str(node.attributes.get("name", "?")))
-    if show_shapes and node.outputs:
-        lines.append(graph.values[node.outputs[0]].shape_str())
-    if fold:
-        items = [truncate(i, MAX_ITEM_CHARS) for i in _folded_items(graph, node)]
-        if items:
-            more = ", …" if len(items) > MAX_FOLDED_ITEMS else ""
-            lines.append(", ".join(items[:MAX_FOLDED_ITEMS]) + more)
-    return lines
-
-
-def node_tooltip(graph: Graph, node: Node, file_names: Mapping[str, str] | None = None) -> list[str]:
-    """Kind, outputs with shapes, folded arguments, scope, and the source line as every view names it
-    (``cell [9], line 7`` for a file ``file_names`` names, :func:`.location.location_label`)."""
-    lines = [node.kind]
-    for v in node.outputs[:MAX_TOOLTIP_OUTPUTS]:
-        lines.append(f"%{graph.values[v].name} : {graph.values[v].shape_str()}")
-    if len(node.outputs) > MAX_TOOLTIP_OUTPUTS:
-        lines.append(f"… {len(node.outputs) - MAX_TOOLTIP_OUTPUTS} more")
-    items = _folded_items(graph, node)
-    if items:
-        lines.append("args: " + ", ".join(items))
-    if node.scope:
-        scope_type = graph.scopes[node.scope].type
-        lines.append(f"scope: {node.scope}" + (f" ({scope_type})" if scope_type else ""))
-    if node.source is not None:
-        frame = node.source.user_frame
-        lines.append(location_label(frame.file, frame.line, file_names or {}))
-        if frame.code:
-            lines.append(frame.code)
-    return lines
 
 
 def _group_title(label: str, type_: str) -> str:
@@ -416,7 +268,7 @@ def _node_statements(
         cls = base + sorted(items.classes.get(f"n{n.id}", set()) - set(base))
         attrs = (
             f'id="n{n.id}" label={label_lines(node_label(graph, n, fold, show_shapes))} '
-            f"tooltip={tooltip_lines(node_tooltip(graph, n, file_names))} class={_quoted(' '.join(cls))}"
+            f"tooltip={tooltip_lines(node_tooltip(graph, n, file_names))} class={quoted(' '.join(cls))}"
         )
         content.setdefault(groups.owner(n.id).id, []).append((n.id, "line", f"n{n.id} [{attrs}];"))
 
@@ -439,8 +291,8 @@ def _box_statements(
         tip = _group_tip(g, gid or graph.method, graph.method)
         label = label_lines([_group_title(g.label, g.type), f"{g.op_count} ops"])
         attrs = (
-            f"id={_quoted('scope-' + dom_id(gid))} label={label} "
-            f"tooltip={tooltip_lines([tip, 'click to expand'])} class={_quoted(' '.join(cls))} peripheries=2"
+            f"id={quoted('scope-' + dom_id(gid))} label={label} "
+            f"tooltip={tooltip_lines([tip, 'click to expand'])} class={quoted(' '.join(cls))} peripheries=2"
         )
         content.setdefault(g.parent or "", []).append((first_of_box[name], "line", f"{name} [{attrs}];"))
     return boxes
@@ -485,7 +337,7 @@ def _cluster_lines(
             tip = _group_tip(g, payload + (f" ({g.type})" if g.type else ""), graph.method)
             lines.append(f"{indent}subgraph cluster_{groups.index(payload)} {{")
             lines.append(
-                f"{indent}  graph [id={_quoted('cluster-' + dom_id(payload))} "
+                f"{indent}  graph [id={quoted('cluster-' + dom_id(payload))} "
                 f"label={label_lines([_group_title(g.label, g.type)])} tooltip={tooltip_lines([tip])} "
                 f'class="scope{" scope-repeat" if g.repeat else ""}" style="rounded" labeljust=l fontsize=9];'
             )
