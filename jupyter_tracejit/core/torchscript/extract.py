@@ -159,8 +159,8 @@ def extract_graph(
     gc_was_enabled = gc.isenabled()
     gc.disable()
     try:
-        return _extract(
-            ts_graph, method, code, root_type, number_unnamed, parse_source or parse_stack, hierarchy_scopes
+        return _Extractor(root_type, number_unnamed, parse_source or parse_stack, hierarchy_scopes).build(
+            ts_graph, method, code
         )
     finally:
         if gc_was_enabled:
@@ -224,71 +224,86 @@ def _inputs_of(node: torch._C.Node) -> list[torch._C.Value]:
     return [node.inputsAt(i) for i in range(node.inputsSize())]
 
 
-def _extract(
-    ts_graph: torch._C.Graph,
-    method: str,
-    code: str | Callable[[], str],
-    root_type: str,
-    number_unnamed: bool,
-    parse_source: Callable[[str, dict[str, Frame | None]], SourceLoc | None],
-    hierarchy_scopes: bool,
-) -> Extraction:
-    values: list[Value] = []
-    # pybind wrapper of a torch._C.Value -> value id; the dict keeps the wrappers alive, so pybind hands the same
-    # objects back for the same values
-    value_ids: dict[Any, int] = {}
-    by_unique: dict[int, int] = {}  # filled only if a wrapper ever comes back as a new object
-    nodes: list[Node | None] = []
-    tensor_constants: dict[int, torch.Tensor] = {}
-    stacks: dict[str, SourceLoc | None] = {}
-    frames_seen: dict[str, Frame | None] = {}
-    paths: dict[str, str] = {}  # scope name -> module path
-    scopes: dict[str, str] = {}
-    if root_type:
-        scopes[""] = root_type
-    tensor_types: dict[str, _TensorFields] = {}  # tensor type printout -> its fields
-    other_types: dict[str, str] = {}  # str(type) -> our type name
-    # kind -> (constant, can have blocks, may be random, may have attributes: the tracer and the script compiler
-    # give aten:: ops inputs only, never attributes)
-    kind_facts: dict[str, tuple[bool, bool, bool, bool]] = {}
-    tensor_type: Any = torch._C.TensorType  # Any: torch's stubs lack TensorType.str(), which it has
+class _Extractor:
+    """One extraction (see :func:`extract_graph`): the tables a graph is built into, filled node by node. The per-node
+    work reads its tables through locals (an attribute lookup per use would cost more than the lookups do)."""
 
-    def value_id(v: torch._C.Value) -> int:
-        found = value_ids.get(v)
+    def __init__(
+        self,
+        root_type: str,
+        number_unnamed: bool,
+        parse_source: Callable[[str, dict[str, Frame | None]], SourceLoc | None],
+        hierarchy_scopes: bool,
+    ) -> None:
+        self.number_unnamed = number_unnamed
+        self.parse_source = parse_source
+        self.hierarchy_scopes = hierarchy_scopes
+        self.values: list[Value] = []
+        # pybind wrapper of a torch._C.Value -> value id; the dict keeps the wrappers alive, so pybind hands the
+        # same objects back for the same values
+        self.value_ids: dict[Any, int] = {}
+        self.by_unique: dict[int, int] = {}  # filled only if a wrapper ever comes back as a new object
+        self.nodes: list[Node | None] = []
+        self.tensor_constants: dict[int, torch.Tensor] = {}
+        self.stacks: dict[str, SourceLoc | None] = {}
+        self.frames_seen: dict[str, Frame | None] = {}
+        self.paths: dict[str, str] = {}  # scope name -> module path
+        self.scopes: dict[str, str] = {"": root_type} if root_type else {}
+        self.tensor_types: dict[str, _TensorFields] = {}  # tensor type printout -> its fields
+        self.other_types: dict[str, str] = {}  # str(type) -> our type name
+        # kind -> (constant, can have blocks, may be random, may have attributes: the tracer and the script
+        # compiler give aten:: ops inputs only, never attributes)
+        self.kind_facts: dict[str, tuple[bool, bool, bool, bool]] = {}
+        self.last_stack = ""
+        self.last_source: SourceLoc | None = None
+        self.add_value = self._value_adder()
+
+    def _value_adder(self) -> Callable[[torch._C.Value, int | None], int]:
+        """``add_value(v, producer) -> value id``: a value made a :class:`Value` and numbered. A closure over the
+        tables (it runs once per value: reading them as attributes cost a tenth of the extraction)."""
+        values, value_ids, by_unique = self.values, self.value_ids, self.by_unique
+        tensor_types, other_types, number_unnamed = self.tensor_types, self.other_types, self.number_unnamed
+        tensor_type: Any = torch._C.TensorType  # Any: torch's stubs lack TensorType.str(), which it has
+
+        def add_value(v: torch._C.Value, producer: int | None) -> int:
+            vid = len(values)
+            value_ids[v] = vid
+            if by_unique:
+                by_unique[v.unique()] = vid
+            debug_name = v.debugName()
+            if number_unnamed and debug_name.isdigit():  # unnamed: numbered in definition order, as canonicalize
+                debug_name = str(vid)
+            ty = v.type()
+            if isinstance(ty, tensor_type):
+                if _TYPE_PRINTOUT_COMPLETE:
+                    key = ty.str()
+                    fields = tensor_types.get(key)
+                    if fields is None:
+                        fields = tensor_types[key] = _tensor_fields(ty)
+                else:
+                    fields = _tensor_fields(ty)
+                values.append(Value(vid, debug_name, "Tensor", *fields, producer))
+            else:
+                annotation = str(ty)
+                name = other_types.get(annotation)
+                if name is None:
+                    name = other_types[annotation] = demangle(annotation)
+                values.append(Value(vid, debug_name, name, None, None, None, None, producer))
+            return vid
+
+        return add_value
+
+    def value_id(self, v: torch._C.Value) -> int:
+        found = self.value_ids.get(v)
         if found is not None:
             return found
         # pybind made a new wrapper for a value seen before: find it by its unique number instead
-        if not by_unique:
-            by_unique.update((w.unique(), i) for w, i in value_ids.items())
-        return by_unique[v.unique()]
+        if not self.by_unique:
+            self.by_unique.update((w.unique(), i) for w, i in self.value_ids.items())
+        return self.by_unique[v.unique()]
 
-    def add_value(v: torch._C.Value, producer: int | None) -> int:
-        vid = len(values)
-        value_ids[v] = vid
-        if by_unique:
-            by_unique[v.unique()] = vid
-        debug_name = v.debugName()
-        if number_unnamed and debug_name.isdigit():  # unnamed: numbered in definition order, as canonicalize does
-            debug_name = str(vid)
-        ty = v.type()
-        if isinstance(ty, tensor_type):
-            if _TYPE_PRINTOUT_COMPLETE:
-                key = ty.str()
-                fields = tensor_types.get(key)
-                if fields is None:
-                    fields = tensor_types[key] = _tensor_fields(ty)
-            else:
-                fields = _tensor_fields(ty)
-            values.append(Value(vid, debug_name, "Tensor", *fields, producer))
-        else:
-            annotation = str(ty)
-            name = other_types.get(annotation)
-            if name is None:
-                name = other_types[annotation] = demangle(annotation)
-            values.append(Value(vid, debug_name, name, None, None, None, None, producer))
-        return vid
-
-    def scope_of(n: torch._C.Node, scope_name: str) -> str:
+    def scope_of(self, n: torch._C.Node, scope_name: str) -> str:
+        scopes = self.scopes
         if scope_name.startswith(_HIERARCHY_KEY):  # a module hierarchy (hierarchy_scopes), not a tracer scope
             # a call of a function rather than a module's method reads UNKNOWN_INSTANCE(UNKNOWN_TYPE): its nodes
             # belong to the module that called it
@@ -298,86 +313,118 @@ def _extract(
             levels = parse_hierarchy(hierarchy)
             for p, t in levels.items():
                 scopes.setdefault(p, t)
-            path = paths[scope_name] = next(reversed(levels), "")
+            path = self.paths[scope_name] = next(reversed(levels), "")
             return path
-        path = paths[scope_name] = scope_path(scope_name)
+        path = self.paths[scope_name] = scope_path(scope_name)
         if scope_name:
             for p, t in parse_hierarchy(n.getModuleHierarchy()).items():
                 scopes.setdefault(p, t)
         return path
 
-    last_stack = ""
-    last_source: SourceLoc | None = None
+    def facts_of(self, kind: str) -> tuple[bool, bool, bool, bool]:
+        facts = self.kind_facts.get(kind)
+        if facts is None:
+            facts = self.kind_facts[kind] = (
+                kind == "prim::Constant",
+                kind in _BLOCK_KINDS,
+                may_be_nondeterministic(kind),
+                not kind.startswith("aten::"),
+            )
+        return facts
 
-    def walk(block_nodes: Any, parent: int | None) -> list[int]:
-        nonlocal last_stack, last_source
+    def inputs_of(self, n: torch._C.Node) -> tuple[int, ...]:
+        value_ids = self.value_ids
+        n_in = n.inputsSize()
+        if n_in == 1:
+            try:
+                return (value_ids[n.inputsAt(0)],)
+            except KeyError:
+                return (self.value_id(n.inputsAt(0)),)
+        if n_in:
+            try:
+                return tuple(map(value_ids.__getitem__, map(n.inputsAt, range(n_in))))
+            except KeyError:
+                return tuple(self.value_id(n.inputsAt(i)) for i in range(n_in))
+        return ()
+
+    def path_of(self, n: torch._C.Node) -> str:
+        scope_name = n.scopeName()
+        if self.hierarchy_scopes and not scope_name:
+            scope_name = _HIERARCHY_KEY + n.getModuleHierarchy()
+        path = self.paths.get(scope_name)
+        return path if path is not None else self.scope_of(n, scope_name)
+
+    def source_of(self, raw_stack: str) -> SourceLoc | None:
+        """The source of a node whose stack text differs from the node before's (a run of nodes from one line
+        shares its stack: :meth:`walk` reuses it with no hashing)."""
+        self.last_stack = raw_stack
+        found = self.stacks.get(raw_stack, _MISSING)
+        if found is _MISSING:
+            found = self.stacks[raw_stack] = self.parse_source(raw_stack, self.frames_seen)
+        self.last_source = found
+        return found
+
+    def attributes_of(self, n: torch._C.Node, nid: int, constant: bool, may_have: bool, out0: Any) -> dict[str, Any]:
+        """A node's attributes: a constant's value (``out0``: its one output, or None), or what else it holds."""
+        if constant:
+            if n.hasAttribute("value") and n.kindOf("value") == "t":
+                tensor = n.t("value")
+                self.tensor_constants[nid] = tensor
+                return {"value": {"tensor": tensor_summary(tensor)}}
+            if out0 is not None:
+                return {"value": encode_ivalue(out0.toIValue())}
+            return {}
+        return _node_attributes(n) if may_have and n.hasAttributes() else {}
+
+    def blocks_of(self, n: torch._C.Node, nid: int) -> tuple[Block, ...]:
+        built = []
+        for b in n.blocks():
+            b_ins = tuple(self.add_value(v, None) for v in _outputs_of(b.paramNode()))
+            b_nodes = tuple(self.walk(b.nodes(), nid))
+            b_outs = tuple(self.value_id(v) for v in _inputs_of(b.returnNode()))
+            built.append(Block(inputs=b_ins, outputs=b_outs, nodes=b_nodes))
+        return tuple(built)
+
+    def walk(self, block_nodes: Any, parent: int | None) -> list[int]:
+        # the common case of each step is written out here, its rare case left to a method: a method call per
+        # step and node cost about a tenth of the extraction (tables and bound methods read into locals once)
+        nodes, add_value, value_ids, kind_facts = self.nodes, self.add_value, self.value_ids, self.kind_facts
+        paths, hierarchy_scopes = self.paths, self.hierarchy_scopes
         ids: list[int] = []
         for n in block_nodes:
             nid = len(nodes)
             ids.append(nid)
             kind = n.kind()
-            facts = kind_facts.get(kind)
-            if facts is None:
-                facts = kind_facts[kind] = (
-                    kind == "prim::Constant",
-                    kind in _BLOCK_KINDS,
-                    may_be_nondeterministic(kind),
-                    not kind.startswith("aten::"),
-                )
+            facts = kind_facts.get(kind) or self.facts_of(kind)
             constant, has_blocks, may_be_random, may_have_attributes = facts
             n_in = n.inputsSize()
-            if n_in == 1:
-                try:
-                    ins: tuple[int, ...] = (value_ids[n.inputsAt(0)],)
-                except KeyError:
-                    ins = (value_id(n.inputsAt(0)),)
-            elif n_in:
-                try:
+            ins: tuple[int, ...] = ()
+            try:  # values are found by their wrapper, which pybind hands back while the table keeps it alive
+                if n_in == 1:
+                    ins = (value_ids[n.inputsAt(0)],)
+                elif n_in:
                     ins = tuple(map(value_ids.__getitem__, map(n.inputsAt, range(n_in))))
-                except KeyError:
-                    ins = tuple(value_id(n.inputsAt(i)) for i in range(n_in))
-            else:
-                ins = ()
+            except KeyError:
+                ins = self.inputs_of(n)
             if has_blocks:
                 nodes.append(None)  # reserve the id before the nodes of its blocks
             n_out = n.outputsSize()
-            if n_out == 1:
-                out0 = n.outputsAt(0)
+            out0 = n.outputsAt(0) if n_out == 1 else None
+            if out0 is not None:
                 outs: tuple[int, ...] = (add_value(out0, nid),)
             else:
                 outs = tuple(add_value(n.outputsAt(i), nid) for i in range(n_out))
-            scope_name = n.scopeName()
-            if hierarchy_scopes and not scope_name:
-                scope_name = _HIERARCHY_KEY + n.getModuleHierarchy()
-            path = paths.get(scope_name)
+            path = None if hierarchy_scopes else paths.get(n.scopeName())
             if path is None:
-                path = scope_of(n, scope_name)
+                path = self.path_of(n)
             raw_stack = n.sourceRange()
-            if raw_stack != last_stack:  # a run of nodes from one line shares its stack: no hashing for those
-                last_stack = raw_stack
-                last_source = stacks.get(raw_stack, _MISSING)
-                if last_source is _MISSING:
-                    last_source = stacks[raw_stack] = parse_source(raw_stack, frames_seen)
-            source = last_source
-            attrs: dict[str, Any] = {}
-            if constant:
-                if n.hasAttribute("value") and n.kindOf("value") == "t":
-                    tensor = n.t("value")
-                    tensor_constants[nid] = tensor
-                    attrs = {"value": {"tensor": tensor_summary(tensor)}}
-                elif n_out == 1:
-                    attrs = {"value": encode_ivalue(out0.toIValue())}
-            elif may_have_attributes and n.hasAttributes():
-                attrs = _node_attributes(n)
-            blocks: tuple[Block, ...] = ()
-            if has_blocks:
-                built = []
-                for b in n.blocks():
-                    b_ins = tuple(add_value(v, None) for v in _outputs_of(b.paramNode()))
-                    b_nodes = tuple(walk(b.nodes(), nid))
-                    b_outs = tuple(value_id(v) for v in _inputs_of(b.returnNode()))
-                    built.append(Block(inputs=b_ins, outputs=b_outs, nodes=b_nodes))
-                blocks = tuple(built)
+            source = self.last_source if raw_stack == self.last_stack else self.source_of(raw_stack)
+            attrs = (
+                self.attributes_of(n, nid, constant, may_have_attributes, out0)
+                if constant or may_have_attributes
+                else {}
+            )
+            blocks = self.blocks_of(n, nid) if has_blocks else ()
             nondeterministic = may_be_random and n.isNondeterministic()
             # a TorchScript kind names no overload: the views call a node by its kind
             node = Node(
@@ -389,19 +436,20 @@ def _extract(
                 nodes.append(node)
         return ids
 
-    inputs = tuple(add_value(v, None) for v in _outputs_of(ts_graph.param_node()))
-    walk(ts_graph.nodes(), None)
-    outputs = tuple(value_id(v) for v in _inputs_of(ts_graph.return_node()))
-    graph = Graph(
-        method=method,
-        nodes=cast(list[Node], nodes),  # every reserved id was filled
-        values=values,
-        inputs=inputs,
-        outputs=outputs,
-        scope_types=scopes,
-        code=code,
-    )
-    return Extraction(graph=graph, tensor_constants=tensor_constants)
+    def build(self, ts_graph: torch._C.Graph, method: str, code: str | Callable[[], str]) -> Extraction:
+        inputs = tuple(self.add_value(v, None) for v in _outputs_of(ts_graph.param_node()))
+        self.walk(ts_graph.nodes(), None)
+        outputs = tuple(self.value_id(v) for v in _inputs_of(ts_graph.return_node()))
+        graph = Graph(
+            method=method,
+            nodes=cast(list[Node], self.nodes),  # every reserved id was filled
+            values=self.values,
+            inputs=inputs,
+            outputs=outputs,
+            scope_types=self.scopes,
+            code=code,
+        )
+        return Extraction(graph=graph, tensor_constants=self.tensor_constants)
 
 
 def preorder(ts_graph: torch._C.Graph) -> Iterator[torch._C.Node]:
