@@ -6,6 +6,7 @@ to torch's own files), drops what torch's own filters would hide, and gives each
 from __future__ import annotations
 
 import contextlib
+import gc
 import os
 import sys
 import threading
@@ -89,6 +90,10 @@ class WarningRecorder:
         self._forward: Any = warnings.showwarning
         #: torch's TracerWarning class, set when a capture starts (this module loads without torch)
         self._tracer_warning: type[Warning] = Warning
+        #: True while the garbage collector runs: what finalizers say then is not the traced code's
+        self._collecting = False
+        #: the filters in force before the capture set its own ("always"), for the warnings it passes on
+        self._user_filters: list[Any] = []
 
     def _show(
         self,
@@ -101,7 +106,12 @@ class WarningRecorder:
     ) -> None:
         if threading.get_ident() != self.owner:
             # another thread's warning: not this trace's; shown as it would have been without the capture
-            self._forward(message, category, filename, lineno, file, line)
+            self._pass_on(message, category, filename, lineno, file, line)
+            return
+        if self._collecting:
+            # a finalizer of garbage the collector reached mid-capture (an unclosed file of earlier work in a
+            # long-lived kernel): it would have spoken wherever the collection fell, so it is not the trace's
+            self._pass_on(message, category, filename, lineno, file, line)
             return
         if self.discarding:
             return  # the capture's own runs (the probe's): not the trace's warnings, nor the user's to see
@@ -133,6 +143,7 @@ class WarningRecorder:
         with warnings.catch_warnings():
             self.owner = threading.get_ident()
             self._forward = warnings.showwarning
+            self._user_filters = list(warnings.filters)
             warnings.simplefilter("always")
             # torch's import-time filters hide TracerWarnings by *module name* ("torch.(?!jit)"): that also
             # hides np.asarray(x)'s warning (raised in torch/_tensor.py on the user's behalf) and warnings of
@@ -142,7 +153,35 @@ class WarningRecorder:
             for message in tracer_warning_filters().messages:  # torch's own, read from it
                 warnings.filterwarnings("ignore", message.pattern)
             warnings.showwarning = self._show
-            yield self
+            gc.callbacks.append(self._collection)
+            try:
+                yield self
+            finally:
+                gc.callbacks.remove(self._collection)
+                self._collecting = False
+
+    def _collection(self, phase: str, info: dict[str, int]) -> None:
+        self._collecting = phase == "start"
+
+    def _pass_on(
+        self, message: Warning | str, category: type[Warning], filename: str, lineno: int, file: Any, line: Any
+    ) -> None:
+        """Show a warning that is not the trace's as the user's own filters would have (the capture's are
+        "always"): a ResourceWarning, hidden by Python's defaults, stays hidden."""
+        text = str(message)
+        module = filename[:-3] if filename.endswith(".py") else filename or "<unknown>"
+        action = warnings.defaultaction
+        for act, pattern, kind, module_pattern, at_line in self._user_filters:
+            if (
+                (pattern is None or pattern.match(text))
+                and issubclass(category, kind)
+                and (module_pattern is None or module_pattern.match(module))
+                and at_line in (0, lineno)
+            ):
+                action = act
+                break
+        if action != "ignore":  # "error" is shown too: raised here it would fail the capture at another's line
+            self._forward(message, category, filename, lineno, file, line)
 
     def add_synthetic(self, message: str, warning_class: str, file: str, line: int, phase: str) -> None:
         """Record a warning torch would have emitted in its own check (the core runs the check itself)."""
