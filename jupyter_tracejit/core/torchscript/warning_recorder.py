@@ -170,7 +170,7 @@ class WarningRecorder:
         "always"): a ResourceWarning, hidden by Python's defaults, stays hidden."""
         text = str(message)
         module = filename[:-3] if filename.endswith(".py") else filename or "<unknown>"
-        action = warnings.defaultaction
+        action: str = getattr(warnings, "defaultaction", "default")  # not in the stubs
         for act, pattern, kind, module_pattern, at_line in self._user_filters:
             if (
                 (pattern is None or pattern.match(text))
