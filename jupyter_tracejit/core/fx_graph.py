@@ -73,7 +73,8 @@ from typing import Any
 import torch
 import torch.fx
 
-from .graph import Block, Frame, Graph, Node, SourceLoc, Value, signature
+from .graph import Block, Frame, Graph, Node, SourceLoc, Value
+from .graph_text import signature
 from .source import is_torch_file, source_line, user_frame_index
 from .values import encode_ivalue  # one JSON spelling of torch values for every back end
 

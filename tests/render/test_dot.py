@@ -760,8 +760,8 @@ def test_an_unpaired_surrogate_is_written_as_the_replacement_character() -> None
     assert escape_text("a🙂b") == "a🙂b"
 
 
-#: a node saved before nodes carried titles: its kind -> its first label line (core/graph.py ``legacy_title``, then
-#: the renderer); the same table is in labextension/test/model.test.ts: both sides read such a node alike
+#: a node saved before nodes carried titles: its kind -> its first label line (core/graph_parts.py ``legacy_title``,
+#: then the renderer); the same table is in labextension/test/model.test.ts: both sides read such a node alike
 UNTITLED_KINDS = {
     "aten::linear": "linear",
     "aten::linear.default": "linear",
