@@ -113,6 +113,6 @@ def format_attribute(value: Any, number: Callable[[float | int], str] = js_numbe
 
 
 def signature(graph: Graph, node: Node) -> str:
-    """``aten::linear(Tensor,Tensor,Tensor)``: the key of :func:`.fx_graph.argument_names`' table
+    """``aten::linear(Tensor,Tensor,Tensor)``: the key of :func:`.fx_arguments.argument_names`' table
     (``model/run.ts`` builds it the same way)."""
     return f"{node.kind}({','.join(graph.values[v].type for v in node.inputs)})"
