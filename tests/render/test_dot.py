@@ -698,7 +698,8 @@ def test_real_torch_trace() -> None:
     pytest.importorskip("torch")
     import torch
 
-    from jupyter_tracejit.core.torchscript.extract import canonical_inlined, extract_graph
+    from jupyter_tracejit.core.torchscript.canonical import canonical_inlined
+    from jupyter_tracejit.core.torchscript.extract import extract_graph
 
     class Block(torch.nn.Module):
         def __init__(self) -> None:
@@ -737,7 +738,8 @@ def test_dead_plumbing_is_not_drawn() -> None:
     pytest.importorskip("torch")
     import torch
 
-    from jupyter_tracejit.core.torchscript.extract import canonical_inlined, extract_graph
+    from jupyter_tracejit.core.torchscript.canonical import canonical_inlined
+    from jupyter_tracejit.core.torchscript.extract import extract_graph
 
     # the GetAttr of each parameter-free ReLU module survives in the graph but feeds nothing
     model = torch.nn.Sequential(torch.nn.Linear(2, 2), torch.nn.ReLU(), torch.nn.Linear(2, 2), torch.nn.ReLU())
