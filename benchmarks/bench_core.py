@@ -38,8 +38,9 @@ from torch import nn
 
 import jupyter_tracejit as tj
 from jupyter_tracejit.core.diff import structural_diff
+from jupyter_tracejit.core.torchscript.canonical import canonical_inlined, canonical_text
 from jupyter_tracejit.core.torchscript.check import MethodUnderCheck, check_graphs
-from jupyter_tracejit.core.torchscript.extract import canonical_inlined, canonical_text, extract_graph
+from jupyter_tracejit.core.torchscript.extract import extract_graph
 from jupyter_tracejit.core.torchscript.session import method_code
 
 OVERHEAD_TARGET = 1.15  # tj / torch, at most

@@ -93,14 +93,14 @@ def bench_cell_reruns(n: int) -> None:
     from IPython.core.interactiveshell import InteractiveShell
     from traitlets.config import Config
 
-    from jupyter_tracejit import magic
+    from jupyter_tracejit import magic, magic_output
 
     config = Config()
     config.HistoryManager.hist_file = ":memory:"
     ip = InteractiveShell.instance(config=config)
     ip.run_line_magic("load_ext", "jupyter_tracejit")
     ip.user_ns.update(torch=torch, nn=nn)
-    magic._display = lambda *args, **kwargs: None  # no front end: nothing to show
+    magic_output._display = lambda *args, **kwargs: None  # no front end: nothing to show
 
     def reruns(keep_live: bool) -> tuple[float, float]:
         original = magic.TraceMagics._keep_live

@@ -28,7 +28,8 @@ import torch
 from torch.utils.cpp_extension import load_inline
 
 from jupyter_tracejit.core.graph import Graph, Node, Value
-from jupyter_tracejit.core.torchscript.extract import extract_graph, parse_stack, scope_path
+from jupyter_tracejit.core.torchscript.extract import extract_graph
+from jupyter_tracejit.core.torchscript.scope_and_stack import parse_stack, scope_path
 
 NODES = 12_000
 

@@ -22,7 +22,7 @@ from IPython.utils.capture import capture_output
 from torch import nn
 
 import jupyter_tracejit as tj
-from jupyter_tracejit import magic
+from jupyter_tracejit import magic, magic_output
 from jupyter_tracejit.widgets import PROGRESS_MIME, RUN_MIME, WIDGET_ENV, TraceExplorer, run_from_mime
 from jupyter_tracejit.widgets.anyexplorer import AnyTraceExplorer
 
@@ -143,9 +143,9 @@ class Shown:
     stderr: str
     #: the MIME bundles published, updates of a display included
     bundles: list[dict[str, Any]]
-    #: the objects handed to magic._display
+    #: the objects handed to magic_output._display
     objects: list[Any] = field(default_factory=list)
-    #: ``(display_id, update)`` of each object handed to magic._display
+    #: ``(display_id, update)`` of each object handed to magic_output._display
     displays: list[tuple[str | None, bool]] = field(default_factory=list)
     #: the UsageError the magic raised (IPython prints it as one line and fails the cell); "" when none
     usage_error: str = ""
@@ -166,14 +166,14 @@ def run_magic(
     value and its output."""
     objects: list[Any] = []
     displays: list[tuple[str | None, bool]] = []
-    real_display = magic._display
+    real_display = magic_output._display
 
     def recording_display(obj: Any, *, raw: bool = False, display_id: str | None = None, update: bool = False) -> None:
         objects.append(obj)
         displays.append((display_id, update))
         real_display(obj, raw=raw, display_id=display_id, update=update)
 
-    monkeypatch.setattr(magic, "_display", recording_display)
+    monkeypatch.setattr(magic_output, "_display", recording_display)
     usage_error = ""
     with capture_output() as cap:
         try:
@@ -475,7 +475,7 @@ def test_an_escape_other_than_an_interrupt_leaves_no_placeholder_counting(
 
     monkeypatch.setattr(command, "_trace", exits)
     shown: list[tuple[Any, dict[str, Any]]] = []
-    monkeypatch.setattr(magic, "_display", lambda obj, **kwargs: shown.append((obj, kwargs)))
+    monkeypatch.setattr(magic_output, "_display", lambda obj, **kwargs: shown.append((obj, kwargs)))
     previous = ip.user_ns.get("_trace")
     with pytest.raises(SystemExit):
         ip.run_line_magic("trace", "net(x)")

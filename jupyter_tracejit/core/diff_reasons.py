@@ -4,6 +4,7 @@ another kind, a value read from elsewhere...), with the constants and the lines 
 from __future__ import annotations
 
 from .graph import Graph, Node
+from .graph_text import format_attribute, python_number
 
 
 def describe_constant(graph: Graph, value_id: int, depth: int = 0, *, detailed: bool = False) -> str | None:
@@ -11,8 +12,6 @@ def describe_constant(graph: Graph, value_id: int, depth: int = 0, *, detailed: 
 
     ``detailed``: tensor constants also name their dtype, shape and content digest, for two constants whose
     previews read the same."""
-    from .graph import format_attribute, python_number
-
     producer = graph.producer(value_id)
     if producer is None or depth > 4:
         return None
@@ -36,8 +35,6 @@ def describe_constant(graph: Graph, value_id: int, depth: int = 0, *, detailed: 
 
 
 def _preview(graph: Graph, node_id: int) -> str:
-    from .graph import format_attribute, python_number
-
     value = graph.nodes[node_id].attributes.get("value")
     if isinstance(value, dict) and "tensor" in value:
         t = value["tensor"]

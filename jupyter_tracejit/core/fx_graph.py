@@ -41,7 +41,7 @@ The mapping, decision by decision (a back end names the kinds of the nodes the m
   (``Float``), shape (ints; ``str(SymInt)`` like ``s27`` or ``2*s27`` for a symbolic size), device and
   requires_grad; a ``SymInt`` / ``SymFloat`` / ``SymBool`` is ``int`` / ``float`` / ``bool``; literals are typed by
   the schema's spelling of their kind (``ScalarType``, ``Device``, ``Layout``, ``MemoryFormat``, ``NoneType``), so
-  :func:`argument_names` can tell arguments apart by type. A node whose result is ``None`` and unused
+  :func:`.fx_arguments.argument_names` can tell arguments apart by type. A node whose result is ``None`` and unused
   (``_assert_scalar``) has no output.
 - **Graph outputs** are the values of the program's output node, in its order: the user outputs, after any buffer
   or input mutations the program returns (the training IR keeps in-place ops such as BatchNorm's updates as
@@ -64,8 +64,6 @@ The mapping, decision by decision (a back end names the kinds of the nodes the m
 from __future__ import annotations
 
 import operator
-import os
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -73,140 +71,11 @@ from typing import Any
 import torch
 import torch.fx
 
-from .graph import Block, Frame, Graph, Node, SourceLoc, Value, signature
-from .source import is_torch_file, source_line, user_frame_index
+from .fx_arguments import given_arguments, train_arg
+from .fx_location import NO_MODULE_KEY, module_path, read_stack_trace, type_name
+from .fx_values import LITERAL_TYPES, MISSING, Fields, is_literal, list_type, literal_type, value_fields
+from .graph import Block, Frame, Graph, Node, SourceLoc, Value
 from .values import encode_ivalue  # one JSON spelling of torch values for every back end
-
-_FRAME_RE = re.compile(r'^\s*File "(?P<file>.*)", line (?P<line>\d+), in (?P<func>.*)$')
-#: strict mode's (Dynamo's) spellings of a module path: ``L['self'].layers[0]._modules['a b']``
-_DYNAMO_ITEM = re.compile(r"""(?:\._modules)?\[(?:'((?:[^'\\]|\\.)*)'|"((?:[^"\\]|\\.)*)"|(-?\d+))\]""")
-#: the marker torch puts in ``nn_module_stack`` of nodes it adds itself (``sym_size``): no module
-_NO_MODULE_KEY = "_empty_nn_module_stack_from_metadata_hook"
-#: the attribute strict mode wraps the model under (``torch.export._trace``'s wrapper module)
-_STRICT_ROOT = "_export_root"
-#: literal Python types -> the schema's spelling of their type
-_LITERAL_TYPES: dict[type, str] = {
-    bool: "bool",
-    int: "int",
-    float: "float",
-    complex: "complex",
-    str: "str",
-    type(None): "NoneType",
-    torch.dtype: "ScalarType",
-    torch.device: "Device",
-    torch.layout: "Layout",
-    torch.memory_format: "MemoryFormat",
-}
-_MISSING: Any = object()
-_SITE_PACKAGES = os.path.dirname(os.path.dirname(os.path.abspath(torch.__file__)))
-
-
-def _is_literal(x: Any) -> bool:
-    if type(x) in _LITERAL_TYPES:
-        return True
-    return isinstance(x, (list, tuple)) and all(_is_literal(i) for i in x)
-
-
-def _literal_type(x: Any) -> str:
-    found = _LITERAL_TYPES.get(type(x))
-    if found is not None:
-        return found
-    if isinstance(x, tuple):
-        return "(" + ", ".join(_literal_type(i) for i in x) + ")"
-    if isinstance(x, list):
-        return _list_type([_literal_type(i) for i in x])
-    return type(x).__name__
-
-
-def _list_type(items: Sequence[str]) -> str:
-    """``int[]``, ``Tensor[]``; ``Tensor?[]`` for tensors and ``None`` s mixed (``index``'s indices)."""
-    kinds = set(items)
-    if len(kinds) == 1:
-        return f"{items[0]}[]"
-    if len(kinds) == 2 and "NoneType" in kinds:
-        (other,) = kinds - {"NoneType"}
-        return f"{other}?[]"
-    if kinds <= {"int", "float"} and kinds:
-        return "float[]"
-    return "Any[]"
-
-
-_DTYPE_NAMES: dict[torch.dtype, str] = {}
-
-
-def dtype_name(dtype: torch.dtype) -> str:
-    """TorchScript's name of a dtype (``Float``, ``Long``), asked of torch once per dtype."""
-    name = _DTYPE_NAMES.get(dtype)
-    if name is None:
-        try:
-            name = torch._C.TensorType.create_from_tensor(torch.empty(0, dtype=dtype)).scalarType()
-        except (RuntimeError, TypeError):
-            name = None
-        name = _DTYPE_NAMES[dtype] = name or str(dtype).replace("torch.", "")
-    return name
-
-
-def _dim(d: Any) -> int | str | None:
-    if isinstance(d, int):
-        return d
-    if isinstance(d, torch.SymInt):
-        known = d.node.maybe_as_int()
-        return int(known) if known is not None else str(d)
-    return None
-
-
-#: (type, shape, dtype, device, requires_grad)
-_Fields = tuple[str, tuple[int | str | None, ...] | None, str | None, str | None, bool | None]
-
-
-def value_fields(val: Any) -> _Fields:
-    """A Value's fields from ``node.meta["val"]`` (``_MISSING`` when torch recorded none: type ``Any``)."""
-    if isinstance(val, torch.Tensor):
-        return (
-            "Tensor",
-            tuple(_dim(d) for d in val.shape),
-            dtype_name(val.dtype),
-            str(val.device),
-            bool(val.requires_grad),
-        )
-    if isinstance(val, (torch.SymBool, bool)):
-        return ("bool", None, None, None, None)
-    if isinstance(val, (torch.SymInt, int)):
-        return ("int", None, None, None, None)
-    if isinstance(val, (torch.SymFloat, float)):
-        return ("float", None, None, None, None)
-    if val is _MISSING:
-        return ("Any", None, None, None, None)
-    if isinstance(val, tuple):
-        return ("(" + ", ".join(value_fields(v)[0] for v in val) + ")", None, None, None, None)
-    if isinstance(val, list):
-        return (_list_type([value_fields(v)[0] for v in val]), None, None, None, None)
-    return (_literal_type(val), None, None, None, None)
-
-
-def module_path(path: str) -> str:
-    """An ``nn_module_stack`` path as ``named_modules()`` names the module.
-
-    Export writes ``layers.0`` already, except inside a subgraph of strict mode, where paths start at the wrapper
-    strict mode puts around the model (``_export_root.fc``: the prefix is dropped). Dynamo's own spelling
-    (``L['self'].layers[0]``, ``L['self']._modules['a b']``), which torch rewrites before it hands the program
-    back, is read too in case a version does not.
-    """
-    if path.startswith("L["):
-        path = re.sub(r"^L\[['\"]self['\"]\]", "", path)
-        path = _DYNAMO_ITEM.sub(lambda m: "." + next(g for g in m.groups() if g is not None), path).lstrip(".")
-    if path == _STRICT_ROOT:
-        return ""
-    if path.startswith(_STRICT_ROOT + "."):
-        return path[len(_STRICT_ROOT) + 1 :]
-    return path
-
-
-def _type_name(qualified: Any) -> str:
-    """``torch.nn.modules.linear.Linear`` (or the class itself) -> ``Linear``."""
-    if isinstance(qualified, type):
-        return qualified.__name__
-    return str(qualified).rsplit(".", 1)[-1]
 
 
 def _target_kind(target: Any) -> str:
@@ -219,8 +88,8 @@ def _target_kind(target: Any) -> str:
 @dataclass
 class BuiltGraph:
     graph: Graph
-    #: node id -> the schema argument name of each input, for OpOverload nodes (what :func:`argument_names` must
-    #: find again from the graph alone; kept for the tests)
+    #: node id -> the schema argument name of each input, for OpOverload nodes (what
+    #: :func:`.fx_arguments.argument_names` must find again from the graph alone; kept for the tests)
     input_names: dict[int, list[str]] = field(default_factory=dict)
 
 
@@ -264,7 +133,7 @@ class FxGraphBuilder:
         self.names.add(f"{name}.{i}")
         return f"{name}.{i}"
 
-    def add_value(self, name: str, fields: _Fields, producer: int | None, own: bool = False) -> int:
+    def add_value(self, name: str, fields: Fields, producer: int | None, own: bool = False) -> int:
         vid = len(self.values)
         typ, shape, dtype, device, requires_grad = fields
         self.values.append(Value(vid, self.unique(name, own), typ, shape, dtype, device, requires_grad, producer))
@@ -275,7 +144,7 @@ class FxGraphBuilder:
         kind: str,
         role: str,
         inputs: tuple[int, ...],
-        out: tuple[str, _Fields] | None,
+        out: tuple[str, Fields] | None,
         scope: str,
         source: SourceLoc | None,
         parent: int | None,
@@ -302,13 +171,13 @@ class FxGraphBuilder:
             return fallback
         innermost: str | None = None
         for key, entry in stack.items():
-            if key == _NO_MODULE_KEY or not isinstance(entry, tuple) or len(entry) != 2:
+            if key == NO_MODULE_KEY or not isinstance(entry, tuple) or len(entry) != 2:
                 continue
             raw, qualified = entry
             path = self.paths.get(raw)
             if path is None:
                 path = self.paths[raw] = module_path(str(raw))
-            self.scope_types.setdefault(path, _type_name(qualified))
+            self.scope_types.setdefault(path, type_name(qualified))
             innermost = path
         return fallback if innermost is None else innermost
 
@@ -316,43 +185,16 @@ class FxGraphBuilder:
         text = fx_node.meta.get("stack_trace")
         if not text:
             return fallback
-        found = self.stacks.get(text, _MISSING)
-        if found is _MISSING:
+        found = self.stacks.get(text, MISSING)
+        if found is MISSING:
             found = self.stacks[text] = self.parse_stack(text)
         if in_block and (found is None or found.user_frame.internal):
             return fallback  # a subgraph's node: the parent's line is the user's
         return found
 
     def parse_stack(self, text: str) -> SourceLoc | None:
-        """A traceback's frames (outermost first; each ``File "f", line n, in func`` and its code line) as a
-        SourceLoc, innermost first."""
-        frames: list[Frame] = []
-        lines = text.splitlines()
-        for i, raw in enumerate(lines):
-            m = _FRAME_RE.match(raw)
-            if m is None:
-                continue
-            file, line, func = m.group("file"), int(m.group("line")), m.group("func")
-            frame = self.frames.get((file, line, func))
-            if frame is None:
-                following = lines[i + 1].strip() if i + 1 < len(lines) and not _FRAME_RE.match(lines[i + 1]) else ""
-                if not os.path.isabs(file) and not file.startswith("<"):
-                    # torch writes its own frames relative to site-packages (``torch/fx/passes/...``)
-                    candidate = os.path.join(_SITE_PACKAGES, file)
-                    if os.path.exists(candidate):
-                        file = candidate
-                frame = self.frames[(m.group("file"), line, func)] = Frame(
-                    file=file,
-                    line=line,
-                    func=func,
-                    code=source_line(file, line) or following,
-                    internal=is_torch_file(file) or file.startswith("<eval_with_key>"),
-                )
-            frames.append(frame)
-        if not frames:
-            return None
-        stack = tuple(reversed(frames))
-        return SourceLoc(stack=stack, user_index=user_frame_index(stack))
+        """A ``stack_trace`` as a SourceLoc, innermost frame first (:func:`~.fx_location.read_stack_trace`)."""
+        return read_stack_trace(text, self.frames)
 
     # -- arguments -----------------------------------------------------------------------------------------------
     def argument(self, arg: Any, name: str | None, where: tuple[str, SourceLoc | None, int | None]) -> int:
@@ -360,15 +202,15 @@ class FxGraphBuilder:
         scope, source, parent = where
         if isinstance(arg, torch.fx.Node):
             return self.value_of[arg]
-        if _is_literal(arg) or not isinstance(arg, (list, tuple)):
-            known = type(arg) in _LITERAL_TYPES or isinstance(arg, (list, tuple))
+        if is_literal(arg) or not isinstance(arg, (list, tuple)):
+            known = type(arg) in LITERAL_TYPES or isinstance(arg, (list, tuple))
             value = encode_ivalue(arg) if known else {"repr": repr(arg)}
             vname = name if name is not None else str(len(self.values))
             node = self.emit(
                 f"{self.prefix}::constant",
                 "constant",
                 (),
-                (vname, (_literal_type(arg), None, None, None, None)),
+                (vname, (literal_type(arg), None, None, None, None)),
                 scope,
                 source,
                 parent,
@@ -378,7 +220,7 @@ class FxGraphBuilder:
         items = tuple(self.argument(a, name, where) for a in arg)
         item_types = [self.values[v].type for v in items]
         is_tuple = isinstance(arg, tuple)
-        typ = "(" + ", ".join(item_types) + ")" if is_tuple else _list_type(item_types)
+        typ = "(" + ", ".join(item_types) + ")" if is_tuple else list_type(item_types)
         role = "tuple" if is_tuple else "list"
         vname = name if name is not None else str(len(self.values))
         node = self.emit(
@@ -413,14 +255,14 @@ class FxGraphBuilder:
                 if lifted is not None:
                     self.lifted(fx_node, *lifted)
                     continue
-                val = fx_node.meta.get("val", _MISSING)
-                if val is _MISSING and in_block:
+                val = fx_node.meta.get("val", MISSING)
+                if val is MISSING and in_block:
                     i = placeholders.index(fx_node) + offset
                     if 0 <= i < len(block_inputs) and offset >= 0:
                         v = self.values[block_inputs[i]]
-                        fields: _Fields = (v.type, v.shape, v.dtype, v.device, v.requires_grad)
+                        fields: Fields = (v.type, v.shape, v.dtype, v.device, v.requires_grad)
                     else:
-                        fields = value_fields(_MISSING)
+                        fields = value_fields(MISSING)
                 else:
                     fields = value_fields(val)
                 vid = self.add_value(fx_node.name, fields, None, own=not in_block)
@@ -432,7 +274,7 @@ class FxGraphBuilder:
                     continue  # a subgraph: it becomes a Block of the node that calls it
                 scope = self.scope_of(fx_node, base_scope)
                 source = self.source_of(fx_node, base_source, in_block)
-                fields = value_fields(fx_node.meta.get("val", attr if isinstance(attr, torch.Tensor) else _MISSING))
+                fields = value_fields(fx_node.meta.get("val", attr if isinstance(attr, torch.Tensor) else MISSING))
                 node = self.emit(
                     f"{self.prefix}::get_attr",
                     "getattr",
@@ -466,7 +308,7 @@ class FxGraphBuilder:
             kind,
             "getattr",
             (),
-            (fx_node.name, value_fields(fx_node.meta.get("val", _MISSING))),
+            (fx_node.name, value_fields(fx_node.meta.get("val", MISSING))),
             scope,
             source,
             None,
@@ -482,8 +324,8 @@ class FxGraphBuilder:
         scope = self.scope_of(fx_node, base_scope)
         source = self.source_of(fx_node, base_source, in_block)
         where = (scope, source, pid)
-        val = fx_node.meta.get("val", _MISSING)
-        out: tuple[str, _Fields] | None = (fx_node.name, value_fields(val))
+        val = fx_node.meta.get("val", MISSING)
+        out: tuple[str, Fields] | None = (fx_node.name, value_fields(val))
         if val is None and not fx_node.users:
             out = None
         args, kwargs = fx_node.args, fx_node.kwargs
@@ -499,11 +341,11 @@ class FxGraphBuilder:
             schema = target._schema
             names: list[str] = []
             ins: list[int] = []
-            given = _given_arguments(schema, args, kwargs)
+            given = given_arguments(schema, args, kwargs)
             for a, arg in zip(schema.arguments, given, strict=False):
                 names.append(a.name)
                 ins.append(self.argument(arg, a.name, where))
-            random = torch.Tag.nondeterministic_seeded in target.tags and _train_arg(schema, args, kwargs)
+            random = torch.Tag.nondeterministic_seeded in target.tags and train_arg(schema, args, kwargs)
             overload = target._overloadname
             node = self.emit(
                 f"{schema.name}.{overload}",
@@ -534,7 +376,7 @@ class FxGraphBuilder:
         fx_node: torch.fx.Node,
         target: Any,
         owner: torch.nn.Module,
-        out: tuple[str, _Fields] | None,
+        out: tuple[str, Fields] | None,
         where: tuple[str, SourceLoc | None, int | None],
     ) -> Node:
         """``cond(pred, true_graph, false_graph, operands)``: subgraphs become blocks, the rest inputs (flat)."""
@@ -548,7 +390,7 @@ class FxGraphBuilder:
                 if isinstance(sub, torch.fx.GraphModule):
                     subgraphs.append(sub)
                     return
-            if isinstance(a, (list, tuple)) and not _is_literal(a):
+            if isinstance(a, (list, tuple)) and not is_literal(a):
                 for item in a:
                     gather(item)
                 return
@@ -584,39 +426,6 @@ def op_is_call(fx_node: torch.fx.Node) -> bool:
     return fx_node.op == "call_function"
 
 
-def _given_arguments(schema: Any, args: Sequence[Any], kwargs: dict[str, Any]) -> list[Any]:
-    """The node's arguments in schema order, up to the last one the program passes: torch leaves out arguments
-    equal to their defaults, and those before a passed one are filled in with their defaults, so a node's inputs are
-    always the first N of its schema's arguments (``scaled_dot_product_attention(q, k, v, mask, scale=s)`` gets
-    ``dropout_p=0.0`` and ``is_causal=False``), as a trace's are, and the names of its inputs follow from N alone."""
-    given: list[Any] = []
-    last = -1
-    for i, a in enumerate(schema.arguments):
-        if not a.kwarg_only and i < len(args):
-            given.append(args[i])
-            last = i
-        elif a.name in kwargs:
-            given.append(kwargs[a.name])
-            last = i
-        elif a.has_default_value():
-            given.append(a.default_value)
-        else:
-            raise ValueError(f"{schema.name}: required argument {a.name!r} is missing")
-    unknown = [k for k in kwargs if k not in {a.name for a in schema.arguments}]
-    if unknown:
-        raise ValueError(f"{schema.name} got keyword arguments its schema does not have: {unknown}")
-    return given[: last + 1]
-
-
-def _train_arg(schema: Any, args: Sequence[Any], kwargs: dict[str, Any]) -> bool:
-    """False only for a literal ``train=False`` (dropout in eval mode is deterministic, as torch says of traces)."""
-    for i, a in enumerate(schema.arguments):
-        if a.name == "train":
-            given = args[i] if i < len(args) and not a.kwarg_only else kwargs.get("train")
-            return given is not False
-    return True
-
-
 def _fetch(owner: torch.nn.Module, target: str) -> Any:
     obj: Any = owner
     for part in target.split("."):
@@ -626,41 +435,4 @@ def _fetch(owner: torch.nn.Module, target: str) -> Any:
     return obj
 
 
-# -- argument names -----------------------------------------------------------------------------------------------
-def _overload(kind: str) -> Any:
-    namespace, sep, rest = kind.partition("::")
-    if not sep or "." not in rest:
-        return None
-    name, overload = rest.rsplit(".", 1)
-    try:
-        return getattr(getattr(getattr(torch.ops, namespace), name), overload)
-    except (AttributeError, RuntimeError):
-        return None
-
-
-def argument_names(graph: Graph) -> dict[str, list[str]]:
-    """``signature -> argument names`` for every op of an export graph whose overload torch knows, keyed by
-    :func:`..schemas.signature` (``aten::sum.dim_IntList(Tensor,int[],bool)``), read from the overload's schema.
-
-    A node's inputs are the first N arguments of its overload's schema (see :func:`_given_arguments`), so the
-    names are the first N names: the same for every node of one signature.
-    """
-    table: dict[str, list[str]] = {}
-    seen: set[str] = set()
-    for node in graph.nodes:
-        if node.role != "op":
-            continue
-        key = signature(graph, node)
-        if key in seen:
-            continue
-        seen.add(key)
-        op = _overload(node.kind)
-        if op is None:
-            continue
-        arguments = op._schema.arguments
-        if len(node.inputs) <= len(arguments):
-            table[key] = [a.name for a in arguments[: len(node.inputs)]]
-    return table
-
-
-__all__ = ["BuiltGraph", "FxGraphBuilder", "argument_names", "dtype_name", "module_path", "value_fields"]
+__all__ = ["BuiltGraph", "FxGraphBuilder"]

@@ -17,184 +17,50 @@ value 0, a graph input with no producer) and ``outputs == (3,)``.
 
 Ids are positions: ``graph.nodes[i].id == i`` and ``graph.values[i].id == i``. Nodes are listed
 in pre-order (a node, then the nodes of its blocks), which is a topological order.
+
+The parts (:class:`Node`, :class:`Value`, ...) live in :mod:`.graph_parts` and are re-exported here; the graph's JSON
+form is :mod:`.graph_json`, its text :mod:`.graph_text`, its invariants :mod:`.graph_lint`.
 """
 
 from __future__ import annotations
 
-import json
-import math
 import re
-from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
-from decimal import Decimal
+from collections.abc import Callable, Iterator
 from typing import Any
 
-#: 2: each node carries its role; a size may be a symbol (``s27``). Version-1 graphs are read through
-#: :func:`jupyter_tracejit.core.legacy.upgrade_graph`.
-GRAPH_SCHEMA_VERSION = 2
-#: JSON numbers are doubles in the browser: integers beyond this read back rounded
-MAX_SAFE_INT = 2**53 - 1
+from .graph_json import GRAPH_SCHEMA_VERSION, graph_arguments, graph_to_json
+from .graph_lint import lint_problems
+from .graph_parts import (
+    NODE_ROLES,
+    PLUMBING_ROLES,
+    Block,
+    Frame,
+    ModuleScope,
+    Node,
+    SourceLoc,
+    Value,
+    fold_class,
+    legacy_title,
+)
+from .graph_text import graph_text, node_text
 
-#: What a node does, as data (torch.fx's ``Node.op`` plays this part): readers decide by role, never by a back
-#: end's spelling of a kind (``prim::Constant``). Each back end says which of its kinds has which role.
-NODE_ROLES: dict[str, str] = {
-    "op": "a computation (an operator call)",
-    "constant": "a literal value (its attribute 'value')",
-    "getattr": "reads a parameter, buffer or submodule of the module (its attribute 'name'); chains give paths",
-    "list": "builds a list of its inputs",
-    "tuple": "builds a tuple of its inputs",
-    "dict": "builds a dict of its inputs (keys and values alternating)",
-    "unpack": "takes a list or tuple apart: its outputs are the items",
-    "index": "picks one item of a tuple (its attribute 'index')",
-}
-#: roles that only carry structure into their consumers; with constants and attribute reads, views fold them
-PLUMBING_ROLES = frozenset({"list", "tuple", "dict", "unpack", "index"})
-
-
-def legacy_title(kind: str) -> str:
-    """The title of a node saved without one: its kind without ``.default``, the overload nearly every export op
-    has (``aten::linear.default`` -> ``aten::linear``; ``aten::add.Tensor`` keeps ``.Tensor``)."""
-    head, sep, name = kind.rpartition("::")
-    bare = name.removesuffix(".default")
-    return f"{head}{sep}{bare}" if bare else kind
-
-
-def fold_class(role: str) -> str:
-    """The role's family as views draw it: ``constant``, ``getattr``, ``plumbing`` or ``op``."""
-    return "plumbing" if role in PLUMBING_ROLES else role
-
-
-@dataclass(frozen=True)
-class Frame:
-    """One Python stack frame recorded by the tracer."""
-
-    file: str
-    line: int
-    func: str
-    code: str = ""
-    #: True for frames inside torch itself (``site-packages/torch/...``)
-    internal: bool = False
-
-    def __str__(self) -> str:
-        return f"{self.file}:{self.line} in {self.func}"
-
-
-@dataclass(frozen=True)
-class SourceLoc:
-    """Where a node was recorded: the user's frame plus the whole stack (innermost first)."""
-
-    stack: tuple[Frame, ...]
-    #: index into ``stack`` of the innermost frame outside torch (the user's line)
-    user_index: int
-
-    @property
-    def user_frame(self) -> Frame:
-        return self.stack[self.user_index]
-
-    @property
-    def file(self) -> str:
-        return self.user_frame.file
-
-    @property
-    def line(self) -> int:
-        return self.user_frame.line
-
-    @property
-    def code(self) -> str:
-        return self.user_frame.code
-
-    @property
-    def func(self) -> str:
-        return self.user_frame.func
-
-    def __str__(self) -> str:
-        return f"{self.file}:{self.line}"
-
-
-# Value, Block and Node are read-only by convention; they are not frozen because a frozen dataclass
-# costs 5x more to build, and a 12k-node graph builds 24k of them per extraction.
-@dataclass(slots=True)
-class Value:
-    """An SSA value: a graph or block input, or the output of one node."""
-
-    id: int
-    #: TorchScript debug name (``x``, ``input.3``, ``12``); not stable across traces
-    name: str
-    #: TorchScript type without shape (``Tensor``, ``int``, ``Tensor[]``, ``__torch__.Net``)
-    type: str
-    #: sizes when the capture recorded them: a number, a symbol an export keeps symbolic (``s27``, ``2*s27``), or
-    #: ``None`` for an unknown dimension
-    shape: tuple[int | str | None, ...] | None = None
-    dtype: str | None = None
-    device: str | None = None
-    requires_grad: bool | None = None
-    #: id of the producing node; ``None`` for graph and block inputs
-    producer: int | None = None
-
-    def shape_str(self) -> str:
-        """``Float(3, 4)``-style summary used by labels, or the type for non-tensors."""
-        if self.shape is None:
-            return self.dtype or self.type
-        dims = ", ".join("?" if d is None else str(d) for d in self.shape)
-        return f"{self.dtype or self.type}({dims})"
-
-
-@dataclass(slots=True)
-class Block:
-    """A sub-block of a ``prim::If`` / ``prim::Loop`` node (present when traced code calls script)."""
-
-    inputs: tuple[int, ...]
-    outputs: tuple[int, ...]
-    nodes: tuple[int, ...]
-
-
-@dataclass(slots=True)
-class Node:
-    id: int
-    kind: str
-    inputs: tuple[int, ...]
-    outputs: tuple[int, ...]
-    #: module path of the innermost module that recorded the node (``layer1.0.conv1``; ``""`` is the root)
-    scope: str = ""
-    source: SourceLoc | None = None
-    #: JSON-ready attribute values (``value`` of a constant, ``name`` of a GetAttr, ...)
-    attributes: dict[str, Any] = field(default_factory=dict)
-    blocks: tuple[Block, ...] = ()
-    #: id of the node whose block contains this one, ``None`` at top level
-    parent: int | None = None
-    #: torch's ``Node.isNondeterministic()`` (dropout in train mode, random ops)
-    nondeterministic: bool = False
-    #: what the node does (:data:`NODE_ROLES`), set by the back end that built the graph
-    role: str = "op"
-    #: what the views call the node, set by the back end beside its role (an export titles ``aten::linear.default``
-    #: ``aten::linear``); ``""``: its kind. A graph saved before nodes had titles reads with :func:`legacy_title`
-    title: str = ""
-
-    @property
-    def foldable(self) -> bool:
-        """Constants, attribute reads and container plumbing: views fold them into their consumers."""
-        return self.role != "op"
-
-
-@dataclass
-class ModuleScope:
-    """One ``nn.Module`` in the hierarchy of the traced module."""
-
-    path: str
-    #: class name of the module (``Linear``), ``""`` when unknown
-    type: str
-    parent: str | None
-    children: list[str] = field(default_factory=list)
-    #: nodes whose innermost scope is this module (not its children)
-    node_ids: list[int] = field(default_factory=list)
-
-    @property
-    def name(self) -> str:
-        return self.path.rsplit(".", 1)[-1] if self.path else ""
-
-    @property
-    def depth(self) -> int:
-        return 0 if not self.path else self.path.count(".") + 1
+__all__ = [
+    "GRAPH_SCHEMA_VERSION",
+    "NODE_ROLES",
+    "PLUMBING_ROLES",
+    "Block",
+    "Frame",
+    "Graph",
+    "GraphLintError",
+    "ModuleScope",
+    "Node",
+    "SourceLoc",
+    "Value",
+    "fold_class",
+    "legacy_title",
+    "natural_key",
+    "scope_parent",
+]
 
 
 class GraphLintError(ValueError):
@@ -215,43 +81,6 @@ def scope_parent(path: str) -> str | None:
     if path == "":
         return None
     return path.rsplit(".", 1)[0] if "." in path else ""
-
-
-class _Tables:
-    """The shared tables of a graph's JSON (:meth:`Graph.to_json`): each string, frame and stack written once, rows
-    naming them by index."""
-
-    def __init__(self) -> None:
-        self.strings: dict[str, int] = {}
-        self.frames: dict[Frame, int] = {}
-        self.frame_rows: list[list[Any]] = []
-        self.stacks: dict[tuple[int, tuple[Frame, ...]], int] = {}
-        self.stack_rows: list[list[int]] = []
-
-    def string(self, text: str) -> int:
-        idx = self.strings.get(text)
-        if idx is None:
-            idx = self.strings[text] = len(self.strings)
-        return idx
-
-    def stack(self, src: SourceLoc | None) -> int:
-        if src is None:
-            return -1
-        key = (src.user_index, src.stack)
-        idx = self.stacks.get(key)
-        if idx is not None:
-            return idx
-        row = [src.user_index]
-        for fr in src.stack:
-            fi = self.frames.get(fr)
-            if fi is None:
-                fi = self.frames[fr] = len(self.frame_rows)
-                s = self.string
-                self.frame_rows.append([s(fr.file), fr.line, s(fr.func), s(fr.code), int(fr.internal)])
-            row.append(fi)
-        idx = self.stacks[key] = len(self.stack_rows)
-        self.stack_rows.append(row)
-        return idx
 
 
 class Graph:
@@ -446,291 +275,27 @@ class Graph:
             stack.extend(reversed(self.scopes[path].children))
         return out
 
-    # -- invariants -----------------------------------------------------------------------------
+    # -- invariants, JSON, text (graph_lint.py, graph_json.py, graph_text.py) ---------------------------------------
     def lint(self) -> None:
         """Check the graph's invariants; raise :class:`GraphLintError` listing every violation."""
-        problems: list[str] = []
-        nv = len(self.values)
-        for i, value in enumerate(self.values):
-            if value.id != i:
-                problems.append(f"value at index {i} has id {value.id}: ids must equal list positions")
-            if value.producer is not None:
-                if not 0 <= value.producer < len(self.nodes):
-                    problems.append(f"value {i} ({value.name}) names producer {value.producer}, which does not exist")
-                elif i not in self.nodes[value.producer].outputs:
-                    problems.append(
-                        f"value {i} ({value.name}) names producer {value.producer}, but that node does not list it "
-                        "as an output: keep Value.producer and Node.outputs in sync"
-                    )
-        defined = [False] * nv
-        for v in self.inputs:
-            if 0 <= v < nv:
-                defined[v] = True
-            else:
-                problems.append(f"graph input {v} is not a value id")
-        for n in self.nodes:
-            if n.id >= len(self.nodes) or self.nodes[n.id] is not n:
-                problems.append(f"node {n.kind} has id {n.id}, which is not its position in Graph.nodes")
-            for blk in n.blocks:
-                for v in blk.inputs:
-                    if 0 <= v < nv:
-                        defined[v] = True
-            for v in n.inputs:
-                if not 0 <= v < nv:
-                    problems.append(f"node {n.id} ({n.kind}) reads value {v}, which does not exist")
-                elif not defined[v]:
-                    problems.append(
-                        f"node {n.id} ({n.kind}) reads value {v} ({self.values[v].name}) before it is "
-                        "defined: nodes must be listed in topological (pre-)order"
-                    )
-            for v in n.outputs:
-                if not 0 <= v < nv:
-                    problems.append(f"node {n.id} ({n.kind}) writes value {v}, which does not exist")
-                    continue
-                if defined[v]:
-                    problems.append(f"value {v} ({self.values[v].name}) is defined twice (SSA violation)")
-                defined[v] = True
-                if self.values[v].producer != n.id:
-                    problems.append(
-                        f"node {n.id} ({n.kind}) lists output {v}, whose producer is {self.values[v].producer}"
-                    )
-            if n.parent is not None and not any(n.id in b.nodes for b in self.nodes[n.parent].blocks):
-                problems.append(f"node {n.id} ({n.kind}) names parent {n.parent}, whose blocks do not hold it")
-            if n.scope not in self.scopes:
-                problems.append(f"node {n.id} ({n.kind}) is in unknown scope {n.scope!r}")
-            if n.source is not None and not 0 <= n.source.user_index < len(n.source.stack):
-                problems.append(f"node {n.id} ({n.kind}) has a source user_index outside its stack")
-        for v in self.outputs:
-            if not 0 <= v < nv or not defined[v]:
-                problems.append(f"graph output {v} is not a defined value")
-        typed = any(scope.type for path, scope in self.scopes.items() if path)
-        for path, scope in self.scopes.items():
-            if scope.parent is not None and scope.parent not in self.scopes:
-                problems.append(f"scope {path!r} names missing parent {scope.parent!r}")
-            if path and not scope.node_ids and not scope.children:
-                problems.append(
-                    f"scope {path!r} ({scope.type or 'no type'}) holds no nodes and no modules: a phantom, e.g. a "
-                    "module type filed under a path without its container's name"
-                )
-            if path and typed and scope.node_ids and not scope.type:
-                problems.append(f"scope {path!r} holds nodes but has no module type")
+        problems = lint_problems(self)
         if problems:
             raise GraphLintError(f"{len(problems)} graph invariant(s) broken:\n- " + "\n- ".join(problems))
 
-    # -- serialization ----------------------------------------------------------------------------
     def to_json(self) -> dict[str, Any]:
-        """A compact, self-contained JSON form (tables of strings, frames and stacks; rows as arrays).
-
-        Layout (``protocol.ts`` mirrors it):
-
-        - ``strings``: every name, type, kind, scope, file, function and code line, once.
-        - ``frames``: ``[file, line, func, code, internal]`` with string indices.
-        - ``stacks``: ``[user_index, frame, frame, ...]`` (innermost frame first).
-        - ``values``: ``[name, type, shape | null, dtype | -1, device | -1, requires_grad (0/1/-1), producer | -1]``.
-        - ``nodes``: ``[kind, inputs, outputs, scope, stack | -1, attributes | 0, blocks | 0, parent | -1, flags,
-          role, title]`` where blocks are ``[inputs, outputs, node ids]``, flags bit 0 is ``nondeterministic``, role
-          is one of :data:`NODE_ROLES`; title indexes ``strings`` (a graph saved before titles has no such column).
-        - ``scopes``: ``[path, type]`` for every module, parents before children, siblings in natural order.
-        """
-        tables = _Tables()
-        s, stack_index = tables.string, tables.stack
-        value_rows = [
-            [
-                s(v.name),
-                s(v.type),
-                None if v.shape is None else list(v.shape),
-                -1 if v.dtype is None else s(v.dtype),
-                -1 if v.device is None else s(v.device),
-                -1 if v.requires_grad is None else int(v.requires_grad),
-                -1 if v.producer is None else v.producer,
-            ]
-            for v in self.values
-        ]
-        node_rows = [
-            [
-                s(n.kind),
-                list(n.inputs),
-                list(n.outputs),
-                s(n.scope),
-                stack_index(n.source),
-                n.attributes or 0,
-                [[list(b.inputs), list(b.outputs), list(b.nodes)] for b in n.blocks] or 0,
-                -1 if n.parent is None else n.parent,
-                int(n.nondeterministic),
-                n.role,
-                s(n.title or n.kind),
-            ]
-            for n in self.nodes
-        ]
-        # in tree order (parents first, children in natural order), which readers keep as the children's order
-        scope_rows = [[s(p), s(self.scopes[p].type)] for p in self.scope_preorder()]
-        return {
-            "graph_schema": GRAPH_SCHEMA_VERSION,
-            "method": self.method,
-            "strings": list(tables.strings),
-            "frames": tables.frame_rows,
-            "stacks": tables.stack_rows,
-            "values": value_rows,
-            "nodes": node_rows,
-            "inputs": list(self.inputs),
-            "outputs": list(self.outputs),
-            "scopes": scope_rows,
-            "code": self.code,
-        }
+        """A compact, self-contained JSON form (tables of strings, frames and stacks; rows as arrays): the layout
+        :mod:`.graph_json` describes, which ``protocol.ts`` mirrors."""
+        return graph_to_json(self)
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Graph:
         """Read back :meth:`to_json`, or a version-1 graph (saved before nodes carried their roles)."""
-        from .legacy import upgrade_graph
+        return cls(**graph_arguments(data))
 
-        data = upgrade_graph(data)
-        version = data.get("graph_schema")
-        if version != GRAPH_SCHEMA_VERSION:
-            raise ValueError(
-                f"graph JSON has graph_schema {version!r}; this version of jupyter-tracejit reads "
-                f"{GRAPH_SCHEMA_VERSION} (and 1). Re-create the trace with this version."
-            )
-        st: list[str] = data["strings"]
-        frames = [
-            Frame(file=st[f], line=ln, func=st[fn], code=st[c], internal=bool(i)) for f, ln, fn, c, i in data["frames"]
-        ]
-        stacks = [SourceLoc(stack=tuple(frames[i] for i in row[1:]), user_index=row[0]) for row in data["stacks"]]
-        values = [
-            Value(
-                id=i,
-                name=st[name],
-                type=st[typ],
-                shape=None if shape is None else tuple(shape),
-                dtype=None if dtype < 0 else st[dtype],
-                device=None if device < 0 else st[device],
-                requires_grad=None if rg < 0 else bool(rg),
-                producer=None if prod < 0 else prod,
-            )
-            for i, (name, typ, shape, dtype, device, rg, prod) in enumerate(data["values"])
-        ]
-        nodes = [
-            Node(
-                id=i,
-                kind=st[kind],
-                inputs=tuple(ins),
-                outputs=tuple(outs),
-                scope=st[scope],
-                source=None if stack < 0 else stacks[stack],
-                attributes=attrs or {},
-                blocks=tuple(Block(tuple(b[0]), tuple(b[1]), tuple(b[2])) for b in (blocks or [])),
-                parent=None if parent < 0 else parent,
-                nondeterministic=bool(flags & 1),
-                role=role,
-                title=st[title[0]] if title else legacy_title(st[kind]),
-            )
-            for i, (kind, ins, outs, scope, stack, attrs, blocks, parent, flags, role, *title) in enumerate(
-                data["nodes"]
-            )
-        ]
-        return cls(
-            method=data["method"],
-            nodes=nodes,
-            values=values,
-            inputs=tuple(data["inputs"]),
-            outputs=tuple(data["outputs"]),
-            scope_types={st[p]: st[t] for p, t in data["scopes"]},
-            code=data.get("code", ""),
-        )
-
-    # -- text -----------------------------------------------------------------------------------
     def node_text(self, node: Node) -> str:
         """One line in TorchScript's IR syntax (``%3 : Float(3) = aten::add(%1, %2, %2)``)."""
-        outs = ", ".join(f"%{self.values[v].name} : {self.values[v].shape_str()}" for v in node.outputs)
-        attrs = ""
-        if node.attributes:
-            attrs = "[" + ", ".join(f"{k}={format_attribute(a)}" for k, a in node.attributes.items()) + "]"
-        ins = ", ".join(f"%{self.values[v].name}" for v in node.inputs)
-        lhs = f"{outs} = " if outs else ""
-        scope = f", scope: {node.scope}" if node.scope else ""
-        src = f"  # {node.source.file}:{node.source.line}" if node.source else ""
-        return f"{lhs}{node.kind}{attrs}({ins}){scope}{src}"
+        return node_text(self, node)
 
     def text(self) -> str:
         """The whole graph in TorchScript's IR syntax, with user source lines (like ``inlined_graph``)."""
-        ins = ", ".join(f"%{self.values[v].name} : {self.values[v].shape_str()}" for v in self.inputs)
-        lines = [f"graph({ins}):"]
-
-        def emit(ids: Iterable[int], indent: str) -> None:
-            for nid in ids:
-                n = self.nodes[nid]
-                lines.append(indent + self.node_text(n))
-                for bi, blk in enumerate(n.blocks):
-                    bins = ", ".join(f"%{self.values[v].name}" for v in blk.inputs)
-                    lines.append(f"{indent}  block{bi}({bins}):")
-                    emit(blk.nodes, indent + "    ")
-                    bouts = ", ".join(f"%{self.values[v].name}" for v in blk.outputs)
-                    lines.append(f"{indent}    -> ({bouts})")
-
-        emit((n.id for n in self.nodes if n.parent is None), "  ")
-        lines.append("  return (" + ", ".join(f"%{self.values[v].name}" for v in self.outputs) + ")")
-        return "\n".join(lines) + "\n"
-
-
-def js_number(x: float | int) -> str:
-    """A number as JavaScript's ``String(x)`` prints the double the JSON holds (``1.0`` -> ``1``)."""
-    if isinstance(x, int) and abs(x) <= MAX_SAFE_INT:
-        return str(x)
-    x = float(x)
-    if math.isnan(x):
-        return "NaN"
-    if math.isinf(x):
-        return "Infinity" if x > 0 else "-Infinity"
-    if x == 0:
-        return "0"
-    sign = "-" if x < 0 else ""
-    digits_tuple, exponent = Decimal(repr(abs(x))).normalize().as_tuple()[1:]
-    digits = "".join(map(str, digits_tuple))
-    k = len(digits)
-    n = k + int(exponent)  # value = 0.digits x 10^n
-    if k <= n <= 21:
-        return sign + digits + "0" * (n - k)
-    if 0 < n <= 21:
-        return sign + digits[:n] + "." + digits[n:]
-    if -6 < n <= 0:
-        return sign + "0." + "0" * (-n) + digits
-    e = n - 1
-    mantissa = digits[0] + ("." + digits[1:] if k > 1 else "")
-    return f"{sign}{mantissa}e{'+' if e >= 0 else '-'}{abs(e)}"
-
-
-def python_number(x: float | int) -> str:
-    """A number as Python prints it (``1.0`` stays ``1.0``): for text only Python reads, like divergence reasons."""
-    return repr(x)
-
-
-def format_attribute(value: Any, number: Callable[[float | int], str] = js_number) -> str:
-    """Attribute values as TorchScript prints them; tensors show as ``<Tensor>``. Numbers as the browser prints
-    the same JSON (``graph.ts`` writes the same text), unless ``number`` says otherwise."""
-    if isinstance(value, dict):
-        if "tensor" in value:
-            t = value["tensor"]
-            return f"<Tensor {t.get('dtype', '')}{list(t.get('shape', []))}>"
-        if "float" in value:
-            return str(value["float"])
-        if "device" in value:
-            return f'"{value["device"]}"'
-        if "repr" in value:
-            return str(value["repr"])
-        return "{" + ", ".join(f"{k}: {format_attribute(v, number)}" for k, v in value.items()) + "}"
-    if isinstance(value, list):
-        return "[" + ", ".join(format_attribute(v, number) for v in value) + "]"
-    if isinstance(value, str):
-        return json.dumps(value, ensure_ascii=False)  # escaped as graph.ts's JSON.stringify does
-    if value is None:
-        return "None"
-    if isinstance(value, bool):
-        return str(int(value))
-    if isinstance(value, (int, float)):
-        return number(value)
-    return str(value)
-
-
-def signature(graph: Graph, node: Node) -> str:
-    """``aten::linear(Tensor,Tensor,Tensor)``: the key of :func:`argument_names`' table (``model/run.ts`` builds it
-    the same way)."""
-    return f"{node.kind}({','.join(graph.values[v].type for v in node.inputs)})"
+        return graph_text(self)

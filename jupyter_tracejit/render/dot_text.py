@@ -11,7 +11,7 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-from ..core.graph import js_number
+from ..core.graph_text import js_number
 
 MAX_LABEL_CHARS = 48
 MAX_TOOLTIP_CHARS = 160

@@ -15,6 +15,7 @@ import torch
 from jupyter_tracejit.core.check import CheckCase, CheckReport, OutputComparison
 from jupyter_tracejit.core.diff import ROOT, Divergence, GraphDiff
 from jupyter_tracejit.core.errors import TraceError
+from jupyter_tracejit.core.torchscript.canonical import canonical_inlined, canonical_text
 from jupyter_tracejit.core.torchscript.check import (
     MethodUnderCheck,
     check_graphs,
@@ -22,7 +23,7 @@ from jupyter_tracejit.core.torchscript.check import (
     run_outputs,
     torch_mismatch_message,
 )
-from jupyter_tracejit.core.torchscript.extract import canonical_inlined, canonical_text, extract_graph
+from jupyter_tracejit.core.torchscript.extract import extract_graph
 
 
 def quiet_trace(fn: Any, inputs: tuple[Any, ...], **kwargs: Any) -> Any:

@@ -11,7 +11,8 @@ import torch.nn as nn
 
 from jupyter_tracejit.core.diff import DOWNSTREAM, ROOT, GraphDiff, structural_diff
 from jupyter_tracejit.core.graph import Graph
-from jupyter_tracejit.core.torchscript.extract import canonical_inlined, canonical_text, extract_graph
+from jupyter_tracejit.core.torchscript.canonical import canonical_inlined, canonical_text
+from jupyter_tracejit.core.torchscript.extract import extract_graph
 
 from ..models import LinearReLU, line_of
 

@@ -18,7 +18,8 @@ import jupyter_tracejit as tj
 from jupyter_tracejit.core.export import argument_names, graph_from_exported_program
 from jupyter_tracejit.core.export.graph import build, module_path
 from jupyter_tracejit.core.export.options import export_support_problem
-from jupyter_tracejit.core.graph import NODE_ROLES, Graph, Node, signature
+from jupyter_tracejit.core.graph import NODE_ROLES, Graph, Node
+from jupyter_tracejit.core.graph_text import signature
 
 #: the export back end needs torch.export with Dim.AUTO (the floor torch of the matrix, 2.4, lacks it)
 pytestmark = pytest.mark.skipif(export_support_problem() is not None, reason=str(export_support_problem()))

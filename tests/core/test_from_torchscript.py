@@ -16,17 +16,10 @@ import torch
 import torch.nn as nn
 
 from jupyter_tracejit.core.graph import Graph
-from jupyter_tracejit.core.torchscript.extract import (
-    canonical_inlined,
-    canonical_text,
-    extract_graph,
-    is_torch_file,
-    parse_hierarchy,
-    parse_stack,
-    preorder,
-    scope_path,
-    source_line,
-)
+from jupyter_tracejit.core.source import is_torch_file, source_line
+from jupyter_tracejit.core.torchscript.canonical import canonical_inlined, canonical_text, preorder
+from jupyter_tracejit.core.torchscript.extract import extract_graph
+from jupyter_tracejit.core.torchscript.scope_and_stack import parse_hierarchy, parse_stack, scope_path
 from jupyter_tracejit.core.values import TENSOR_PREVIEW, demangle, encode_ivalue, tensor_summary
 
 from ..models import line_of

@@ -19,22 +19,13 @@ import torch.nn as nn
 
 import jupyter_tracejit as tj
 from jupyter_tracejit.core.graph import Block, Frame, Graph, Node, SourceLoc, Value
+from jupyter_tracejit.core.source import is_torch_file, is_trace_entry_file, source_line, user_frame_index
 from jupyter_tracejit.core.torchscript import extract as from_torchscript
-from jupyter_tracejit.core.torchscript.extract import (
-    _BLOCK_KINDS,
-    Extraction,
-    _node_attributes,
-    canonical_inlined,
-    extract_graph,
-    is_torch_file,
-    is_trace_entry_file,
-    may_be_nondeterministic,
-    parse_hierarchy,
-    scope_path,
-    source_line,
-    user_frame_index,
-)
+from jupyter_tracejit.core.torchscript.canonical import canonical_inlined
+from jupyter_tracejit.core.torchscript.extract import Extraction, extract_graph
+from jupyter_tracejit.core.torchscript.node_facts import BLOCK_KINDS, may_be_nondeterministic, node_attributes
 from jupyter_tracejit.core.torchscript.roles import role_of
+from jupyter_tracejit.core.torchscript.scope_and_stack import parse_hierarchy, scope_path
 from jupyter_tracejit.core.values import TENSOR_PREVIEW, demangle, encode_ivalue, encode_scalar, tensor_summary
 
 # -- the reference: the straightforward extraction, one pybind call per fact -------------------------------------
@@ -142,10 +133,10 @@ def reference_extract(
                 elif n.outputsSize() == 1:
                     attrs = {"value": encode_ivalue(n.outputsAt(0).toIValue())}
             elif n.hasAttributes():
-                attrs = _node_attributes(n)
+                attrs = node_attributes(n)
             nodes.append(None)
             blocks: tuple[Block, ...] = ()
-            if kind in _BLOCK_KINDS:
+            if kind in BLOCK_KINDS:
                 built = []
                 for b in n.blocks():
                     b_ins = tuple(add_value(v, None) for v in b.inputs())

@@ -12,7 +12,9 @@ import torch.nn as nn
 
 import jupyter_tracejit as tj
 from jupyter_tracejit.core.graph import Graph, GraphLintError, Node, Value, fold_class
-from jupyter_tracejit.core.torchscript.extract import canonical_inlined, extract_graph, parse_hierarchy, scope_path
+from jupyter_tracejit.core.torchscript.canonical import canonical_inlined
+from jupyter_tracejit.core.torchscript.extract import extract_graph
+from jupyter_tracejit.core.torchscript.scope_and_stack import parse_hierarchy, scope_path
 
 from ..models import line_of
 

@@ -16,7 +16,8 @@ from jupyter_tracejit.core import hazards
 from jupyter_tracejit.core.check import CheckCase, CheckReport
 from jupyter_tracejit.core.diff import structural_diff
 from jupyter_tracejit.core.graph import Graph
-from jupyter_tracejit.core.torchscript.extract import canonical_inlined, extract_graph
+from jupyter_tracejit.core.torchscript.canonical import canonical_inlined
+from jupyter_tracejit.core.torchscript.extract import extract_graph
 
 
 def graph_of(fn: Any, *inputs: Any, method: str = "forward", no_grad: bool = False) -> Graph:

@@ -7,7 +7,7 @@ import torch
 import torch.nn as nn
 
 import jupyter_tracejit as tj
-from jupyter_tracejit.core.graph import signature
+from jupyter_tracejit.core.graph_text import signature
 from jupyter_tracejit.core.inputs import parameter_types
 from jupyter_tracejit.core.torchscript.schemas import argument_names
 

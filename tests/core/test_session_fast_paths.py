@@ -21,7 +21,8 @@ import torch.nn.functional as F
 import jupyter_tracejit as tj
 from jupyter_tracejit.core.errors import error_from_exception, user_location
 from jupyter_tracejit.core.target import target_of
-from jupyter_tracejit.core.torchscript.extract import canonical_inlined, extract_graph, has_calls
+from jupyter_tracejit.core.torchscript.canonical import canonical_inlined, has_calls
+from jupyter_tracejit.core.torchscript.extract import extract_graph
 
 from .oracle import torch_verdict
 

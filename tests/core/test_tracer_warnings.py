@@ -14,7 +14,8 @@ import torch
 import torch.nn as nn
 
 from jupyter_tracejit.core.graph import Graph
-from jupyter_tracejit.core.torchscript.extract import canonical_inlined, extract_graph
+from jupyter_tracejit.core.torchscript.canonical import canonical_inlined
+from jupyter_tracejit.core.torchscript.extract import extract_graph
 from jupyter_tracejit.core.torchscript.warning_recorder import WarningRecorder, nodes_for_line
 from jupyter_tracejit.core.tracer_warnings import ADVICE, CATEGORIES, TraceWarning, classify
 

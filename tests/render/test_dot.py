@@ -698,7 +698,8 @@ def test_real_torch_trace() -> None:
     pytest.importorskip("torch")
     import torch
 
-    from jupyter_tracejit.core.torchscript.extract import canonical_inlined, extract_graph
+    from jupyter_tracejit.core.torchscript.canonical import canonical_inlined
+    from jupyter_tracejit.core.torchscript.extract import extract_graph
 
     class Block(torch.nn.Module):
         def __init__(self) -> None:
@@ -737,7 +738,8 @@ def test_dead_plumbing_is_not_drawn() -> None:
     pytest.importorskip("torch")
     import torch
 
-    from jupyter_tracejit.core.torchscript.extract import canonical_inlined, extract_graph
+    from jupyter_tracejit.core.torchscript.canonical import canonical_inlined
+    from jupyter_tracejit.core.torchscript.extract import extract_graph
 
     # the GetAttr of each parameter-free ReLU module survives in the graph but feeds nothing
     model = torch.nn.Sequential(torch.nn.Linear(2, 2), torch.nn.ReLU(), torch.nn.Linear(2, 2), torch.nn.ReLU())
@@ -760,8 +762,8 @@ def test_an_unpaired_surrogate_is_written_as_the_replacement_character() -> None
     assert escape_text("a🙂b") == "a🙂b"
 
 
-#: a node saved before nodes carried titles: its kind -> its first label line (core/graph.py ``legacy_title``, then
-#: the renderer); the same table is in labextension/test/model.test.ts: both sides read such a node alike
+#: a node saved before nodes carried titles: its kind -> its first label line (core/graph_parts.py ``legacy_title``,
+#: then the renderer); the same table is in labextension/test/model.test.ts: both sides read such a node alike
 UNTITLED_KINDS = {
     "aten::linear": "linear",
     "aten::linear.default": "linear",

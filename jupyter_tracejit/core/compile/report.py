@@ -28,7 +28,8 @@ from typing import Any
 import torch
 import torch.fx
 
-from ..fx_graph import FxGraphBuilder, module_path
+from ..fx_graph import FxGraphBuilder
+from ..fx_location import module_path
 from ..graph import Frame, Graph, SourceLoc
 from ..source import source_line
 from .breaks import (
@@ -91,7 +92,7 @@ class DynamoGraphBuilder(FxGraphBuilder):
 
 
 def _rooted_at_self(path: str) -> str:
-    """``L['s'].fc`` -> ``L['self'].fc``: :func:`~..fx_graph.module_path` strips a root named ``self``."""
+    """``L['s'].fc`` -> ``L['self'].fc``: :func:`~..fx_location.module_path` strips a root named ``self``."""
     if path.startswith("L[") and "]" in path:
         return "L['self']" + path[path.index("]") + 1 :]
     return path

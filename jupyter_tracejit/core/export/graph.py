@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import torch
 
-from ..fx_graph import BuiltGraph, FxGraphBuilder, argument_names, module_path
+from ..fx_arguments import argument_names
+from ..fx_graph import BuiltGraph, FxGraphBuilder
+from ..fx_location import module_path
 from ..graph import Graph
 
 #: ``graph_signature`` input kinds that become getattr nodes, with their node kinds

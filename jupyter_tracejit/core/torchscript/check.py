@@ -22,7 +22,8 @@ from ..compare import compare_outputs, compare_tensors
 from ..diff import GraphDiff, structural_diff
 from ..errors import error_from_exception
 from ..graph import Graph
-from .extract import Extraction, canonical_inlined, canonical_text, extract_graph, preorder
+from .canonical import canonical_inlined, canonical_text, preorder
+from .extract import Extraction, extract_graph
 from .facts import TracingCheckError
 
 # -- helpers mirroring torch.jit._trace ----------------------------------------------------------

@@ -18,8 +18,8 @@ from ..run import TraceRun
 from ..tracer_warnings import TraceWarning
 from .calls import Steps, call_torch, own_compilation_unit
 from .check import check_graphs, run_outputs, torch_mismatch_message
-from .extract import parse_stack
 from .facts import nondeterministic_warning
+from .scope_and_stack import parse_stack
 
 if TYPE_CHECKING:
     from collections.abc import Callable

@@ -9,84 +9,22 @@ from __future__ import annotations
 
 import gc
 import os
-import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, cast
 
 import torch
 
 from ..graph import Block, Frame, Graph, Node, SourceLoc, Value
-from ..source import is_torch_file, is_trace_entry_file, source_line, user_frame_index
 from ..values import demangle, encode_ivalue, tensor_summary
+from .node_facts import BLOCK_KINDS, may_be_nondeterministic, node_attributes
 from .roles import role_of
+from .scope_and_stack import parse_hierarchy, parse_stack, scope_path
 
-_FRAME_RE = re.compile(r"^(.*)\((\d+)\): (.*)$")
-_HIERARCHY_RE = re.compile(r"([^.()]+)\(([^()]*)\)")
-_BLOCK_KINDS = frozenset({"prim::If", "prim::Loop", "prim::With", "prim::Closure"})
 #: marks a module hierarchy among the scope names of :func:`extract_graph`'s cache (no scope name starts with it)
 _HIERARCHY_KEY = "\0"
 #: "not looked up yet" in caches whose values may be None
 _MISSING: Any = object()
-
-
-def parse_stack(text: str, frames_seen: dict[str, Frame | None] | None = None) -> SourceLoc | None:
-    """Parse ``Node.sourceRange()`` (``file(line): func`` per line, innermost first).
-
-    ``frames_seen`` (line -> its frame, None for the trace entry) lets the stacks of one graph share the work:
-    they differ in a frame or two and repeat the rest.
-    """
-    frames: list[Frame] = []
-    for raw in text.splitlines():
-        if frames_seen is not None and raw in frames_seen:
-            frame = frames_seen[raw]
-        else:
-            m = _FRAME_RE.match(raw)
-            if not m:
-                continue
-            file, line = m.group(1), int(m.group(2))
-            frame = (
-                None
-                if is_trace_entry_file(file)
-                else Frame(
-                    file=file, line=line, func=m.group(3), code=source_line(file, line), internal=is_torch_file(file)
-                )
-            )
-            if frames_seen is not None:
-                frames_seen[raw] = frame
-        if frame is None:
-            break
-        frames.append(frame)
-    if not frames:
-        return None
-    stack = tuple(frames)
-    return SourceLoc(stack=stack, user_index=user_frame_index(stack))
-
-
-def scope_path(scope_name: str) -> str:
-    """``__module.layer1/__module.layer1.0`` -> ``layer1.0``; ``__module`` -> ``""``."""
-    if not scope_name:
-        return ""
-    # levels are joined by "/", and a module name may hold "/" itself (add_module("a/b", ...)): split where the
-    # next level starts
-    last = scope_name.rsplit("/__module.", 1)[-1]
-    if "/__module." in scope_name:
-        last = "__module." + last
-    if last == "__module":
-        return ""
-    if last.startswith("__module."):
-        return last[len("__module.") :]
-    return last
-
-
-def parse_hierarchy(text: str) -> dict[str, str]:
-    """``layer1(Sequential).0(Block)`` -> ``{"layer1": "Sequential", "layer1.0": "Block"}``."""
-    out: dict[str, str] = {}
-    path = ""
-    for m in _HIERARCHY_RE.finditer(text):
-        path = m.group(1) if not path else f"{path}.{m.group(1)}"
-        out[path] = demangle(m.group(2))
-    return out
 
 
 @dataclass
@@ -96,24 +34,6 @@ class Extraction:
     graph: Graph
     #: node id -> tensor value of ``prim::Constant`` nodes holding a tensor (for the check's comparison)
     tensor_constants: dict[int, torch.Tensor] = field(default_factory=dict)
-
-
-def _node_attributes(n: torch._C.Node) -> dict[str, Any]:
-    attrs: dict[str, Any] = {}
-    for name in n.attributeNames():
-        kind = n.kindOf(name)
-        try:
-            raw = getattr(n, kind)(name)
-        except (RuntimeError, AttributeError, TypeError):
-            attrs[name] = {"repr": f"<{kind}>"}
-            continue
-        if kind == "g":
-            attrs[name] = {"repr": "<graph>"}
-        elif kind == "ty":
-            attrs[name] = {"repr": demangle(str(raw))}
-        else:
-            attrs[name] = encode_ivalue(raw)
-    return attrs
 
 
 def extract_graph(
@@ -145,8 +65,8 @@ def extract_graph(
     - ``isNondeterministic()`` is asked only of nodes whose kind may be random (:func:`may_be_nondeterministic`).
 
     ``number_unnamed``: unnamed values (torch prints their unique number) are numbered by their position, which is
-    the number ``_jit_pass_canonicalize`` gives them; so a graph without calls (:func:`has_calls`) extracts as its
-    canonical copy would, without the copy.
+    the number ``_jit_pass_canonicalize`` gives them; so a graph without calls (:func:`.canonical.has_calls`)
+    extracts as its canonical copy would, without the copy.
 
     ``parse_source`` reads a node's ``sourceRange()`` text (default :func:`parse_stack`, the tracer's stacks); a
     graph loaded from an archive has other texts (:mod:`..archive.source`). ``hierarchy_scopes``: a node without a
@@ -172,34 +92,6 @@ def extract_graph(
 _TYPE_PRINTOUT_COMPLETE = os.environ.get("PYTORCH_JIT_TYPE_VERBOSITY", "3").strip() in ("3", "4")
 
 _TensorFields = tuple[tuple[int | None, ...] | None, str | None, str | None, bool | None]
-
-#: kind -> whether torch may call a node of that kind nondeterministic
-_MAY_BE_NONDETERMINISTIC: dict[str, bool] = {}
-
-
-def may_be_nondeterministic(kind: str) -> bool:
-    """Whether ``Node.isNondeterministic()`` can be True for a node of ``kind``, from torch's op registry.
-
-    torch answers True only for an ``aten::`` node whose overload carries the ``nondeterministic_seeded`` tag
-    (``SchemaInfo::is_nondeterministic``; ``aten::dropout`` with a constant ``train=False`` excepted). A kind none of
-    whose overloads carry it is never random, so its nodes need no call (0.6 µs each); for the ~50 kinds that may be
-    random (rand, dropout, lstm, SDPA...) torch is asked node by node. A kind the registry cannot list is asked too.
-    """
-    found = _MAY_BE_NONDETERMINISTIC.get(kind)
-    if found is None:
-        found = _MAY_BE_NONDETERMINISTIC[kind] = _seeded_overloads(kind)
-    return found
-
-
-def _seeded_overloads(kind: str) -> bool:
-    namespace, _, name = kind.partition("::")
-    if namespace != "aten":
-        return False  # Node::isNondeterministic answers False outside aten::
-    try:
-        packet = getattr(torch.ops.aten, name)
-        return any(torch.Tag.nondeterministic_seeded in getattr(packet, o).tags for o in packet.overloads())
-    except Exception:  # not in the registry as an op packet: ask torch for each node
-        return True
 
 
 def _tensor_fields(ty: Any) -> _TensorFields:
@@ -326,7 +218,7 @@ class _Extractor:
         if facts is None:
             facts = self.kind_facts[kind] = (
                 kind == "prim::Constant",
-                kind in _BLOCK_KINDS,
+                kind in BLOCK_KINDS,
                 may_be_nondeterministic(kind),
                 not kind.startswith("aten::"),
             )
@@ -374,7 +266,7 @@ class _Extractor:
             if out0 is not None:
                 return {"value": encode_ivalue(out0.toIValue())}
             return {}
-        return _node_attributes(n) if may_have and n.hasAttributes() else {}
+        return node_attributes(n) if may_have and n.hasAttributes() else {}
 
     def blocks_of(self, n: torch._C.Node, nid: int) -> tuple[Block, ...]:
         built = []
@@ -450,36 +342,3 @@ class _Extractor:
             code=code,
         )
         return Extraction(graph=graph, tensor_constants=self.tensor_constants)
-
-
-def preorder(ts_graph: torch._C.Graph) -> Iterator[torch._C.Node]:
-    """Nodes in the order :func:`extract_graph` numbers them: a node, then the nodes of its blocks."""
-
-    def walk(nodes: Any) -> Iterator[torch._C.Node]:
-        for n in nodes:
-            yield n
-            if n.kind() in _BLOCK_KINDS:
-                for b in n.blocks():
-                    yield from walk(b.nodes())
-
-    return walk(ts_graph.nodes())
-
-
-def has_calls(ts_graph: torch._C.Graph) -> bool:
-    """Whether inlining would change the graph: it holds a call to a method or a function."""
-    graph: Any = ts_graph  # torch's stubs lack Graph.findNode (a C++ search, one call)
-    return graph.findNode("prim::CallMethod") is not None or graph.findNode("prim::CallFunction") is not None
-
-
-def canonical_inlined(ts_graph: torch._C.Graph) -> torch._C.Graph:
-    """A canonicalized, inlined copy, as ``torch.jit._trace._check_trace`` compares them."""
-    g = torch._C._jit_pass_canonicalize(ts_graph)
-    torch._C._jit_pass_inline(g)
-    return g
-
-
-def canonical_text(canonical: torch._C.Graph) -> str:
-    """torch's comparison string: shapes erased (on a copy), ``___torch_mangle_N.`` removed."""
-    g = canonical.copy()
-    torch._C._jit_pass_erase_shape_information(g)
-    return demangle(str(g))

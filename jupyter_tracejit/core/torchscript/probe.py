@@ -4,7 +4,7 @@
 frozen into the trace goes unnoticed: a Python list indexed with a tensor (the index becomes a
 constant, with no warning at all), ``for i in range(x.size(0))`` (unrolled for this length),
 ``if x.sum() > 0`` (one branch recorded). The probe runs the eager function and the trace on inputs
-derived from the example and reports where they part:
+derived from the example (:mod:`.probe_cases`) and reports where they part:
 
 - **value variants** keep every shape and replace the values: ``values:randn`` (random normal with
   the example's mean/std), ``values:negated`` and ``values:shuffled`` (a permutation of the
@@ -30,145 +30,24 @@ BatchNorm's running statistics are the same for both).
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import ExitStack
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import torch
 
 from ..check import DEFAULT_TOLERANCE
 from ..compare import compare_tensors, summary
-from ..derived import (
-    MAX_MESSAGE,
-    clone_tensors,
-    cuda_devices_of,
-    exception_line,
-    has_tensor,
-    is_float,
-    map_tensors,
-    random_like,
-    reseed,
-    resized,
-)
+from ..derived import MAX_MESSAGE, clone_tensors, cuda_devices_of, exception_line, is_float, reseed
 from ..inputs import describe_inputs, tensor_type_str
 from ..module_state import ModuleState
 from ..probe_report import AGREE, DISAGREE, SKIPPED, TRACE_ERROR, ProbeCase, ProbeReport
 from ..tracer_warnings import discard_own_warnings
+from .probe_cases import CaseSpec, choose_dims, plan_cases, top_level
 
 # looser relative tolerance for low-precision outputs (torch.testing.assert_close's defaults)
 _LOW_PRECISION_RTOL: dict[torch.dtype, float] = {torch.float16: 1e-3, torch.bfloat16: 1.6e-2}
-
-
-# ---------------------------------------------------------------------------------------------
-# deriving inputs
-
-
-def _shuffled(t: torch.Tensor, g: torch.Generator) -> torch.Tensor:
-    n = t.numel()
-    if n <= 1:
-        return t.detach().clone()
-    perm = torch.randperm(n, generator=g)
-    if bool((perm == torch.arange(n)).all()):
-        perm = perm.roll(1)
-    return t.detach().reshape(-1)[perm.to(t.device)].reshape(t.shape).clone()
-
-
-def _negated(t: torch.Tensor, g: torch.Generator) -> torch.Tensor:
-    if is_float(t):
-        return -t.detach()
-    if t.dtype == torch.bool:
-        return ~t.detach()
-    return random_like(t, t.shape, g)
-
-
-_VALUE_VARIANTS: tuple[tuple[str, str], ...] = (
-    (
-        "values:randn",
-        "same shapes, values drawn from randn with the example's mean/std "
-        "(integer inputs random in the example's range, bool inputs random)",
-    ),
-    (
-        "values:negated",
-        "same shapes, floating inputs negated (integer inputs random in the example's range, bool inputs inverted)",
-    ),
-    ("values:shuffled", "same shapes, the elements of every input randomly permuted (moves an argmax)"),
-)
-
-
-# ---------------------------------------------------------------------------------------------
-# choosing dims
-
-
-def _top_level(inputs: tuple[Any, ...] | dict[str, Any]) -> list[tuple[str, int | str, Any]]:
-    """(label, key, value) per top-level input: ``("arg0", 0, x)`` or ``("mask", "mask", m)``."""
-    if isinstance(inputs, dict):
-        return [(str(k), k, v) for k, v in inputs.items()]
-    return [(f"arg{i}", i, v) for i, v in enumerate(inputs)]
-
-
-def _param_sizes(modules: Sequence[torch.nn.Module]) -> set[int]:
-    sizes: set[int] = set()
-    for m in modules:
-        for t in (*m.parameters(), *m.buffers()):
-            sizes.update(int(s) for s in t.shape)
-    return sizes
-
-
-def _heuristic_dims(t: torch.Tensor, param_sizes: set[int] | None) -> list[int]:
-    if t.dim() == 0:
-        return []
-    chosen = [0]
-    if t.dim() >= 2 and param_sizes is not None:
-        chosen += [d for d in range(1, t.dim()) if int(t.shape[d]) not in param_sizes]
-    return chosen
-
-
-def _validate_dims(
-    dims: Mapping[int | str, Sequence[int]], inputs: tuple[Any, ...] | dict[str, Any]
-) -> dict[str, list[int]]:
-    """Explicit ``dims`` as ``label -> sorted non-negative dims``; ValueError naming what is wrong."""
-    entries = _top_level(inputs)
-    by_label = {label: value for label, _, value in entries}
-    kwarg = isinstance(inputs, dict)
-    out: dict[str, list[int]] = {}
-    for key, wanted in dims.items():
-        if kwarg:
-            if not isinstance(key, str) or key not in by_label:
-                names = ", ".join(repr(k) for k in by_label) or "none"
-                raise ValueError(f"dims: {key!r} is not a keyword input; the keyword inputs are {names}")
-            label = key
-        else:
-            index: int | None = None
-            if isinstance(key, int) and not isinstance(key, bool):
-                index = key
-            elif isinstance(key, str) and key.startswith("arg") and key[3:].isdigit():
-                index = int(key[3:])
-            if index is None or not 0 <= index < len(entries):
-                valid = f"0..{len(entries) - 1}" if entries else "none (no inputs)"
-                raise ValueError(f"dims: input {key!r} does not exist; valid positional input indices are {valid}")
-            label = f"arg{index}"
-        value = by_label[label]
-        if not isinstance(value, torch.Tensor):
-            raise ValueError(
-                f"dims: input {label} is a {type(value).__name__}, not a tensor; only tensors can be resized"
-            )
-        ndim = value.dim()
-        if isinstance(wanted, int) and not isinstance(wanted, bool):
-            wanted = [wanted]
-        norm: list[int] = []
-        for d in wanted:
-            if isinstance(d, bool) or not isinstance(d, int) or not -ndim <= d < ndim:
-                valid = f"0..{ndim - 1} (or -{ndim}..-1)" if ndim else "none (it is 0-dimensional)"
-                raise ValueError(
-                    f"dims: input {label} ({tensor_type_str(value)}) has no dim {d!r}; valid dims are {valid}"
-                )
-            nd = d % ndim
-            if nd not in norm:
-                norm.append(nd)
-        out[label] = sorted(norm)
-    return out
 
 
 # ---------------------------------------------------------------------------------------------
@@ -264,100 +143,13 @@ def _compare_outputs(expected: Any, actual: Any, tolerance: float) -> _Compariso
 
 
 # ---------------------------------------------------------------------------------------------
-# leaving no trace
-
-
-# ---------------------------------------------------------------------------------------------
-# the probe
-
-
-@dataclass
-class _CaseSpec:
-    name: str
-    description: str
-    build: Callable[[], tuple[Any, ...] | dict[str, Any]]
-    varied: list[tuple[str, int]] = field(default_factory=list)  # (label, dim)
+# the probe (its cases: probe_cases.py)
 
 
 def _call(fn: Callable[..., Any], inputs: tuple[Any, ...] | dict[str, Any]) -> Any:
     if isinstance(inputs, dict):
         return fn(**inputs)
     return fn(*inputs)
-
-
-def _replace_top(
-    inputs: tuple[Any, ...] | dict[str, Any], replacements: Mapping[str, Any]
-) -> tuple[Any, ...] | dict[str, Any]:
-    if isinstance(inputs, dict):
-        return {k: replacements.get(str(k), v) for k, v in inputs.items()}
-    return tuple(replacements.get(f"arg{i}", v) for i, v in enumerate(inputs))
-
-
-def _plan_cases(
-    inputs: tuple[Any, ...] | dict[str, Any],
-    chosen: dict[str, list[int]],
-    g: torch.Generator,
-) -> list[_CaseSpec]:
-    specs: list[_CaseSpec] = []
-    if has_tensor(inputs):
-        transforms: dict[str, Callable[[torch.Tensor], torch.Tensor]] = {
-            "values:randn": lambda t: random_like(t, t.shape, g),
-            "values:negated": lambda t: _negated(t, g),
-            "values:shuffled": lambda t: _shuffled(t, g),
-        }
-        for name, description in _VALUE_VARIANTS:
-            fn = transforms[name]
-            specs.append(_CaseSpec(name, description, functools.partial(map_tensors, inputs, fn)))
-
-    tensors = {label: v for label, _, v in _top_level(inputs) if isinstance(v, torch.Tensor)}
-    pairs = [(label, d) for label, ds in chosen.items() for d in ds]
-
-    def resize(changes: Mapping[str, Mapping[int, int]]) -> Callable[[], tuple[Any, ...] | dict[str, Any]]:
-        def build() -> tuple[Any, ...] | dict[str, Any]:
-            repl: dict[str, Any] = {}
-            for label, by_dim in changes.items():
-                t = tensors[label]
-                shape = [int(s) for s in t.shape]
-                for d, size in by_dim.items():
-                    shape[d] = size
-                repl[label] = resized(t, shape, g)
-            return _replace_top(inputs, repl)
-
-        return build
-
-    if len(pairs) >= 2:
-        changes: dict[str, dict[int, int]] = {}
-        for label, d in pairs:
-            changes.setdefault(label, {})[d] = int(tensors[label].shape[d]) + 1
-        desc = "; ".join(
-            f"{label} dim {d}: {int(tensors[label].shape[d])} -> {int(tensors[label].shape[d]) + 1}"
-            for label, d in pairs
-        )
-        specs.append(
-            _CaseSpec(
-                "size:all+1",
-                f"every varied dim one larger together ({desc}); example values kept, new entries random",
-                resize(changes),
-                list(pairs),
-            )
-        )
-    for sign in (+1, -1):
-        for label, d in pairs:
-            size = int(tensors[label].shape[d])
-            new = size + 1 if sign > 0 else max(1, size - 1)
-            if new == size or (sign < 0 and new == size + 1):
-                continue
-            suffix = "+1" if sign > 0 else "-1"
-            kept = "example values kept, new entries random" if sign > 0 else "example values truncated"
-            specs.append(
-                _CaseSpec(
-                    f"size:{label}.dim{d}{suffix}",
-                    f"{label} dim {d}: {size} -> {new}, other inputs unchanged; {kept}",
-                    resize({label: {d: new}}),
-                    [(label, d)],
-                )
-            )
-    return specs
 
 
 def run_probe(
@@ -396,16 +188,7 @@ def run_probe(
         if isinstance(m, torch.nn.Module) and all(m is not r for r in roots):
             roots.append(m)
 
-    if dims is not None:
-        chosen = _validate_dims(dims, inputs)
-    else:
-        param_sizes = _param_sizes([module]) if module is not None else None
-        chosen = {}
-        for label, _, value in _top_level(inputs):
-            if isinstance(value, torch.Tensor):
-                ds = _heuristic_dims(value, param_sizes)
-                if ds:
-                    chosen[label] = ds
+    chosen = choose_dims(inputs, dims, module)
 
     report = ProbeReport()
     if max_cases <= 0:
@@ -421,13 +204,13 @@ def run_probe(
             stack.enter_context(torch.no_grad())
             state = ModuleState(roots, parameters=True)
             g = torch.Generator().manual_seed(seed)
-            specs = _plan_cases(inputs, chosen, g)[:max_cases]
+            specs = plan_cases(inputs, chosen, g)[:max_cases]
             varied: dict[str, set[int]] = {}
             for i, spec in enumerate(specs):
                 report.cases.append(_run_case(spec, eager, traced, seed + i, cuda_devices, state, tolerance))
                 for label, d in spec.varied:
                     varied.setdefault(label, set()).add(d)
-            order = [label for label, _, _ in _top_level(inputs)]
+            order = [label for label, _, _ in top_level(inputs)]
             report.dims = {label: sorted(varied[label]) for label in order if label in varied}
         finally:
             if state is not None:
@@ -437,7 +220,7 @@ def run_probe(
 
 
 def _run_case(
-    spec: _CaseSpec,
+    spec: CaseSpec,
     eager: Callable[..., Any],
     traced: Callable[..., Any],
     run_seed: int,

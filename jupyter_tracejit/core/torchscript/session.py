@@ -30,10 +30,11 @@ from ..run import TraceRun
 from ..source import attribute_to_caller, is_torch_file
 from ..tracer_warnings import is_torch_jit_notice
 from .calls import Steps, TraceCall, call_torch, own_compilation_unit, trace_call
+from .canonical import canonical_inlined, canonical_text, has_calls
 from .check import MethodUnderCheck
 from .check_steps import CheckSteps, output_warning_nodes
 from .deep_stack import run_with_stack
-from .extract import canonical_inlined, canonical_text, extract_graph, has_calls
+from .extract import extract_graph
 from .plan import TracePlan
 from .schemas import argument_names
 from .warning_recorder import WarningRecorder

@@ -34,7 +34,8 @@ from ...capture import stamp
 from ...errors import TraceError, error_from_exception
 from ...inputs import parameter_types
 from ...run import Target, TraceRun
-from ..extract import canonical_inlined, extract_graph
+from ..canonical import canonical_inlined
+from ..extract import extract_graph
 from ..schemas import argument_names
 from ..session import method_code
 from . import sandbox

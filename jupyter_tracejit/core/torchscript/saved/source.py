@@ -5,7 +5,7 @@ without debug information. After ``torch.jit.load`` a node's text is the origina
 ``Serialized   File "code/..."`` block that points into the archive's own TorchScript code:
 
 - a traced model: the tracer's Python stack (``file(line): func`` per line, innermost first), which
-  :func:`~..torchscript.extract.parse_stack` reads as for a live trace;
+  :func:`~..torchscript.scope_and_stack.parse_stack` reads as for a live trace;
 - a scripted model: one ``  File "model.py", line 12`` header and the original lines, the node's range underlined
   with ``~~~~ <--- HERE``: the archive keeps the source text itself, so the line reads even where the file is
   missing;
@@ -20,7 +20,7 @@ from collections.abc import Callable
 
 from ...graph import Frame, SourceLoc
 from ...source import is_torch_file, user_frame_index
-from ..extract import parse_stack
+from ..scope_and_stack import parse_stack
 
 SERIALIZED = "Serialized   File"
 _SCRIPT_HEADER = re.compile(r'^\s*File "(.*)", line (\d+)')
