@@ -103,9 +103,9 @@ def bench_cell_reruns(n: int) -> None:
     magic_output._display = lambda *args, **kwargs: None  # no front end: nothing to show
 
     def reruns(keep_live: bool) -> tuple[float, float]:
-        original = magic.TraceMagics._keep_live
+        original = magic.CaptureMagic._keep_live
         if not keep_live:
-            magic.TraceMagics._keep_live = lambda self, explorer: None  # type: ignore[method-assign]
+            magic.CaptureMagic._keep_live = lambda self, explorer: None  # type: ignore[method-assign]
         magic._cell_id = lambda shell: "the-cell"  # type: ignore[assignment]  # JupyterLab's cellId of one cell
         try:
             ip.run_cell_magic("trace", "--no-check", CELL)
@@ -114,7 +114,7 @@ def bench_cell_reruns(n: int) -> None:
                 ip.run_cell_magic("trace", "--no-check", CELL)
             return first, rss_mb()
         finally:
-            magic.TraceMagics._keep_live = original  # type: ignore[method-assign]
+            magic.CaptureMagic._keep_live = original  # type: ignore[method-assign]
             import ipywidgets
 
             ipywidgets.Widget.close_all()
