@@ -51,7 +51,8 @@ from ..module_state import ModuleState
 from ..source import source_line
 from ..tracer_warnings import discard_own_warnings
 from .failures import message_frame
-from .report import input_names, shape_env_of, sloc_at, source_name
+from .guards import sloc_at
+from .shape_env import input_names, shape_env_of, source_name
 
 #: a derived input set is kept under this many bytes (or twice the example's, when that is more)
 MAX_DERIVED_BYTES = 64 * 2**20

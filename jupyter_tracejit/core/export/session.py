@@ -29,11 +29,13 @@ from ..target import target_of
 from ..torch_logs import captured_torch_logs
 from ..words import plural
 from .check import check_export
+from .draft import draft_report, locate_refused_dim
 from .failures import DYNAMIC_SHAPES_MISMATCH, TREE_NAME, export_error
+from .findings import export_findings
 from .graph import argument_names, graph_from_exported_program
 from .options import ExportOptions
 from .records import ExportReport
-from .report import draft_report, export_findings, locate_refused_dim, report_of
+from .report import report_of
 
 
 # -- a function as a module ---------------------------------------------------------------------------------------
