@@ -18,7 +18,7 @@ import subprocess
 import xml.etree.ElementTree as ET
 from typing import TYPE_CHECKING
 
-from ..core.run import first_line
+from ..core.verdict import first_line
 from ..core.words import plural
 from .dot import to_dot
 from .location import location_label

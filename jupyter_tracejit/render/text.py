@@ -6,7 +6,8 @@ from collections.abc import Callable, Mapping
 
 from ..core.check import CheckCase
 from ..core.graph import Graph
-from ..core.run import TraceRun, first_line
+from ..core.run import TraceRun
+from ..core.verdict import first_line
 from ..core.words import plural
 from .location import location_label
 

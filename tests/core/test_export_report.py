@@ -16,7 +16,7 @@ import torch.nn as nn
 from torch.export import Dim
 
 from jupyter_tracejit.core.capture import drive
-from jupyter_tracejit.core.export.draft import draft_report
+from jupyter_tracejit.core.export.draft_report import draft_report
 from jupyter_tracejit.core.export.findings import export_findings
 from jupyter_tracejit.core.export.graph import graph_from_exported_program
 from jupyter_tracejit.core.export.guards import _unshortened

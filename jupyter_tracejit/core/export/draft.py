@@ -1,68 +1,90 @@
-"""``draft_export`` 's report as records (:func:`draft_report`), and a refused dim located by a draft's
-specialisation (:func:`locate_refused_dim`)."""
+"""``torch.export.draft_export``: what it adds to a run (:func:`offer`), its report as records
+(:func:`draft_report`), its result joined to the run (:func:`join_draft`), and a refused dim located by a draft's
+specialisation when nothing else located it (:func:`locate_refused_dim`).
+
+A refused export no longer waits for the draft (2-10x torch's own time): the run says a draft is offered and what it
+would add (``run.export.draft_offer``), and ``run.draft()`` (or the explorer's draft request) runs it later, on the
+same request, joining its graph and report to the run when it arrives.
+"""
 
 from __future__ import annotations
 
-import logging
 import re
-from collections.abc import Callable
 from typing import Any
 
 from ..errors import TraceError
+from ..hazards import Finding
+from ..run import TraceRun
 from ..source import is_torch_file, source_line
-from .guards import _user_at
-from .records import DraftFailure, ExportReport
-from .shape_env import _safely, specialization
-
-_log = logging.getLogger(__name__)
-
-
-def _printer(failure: Any, files: dict[Any, Any]) -> Callable[[], str]:
-    return lambda: str(failure.print(files))
+from .draft_report import draft_report
+from .graph import graph_from_exported_program
+from .places import PlaceRecorder
+from .records import DraftOffer, ExportReport
+from .report import report_of
+from .shape_env import specialization
 
 
-def _interned_files() -> dict[str, int]:
-    """torch's process-wide table of interned file names (``torch._logging.structured.INTERN_TABLE``); {} if
-    this torch has none."""
-    try:
-        from torch._logging import structured
+def offer(error: TraceError) -> DraftOffer:
+    """The draft a refused export offers: what it would add to the run beside the refusal already shown."""
+    adds = [
+        "the graph export would have made, what it refused deferred to runtime checks (a draft to read, not a "
+        "program to use)",
+        "draft_export's report: each guard it added and each data-dependent expression it met, at its line",
+    ]
+    if (
+        error.tag == "constraint_violation"
+        and "became the constant" not in error.hint
+        and "export needs" not in (error.hint)
+    ):
+        adds.append("the line that fixed the refused dim, which export did not name")
+    return DraftOffer("offered", adds)
 
-        table = getattr(structured, "INTERN_TABLE", None)
-        return dict(table) if isinstance(table, dict) else {}
-    except Exception:  # a private table: never let it break a report
-        return {}
+
+def draft_crashed(crashed: BaseException | None, *, exported_ok: bool) -> Finding:
+    """The note of a draft that could not run: export's own result stands."""
+    what = f"{type(crashed).__name__}: {str(crashed).splitlines()[0] if str(crashed) else ''}"
+    return Finding(
+        kind="draft_failure",
+        severity="info",
+        title="draft_export could not run",
+        message=f"torch.export.draft_export raised {what.strip()}; "
+        + ("the export itself succeeded and stands." if exported_ok else "export's own error stands."),
+        hint="Nothing to do for the draft; torch's draft export does not handle every program (torch.cond, for one).",
+    )
 
 
-def draft_report(ep: Any) -> list[DraftFailure] | None:
-    """``draft_export`` 's private report (``ep._report``: ``failures`` with ``failure_type`` and ``data``, and
-    ``str_to_filename`` for the stacks' file numbers) as records; None when the program has none (a plain export)
-    or it is not shaped as torch 2.13 makes it."""
-    report = getattr(ep, "_report", None)
-    if report is None:
-        return None
-    try:
-        # the report lists only the file numbers first seen during the draft: torch interns file names once per
-        # process (a file an earlier export met is not repeated), so its whole table fills in the rest
-        files = {number: name for name, number in _interned_files().items()}
-        files.update(dict(getattr(report, "str_to_filename", None) or {}))
-        out = []
-        for failure in report.failures:
-            ftype = getattr(failure.failure_type, "name", str(failure.failure_type)).lower()
-            data = failure.data if isinstance(failure.data, dict) else {}
-            file, line = "", 0
-            for frame in data.get("user_stack") or data.get("stack") or []:
-                name = frame.get("filename")
-                # a frame names its file by number; a number the table lacks is no file at all (not "10")
-                path = files.get(name, "") if isinstance(name, int) else name
-                at = _user_at(str(path or ""), int(frame.get("line") or 0))
-                if at[0]:
-                    file, line = at[0], at[1]
-            message = _safely("a draft failure's text", _printer(failure, files), str(failure))
-            out.append(DraftFailure(ftype, str(data.get("expr", "") or ""), file, line, message))
-        return out
-    except Exception as e:  # a private report whose shape changed
-        _log.debug("export report: draft report unreadable: %r", e)
-        return None
+def join_draft(
+    run: TraceRun, draft_ep: Any, log: str, *, exported_ok: bool, places: PlaceRecorder | None = None
+) -> None:
+    """The draft's result joined to the run: its report in ``run.export.draft`` (a note when export accepted the
+    program as it is); when export refused it, the draft's graph and records (what export would have recorded) with
+    the refusal's advice kept, and the refused dim located by the draft when nothing else located it."""
+    report = run.records_as(ExportReport) or ExportReport(log=log)
+    failures = draft_report(draft_ep) or []
+    report.draft = failures
+    if report.draft_offer is not None:
+        report.draft_offer.status = "ran"
+    if exported_ok:
+        if failures:
+            run.findings.append(
+                Finding(
+                    kind="draft_failure",
+                    severity="info",
+                    title="draft_export reported what export did not need",
+                    message=f"draft_export reported {len(failures)} item(s) "
+                    f"({', '.join(sorted({f.failure_type for f in failures}))}) on a program export "
+                    "accepted as it is: the export's own result stands.",
+                    hint="Nothing to do: the export succeeded; the draft's items are in run.export.draft.",
+                )
+            )
+        return
+    # export failed: the draft's graph is what export would have recorded, with its failures deferred
+    graph = run.graphs["forward"] = graph_from_exported_program(draft_ep)
+    drafted: ExportReport = report_of(draft_ep, graph=graph, log=report.log, places=places)
+    drafted.draft, drafted.advice, drafted.draft_offer = failures, report.advice, report.draft_offer
+    run.records = drafted
+    if run.error is not None and not report.advice:
+        locate_refused_dim(run.error, drafted)
 
 
 def locate_refused_dim(error: TraceError, report: ExportReport) -> None:
@@ -108,4 +130,4 @@ def locate_refused_dim(error: TraceError, report: ExportReport) -> None:
         return
 
 
-__all__ = ["draft_report", "locate_refused_dim"]
+__all__ = ["draft_crashed", "draft_report", "join_draft", "locate_refused_dim", "offer"]

@@ -10,6 +10,7 @@ from .. import hazards
 from ..graph import Graph
 from ..hazards import Finding
 from ..words import plural
+from .advice import possessive
 from .records import ExportGuard, ExportReport
 from .shape_env import specialization
 
@@ -59,11 +60,15 @@ def training_mode_findings(report: ExportReport, graph: Graph) -> list[Finding]:
     return found
 
 
-def export_findings(report: ExportReport, graph: Graph | None) -> list[Finding]:
-    """``dim_specialized`` (warning: the program is silently only right for one size, and export said nothing when
-    the dim was ``Dim.AUTO``) and ``unbacked_symbol`` (info: a size read from a tensor's value is checked by a
-    runtime assert, so another value fails loudly or works, never silently wrong; worth knowing, not a problem);
-    then the training-mode rules (:func:`training_mode_findings`)."""
+def _where(guard: ExportGuard) -> str:
+    if guard.library:
+        lib = f"{guard.library_file.split('site-packages/')[-1]}:{guard.library_line}"
+        caller = f", called from line {guard.line}" + (f" (`{guard.code}`)" if guard.code else "") if guard.line else ""
+        return f" in {possessive(guard.library)} code ({lib}){caller}"
+    return _at(guard)
+
+
+def _specialized_findings(report: ExportReport) -> list[Finding]:
     findings: list[Finding] = []
     done: set[str] = set()
     for guard in report.guards_of("specialization"):
@@ -74,18 +79,22 @@ def export_findings(report: ExportReport, graph: Graph | None) -> list[Finding]:
         done.add(name)
         symbol = report.symbol(name)
         what = symbol.sources[0] if symbol is not None and symbol.sources else name
+        advice = next((a for a in report.advice if a.kind == "specialized" and a.symbol == name), None)
+        fixes = " ".join(f"({i}) {fix.text}" for i, fix in enumerate(advice.fixes[:3], 1)) if advice else ""
         findings.append(
             Finding(
                 kind="dim_specialized",
                 severity="warning",
                 title=f"{what} became the constant {value}",
                 message=(
-                    f"{what} became {value}{_at(guard)}: the dimension was marked dynamic, but the code used its "
+                    f"{what} became {value}{_where(guard)}: the dimension was marked dynamic, but the code used its "
                     f"value as a Python int (a loop, a branch, a size computed in Python), so export specialised it "
                     f"({guard.expr}) and the program only accepts size {value} there. With Dim.AUTO this happens "
                     f"silently: the dim just vanishes from range_constraints."
                 ),
-                hint=(
+                hint=f"Fixes, best first: {fixes}"
+                if fixes
+                else (
                     "Rewrite that code with tensor operations that do not read the size as an int (no Python loop "
                     "or branch over x.size(...)), or say the dim is static (Dim.STATIC, or leave it out of "
                     "dynamic_shapes) so the program's signature says what it accepts."
@@ -93,6 +102,11 @@ def export_findings(report: ExportReport, graph: Graph | None) -> list[Finding]:
                 node_ids=list(guard.node_ids),
             )
         )
+    return findings
+
+
+def _unbacked_findings(report: ExportReport, graph: Graph | None) -> list[Finding]:
+    findings: list[Finding] = []
     for symbol in report.symbols:
         if symbol.kind != "unbacked":
             continue
@@ -131,6 +145,16 @@ def export_findings(report: ExportReport, graph: Graph | None) -> list[Finding]:
                 node_ids=list(dict.fromkeys(assert_ids + sized)),
             )
         )
+    return findings
+
+
+def export_findings(report: ExportReport, graph: Graph | None) -> list[Finding]:
+    """``dim_specialized`` (warning: the program is silently only right for one size, and export said nothing when
+    the dim was ``Dim.AUTO``; its hint the advice's fixes when the report has advice for it) and ``unbacked_symbol``
+    (info: a size read from a tensor's value is checked by a runtime assert, so another value fails loudly or works,
+    never silently wrong; worth knowing, not a problem); then the training-mode rules
+    (:func:`training_mode_findings`)."""
+    findings = _specialized_findings(report) + _unbacked_findings(report, graph)
     if graph is not None:
         findings.extend(training_mode_findings(report, graph))
     return findings

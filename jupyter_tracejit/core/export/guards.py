@@ -13,7 +13,9 @@ from typing import Any
 import torch
 
 from ..graph import Graph
+from ..loops import enclosing_loop
 from ..source import is_torch_file, source_line
+from .places import LIBRARY, Place, PlaceRecorder, frame_kind, library_name
 from .records import ExportGuard
 from .shape_env import _bound, specialization
 
@@ -77,6 +79,22 @@ def _nodes_at(graph: Graph | None, file: str, line: int) -> list[int]:
     ]
 
 
+def nodes_of_line(graph: Graph | None, file: str, line: int) -> list[int]:
+    """The top-level nodes recorded at a line; for a ``for`` / ``while`` header with none of its own (its
+    condition computes nothing in the graph), the nodes of the loop's body, which the specialisation unrolled."""
+    found = _nodes_at(graph, file, line)
+    if found or graph is None or not file:
+        return found
+    loop = enclosing_loop(file, line)
+    if loop is None or loop[0] != line:
+        return []
+    return [
+        n.id
+        for n in graph.nodes
+        if n.parent is None and n.source is not None and n.source.file == file and loop[0] <= n.source.line <= loop[1]
+    ]
+
+
 def _unshortened(file: str) -> str:
     """The full path of a file torch's ``format_frame`` shortened: it cuts the path's common prefix with torch's
     package folder (so a file beside the venv reads ``tests/model.py``); the prefix is one of that folder's
@@ -123,19 +141,91 @@ def sloc_at(sloc: Any) -> tuple[str, int, str]:
     return "", 0, ""
 
 
-def guards_of(env: Any, graph: Graph | None, backed: set[str]) -> list[ExportGuard]:
+def nodes_through(graph: Graph | None, file: str, line: int) -> list[int]:
+    """The top-level nodes recorded with ``file:line`` anywhere on their stack (a library's line inside a call)."""
+    if graph is None or not file:
+        return []
+    return [
+        n.id
+        for n in graph.nodes
+        if n.parent is None and n.source is not None and any(f.line == line and f.file == file for f in n.source.stack)
+    ]
+
+
+def nodes_reading(graph: Graph | None, input: str) -> list[int]:
+    """The top-level nodes that read the graph input named ``input`` (what a specialisation of its size concerns
+    when no line of it has nodes: an ``if`` over the size computes nothing)."""
+    if graph is None:
+        return []
+    return [u for v in graph.inputs if graph.values[v].name == input for u in graph.users(v)]
+
+
+def guard_place(sloc: Any, places: PlaceRecorder | None = None) -> Place | None:
+    """Where the guard with this ``sloc`` was made: the place recorded while exporting (the user's line, and the
+    library's beside it: :mod:`.places`), else the sloc's own line (a library's line, said to be one, when torch
+    recorded nothing of the user's); None when torch recorded no line outside its own files."""
+    found = places.place_of(sloc) if places is not None and sloc is not None else None
+    if found is not None:
+        return found
+    file, line, code = sloc_at(sloc)
+    if not file:
+        return None
+    if frame_kind(file) == LIBRARY:
+        return Place("", 0, "", library_name(file), file, line, code)
+    return Place(file, line, code)
+
+
+def make_guard(kind: str, expr: str, place: Place | None, graph: Graph | None, reads: str = "") -> ExportGuard:
+    """The guard at its place: the user's line (the library's when no line of the user's is known), its nodes (of
+    that line; else those through the library's line; else, ``reads`` naming the input whose size it fixed, the
+    nodes reading that input), the library's line beside it."""
+    if place is None:
+        return ExportGuard(kind, expr, node_ids=nodes_reading(graph, reads) if reads else [])
+    file, line, code = (
+        (place.file, place.line, place.code)
+        if place.file
+        else (place.library_file, place.library_line, place.library_code)
+    )
+    nodes = nodes_of_line(graph, file, line)
+    if not nodes and place.library:
+        nodes = nodes_through(graph, place.library_file, place.library_line)
+    if not nodes and reads:
+        nodes = nodes_reading(graph, reads)
+    return ExportGuard(
+        kind,
+        expr,
+        file,
+        line,
+        code,
+        nodes,
+        place.library,
+        place.library_file,
+        place.library_line,
+        place.library_code,
+    )
+
+
+def guards_of(
+    env: Any, graph: Graph | None, backed: dict[str, str], places: PlaceRecorder | None = None
+) -> list[ExportGuard]:
+    """The shape environment's guards, each at its place (:func:`guard_place`; ``backed``: each input size's symbol
+    and the input it is the size of); a symbol the environment replaced
+    by a constant with no guard of its own (``Dim.AUTO`` specialised by a broadcast, a view) is a specialisation at
+    the place torch recorded for the replacement."""
     out: list[ExportGuard] = []
     if env is None:
         return out
     specialised: set[str] = set()
     for g in env.guards:
         expr = str(g.expr)
-        file, line, code = sloc_at(getattr(g, "sloc", None))
         spec = specialization(expr)
         kind = "specialization" if spec is not None and spec[0] in backed else "guard"
+        reads = ""
         if kind == "specialization" and spec is not None:
             specialised.add(spec[0])
-        out.append(ExportGuard(kind, expr, file, line, code, _nodes_at(graph, file, line)))
+            reads = backed[spec[0]]
+        out.append(make_guard(kind, expr, guard_place(getattr(g, "sloc", None), places), graph, reads))
+    slocs = getattr(env, "replacements_slocs", {})
     for sym, value in getattr(env, "replacements", {}).items():
         name = str(sym)
         if (
@@ -144,7 +234,8 @@ def guards_of(env: Any, graph: Graph | None, backed: set[str]) -> list[ExportGua
             and _bound(value) is not None
             and str(value).lstrip("-").isdigit()
         ):
-            out.append(ExportGuard("specialization", f"Eq({name}, {value})"))
+            place = guard_place(slocs.get(sym), places)
+            out.append(make_guard("specialization", f"Eq({name}, {value})", place, graph, backed[name]))
     return out
 
 
@@ -217,4 +308,13 @@ def _frames(stack: Any) -> list[Any]:
         return []
 
 
-__all__ = ["ASSERT_OPS", "guards_of", "node_id_map", "runtime_asserts_of", "sloc_at"]
+__all__ = [
+    "ASSERT_OPS",
+    "guard_place",
+    "guards_of",
+    "make_guard",
+    "node_id_map",
+    "nodes_of_line",
+    "runtime_asserts_of",
+    "sloc_at",
+]

@@ -40,8 +40,9 @@ from typing import Any
 import torch
 
 from ..graph import Graph
-from .draft import draft_report
+from .draft_report import draft_report
 from .guards import guards_of, node_id_map, runtime_asserts_of
+from .places import PlaceRecorder
 from .records import ExportGuard, ExportReport, ExportSymbol, SignatureEntry
 from .shape_env import _bound, _safely, input_names, shape_env_of, source_name
 
@@ -90,6 +91,12 @@ def mutated_buffers_of(ep: Any) -> list[str]:
 
 
 def symbols_of(ep: Any, env: Any) -> list[ExportSymbol]:
+    """The program's symbols with their ranges and sources; a symbol the shape environment replaced by another (one
+    ``Dim`` given to two inputs: ``s1 -> s0``) is not listed apart, its sources are the other's."""
+    merged: dict[str, str] = {}
+    for sym, repl in getattr(env, "replacements", {}).items():
+        if getattr(repl, "is_Symbol", False) and str(repl) != str(sym):
+            merged[str(sym)] = str(repl)
     ranges: dict[str, tuple[int | None, int | None]] = {}
     order: list[str] = []
     if env is not None:
@@ -104,7 +111,8 @@ def symbols_of(ep: Any, env: Any) -> list[ExportSymbol]:
     if env is not None:
         inputs = input_names(ep)
         for sym, srcs in env.var_to_sources.items():
-            sources[str(sym)] = list(dict.fromkeys(source_name(s, inputs) for s in srcs))
+            into = sources.setdefault(merged.get(str(sym), str(sym)), [])
+            into.extend(n for n in dict.fromkeys(source_name(s, inputs) for s in srcs) if n not in into)
     return [
         ExportSymbol(
             name=name,
@@ -114,11 +122,13 @@ def symbols_of(ep: Any, env: Any) -> list[ExportSymbol]:
             kind="unbacked" if name.startswith(("u", "zu")) else "backed",
         )
         for name in order
-        if re.fullmatch(r"[a-z]+\d+", name)
+        if re.fullmatch(r"[a-z]+\d+", name) and name not in merged
     ]
 
 
-def report_of(ep: Any, *, graph: Graph | None = None, log: str = "") -> ExportReport:
+def report_of(
+    ep: Any, *, graph: Graph | None = None, log: str = "", places: PlaceRecorder | None = None
+) -> ExportReport:
     """Everything the exported program records beyond its graph (see the module's docstring). Never raises."""
     report = ExportReport(log=log)
     no_signature: tuple[list[SignatureEntry], list[SignatureEntry]] = ([], [])
@@ -126,11 +136,11 @@ def report_of(ep: Any, *, graph: Graph | None = None, log: str = "") -> ExportRe
     report.mutated_buffers = _safely("mutated buffers", lambda: mutated_buffers_of(ep), [])
     env = _safely("the shape env", lambda: shape_env_of(ep), None)
     report.symbols = _safely("symbols", lambda: symbols_of(ep, env), [])
-    backed = {s.name for s in report.symbols if s.kind == "backed" and s.sources}
+    backed = {s.name: s.sources[0].split(".size()", 1)[0] for s in report.symbols if s.kind == "backed" and s.sources}
     no_ids: dict[str, int] = {}
     ids = _safely("node ids", lambda: node_id_map(ep, graph), no_ids)
     no_guards: list[ExportGuard] = []
-    guards = _safely("guards", lambda: guards_of(env, graph, backed), no_guards)
+    guards = _safely("guards", lambda: guards_of(env, graph, backed, places), no_guards)
     asserts = _safely("runtime asserts", lambda: runtime_asserts_of(ep, env, graph, ids), list(no_guards))
     report.guards = guards + asserts
     report.draft = draft_report(ep)
