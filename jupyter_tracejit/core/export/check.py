@@ -84,6 +84,8 @@ def guard_location(ep: torch.export.ExportedProgram, message: str, places: Place
         place = guard_place(guard.sloc, places)
         if place is not None:
             return place
+    if "==" not in m.group("expr"):
+        return None  # a declared range's bound (x.size()[0] <= 64): no line made it
     mentioned = set(_SOURCE.findall(m.group("expr")))
     symbols: set[Any] = set()
     inputs = input_names(ep)
@@ -133,6 +135,19 @@ def _guard_hint(message: str, place: Place | None) -> str:
             f"The exported program only accepts {expr}: that dimension was exported static, fixed at the example's "
             "size. Export with dynamic_shapes giving it a Dim (torch.export.Dim('batch', min=..., max=...)) or "
             "Dim.AUTO; if the code then specialises it, rewrite the line export names."
+        )
+    if re.search(r"!= [01]$", expr) and place is not None:
+        return (
+            f"The exported program refuses these inputs at a guard the line shown made ({expr}): torch assumes a size "
+            "computed there is never 0 or 1 (its 0/1 specialisation), and for these inputs it is, although the "
+            "Python code takes them. Check with sizes where it is at least 2, or declare the Dim's min so that it "
+            "is."
+        )
+    if place is not None:
+        return (
+            f"The exported program refuses these inputs at a guard the line shown made ({expr}): the code there "
+            "holds only for some sizes. Declare the dim so that its range keeps to them (a narrower min / max, a "
+            "multiple), or check with inputs the program was made for."
         )
     return (
         f"These inputs are outside what the exported program declares ({expr}). Widen the Dim's min / max in "

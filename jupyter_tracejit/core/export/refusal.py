@@ -48,9 +48,15 @@ def _printed(expr: Any) -> str:
     try:
         from torch.utils._sympy.printers import PythonPrinter
 
-        return str(PythonPrinter().doprint(expr)).replace(" ", "")
+        return _normal(str(PythonPrinter().doprint(expr)))
     except Exception:  # an expression torch's printer does not write: matched by nothing
         return ""
+
+
+def _normal(text: str) -> str:
+    """An expression's text without blanks and parentheses: torch's printers differ in both
+    (``x.size()[0] // 2 != 1`` against ``(s77 // 2) != 1``)."""
+    return re.sub(r"[\s()]", "", text)
 
 
 def _sources(env: Any) -> dict[Any, list[Any]]:
@@ -60,12 +66,12 @@ def _sources(env: Any) -> dict[Any, list[Any]]:
 def matching_guards(env: Any, text: str) -> list[Any]:
     """The environment's guards that torch printed as ``text`` (sizes written by their sources, ``L['x'].size()[1]``
     or ``x.size()[1]``)."""
-    normal = text.replace(" ", "")
+    normal = _normal(text)
     for sym, sources in _sources(env).items():
         for source in sources:
             for name in {source_name(source), _raw_name(source)}:
                 if name:
-                    normal = normal.replace(name.replace(" ", ""), str(sym))
+                    normal = normal.replace(_normal(name), str(sym))
     return [g for g in getattr(env, "guards", []) if _printed(g.expr) == normal]
 
 

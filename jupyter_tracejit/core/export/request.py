@@ -338,10 +338,16 @@ def compare(trace_run: TraceRun, export_run: TraceRun) -> TraceComparison | None
     frozen = {
         (w.file, w.line): BY_NAME[w.category].title for w in trace_run.warnings if w.category in FROZEN and w.file
     }
+    callers = {
+        (caller.file, caller.line)
+        for run in (trace_run, export_run)
+        if (caller := getattr(run.request, "caller", None)) is not None
+    }
     export_run.compared = TraceComparison(
         trace=trace_run.graph,
         trace_summary=trace_run.summary(),
-        comparison=compare_captures(trace_run.graph, export_run.graph, frozen_lines=frozen),
+        comparison=compare_captures(trace_run.graph, export_run.graph, frozen_lines=frozen, callers=callers),
+        export_run=export_run,
     )
     return export_run.compared
 
