@@ -240,6 +240,9 @@ def advise(f: Failure, shapes: GivenShapes, model: Any = None) -> DimAdvice:
     suggested = suggested_spec(f.suggested, getattr(given, "__name__", "")) if f.suggested else None
     a.suggested = suggested or ""
     facts = [fix for fix in (fact(a, f, model) for fact in _FACTS) if fix is not None] if a.library else []
+    for fix in facts:
+        if fix.spec and a.input and a.dim >= 0:
+            fix.dynamic_shapes = shapes.with_spec(a.input, a.dim, None if fix.spec == "None" else fix.spec)
     rest = _constant_fixes(a, f, shapes, given) if f.value is not None else _range_fixes(a, f, shapes, given)
     a.fixes = facts + [x for x in rest if not (facts and x.kind == "static")]
     return a

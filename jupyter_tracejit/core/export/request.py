@@ -221,8 +221,8 @@ def draft_run(run: TraceRun) -> TraceRun:
     request = run.request
     if not isinstance(request, ExportRequest):
         raise ValueError(
-            "run.draft() needs the run's live model and inputs, and this run has none (read from JSON or a file): "
-            "export again with tj.export(model, args, ..., draft='on_failure') to get the draft with the run"
+            "run.draft() needs the run's live model and inputs: this run holds no live model (read from JSON or a "
+            "file); export again with tj.export(model, args, ..., draft='on_failure') to get the draft with the run"
         )
     session = session_for(request)
     records = run.records_as(ExportReport)
