@@ -55,6 +55,8 @@ _REASONS = {
     "frozen": "the trace froze a value at this line ({what}): export guards it or refuses it instead",
     "only_trace": "ops only the trace recorded",
     "only_export": "ops only the export recorded",
+    "refused": "the line export refused: the export side is draft_export's graph, which recorded it as the trace "
+    "did, for the example's sizes only",
 }
 
 
@@ -130,11 +132,29 @@ class CaptureComparison(JsonRecord):
         return GraphDiff(divergences=divergences, matched={a: b for a, b in self.matched})
 
     def summary(self) -> str:
+        refused = next((d for d in self.lines if d.reason == "refused"), None)
+        if refused is not None:  # matched against a draft: no reassurance, the refused line first
+            code = f" (`{refused.code}`)" if refused.code else ""
+            return (
+                f"export refused line {refused.line}{code}: matched against draft_export's graph, which recorded that "
+                f"line as the trace did, for the example's sizes only; {len(self.matched)} of {self.trace_ops} trace "
+                f"ops matched the draft's"
+            )
         return (
             f"{len(self.matched)} of {self.trace_ops} trace ops matched ({self.coverage:.0%} of those export could "
             f"have), {plural(self.export_ops, 'export op')}; {plural(len(self.lines), 'line')} "
             + ("differs" if len(self.lines) == 1 else "differ")
         )
+
+    def mark_refused(self, trace: Graph, draft: Graph, file: str, line: int, code: str) -> None:
+        """The comparison is against a refused export's draft: the line export refused comes first, with the ops
+        both sides recorded there (they agree for the example's sizes only)."""
+
+        def at(graph: Graph) -> list[int]:
+            return [n.id for n in graph.nodes if n.role == "op" and n.source is not None and n.source.line == line
+                    and n.source.file == file]  # fmt: skip
+
+        self.lines.insert(0, LineDifference(file, line, code, "refused", _REASONS["refused"], at(trace), at(draft)))
 
 
 @dataclass

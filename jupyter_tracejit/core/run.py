@@ -296,7 +296,7 @@ class TraceRun(JsonRecord):
                 else:  # the check's runs raised (an export's guard, a re-trace that failed): nothing to diverge
                     parts.append(f"check FAILED: {plural(raised, 'input set')} raised")
         else:
-            parts.append("not checked")
+            parts.append("read from a file, nothing run" if self.from_file else "not checked")
         if self.probe is not None and not self.probe.ok:
             parts.append(f"probe: {plural(len(self.probe.findings), 'finding')}")
         verdict = "ok" if self.ok else "problems"

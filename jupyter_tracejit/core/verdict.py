@@ -67,6 +67,14 @@ def _plural(n: int, word: str) -> str:
     return f"{n} {word}" if n == 1 else f"{n} {word}{'es' if word.endswith(('ch', 'sh', 's', 'x')) else 's'}"
 
 
+def unchecked_words(run: TraceRun) -> str:
+    """Why a run has no check, in words: read from a file (nothing ran), or the check was off (the trace's
+    ``check_trace=False``)."""
+    if run.from_file:
+        return "read from a saved file, nothing run"
+    return "not checked (check_trace=False)" if run.backend == "trace" else f"not checked ({run.check_name} was off)"
+
+
 def verdict_of(run: TraceRun) -> Verdict:
     """The badge of a run: ``ok`` / ``warnings`` / ``check failed`` / ``failed``, with its reasons and counts."""
     user = run.user_warnings
@@ -121,11 +129,9 @@ def verdict_of(run: TraceRun) -> Verdict:
         checked = "nothing to check (no check_inputs, no dynamic ranges)"
     elif run.check is not None:
         checked = f"{run.check_name} passed on {run.check.passed_text()}"
-    elif run.from_file:
-        checked = "read from a saved file, nothing run"
     else:
-        checked = "not checked (check_trace=False)"
+        checked = unchecked_words(run)
     return Verdict("ok", "ok", [f"nothing says the {run.capture_noun} is wrong; {checked}", *notes], **counts)
 
 
-__all__ = ["NOT_ABOUT_THE_TRACE", "Verdict", "first_line", "verdict_of"]
+__all__ = ["NOT_ABOUT_THE_TRACE", "Verdict", "first_line", "unchecked_words", "verdict_of"]

@@ -194,3 +194,21 @@ def test_the_draft_is_offered_and_joins_the_run_on_request() -> None:
         tj.trace(torch.relu, (torch.randn(2),)).draft()
     never = tj.export(Loop(), (torch.randn(3),), dynamic_shapes={"x": {0: Dim("n", min=2, max=8)}}, draft="never")
     assert never.export is not None and never.export.draft_offer is None
+
+
+def test_a_refused_loop_compared_with_its_trace_points_at_the_refused_line() -> None:
+    shapes = {"x": {0: Dim("n", min=2, max=8)}}
+    run = tj.export(Loop(), (torch.randn(3),), dynamic_shapes=shapes, compare_trace=True)
+    assert run.compared is None  # nothing exported to compare with, until the draft
+    assert any(f.kind == "compare_trace" for f in run.findings)
+    run.draft()
+    assert run.compared is not None and not any(f.kind == "compare_trace" for f in run.findings)
+    first = run.compared.comparison.lines[0]
+    assert (first.reason, first.file, first.line) == ("refused", THIS_FILE, line_of("LOOP LINE"))
+    summary = run.compared.comparison.summary()
+    # the draft unrolled the loop as the trace did: said so, never a reassuring "N of N matched (100%)"
+    assert summary.startswith(f"export refused line {line_of('LOOP LINE')}") and "100%" not in summary
+    assert "draft_export's graph" in summary and "example's sizes only" in summary
+    at_once = tj.export(Loop(), (torch.randn(3),), dynamic_shapes=shapes, compare_trace=True, draft="on_failure")
+    assert at_once.compared is not None and at_once.compared.comparison.lines[0].reason == "refused"
+    assert TraceRun.from_json(at_once.to_json()).to_json() == at_once.to_json()

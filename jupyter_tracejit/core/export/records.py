@@ -197,6 +197,25 @@ class ExportReport(JsonRecord):
         for i, guard in enumerate(data["guards"]):
             yield f"/guards/{i}/node_ids", "forward", guard["node_ids"]
 
+    def text_lines(self) -> list[str]:
+        """The signature and the symbols with their ranges, as the text report (``tracejit view``) prints them."""
+        user_inputs = [e.name for e in self.inputs if e.kind == "user_input"]
+        lifted = [e.kind for e in self.inputs if e.kind != "user_input"]
+        counts = ", ".join(f"{lifted.count(k)} {k.replace('_', ' ')}{'s' if lifted.count(k) != 1 else ''}"
+                           for k in dict.fromkeys(lifted))  # fmt: skip
+        outputs = [e.name or e.kind for e in self.outputs if e.kind == "user_output"]
+        lines = [f"signature: ({', '.join(user_inputs)}) -> ({', '.join(outputs)})" + (f"; {counts}" if counts else "")]
+        if self.mutated_buffers:
+            lines.append(f"  mutates: {', '.join(self.mutated_buffers)}")
+        if self.symbols:
+            lines.append("symbols:")
+        for s in self.symbols:
+            low = "-inf" if s.min is None else str(s.min)
+            high = "inf" if s.max is None else str(s.max)
+            what = ", ".join(s.sources) or ("a value read from a tensor" if s.kind == "unbacked" else "")
+            lines.append(f"  {s.name}" + (f" = {what}" if what else "") + f", range [{low}, {high}]")
+        return lines
+
     def symbol(self, name: str) -> ExportSymbol | None:
         return next((s for s in self.symbols if s.name == name), None)
 

@@ -231,6 +231,13 @@ def draft_run(run: TraceRun) -> TraceRun:
     with calls_from(request.caller):
         drive(session.draft_steps(run))
     run.timings["draft"] = time.perf_counter() - started
+    o = request.options
+    if o.compare_trace and run.compared is None and run.graph is not None:
+        # the comparison a refused export could not make: against its draft, the refused line first
+        run.findings = [f for f in run.findings if f.kind != "compare_trace"]
+        with calls_from(request.caller):
+            compare_with_trace(run, request.target, request.args, request.kwargs, module_mode=o.module_mode,
+                               no_grad=o.no_grad)  # fmt: skip
     run.file_names = display_names(run.files())
     return run
 
@@ -349,6 +356,12 @@ def compare(trace_run: TraceRun, export_run: TraceRun) -> TraceComparison | None
         comparison=compare_captures(trace_run.graph, export_run.graph, frozen_lines=frozen, callers=callers),
         export_run=export_run,
     )
+    refused = export_run.error
+    if refused is not None and refused.phase == "export" and refused.file:
+        # the export's graph is its draft: what matches there says nothing of the line export refused
+        export_run.compared.comparison.mark_refused(
+            trace_run.graph, export_run.graph, refused.file, refused.line, refused.code
+        )
     return export_run.compared
 
 

@@ -31,6 +31,7 @@ type OptionKey = OptionSpec['key'] | ExportOptionSpec['key'];
 
 /** How the draft_export choices read in the menu. */
 const DRAFT_LABELS: Record<ExportExplorerOptions['draft'], string> = {
+  on_request: 'draft on request',
   on_failure: 'draft on failure',
   always: 'draft always',
   never: 'no draft'

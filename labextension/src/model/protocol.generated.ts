@@ -891,7 +891,18 @@ export interface LineDifference {
   file: string;
   line: number;
   code: string;
-  reason: 'shape_arithmetic' | 'runtime_check' | 'no_op' | 'control_flow' | 'frozen' | 'only_trace' | 'only_export';
+  /**
+   * refused: the line a refused export stopped at, compared against its draft (first of the lines)
+   */
+  reason:
+    | 'shape_arithmetic'
+    | 'runtime_check'
+    | 'no_op'
+    | 'control_flow'
+    | 'frozen'
+    | 'only_trace'
+    | 'only_export'
+    | 'refused';
   detail: string;
   trace_nodes: number[];
   export_nodes: number[];
