@@ -212,3 +212,33 @@ def test_a_refused_loop_compared_with_its_trace_points_at_the_refused_line() -> 
     at_once = tj.export(Loop(), (torch.randn(3),), dynamic_shapes=shapes, compare_trace=True, draft="on_failure")
     assert at_once.compared is not None and at_once.compared.comparison.lines[0].reason == "refused"
     assert TraceRun.from_json(at_once.to_json()).to_json() == at_once.to_json()
+
+
+@pytest.mark.slow  # ~12 s: a Funnel export and its check
+def test_every_specialisation_of_funnel_has_its_line(transformers: Any) -> None:
+    config = transformers.FunnelConfig(
+        vocab_size=100, block_sizes=[1, 1], d_model=16, n_head=2, d_head=8, d_inner=32, num_decoder_layers=1
+    )
+    model = transformers.FunnelModel(config).eval()
+    ids, mask = torch.randint(0, 100, (2, 16)), torch.ones(2, 16, dtype=torch.long)
+    auto = {0: Dim.AUTO, 1: Dim.AUTO}
+    run = export(model, (ids,), {"attention_mask": mask}, dynamic_shapes={"input_ids": auto, "attention_mask": auto})
+    assert run.error is None and run.export is not None, run.error
+    specialised = run.export.guards_of("specialization")
+    assert len(specialised) >= 2  # the sequence length, fixed at several places of Funnel's code
+    for guard in specialised:  # the second one had no line (a replacement torch made without a guard)
+        assert guard.file == THIS_FILE and guard.library == "transformers" and guard.library_line, guard
+        assert guard.node_ids, guard
+    assert {g.library_file.rsplit("/", 1)[-1] for g in specialised} == {"modeling_funnel.py"}
+
+
+class Masked(nn.Module):
+    def forward(self, x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        return x * mask
+
+
+def test_one_dim_given_to_two_inputs_is_one_symbol() -> None:
+    batch = Dim("batch", min=2, max=8)
+    run = export(Masked(), (torch.randn(3, 4), torch.randn(3, 4)), dynamic_shapes={"x": {0: batch}, "mask": {0: batch}})
+    assert run.export is not None
+    assert [s.sources for s in run.export.symbols] == [["x.size()[0]", "mask.size()[0]"]]
