@@ -5,7 +5,8 @@ rules.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import functools
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -40,6 +41,18 @@ class _Case:
     #: its inputs described, and their elements, for a case offered and not built
     inputs: list[str] | None = None
     elements: int = 0
+    #: a derived case's place in its range (``min``, ``mid``, ``max``) and size; the range's maximum can be made
+    #: again at a smaller size (``shrink(value)``) when the check's time budget cannot pay for it
+    tag: str = ""
+    value: int = 0
+    low: int = 0
+    shrink: Callable[[int], _Case] | None = None
+
+    def size(self) -> int:
+        """Its inputs' elements (what its run costs scales with)."""
+        if self.offered:
+            return self.elements
+        return sum(t.numel() for t in pytree.tree_leaves((self.args, self.kwargs)) if isinstance(t, torch.Tensor))
 
 
 # -- the input sets ---------------------------------------------------------------------------------------------------
@@ -210,21 +223,31 @@ def range_cases(
         for v, tag in ((lo, "min"), ((lo + hi) // 2, "mid"), (hi, "max")):
             values.setdefault(v, tag)
         for value, tag in values.items():
-            shapes = inputs.build(sym, value)
-            assert shapes is not None
-            new = [
-                resized(leaf, tuple(shape.shape), g) if shape is not leaf else leaf
-                for leaf, shape in zip(inputs.leaves, shapes, strict=True)
-            ]
-            new_args, new_kwargs = pytree.tree_unflatten(new, inputs.spec)
             note = ", unbounded" if tag == "max" and unbounded else ""
             if tag == "max" and hi != wanted:
                 note += f", lowered from {wanted} to stay {'cheap' if costly else 'small'}"
-            label = f"range {sym}={value} ({tag}{note}): {', '.join(inputs.where[sym])}"
-            cases.append(_Case(label, tuple(new_args), dict(new_kwargs), derived=True))
+            case = _made(inputs, sym, value, tag, note, g)
+            if tag == "max":
+                case.low = lo
+                note = (", unbounded" if unbounded else "") + f", lowered from {wanted} to stay within the check's time"
+                case.shrink = functools.partial(_made, inputs, sym, tag="max", note=note, g=g)
+            cases.append(case)
         if hi != wanted:
             cases.append(_offered(inputs, sym, wanted, unbounded))
     return cases
+
+
+def _made(inputs: _Symbolic, sym: Any, value: int, tag: str, note: str, g: torch.Generator) -> _Case:
+    """The input set with ``sym`` at ``value`` (the example's values kept where the shapes overlap)."""
+    shapes = inputs.build(sym, value)
+    assert shapes is not None
+    new = [
+        resized(leaf, tuple(shape.shape), g) if shape is not leaf else leaf
+        for leaf, shape in zip(inputs.leaves, shapes, strict=True)
+    ]
+    new_args, new_kwargs = pytree.tree_unflatten(new, inputs.spec)
+    label = f"range {sym}={value} ({tag}{note}): {', '.join(inputs.where[sym])}"
+    return _Case(label, tuple(new_args), dict(new_kwargs), derived=True, tag=tag, value=value)
 
 
 def _offered(inputs: _Symbolic, sym: Any, value: int, unbounded: bool) -> _Case:

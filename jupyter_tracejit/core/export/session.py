@@ -27,7 +27,7 @@ from ..source import attribute_to_caller
 from ..target import target_of
 from ..torch_logs import captured_torch_logs
 from .advice import specialized_advice
-from .check import check_export
+from .check import check_budget, check_export
 from .draft import draft_crashed, join_draft, offer
 from .failures import DYNAMIC_SHAPES_MISMATCH, TREE_NAME, export_error
 from .findings import export_findings
@@ -223,6 +223,7 @@ class ExportSession(GivenInputs):
                 on_python_run=self._count_python_run,
                 places=self.places,
                 timings=self.timings,
+                budget=check_budget(self.timings["export"]),
             )
             self.timings["check"] = time.perf_counter() - t0
 
