@@ -277,9 +277,9 @@ def specialized_advice(report: ExportReport, shapes: GivenShapes, model: Any = N
 def hint_of(a: DimAdvice) -> str:
     """The advice as an error's hint: what happened where, then the fixes, best first."""
     exprs = ", ".join(a.exprs[:2]) + (f" and {len(a.exprs) - 2} more" if len(a.exprs) > 2 else "")
-    if a.kind in ("refused", "specialized") and a.exprs and re.fullmatch(r"Eq\(\w+, -?\d+\)", a.exprs[0]):
-        value = a.exprs[0].rsplit(",", 1)[1].strip(" )")
-        happened = f"{a.source} became the constant {value}"
+    constant = a.exprs and re.fullmatch(r"Eq\(\w+, -?\d+\)", a.exprs[0])
+    if a.kind in ("refused", "specialized") and constant:
+        happened = f"{a.source} became the constant {a.exprs[0].rsplit(',', 1)[1].strip(' )')}"
     elif a.holds:
         happened = f"export needs {exprs} of {a.source}, which holds for every size of its range"
     else:
@@ -287,7 +287,7 @@ def hint_of(a: DimAdvice) -> str:
     if a.library:
         where = f" in {_library_words(a)}, called from this line: that line is not yours, rewriting it is not the fix"
     else:
-        where = " on this line"
+        where = f" on this line ({a.exprs[0]})" if constant else " on this line"
     fixes = " ".join(f"({i}) {fix.text}" for i, fix in enumerate(a.fixes[:4], 1))
     return f"{happened}{where}. Fixes, best first: {fixes}" if fixes else f"{happened}{where}."
 
