@@ -59,7 +59,7 @@ from ..inputs import describe_inputs
 from ..module_state import ModuleState
 from ..tracer_warnings import discard_own_warnings
 from .check_cases import MAX_DERIVED_BYTES, _Case, check_input_set, range_cases
-from .check_cost import CHEAP_SECONDS, CaseCost
+from .check_cost import CaseCost
 from .check_guards import guard_location, program_error
 from .places import PlaceRecorder
 
@@ -167,7 +167,7 @@ def _run_all(
         case = cases[i]
         if cost is not None and budget is not None and case.derived and not case.offered:
             size = case.size()
-            if cost.work(size) > CHEAP_SECONDS and spent + cost.of(size) > budget:
+            if not cost.cheap(size) and spent + cost.of(size) > budget:
                 why = f"over the check's time budget ({budget:.1f} s)"
                 fitted = _fitted(case, cost, budget - spent)
                 if fitted is not None:  # the maximum, lowered to fit; the maximum itself offered (once)
@@ -194,9 +194,7 @@ def _run_all(
 
 def _none_affordable(cases: list[_Case], cost: CaseCost, budget: float) -> bool:
     """Whether no case would run under the budget: all derived from the ranges, none cheap, none fitting."""
-    return all(
-        c.derived and (c.offered or (cost.work(c.size()) > CHEAP_SECONDS and cost.of(c.size()) > budget)) for c in cases
-    )
+    return all(c.derived and (c.offered or (not cost.cheap(c.size()) and cost.of(c.size()) > budget)) for c in cases)
 
 
 def _not_built(*args: Any, **kwargs: Any) -> Any:

@@ -21,8 +21,9 @@ from typing import Any
 import torch
 from torch.utils import _pytree as pytree
 
-#: a case whose estimated work takes less than this always runs (what it costs is the fixed cost per op)
-CHEAP_SECONDS = 0.005
+#: a case with less arithmetic than this (both runs) always runs: what it costs is the fixed cost per op, and the
+#: decision does not depend on this machine's speed or load (a small model keeps every case)
+CHEAP_FLOPS = 1e8
 
 
 def _hint(size: Any) -> int:
@@ -97,13 +98,16 @@ def program_flops(ep: Any) -> float:
 
 @functools.cache
 def machine_flops() -> float:
-    """This machine's floating-point operations per second on a small matrix product (measured once)."""
+    """This machine's floating-point operations per second on a small matrix product (measured once: the fastest of
+    a few tries, so that a moment of the machine's load does not count)."""
     a = torch.randn(256, 256)
     a @ a
-    t0 = time.perf_counter()
-    for _ in range(8):
+    fastest = float("inf")
+    for _ in range(5):
+        t0 = time.perf_counter()
         a @ a
-    return 8 * 2 * 256**3 / max(time.perf_counter() - t0, 1e-9)
+        fastest = min(fastest, time.perf_counter() - t0)
+    return 2 * 256**3 / max(fastest, 1e-9)
 
 
 class CaseCost:
@@ -117,9 +121,17 @@ class CaseCost:
         #: how much slower than their work the cases that ran were (the fixed cost per op, the first call)
         self.factor = 1.0
 
+    def flops_of(self, elements: int) -> float:
+        """The two runs' arithmetic at a case of ``elements``."""
+        return 2 * self.flops * (elements / self.elements)
+
+    def cheap(self, elements: int) -> bool:
+        """Whether a case of ``elements`` has so little arithmetic that it always runs (:data:`CHEAP_FLOPS`)."""
+        return self.flops_of(elements) < CHEAP_FLOPS
+
     def work(self, elements: int) -> float:
         """Seconds of the two runs' arithmetic alone."""
-        return 2 * self.flops * (elements / self.elements) / self.speed
+        return self.flops_of(elements) / self.speed
 
     def of(self, elements: int) -> float:
         """Seconds the two runs are estimated to take, as slow as the slowest case so far."""
@@ -127,9 +139,8 @@ class CaseCost:
 
     def ran(self, elements: int, seconds: float) -> None:
         """A case of ``elements`` took ``seconds``: later estimates are scaled to match."""
-        work = self.work(elements)
-        if work >= CHEAP_SECONDS:  # a cheap case's time is its fixed cost: it says nothing of the work's speed
-            self.factor = max(self.factor, seconds / work)
+        if not self.cheap(elements):  # a cheap case's time is its fixed cost: it says nothing of the work's speed
+            self.factor = max(self.factor, seconds / self.work(elements))
 
 
-__all__ = ["CHEAP_SECONDS", "CaseCost", "machine_flops", "program_flops"]
+__all__ = ["CHEAP_FLOPS", "CaseCost", "machine_flops", "program_flops"]
