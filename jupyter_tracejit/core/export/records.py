@@ -70,6 +70,8 @@ class ExportGuard(JsonRecord):
     library_line: int = 0
     library_code: str = ""
 
+    _json_sparse: ClassVar[tuple[str, ...]] = ("library", "library_file", "library_line", "library_code")
+
 
 @dataclass
 class DraftFailure(JsonRecord):
@@ -189,6 +191,7 @@ class ExportReport(JsonRecord):
         "advice": list_of(DimAdvice.from_json),
         "draft_offer": DraftOffer.from_json,
     }
+    _json_sparse: ClassVar[tuple[str, ...]] = ("advice", "draft_offer")
 
     @staticmethod
     def node_references(data: Mapping[str, Any]) -> Iterator[tuple[str, str, list[Any]]]:
