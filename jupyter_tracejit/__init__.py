@@ -137,8 +137,15 @@ def _diff_bundle(diff: Any) -> dict[str, Any] | tuple[dict[str, Any], dict[str, 
     return diff_mimebundle(diff)
 
 
+def _comparison_bundle(comparison: Any) -> dict[str, Any] | tuple[dict[str, Any], dict[str, Any]]:
+    from .widgets import comparison_mimebundle
+
+    return comparison_mimebundle(comparison)
+
+
 def _register_display_if_in_ipython() -> None:
-    """In a notebook, make a displayed TraceRun (or ``tj.diff``'s RunDiff) show the explorer without ``%load_ext``.
+    """In a notebook, make a displayed TraceRun (or ``tj.diff``'s RunDiff, ``tj.compare``'s TraceComparison) show the
+    explorer without ``%load_ext``.
 
     Only when IPython is already running (never imports it); the formatter imports the widgets on first
     display, so ``import jupyter_tracejit`` stays free of ipywidgets everywhere.
@@ -154,6 +161,8 @@ def _register_display_if_in_ipython() -> None:
         formatter.for_type(TraceRun, _run_bundle)
         # by name: core.run_diff is imported when tj.diff is first used, not here
         formatter.for_type_by_name("jupyter_tracejit.core.run_diff", "RunDiff", _diff_bundle)
+        # tj.compare(trace, export): the export's explorer on its "Trace vs export" tab
+        formatter.for_type_by_name("jupyter_tracejit.core.capture_diff", "TraceComparison", _comparison_bundle)
     except Exception:  # an unusual shell: displaying falls back to repr, nothing else changes
         pass
 

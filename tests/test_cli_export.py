@@ -65,7 +65,7 @@ def test_an_export_that_passes_exits_0_and_writes_its_run(tmp_path, capfd):
     assert code == 0, out + err
     assert out.startswith("Net: ok;") and err == ""
     run = json.loads((tmp_path / "run.json").read_text())
-    assert run["backend"] == "export" and run["options"]["draft"] == "on_failure"
+    assert run["backend"] == "export" and run["options"]["draft"] == "on_request"
     assert capfd.readouterr().err == ""
 
 

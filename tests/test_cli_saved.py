@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 import torch
 
+import jupyter_tracejit as tj
 from jupyter_tracejit import cli
 from jupyter_tracejit.core.export.options import export_support_problem
 from tests.core.test_archive_load import BatchEight
@@ -55,6 +56,13 @@ def test_view_opens_an_exported_program(tmp_path: Path) -> None:
     data = json.loads((tmp_path / "run.json").read_text())
     assert data["backend"] == "export"
     assert [(s["min"], s["max"]) for s in data["records"]["symbols"]] == [(2, 64)]
+    # the signature and the symbols with their ranges; a loaded file is never "not checked" (nothing ran)
+    assert "signature: (x) -> (" in out and "parameters" in out
+    symbol = data["records"]["symbols"][0]["name"]
+    assert f"{symbol} = x.size()[1], range [2, 64]" in out
+    assert "not checked" not in out and "check_trace=False" not in out and "read from a file, nothing run" in out
+    page = tj.load(path).to_html()
+    assert "nothing was checked" in page and "check_trace=False" not in page
 
 
 def test_view_of_what_cannot_be_read_is_a_usage_error(tmp_path: Path) -> None:

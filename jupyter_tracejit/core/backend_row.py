@@ -73,6 +73,13 @@ class Backend:
     files: tuple[SavedFile, ...] = ()
     #: its ``tracejit`` subcommand and its magic (both named :attr:`verb`): their words and how a call is captured
     command: CommandWords | None = None
+    #: what its runs can do later, ``(name, module:function)`` (relative to ``core``): ``run.draft()`` for an export
+    actions: tuple[tuple[str, str], ...] = ()
+
+    def action(self, name: str) -> Any:
+        """The function behind ``run.<name>()`` for its runs (imports the back end), or None when it has none."""
+        spec = dict(self.actions).get(name)
+        return attribute(spec) if spec else None
 
     def table(self) -> Any:
         """Its options table (imports the back end, and torch)."""

@@ -27,7 +27,7 @@ from typing import Any, ClassVar
 
 from .diff import ROOT, Divergence, GraphDiff
 from .graph import PLUMBING_ROLES, Graph, Node
-from .jsonio import Decoders, JsonRecord, list_of
+from .jsonio import NOT_IN_JSON, Decoders, JsonRecord, list_of
 from .words import plural
 
 #: ops that compute sizes, not tensors: the trace records them, export keeps sizes symbolic (or constant)
@@ -55,11 +55,19 @@ _REASONS = {
     "frozen": "the trace froze a value at this line ({what}): export guards it or refuses it instead",
     "only_trace": "ops only the trace recorded",
     "only_export": "ops only the export recorded",
+    "refused": "the line export refused: the export side is draft_export's graph, which recorded it as the trace "
+    "did, for the example's sizes only",
 }
 
 
-#: one op under two names: the trace records ``aten::_convolution`` (with every argument), export ``conv2d``
-SAME_OP = {"_convolution": "convolution", "conv1d": "convolution", "conv2d": "convolution", "conv3d": "convolution"}
+#: one op under two names: the trace records ``aten::_convolution`` (with every argument; ``_convolution_mode`` for
+#: ``padding="same"``), export ``conv2d`` (``conv2d.padding``), ``conv_transpose2d``
+SAME_OP = {
+    "_convolution": "convolution",
+    "_convolution_mode": "convolution",
+    **{f"conv{d}d": "convolution" for d in (1, 2, 3)},
+    **{f"conv_transpose{d}d": "convolution" for d in (1, 2, 3)},
+}
 
 
 def bare_name(kind: str) -> str:
@@ -124,23 +132,48 @@ class CaptureComparison(JsonRecord):
         return GraphDiff(divergences=divergences, matched={a: b for a, b in self.matched})
 
     def summary(self) -> str:
+        refused = next((d for d in self.lines if d.reason == "refused"), None)
+        if refused is not None:  # matched against a draft: no reassurance, the refused line first
+            code = f" (`{refused.code}`)" if refused.code else ""
+            return (
+                f"export refused line {refused.line}{code}: matched against draft_export's graph, which recorded that "
+                f"line as the trace did, for the example's sizes only; {len(self.matched)} of {self.trace_ops} trace "
+                f"ops matched the draft's"
+            )
         return (
             f"{len(self.matched)} of {self.trace_ops} trace ops matched ({self.coverage:.0%} of those export could "
             f"have), {plural(self.export_ops, 'export op')}; {plural(len(self.lines), 'line')} "
             + ("differs" if len(self.lines) == 1 else "differ")
         )
 
+    def mark_refused(self, trace: Graph, draft: Graph, file: str, line: int, code: str) -> None:
+        """The comparison is against a refused export's draft: the line export refused comes first, with the ops
+        both sides recorded there (they agree for the example's sizes only)."""
+
+        def at(graph: Graph) -> list[int]:
+            return [n.id for n in graph.nodes if n.role == "op" and n.source is not None and n.source.line == line
+                    and n.source.file == file]  # fmt: skip
+
+        self.lines.insert(0, LineDifference(file, line, code, "refused", _REASONS["refused"], at(trace), at(draft)))
+
 
 @dataclass
 class TraceComparison(JsonRecord):
     """An export run's comparison with a trace of the same model (``compare_trace=True``): the trace's graph, what
-    the trace said (its summary) and how the two graphs correspond (export graph: the run's own ``forward``)."""
+    the trace said (its summary) and how the two graphs correspond (export graph: the run's own ``forward``). Shown
+    as a cell's last expression, it is the export run's explorer with its "Trace vs export" tab (:attr:`export_run`,
+    the run it belongs to, when ``tj.compare`` made it)."""
 
     trace: Graph
     trace_summary: str
     comparison: CaptureComparison
+    #: the export run this comparison is kept in (``export_run.compared``); None after ``from_json``
+    export_run: Any = field(default=None, repr=False, compare=False, metadata=NOT_IN_JSON)
 
     _json_decoders: ClassVar[Decoders] = {"trace": Graph.from_json, "comparison": CaptureComparison.from_json}
+
+    def __repr__(self) -> str:
+        return f"<TraceComparison {self.comparison.summary()}>"
 
 
 def _ops(graph: Graph) -> list[Node]:
@@ -151,22 +184,35 @@ _NUMBER_TYPES = frozenset({"int", "float", "bool", "Scalar", "number", "SymInt",
 
 
 def shape_arithmetic(graph: Graph) -> set[int]:
-    """The ops that compute sizes, not data: size ops, ops whose outputs are all numbers (``int``), and 0-dim
-    results of such ops alone (a trace's ``mul`` of two ``prim::NumToTensor`` results)."""
+    """The ops that compute sizes, not data: size ops, ops whose outputs are all numbers (``int``), and ops whose
+    results are 0-dim (or of no known shape) and computed from sizes alone, through the lists, tuples and unpacking
+    between them (a trace's ``aten::remainder`` of a width that came through a tuple of ``prim::NumToTensor`` s:
+    Swin's window padding)."""
     found: set[int] = set()
+    sizes: set[int] = set()  # values that hold sizes
     for node in graph.nodes:
+        producers = [graph.producer(v) for v in node.inputs]
+        data = [v for v, p in zip(node.inputs, producers, strict=True) if p is None or p.role != "constant"]
+        from_sizes = bool(data) and all(v in sizes for v in data)
+        if node.role in PLUMBING_ROLES:
+            packed = producers[0] if node.role == "unpack" and len(producers) == 1 else None
+            if packed is not None and packed.role in ("tuple", "list") and len(packed.inputs) == len(node.outputs):
+                # a tuple of a tensor and sizes taken apart: each item is what was put there
+                sizes.update(out for out, item in zip(node.outputs, packed.inputs, strict=True) if item in sizes)
+            elif from_sizes:
+                sizes.update(node.outputs)
+            continue
         if node.role != "op":
             continue
         types = [graph.values[v].type for v in node.outputs]
-        if bare_name(node.kind) in SHAPE_OPS or (types and all(t in _NUMBER_TYPES for t in types)):
+        scalar = bool(node.outputs) and all(graph.values[v].shape in ((), None) for v in node.outputs)
+        if (
+            bare_name(node.kind) in SHAPE_OPS
+            or (types and all(t in _NUMBER_TYPES for t in types))
+            or (scalar and from_sizes)
+        ):
             found.add(node.id)
-            continue
-        # a 0-dim result of sizes only (parameters and graph inputs are data; constants are neither)
-        scalar = bool(node.outputs) and all(graph.values[v].shape == () for v in node.outputs)
-        producers = [graph.producer(v) for v in node.inputs]
-        data = [p for p in producers if p is None or p.role != "constant"]
-        if scalar and data and all(p is not None and p.id in found for p in data):
-            found.add(node.id)
+            sizes.update(node.outputs)
     return found
 
 
@@ -235,10 +281,17 @@ def _pair_by(
 
 
 def compare_captures(
-    trace: Graph, export: Graph, *, frozen_lines: dict[tuple[str, int], str] | None = None
+    trace: Graph,
+    export: Graph,
+    *,
+    frozen_lines: dict[tuple[str, int], str] | None = None,
+    callers: Container[tuple[str, int]] = (),
 ) -> CaptureComparison:
     """Match the ops of a trace's graph and an export's graph of the same model; ``frozen_lines`` maps the
-    ``(file, line)`` of the trace's frozen-value warnings to their titles (a reason of their own)."""
+    ``(file, line)`` of the trace's frozen-value warnings to their titles (a reason of their own). ``callers`` are
+    the lines that asked for the captures (the ``tj.export(...)`` / ``%export`` line): ops recorded entirely inside
+    torch are put there by the captures, and such a line is never a line that differs: those ops are grouped with
+    no line."""
     trace_ops, export_ops = _ops(trace), _ops(export)
     shape_t = shape_arithmetic(trace)
     unpacking = input_unpacking(trace) - shape_t
@@ -288,7 +341,7 @@ def compare_captures(
         export_ops=len(export_ops),
         trace_shape_ops=len(shape_t),
         lines=_in_program_order(
-            _differences(unmatched_t, unmatched_e, frozen_lines or {}, shape_t, shape_e, unpacking), pairs
+            _differences(unmatched_t, unmatched_e, frozen_lines or {}, shape_t, shape_e, unpacking, callers), pairs
         ),
     )
 
@@ -322,13 +375,16 @@ def _differences(
     trace_sizes: set[int],
     export_sizes: set[int],
     unpacking: Container[int] = (),
+    callers: Container[tuple[str, int]] = (),
 ) -> list[LineDifference]:
     """Unmatched ops grouped by (file, line, reason); ``*_sizes``: each side's shape arithmetic; ``unpacking``: the
-    trace's reads of a structured input's items (:func:`input_unpacking`)."""
+    trace's reads of a structured input's items (:func:`input_unpacking`); ``callers``: lines that are no op's own."""
     groups: dict[tuple[str, int, str], LineDifference] = {}
     for side, nodes, sizes in (("trace", trace_nodes, trace_sizes), ("export", export_nodes, export_sizes)):
         for n in nodes:
             file, line, code = _place(n)
+            if (file, line) in callers:
+                file, line, code = "", 0, ""
             reason, detail = _reason(n, side, frozen, n.id in sizes, side == "trace" and n.id in unpacking)
             diff = groups.get((file, line, reason))
             if diff is None:

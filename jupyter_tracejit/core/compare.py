@@ -80,6 +80,11 @@ def compare_tensors(
         return _structural(a, e, "device", f"device {e.device} expected, {a.device} found", rtol, atol)
     if not promote and a.dtype != e.dtype:  # torch compares tensor constants in their own dtypes
         return _structural(a, e, "dtype", f"dtype {e.dtype} expected, {a.dtype} found", rtol, atol)
+    if a.dtype == e.dtype and a.device == e.device and torch.equal(a, e):
+        # the common case, bit for bit equal: one op where it is (no copy to the host, one synchronisation on a
+        # device), instead of the ~10 of the rule below (0.5 ms each on a tiny CPU tensor, a copy of every output
+        # from a GPU); NaNs are never equal here and take the rule below, which counts them equal
+        return TensorComparison(True, 0.0, 0.0, 0, a.numel(), rtol=rtol, atol=atol)
     if promote:
         wide = torch.cdouble if a.is_complex() or e.is_complex() else torch.double
         a64, e64 = a.to("cpu", wide), e.to("cpu", wide)

@@ -202,8 +202,10 @@ _LIBRARY_HINT = (
 #: an output holding a cache object (a Hugging Face model's past key/values): return_dict=False still returns it
 CACHE_HINT = (
     "The cache object is the model's past key/values (a Hugging Face model returns it when use_cache is on, "
-    "return_dict=False or not): pass use_cache=False to the model (or set it in its config), or wrap the model in a "
-    "small nn.Module whose forward returns only the tensors you need, e.g. `out[0]`."
+    "return_dict=False or not): pass use_cache=False in the call (kwargs={'use_cache': False}, or model(x, "
+    "use_cache=False) in %export; setting config.use_cache after the model is built does not reach every part of "
+    "it: T5's decoder keeps its own), or wrap the model in a small nn.Module whose forward returns only the tensors "
+    "you need, e.g. `out[0]`."
 )
 
 

@@ -53,13 +53,21 @@ class JsonRecord:
     ``_json_decoders`` maps a field name to the function that reads it back (nested records, lists of them);
     other fields are read as they are, non-finite floats decoded. ``_json_derived`` names read-only properties
     written after the fields for readers without our model (``ok``, ``summary``) and ignored when read.
+    ``_json_sparse`` names fields added after runs were saved without them: left out while empty (falsy), so such
+    a run reads back and writes again the same, and read back as their defaults.
     """
 
     _json_decoders: ClassVar[Decoders] = {}
     _json_derived: ClassVar[tuple[str, ...]] = ()
+    _json_sparse: ClassVar[tuple[str, ...]] = ()
 
     def to_json(self) -> dict[str, Any]:
-        out = {f.name: encode(getattr(self, f.name)) for f in _json_fields(type(self))}
+        sparse = self._json_sparse
+        out = {
+            f.name: encode(getattr(self, f.name))
+            for f in _json_fields(type(self))
+            if not (f.name in sparse and not getattr(self, f.name))
+        }
         for name in self._json_derived:
             out[name] = encode(getattr(self, name))
         return out

@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from .capture_diff import TraceComparison
-from .categories import WARNING_CATEGORIES
 from .check import CheckReport
 from .errors import TraceError
 from .graph import Graph
@@ -23,6 +22,7 @@ from .registry import backend as backend_row
 from .registry import by_records
 from .tracer_warnings import TraceWarning
 from .validate import check_run
+from .verdict import Verdict, first_line, verdict_of
 from .words import plural
 
 if TYPE_CHECKING:
@@ -110,60 +110,6 @@ class Target(JsonRecord):
     type: str = ""
     file: str = ""
     line: int = 0
-
-
-@dataclass
-class Verdict(JsonRecord):
-    """What the explorer's badge (and the saved HTML) says about a run, and why.
-
-    ``error`` (red): tracing failed, or torch's check failed. ``warning`` (amber): the trace is right for these
-    inputs, but a tracer warning, a finding (severity warning or error) or the generalization probe says it may be
-    wrong for others. ``ok`` (green) only when nothing says so (warnings that are not about the trace, such as a
-    library's deprecation notice, are counted but leave it green). A portability finding (a device baked into the
-    graph) is a warning only when it can matter for this run (inputs, parameters or the target device elsewhere);
-    otherwise it is a note among the reasons, and the badge stays green.
-    """
-
-    level: str
-    #: the badge's text: ``ok``, ``warnings``, ``check failed`` or ``failed``
-    label: str
-    #: why, one line each, the most serious first (the badge's tooltip)
-    reasons: list[str] = field(default_factory=list)
-    #: distinct tracer warnings (the deprecation notice excluded): the Warnings tab's first count
-    warnings: int = 0
-    #: findings of severity warning or error
-    findings: int = 0
-    #: probe cases that disagree with eager or fail in the trace
-    probe: int = 0
-    #: root divergences over every check case
-    roots: int = 0
-
-    @property
-    def problems(self) -> int:
-        """What the Warnings tab counts: tracer warnings, findings and probe disagreements."""
-        return self.warnings + self.findings + self.probe
-
-    @property
-    def problems_text(self) -> str:
-        """The same counts named apart, as the explorer's header and the summary say them: ``1 warning, 2 findings``
-        (a finding is ours, not torch's: counted as warnings they read as three of torch's); empty when none.
-        ``TraceRunModel.problemsText`` in labextension/src/model/run.ts mirrors it."""
-        counts = ((self.warnings, "warning"), (self.findings, "finding"), (self.probe, "probe disagreement"))
-        return ", ".join(_plural(n, word) for n, word in counts if n)
-
-
-#: warning categories that say nothing about whether the trace is right (a library's own warnings, a module that was
-#: already TorchScript): counted with the others, but they leave the badge green (the table: core/categories.py)
-NOT_ABOUT_THE_TRACE = frozenset(c.name for c in WARNING_CATEGORIES if c.counted and not c.about_the_trace)
-
-
-def first_line(text: str) -> str:
-    """The first line of a message (``""`` for an empty one: a saved run may hold one)."""
-    return (text.splitlines() or [""])[0]
-
-
-def _plural(n: int, word: str) -> str:
-    return f"{n} {word}" if n == 1 else f"{n} {word}{'es' if word.endswith(('ch', 'sh', 's', 'x')) else 's'}"
 
 
 @dataclass
@@ -277,65 +223,21 @@ class TraceRun(JsonRecord):
     @property
     def verdict(self) -> Verdict:
         """The badge: ``ok`` / ``warnings`` / ``check failed`` / ``failed``, with its reasons and counts."""
-        user = self.user_warnings
-        serious = [f for f in self.findings if f.is_problem]
-        probe = self.probe.findings if self.probe is not None else []
-        roots = sum(len(c.diff.roots) for c in self.check.cases if c.diff) if self.check is not None else 0
-        counts = {"warnings": len(user), "findings": len(serious), "probe": len(probe), "roots": roots}
-        reasons: list[str] = []
-        # an exception inside the check is the run's error, as torch raises there and returns nothing
-        check_raised = self.error is not None and self.error.phase == "check"
-        if self.error is not None:
-            failed = "torch's check raised" if check_raised else "tracing failed"
-            reasons.append(f"{failed}: {self.error.type}: {first_line(self.error.message)}")
-        elif not self.graphs:
-            reasons.append("tracing recorded no graph")
-        if self.check is not None and not self.check.ok and not check_raised:
-            mismatches = len(self.check.output_mismatches)
-            raised = sum(1 for c in self.check.cases if c.exception is not None)
-            if not roots and not mismatches and raised:
-                # the captured program refused an input set (an export's guard failed): nothing diverged, it raised
-                reasons.append(f"{self.check_name} failed: {_plural(raised, 'input set')} raised")
-            else:
-                reasons.append(
-                    f"{self.check_name} failed: {_plural(roots, 'root divergence')}, "
-                    f"{_plural(mismatches, 'output mismatch')}"
-                )
-        reasons += [f"{f.severity}: {f.title}" for f in serious]
-        hazards = [w for w in user if w.category not in NOT_ABOUT_THE_TRACE]
-        if hazards:
-            by_category: dict[str, int] = {}
-            for w in hazards:
-                by_category[w.category] = by_category.get(w.category, 0) + 1
-            kinds = ", ".join(f"{c} ×{n}" if n > 1 else c for c, n in by_category.items())
-            reasons.append(f"{_plural(len(hazards), 'tracer warning')} ({kinds})")
-        if probe:
-            assert self.probe is not None
-            reasons.append(
-                f"probe: {len(probe)} of {len(self.probe.cases)} derived input sets disagree with eager or fail"
+        return verdict_of(self)
+
+    def draft(self) -> TraceRun:
+        """Run the back end's draft of this run and join it to the run, which is returned: an export's
+        ``torch.export.draft_export``, which a refused export no longer waits for (``run.export.draft_offer`` says
+        what it adds): its graph, its report and the dims it locates. ``ValueError`` for a run whose back end has no
+        draft, or that holds no live model (read from JSON or a file)."""
+        action = backend_row(self.backend).action("draft")
+        if action is None:
+            raise ValueError(
+                f"a {self.capture_noun} run has no draft: run.draft() runs torch.export.draft_export on an export "
+                "run; export the model (tj.export(model, args)) to draft it"
             )
-        if check_raised or (self.error is None and self.check is not None and not self.check.ok):
-            return Verdict("error", "check failed", reasons, **counts)
-        if self.error is not None or not self.graphs:
-            return Verdict("error", "failed", reasons, **counts)
-        others = len(user) - len(hazards)
-        notes = [f"{_plural(others, 'other warning')}, not about the trace"] if others else []
-        notes += [
-            f"portability: {f.title} (fine where it was traced; pass target_device to check another device)"
-            for f in self.findings
-            if f.portability and not f.is_problem
-        ]
-        if reasons:
-            return Verdict("warning", "warnings", reasons + notes, **counts)
-        if self.check is not None and not self.check.cases:
-            checked = "nothing to check (no check_inputs, no dynamic ranges)"
-        elif self.check is not None:
-            checked = f"{self.check_name} passed on {self.check.passed_text()}"
-        elif self.from_file:
-            checked = "read from a saved file, nothing run"
-        else:
-            checked = "not checked (check_trace=False)"
-        return Verdict("ok", "ok", [f"nothing says the {self.capture_noun} is wrong; {checked}", *notes], **counts)
+        drafted: TraceRun = action(self)
+        return drafted
 
     @property
     def capture_noun(self) -> str:
@@ -394,7 +296,7 @@ class TraceRun(JsonRecord):
                 else:  # the check's runs raised (an export's guard, a re-trace that failed): nothing to diverge
                     parts.append(f"check FAILED: {plural(raised, 'input set')} raised")
         else:
-            parts.append("not checked")
+            parts.append("read from a file, nothing run" if self.from_file else "not checked")
         if self.probe is not None and not self.probe.ok:
             parts.append(f"probe: {plural(len(self.probe.findings), 'finding')}")
         verdict = "ok" if self.ok else "problems"

@@ -18,7 +18,7 @@ import subprocess
 import xml.etree.ElementTree as ET
 from typing import TYPE_CHECKING
 
-from ..core.run import first_line
+from ..core.verdict import first_line
 from ..core.words import plural
 from .dot import to_dot
 from .location import location_label
@@ -141,7 +141,13 @@ def _case(run: TraceRun, case: CheckCase) -> str:
 def _check(run: TraceRun) -> list[str]:
     check = run.check
     if check is None:
-        return [] if run.error is not None else ["<p>The check was off (<code>check_trace=False</code>).</p>"]
+        if run.error is not None:
+            return []
+        if run.from_file:
+            return ["<p>Read from a saved file: nothing was run, so nothing was checked.</p>"]
+        if run.backend == "trace":
+            return ["<p>The check was off (<code>check_trace=False</code>).</p>"]
+        return [f"<p>{_e(run.check_name.capitalize())} was off.</p>"]
     title = f"Check ({plural(len(check.cases), 'input set')}, tolerance {check.tolerance:g})"
     return [f"<h4>{_e(title)}</h4>", "<ul>", *(_case(run, c) for c in check.cases), "</ul>"]
 

@@ -6,7 +6,8 @@ from collections.abc import Callable, Mapping
 
 from ..core.check import CheckCase
 from ..core.graph import Graph
-from ..core.run import TraceRun, first_line
+from ..core.run import TraceRun
+from ..core.verdict import first_line
 from ..core.words import plural
 from .location import location_label
 
@@ -50,6 +51,9 @@ def format_run(run: TraceRun, *, limit: int = 5, spelling: Callable[[str], str] 
     ``spelling`` rewrites advice for where it is read (the CLI passes ``command_line_spelling``: ``--non-strict``
     rather than ``strict=False``)."""
     lines = [run.summary()]
+    describe = getattr(run.records, "text_lines", None)  # what a back end's records say beyond the graph
+    if callable(describe):
+        lines.extend(describe())
     if run.error is not None:
         e = run.error
         lines.append(f"error: {e.type}: {e.message}")

@@ -9,6 +9,7 @@ import os
 import sys
 from typing import Any
 
+from ..core.capture_diff import TraceComparison
 from ..core.run import TraceRun
 from ..core.run_diff import RunDiff
 from ..core.torchscript.request import trace
@@ -137,6 +138,20 @@ def diff_mimebundle(diff: RunDiff) -> dict[str, Any] | tuple[dict[str, Any], dic
     return data if metadata is None else (data, metadata)
 
 
+def comparison_mimebundle(comparison: TraceComparison) -> dict[str, Any] | tuple[dict[str, Any], dict[str, Any]]:
+    """What a notebook shows for ``tj.compare(trace, export)``: the export run's explorer, whose "Trace vs export"
+    tab is this comparison (the run keeps it as ``run.compared``), and the comparison's summary as text; one read
+    back from JSON (no run) is its summary."""
+    text = {"text/plain": f"trace vs export: {comparison.comparison.summary()}"}
+    run = comparison.export_run
+    if in_terminal() or run is None or run.compared is not comparison:
+        return text
+    bundle = run_mimebundle(run)
+    data, metadata = bundle if isinstance(bundle, tuple) else (bundle, None)
+    data = {**data, **text}
+    return data if metadata is None else (data, metadata)
+
+
 def register_display(ipython: Any = None) -> bool:
     """Show TraceRuns as explorers (and RunDiffs as explorers with their "Diff" view) in IPython; returns False
     when IPython is not running (nothing to do).
@@ -154,6 +169,7 @@ def register_display(ipython: Any = None) -> bool:
             return False
     ipython.display_formatter.mimebundle_formatter.for_type(TraceRun, run_mimebundle)
     ipython.display_formatter.mimebundle_formatter.for_type(RunDiff, diff_mimebundle)
+    ipython.display_formatter.mimebundle_formatter.for_type(TraceComparison, comparison_mimebundle)
     return True
 
 
@@ -177,6 +193,7 @@ __all__ = [
     "AnyTraceExplorer",
     "Retracer",
     "TraceExplorer",
+    "comparison_mimebundle",
     "default_options",
     "default_scheduler",
     "diff_mimebundle",

@@ -188,7 +188,7 @@ describe('a failed export', () => {
 describe('a saved run in a read-only explorer', () => {
   it('names the options it was made with, or the file it was loaded from, with no dangling separator', () => {
     const exported = raw('exported');
-    expect(savedOptionsText(exported)).toMatch(/^read-only · strict=false {2}draft="on_failure"/);
+    expect(savedOptionsText(exported)).toMatch(/^read-only · strict=false {2}draft="on_request"/);
     expect(savedOptionsText(raw('net'))).toMatch(/^read-only · strict=true /);
     // a .pt / .pt2 opened from the file browser: tj.load's options name none of the bar's (it read "read-only ·")
     const loaded = { ...exported, options: { path: 'models/model.pt2', map_location: null } };

@@ -161,8 +161,9 @@ print("jit.trace:", tj.trace(BranchWithCond(), (torch.ones(3),)).error.message.s
 #
 # The docs' loop of notebook 2. Declared dynamic with a `Dim`, export refuses: the loop needs the number of rows as
 # a Python int, so export would have to fix it to 3 (a *specialisation*), which contradicts `rows`. torch's error
-# names only the dim; the run's error sits at the loop's line (read from the draft's specialisation), its hint
-# saying which size became which constant, and `run.export.guards` holds the specialisation.
+# names only the dim; the run's error sits at the loop's line (read from torch's shape environment as soon as it
+# refuses), its hint saying which size became which constant and the fixes that apply there, best first, each also
+# in `run.export.advice` with the `dynamic_shapes` it means.
 
 # %%
 class RowLoop(nn.Module):
@@ -178,8 +179,9 @@ loop_run = tj.export(RowLoop(), (torch.rand(3, 4),), dynamic_shapes={"x": {0: ro
 print(loop_run.error.tag, "—", loop_run.error.message.splitlines()[0])
 print("at", at(loop_run, loop_run.error.file, loop_run.error.line), repr(loop_run.error.code))
 print(loop_run.error.hint)
-for g in loop_run.export.guards_of("specialization"):
-    print(g.expr, "at", at(loop_run, g.file, g.line), repr(g.code))
+for advice in loop_run.export.advice:
+    for fix in advice.fixes:
+        print(f"{fix.kind:8}", fix.dynamic_shapes or fix.text[:60])
 
 # %% [markdown]
 # `Dim.AUTO` (let export decide) is the trap: export accepts it **silently**, fixing the dim to 3, exactly as
@@ -272,12 +274,15 @@ except RuntimeError as e:
 # %% [markdown]
 # ## 3 · The draft report
 #
-# When export refuses, `tj.export` also runs torch's `draft_export` (`draft="on_failure"`, the default): it goes on
-# past each problem and reports them all, with their lines, and the explorer shows the draft's graph. One problem
-# at a time is slow on a real model; the draft gives the list. `draft="always"` runs it on an accepted export too,
-# `draft="never"` skips it.
+# torch's `draft_export` goes on past each problem and reports them all, with their lines, and the explorer shows
+# the draft's graph. It costs 2-10x the export, so a refused export does not wait for it: the run says a draft is
+# offered and what it adds (`run.export.draft_offer`), and `run.draft()` (or the explorer's draft request) runs it
+# and joins it to the run. `draft="on_failure"` runs it at once, `draft="always"` on an accepted export too,
+# `draft="never"` does not offer it.
 
 # %%
+print(branch_run.export.draft_offer.status, "—", branch_run.export.draft_offer.adds[0][:60])
+branch_run.draft()
 for failure in branch_run.export.draft:
     print(failure.failure_type, failure.expr, "at", at(branch_run, failure.file, failure.line))
 print("draft graph:", len(branch_run.graph), "nodes")

@@ -147,3 +147,53 @@ def test_reading_a_dict_inputs_items_is_no_op_only_the_trace_has() -> None:
     assert comparison.coverage == 1.0 and comparison.explained == 1.0, comparison.lines
     (reads,) = comparison.lines
     assert reads.reason == "no_op" and "dict or list input" in reads.detail and len(reads.trace_nodes) == 2
+
+
+def test_a_same_padding_convolution_is_one_op_under_two_names():
+    conv = nn.Conv2d(3, 4, 3, padding="same")
+    x = torch.randn(1, 3, 8, 8)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        compared = tj.compare(tj.trace(conv, (x,)), tj.export(conv, (x,)))
+    assert compared is not None
+    assert (len(compared.comparison.matched), compared.comparison.trace_ops) == (1, 1), compared.comparison.summary()
+    assert "1 of 1 trace ops matched" in repr(compared)  # a cell shows the summary, not the graphs
+
+
+class Windows(nn.Module):
+    """Swin's window padding: sizes passed on in a tuple beside a tensor, then arithmetic on them."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.proj = nn.Linear(4, 4)
+
+    def split(self, x: torch.Tensor) -> tuple[torch.Tensor, int, int]:
+        return self.proj(x), x.shape[1], x.shape[2]
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h, height, width = self.split(x)
+        pad_right = (3 - width % 3) % 3  # WINDOW PADDING
+        pad_bottom = (3 - height % 3) % 3
+        return nn.functional.pad(h, (0, 0, 0, pad_right, 0, pad_bottom))
+
+
+def test_size_arithmetic_through_a_tuple_is_called_shape_arithmetic():
+    trace, exported = both(Windows(), (torch.randn(1, 5, 7, 4),))
+    comparison = compare_captures(trace, exported)
+    assert not [d for d in comparison.lines if d.reason == "only_trace"], comparison.lines
+    padding = [d for d in comparison.lines if d.code.startswith("pad_right")]
+    assert padding and all(d.reason == "shape_arithmetic" for d in padding), padding
+    assert comparison.coverage == 1.0
+
+
+def test_the_line_that_asked_for_the_captures_is_never_a_line_that_differs():
+    torch.manual_seed(0)
+    layer = nn.TransformerEncoderLayer(16, 2, 32, batch_first=True).eval()
+    x = torch.randn(2, 5, 16)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        compared = tj.compare(tj.trace(layer, (x,)), tj.export(layer, (x,)))  # ASKED HERE
+    assert compared is not None
+    with open(__file__) as f:
+        here = next(i for i, text in enumerate(f, 1) if text.rstrip().endswith("# ASKED HERE"))
+    assert not [d for d in compared.comparison.lines if (d.file, d.line) == (__file__, here)], compared.comparison.lines

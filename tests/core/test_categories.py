@@ -9,8 +9,8 @@ import pytest
 
 from jupyter_tracejit.core import categories
 from jupyter_tracejit.core.categories import SCHEMA_PATH, WARNING_CATEGORIES, WarningCategory, write_schema
-from jupyter_tracejit.core.run import NOT_ABOUT_THE_TRACE
 from jupyter_tracejit.core.tracer_warnings import ADVICE, CATEGORIES, FROZEN, TraceWarning, classify
+from jupyter_tracejit.core.verdict import NOT_ABOUT_THE_TRACE
 
 
 def test_the_schema_carries_the_table_as_written_from_it():

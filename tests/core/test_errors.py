@@ -393,6 +393,8 @@ def test_a_real_t5_returning_its_cache_gets_the_use_cache_hint() -> None:
     ids = torch.randint(0, 50, (1, 4))
     err = tj.trace(T5Tuple().eval(), (ids, ids)).error
     assert err is not None and "EncoderDecoderCache" in err.hint and "use_cache=False" in err.hint
+    # set after building, the config does not reach T5's decoder: the hint says to pass it to the call
+    assert "pass use_cache=False in the call" in err.hint and "does not reach every part" in err.hint
 
 
 def test_an_exception_inside_an_installed_library_says_so(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

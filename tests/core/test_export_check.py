@@ -160,9 +160,12 @@ def test_a_huge_maximum_is_lowered_to_keep_memory_small() -> None:
     x = mlp_input()
     ep = export(model, (x,), dynamic_shapes={"x": {0: Dim("batch", min=2, max=10**8)}})
     cases = range_cases(ep, (x,), {}, torch.Generator().manual_seed(0))
-    top = cases[-1]
+    top = next(c for c in cases if "(max" in c.label and not c.offered)
     assert "lowered from 100000000" in top.label
     assert top.args[0].numel() * 4 <= MAX_DERIVED_BYTES
+    # the maximum itself is offered, not built: its sizes said, no tensor made
+    offered = cases[-1]
+    assert offered.offered and offered.args == () and offered.inputs == ["Float(100000000, 16)"]
 
 
 def test_a_size_the_python_code_rejects_is_skipped_not_failed() -> None:
@@ -292,3 +295,48 @@ def test_a_passing_session_check_counts_each_eager_run() -> None:
 def test_the_session_check_can_be_turned_off() -> None:
     run, _ = session_run(MLP(), (mlp_input(),), check=False)
     assert run.check is None and "check" not in run.timings and run.python_runs == 1
+
+
+class Wide(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = nn.Linear(512, 512)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.fc(x)
+
+
+def test_the_programs_work_is_counted_from_its_graph() -> None:
+    from jupyter_tracejit.core.export.check_cost import CaseCost, program_flops
+
+    ep = export(Wide(), (torch.randn(8, 512),), dynamic_shapes={"x": {0: Dim("batch", min=2, max=4096)}})
+    assert program_flops(ep) == 2 * 8 * 512 * 512  # one linear layer at the example's batch of 8
+    cost = CaseCost(ep, ((torch.randn(8, 512),), {}))
+    assert cost.work(16 * 512) == pytest.approx(2 * cost.work(8 * 512))
+
+
+def test_a_check_that_cannot_pay_for_any_size_offers_them_all_without_building_the_program(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    model, x = Wide(), torch.randn(2048, 512)
+    ep = export(model, (x,), dynamic_shapes={"x": {0: Dim("batch", min=1024, max=4096)}})
+    monkeypatch.setattr(type(ep), "module", lambda *a, **k: pytest.fail("the program was built"))
+    timings: dict[str, float] = {}
+    report = check_export(ep, model, (x,), budget=1e-6, timings=timings)
+    assert report.cases and all(
+        c.skipped.startswith("offered, not run: over the check's time budget") for c in report.cases
+    )
+    assert all(
+        "about" in c.skipped and "pass check_inputs with inputs of these sizes (Float(" in c.skipped
+        for c in report.cases
+    )
+    assert report.ok and report.passed_text().startswith("0 input sets") and not timings
+
+
+def test_without_a_budget_every_size_of_the_range_runs_and_is_timed() -> None:
+    model, x = Wide(), torch.randn(8, 512)
+    ep = export(model, (x,), dynamic_shapes={"x": {0: Dim("batch", min=2, max=16)}})
+    timings: dict[str, float] = {}
+    report = check_export(ep, model, (x,), timings=timings)
+    assert [c.skipped for c in report.cases] == ["", "", ""] and report.ok
+    assert sorted(timings) == ["check[0]", "check[1]", "check[2]"]

@@ -16,11 +16,15 @@ import torch.nn as nn
 from torch.export import Dim
 
 from jupyter_tracejit.core.capture import drive
+from jupyter_tracejit.core.export.draft_report import draft_report
+from jupyter_tracejit.core.export.findings import export_findings
 from jupyter_tracejit.core.export.graph import graph_from_exported_program
+from jupyter_tracejit.core.export.guards import _unshortened
 from jupyter_tracejit.core.export.options import export_support_problem
 from jupyter_tracejit.core.export.records import ExportReport
-from jupyter_tracejit.core.export.report import _unshortened, draft_report, export_findings, report_of, specialization
+from jupyter_tracejit.core.export.report import report_of
 from jupyter_tracejit.core.export.session import ExportSession
+from jupyter_tracejit.core.export.shape_env import specialization
 from jupyter_tracejit.core.graph import Frame
 from jupyter_tracejit.core.run import TraceRun
 from jupyter_tracejit.core.validate import check_run

@@ -43,7 +43,7 @@ def test_an_export_is_a_run_that_records_its_options_and_exports_again(capfd):
         "dynamic_shapes": None,
         "strict": False,
         "check_inputs": None,
-        "draft": "on_failure",
+        "draft": "on_request",
         "compare_trace": False,
         "module_mode": "as_is",
         "no_grad": False,
@@ -132,7 +132,7 @@ class WithCond(nn.Module):
 
 def test_a_failed_export_shows_the_drafts_graph_and_report(capfd):
     if_line = branchy.__code__.co_firstlineno + 1
-    run = export(branchy, (torch.ones(3),))  # draft="on_failure" by default
+    run = export(branchy, (torch.ones(3),), draft="on_failure")  # the draft at once, before the run returns
     assert run.error is not None and run.error.phase == "export" and run.error.line == if_line
     assert run.export is not None and run.export.draft, "the draft's report"
     assert any(f.line == if_line and f.file == __file__ for f in run.export.draft), run.export.draft
@@ -161,9 +161,15 @@ def test_a_draft_beside_an_accepted_export_leaves_it_standing(monkeypatch):
     assert run.error is None and run.traced is not None and run.export is not None and run.export.draft is None
     assert len(notes) == 1 and notes[0].severity == "info" and "cannot handle this program" in notes[0].message
     assert "the export itself succeeded and stands" in notes[0].message
-    failed = export(branchy, (torch.ones(3),))
+    failed = export(branchy, (torch.ones(3),), draft="on_failure")
     assert failed.error is not None and failed.error.phase == "export" and not failed.graphs
     assert "export's own error stands" in next(f for f in failed.findings if f.kind == "draft_failure").message
+    assert failed.export is not None and failed.export.draft_offer is None  # ran at once: nothing offered
+    offered = export(branchy, (torch.ones(3),))  # the draft on request: it fails when asked, the run stands
+    assert offered.export is not None and offered.export.draft_offer is not None
+    assert offered.draft() is offered and offered.export.draft_offer.status == "failed"
+    assert "export's own error stands" in next(f for f in offered.findings if f.kind == "draft_failure").message
+    assert offered.error is not None and not offered.graphs
 
 
 def test_compare_trace_puts_the_trace_beside_the_export():

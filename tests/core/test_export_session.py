@@ -257,24 +257,26 @@ class Tagger(nn.Module):
 
 def test_a_dim_specialised_inside_torch_is_shown_where_the_code_calls_it() -> None:
     seq = torch.export.Dim("seq", min=2, max=64)
-    run, _ = export(Tagger().eval(), (torch.randn(2, 7, 4),), dynamic_shapes={"x": {1: seq}}, draft="on_failure")
+    run, _ = export(Tagger().eval(), (torch.randn(2, 7, 4),), dynamic_shapes={"x": {1: seq}}, draft="never")
     if run.error is None:
         pytest.skip("this torch exports nn.LSTM with a dynamic length")
     error = run.error
     assert error.tag == "constraint_violation", error
-    # the specialisation has no line (it is in torch's nn.LSTM); the draft's guard has the user's call: it was the
-    # tj.export call
+    # torch's line is in nn.LSTM's code: the error is at the user's line that called it, without a draft, and says
+    # whose line fixed the length
     assert (error.file, error.line) == (THIS_FILE, line_of("LSTM LINE")), error
-    assert error.hint.startswith("x.size()[1] became the constant 7 on this line")
+    assert error.hint.startswith("x.size()[1] became the constant 7 in torch.nn's code (torch/nn/modules/rnn.py:")
+    assert "nn.LSTM fixes the sequence length under export" in error.hint
 
 
-def test_without_a_draft_a_refused_dim_is_shown_at_the_call() -> None:
+def test_without_a_draft_a_refused_dim_is_still_at_its_line() -> None:
     n = torch.export.Dim("n", min=2, max=8)
     run, _ = export(Loop(), (torch.randn(3),), dynamic_shapes={"x": {0: n}}, draft="never")
     error = run.error
     assert error is not None and error.tag == "constraint_violation"
-    assert (error.file, error.line) == (CALLER.file, CALLER.line)
-    assert "became the constant" not in error.hint
+    assert (error.file, error.line) == (THIS_FILE, line_of("LOOP LINE")), error
+    assert "x.size()[0] became the constant 3 on this line" in error.hint
+    assert run.export is not None and run.export.draft_offer is None and run.export.draft is None  # never: none
 
 
 def test_an_interrupt_is_raised_after_everything_is_put_back() -> None:

@@ -14,9 +14,10 @@ import torch.nn as nn
 
 import jupyter_tracejit as tj
 from jupyter_tracejit.core import probe_report as probe_module
-from jupyter_tracejit.core.run import SCHEMA_VERSION, TraceRun, Verdict
+from jupyter_tracejit.core.run import SCHEMA_VERSION, TraceRun
 from jupyter_tracejit.core.torchscript.options import SPECS, TraceOptions
 from jupyter_tracejit.core.tracer_warnings import CATEGORIES
+from jupyter_tracejit.core.verdict import Verdict
 
 SCHEMA_PATH = Path(tj.__file__).parent / "core" / "run.schema.json"
 

@@ -70,6 +70,21 @@ def test_a_diff_read_back_from_json_displays_its_page(shell: Any) -> None:
     assert RUN_MIME not in data and data["text/html"].startswith("<!DOCTYPE html>")
 
 
+def test_a_trace_versus_export_comparison_displays_as_the_exports_explorer(shell: Any) -> None:
+    register_display()
+    conv = torch.nn.Conv2d(3, 4, 3, padding="same")
+    x = torch.randn(1, 3, 8, 8)
+    exported = tj.export(conv, (x,))
+    compared = tj.compare(tj.trace(conv, (x,)), exported)
+    data, _metadata = shell.display_formatter.format(compared)
+    assert data[WIDGET_MIME]["model_id"] and data["text/plain"].startswith("trace vs export: 1 of 1 trace ops matched")
+    saved = run_from_mime(data[RUN_MIME])  # the export run, carrying the comparison its "Trace vs export" tab shows
+    assert saved["backend"] == "export" and saved["compared"]["comparison"] == compared.comparison.to_json()
+    # read back from JSON, a comparison has no run to show: its summary
+    data, _metadata = shell.display_formatter.format(type(compared).from_json(compared.to_json()))
+    assert WIDGET_MIME not in data and data["text/plain"].startswith("trace vs export:")
+
+
 def test_load_ipython_extension_registers_the_display(shell: Any) -> None:
     tj.load_ipython_extension(shell)
     run = tj.trace(relu, (torch.randn(3),))

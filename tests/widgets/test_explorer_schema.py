@@ -83,6 +83,7 @@ def test_every_message_the_explorer_handles_is_in_the_schema() -> None:
         {"type": "cancel"},
         {"type": "show_run", "run_id": "abc"},
         {"type": "compare", "a": "a", "b": "b", "method": "forward"},
+        {"type": "draft"},
     ]
     for message in messages:
         assert list(request.iter_errors(message)) == [], message

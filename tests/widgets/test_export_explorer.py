@@ -20,7 +20,7 @@ from jupyter_tracejit.core.export.request import export
 from jupyter_tracejit.widgets import EXPORT_OPTION_KEYS, TraceExplorer, explore
 
 from ..models import LinearReLU
-from .fakes import FakeClock, front_end_update
+from .fakes import FakeClock, front_end_custom, front_end_update
 from .test_explorer_schema import schema, validator
 
 #: the export back end needs torch.export with Dim.AUTO (the floor torch of the matrix, 2.4, lacks it)
@@ -53,7 +53,7 @@ def test_the_export_options_bar_has_one_definition() -> None:
 def test_an_export_run_is_explored_with_the_export_options(clock: FakeClock, exported: tj.TraceRun) -> None:
     ex = explore(exported, scheduler=clock)
     assert ex.live and ex.run is exported
-    assert ex.options == {"strict": False, "draft": "on_failure", "module_mode": "as_is", "no_grad": False}
+    assert ex.options == {"strict": False, "draft": "on_request", "module_mode": "as_is", "no_grad": False}
     assert ex.run_json["backend"] == "export" and ex.selected_method == "forward"
     assert ex.runs[0]["explorer_options"] == ex.options
     synced = {k: ex.get_state()[k] for k in schema("widgets/explorer.schema.json")["properties"]}
@@ -62,7 +62,7 @@ def test_an_export_run_is_explored_with_the_export_options(clock: FakeClock, exp
     # a trace option is not an export option: refused with the names it takes
     with pytest.raises(TraitError, match=r"unknown export option 'check_trace'.*draft, module_mode, no_grad, strict"):
         ex.options = {"check_trace": False}
-    with pytest.raises(TraitError, match="option 'draft' must be one of 'on_failure', 'always', 'never'"):
+    with pytest.raises(TraitError, match="option 'draft' must be one of 'on_request', 'on_failure', 'always', 'never'"):
         ex.options = {"draft": "sometimes"}
 
 
@@ -92,7 +92,7 @@ def test_changing_an_export_option_re_exports_in_the_background(clock: FakeClock
 def test_a_loaded_export_run_is_read_only(clock: FakeClock, exported: tj.TraceRun) -> None:
     loaded = tj.TraceRun.from_json(exported.to_json())
     ex = TraceExplorer(loaded, scheduler=clock)
-    assert not ex.live and ex.options["draft"] == "on_failure"
+    assert not ex.live and ex.options["draft"] == "on_request"
     ex.options = {"strict": True}
     assert ex.status == "error" and "cannot re-trace" in ex.status_message
 
@@ -105,3 +105,46 @@ def test_trace_and_export_runs_do_not_share_an_explorer(clock: FakeClock, export
     empty.add_run(exported)  # an empty explorer takes the export's options bar
     assert empty.run is exported and set(empty.options) == set(EXPORT_LIVE)
     jsonschema.validate(empty.options, schema("widgets/explorer.schema.json")["definitions"]["ExportExplorerOptions"])
+
+
+class Loop(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        for i in range(x.size(0)):  # LOOP LINE
+            x = x + i
+        return x
+
+
+def test_a_refused_export_offers_its_draft_and_the_draft_message_joins_it(clock: FakeClock) -> None:
+    refused = export(Loop(), (torch.randn(3),), dynamic_shapes={"x": {0: torch.export.Dim("n", min=2, max=8)}})
+    assert refused.error is not None and refused.export is not None and not refused.graphs
+    assert refused.export.draft_offer is not None and refused.export.draft_offer.status == "offered"
+    ex = explore(refused, scheduler=clock)
+    phases: list[str] = []
+    ex.observe(lambda change: phases.append(change["new"]), "phase")
+    front_end_custom(ex, {"type": "draft"})
+    clock.advance(0.0)
+    assert ex.status == "tracing"
+    clock.advance(SETTLE)
+    drafted = ex.run
+    assert drafted is not None and drafted is not refused and drafted.run_id == refused.run_id
+    assert drafted.graphs and drafted.export is not None and drafted.export.draft_offer is not None
+    assert drafted.export.draft_offer.status == "ran" and drafted.export.draft is not None
+    assert ex.run_json["records"]["draft_offer"]["status"] == "ran" and len(ex.runs) == 1
+    assert "draft-exporting" in phases and ex.phase == ""
+    # the run the explorer was given is left as it was: the draft worked on a copy
+    assert not refused.graphs and refused.export.draft_offer.status == "offered"
+    synced = {k: ex.get_state()[k] for k in schema("widgets/explorer.schema.json")["properties"]}
+    assert list(validator().iter_errors(synced)) == []
+
+
+def test_a_cancelled_draft_leaves_the_run_on_screen(clock: FakeClock) -> None:
+    refused = export(Loop(), (torch.randn(3),), dynamic_shapes={"x": {0: torch.export.Dim("n", min=2, max=8)}})
+    ex = explore(refused, scheduler=clock)
+    ex.draft()
+    ex.cancel()
+    clock.advance(1.0)
+    assert ex.run is refused and not refused.graphs and ex.status == "idle"
+    # a run with no live model cannot draft: said in the widget
+    loaded = TraceExplorer(tj.TraceRun.from_json(refused.to_json()), scheduler=clock)
+    front_end_custom(loaded, {"type": "draft"})
+    assert loaded.status == "error" and "no live model" in loaded.status_message

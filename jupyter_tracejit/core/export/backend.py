@@ -61,6 +61,7 @@ BACKEND = Backend(
     records_schema="ExportReport",
     options_schema="RecordedExportOptions",
     tabs=("guards", "traceVsExport"),
+    actions=(("draft", ".export.request:draft_run"),),
     files=(
         SavedFile(
             layout="export",

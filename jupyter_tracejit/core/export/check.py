@@ -11,7 +11,15 @@ Choices (documented here, as the issue asked):
 - an unbounded maximum (``int_oo``) is checked at ``max(2 * example, min + 2)``: big enough to leave the example's
   size, small enough to stay cheap;
 - a derived input set is kept under :data:`MAX_DERIVED_BYTES` (or twice the example's size, when the example is
-  bigger): a maximum over that is lowered (halved towards the minimum) and the label says so;
+  bigger) and :data:`~.check_cases.MAX_SCALE` times the example's elements: a maximum over that is lowered (halved
+  towards the minimum), the label says so, and the maximum itself is offered as a case not run, with its sizes;
+- the cost is bounded and shown: the session gives the check a time budget (:func:`check_budget`: a fifth of the
+  export's own time, at least :data:`CHECK_MIN_SECONDS`; building the program counts against it). Each derived set
+  is estimated before it runs, from the program's arithmetic counted on its graph (:mod:`.check_cost`), scaled by
+  how much slower the sets that ran were; the minimum first, then the maximum (lowered to the largest size that
+  fits, the maximum offered), then the middle; a set over what is left is offered with its estimated time, and a
+  set whose arithmetic is negligible always runs. The user's ``check_inputs`` always run. Each set's seconds are in
+  ``run.timings`` (``check[0]``...);
 - the example's values are kept where the shapes overlap, the rest drawn at random (seeded): the probe's rule;
 - the Python code raising on a derived size means that size is no valid input (a declared range may be wider than
   what the code accepts): the case is kept, with no outputs and its label ending "skipped: ...", never a failure.
@@ -33,7 +41,8 @@ gives the line.
 from __future__ import annotations
 
 import contextlib
-import re
+import dataclasses
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -43,279 +52,26 @@ from torch.utils import _pytree as pytree
 
 from ..check import DEFAULT_TOLERANCE, CheckCase, CheckReport, OutputComparison
 from ..compare import compare_outputs
-from ..derived import clone_tensors, cuda_devices_of, exception_line, reseed, resized
-from ..errors import TraceError, error_from_exception
+from ..derived import clone_tensors, cuda_devices_of, exception_line, reseed
+from ..errors import error_from_exception
 from ..graph import Frame
 from ..inputs import describe_inputs
 from ..module_state import ModuleState
-from ..source import source_line
 from ..tracer_warnings import discard_own_warnings
-from .failures import message_frame
-from .report import input_names, shape_env_of, sloc_at, source_name
+from .check_cases import MAX_DERIVED_BYTES, _Case, check_input_set, range_cases
+from .check_cost import CaseCost
+from .check_guards import guard_location, program_error
+from .places import PlaceRecorder
 
-#: a derived input set is kept under this many bytes (or twice the example's, when that is more)
-MAX_DERIVED_BYTES = 64 * 2**20
-
-Inputs = tuple[tuple[Any, ...], dict[str, Any]]
-
-
-@dataclass
-class _Case:
-    label: str
-    args: tuple[Any, ...]
-    kwargs: dict[str, Any]
-    #: derived from a declared range: the Python code rejecting it means a skip, not a failure
-    derived: bool = False
+#: the time the sets derived from the ranges may take, as a share of the export's own time, and at least this many
+#: seconds (the session's budget: ``check_budget``); the user's ``check_inputs`` are not counted against it
+CHECK_TIME_SHARE = 0.2
+CHECK_MIN_SECONDS = 0.3
 
 
-# -- the input sets ---------------------------------------------------------------------------------------------------
-def check_input_set(entry: Any) -> Inputs:
-    """One ``check_inputs`` entry as ``(args, kwargs)``: a dict is keyword inputs, a pair ``(tuple, dict)`` is both,
-    a tuple or list is the positional inputs, anything else (a tensor) the one positional input."""
-    if isinstance(entry, dict):
-        return (), dict(entry)
-    if isinstance(entry, tuple) and len(entry) == 2 and isinstance(entry[0], tuple) and isinstance(entry[1], dict):
-        return entry[0], dict(entry[1])
-    if isinstance(entry, (tuple, list)):
-        return tuple(entry), {}
-    return (entry,), {}
-
-
-def _user_placeholders(ep: torch.export.ExportedProgram) -> list[Any]:
-    """The ``val`` of each user input's placeholder, in the order of the flattened ``(args, kwargs)``."""
-    from torch.export.graph_signature import InputKind
-
-    nodes = {n.name: n for n in ep.graph.nodes if n.op == "placeholder"}
-    vals = []
-    for spec in ep.graph_signature.input_specs:
-        if spec.kind == InputKind.USER_INPUT:
-            node = nodes.get(getattr(spec.arg, "name", ""))
-            vals.append(node.meta.get("val") if node is not None else None)
-    return vals
-
-
-def _flat_inputs(
-    ep: torch.export.ExportedProgram, args: tuple[Any, ...], kwargs: dict[str, Any]
-) -> tuple[list[Any], Any]:
-    """``(args, kwargs)`` flattened as the program's in_spec orders them (kwargs in signature order)."""
-    in_spec = getattr(getattr(ep, "call_spec", None), "in_spec", None)
-    if kwargs and in_spec is not None:
-        try:
-            from torch.export._tree_utils import reorder_kwargs
-
-            kwargs = reorder_kwargs(kwargs, in_spec)
-        except Exception:  # a private helper that moved, or kwargs the spec does not know: keep the given order
-            pass
-    return pytree.tree_flatten((args, kwargs))
-
-
-def _size_expr(size: Any) -> Any:
-    if isinstance(size, torch.SymInt):
-        return size.node.expr
-    return int(size)
-
-
-def _symbolic(size: Any) -> bool:
-    """A size that is a sympy expression (a symbol, or ``2*s0``), not a plain int."""
-    return not isinstance(size, int) and hasattr(size, "free_symbols")
-
-
-def _int_oo(upper: Any) -> bool:
-    try:
-        from torch.utils._sympy.numbers import int_oo
-
-        if upper is int_oo or upper == int_oo:
-            return True
-    except ImportError:  # pragma: no cover - older torch
-        pass
-    return str(upper) in ("oo", "int_oo") or getattr(upper, "is_finite", True) is False
-
-
-def _nbytes(leaves: Sequence[Any]) -> int:
-    return sum(t.numel() * t.element_size() for t in leaves if isinstance(t, torch.Tensor))
-
-
-def range_cases(
-    ep: torch.export.ExportedProgram, args: tuple[Any, ...], kwargs: dict[str, Any], g: torch.Generator
-) -> list[_Case]:
-    """Input sets at the minimum, a middle value and the maximum of each declared range (see the module docstring);
-    [] when the inputs cannot be matched with the program's placeholders."""
-    leaves, spec = _flat_inputs(ep, args, kwargs)
-    vals = _user_placeholders(ep)
-    if len(vals) != len(leaves):
-        return []
-    # (leaf index, per-dim size expression) of every tensor input whose placeholder has a symbolic size
-    exprs: list[tuple[int, list[Any]]] = []
-    for i, (leaf, val) in enumerate(zip(leaves, vals, strict=True)):
-        if isinstance(leaf, torch.Tensor) and isinstance(val, torch.Tensor) and leaf.dim() == val.dim():
-            dims = [_size_expr(s) for s in val.shape]
-            if any(_symbolic(e) for e in dims):
-                exprs.append((i, dims))
-    names = [getattr(s.arg, "name", f"arg{i}") for i, s in enumerate(_user_specs(ep))]
-    # each symbol's example value and where it is (for the label): from a dim that is the symbol itself
-    example: dict[Any, int] = {}
-    where: dict[Any, list[str]] = {}
-    for i, dims in exprs:
-        for d, e in enumerate(dims):
-            if getattr(e, "is_Symbol", False):
-                example.setdefault(e, int(leaves[i].shape[d]))
-    # a derived dim (``2*s0``, ``s0 + 1``) of a symbol no dim carries alone: its example value solved from the size
-    for i, dims in exprs:
-        for d, e in enumerate(dims):
-            free = list(getattr(e, "free_symbols", ()))
-            if len(free) == 1 and free[0] not in example:
-                a, b = e.coeff(free[0]), e.subs(free[0], 0)
-                if a.is_Integer and b.is_Integer and int(a) and (int(leaves[i].shape[d]) - int(b)) % int(a) == 0:
-                    example[free[0]] = (int(leaves[i].shape[d]) - int(b)) // int(a)
-            for sym in free:
-                name = names[i] if i < len(names) else f"arg{i}"
-                where.setdefault(sym, []).append(f"{name}.size()[{d}]")
-    example_bytes = _nbytes(leaves)
-    budget = max(MAX_DERIVED_BYTES, 2 * example_bytes)
-    cases: list[_Case] = []
-    for sym in sorted(example, key=str):
-        vr = ep.range_constraints.get(sym)
-        if vr is None:
-            continue
-        lo = max(int(vr.lower), 0)
-        unbounded = _int_oo(vr.upper)
-        hi = max(2 * example[sym], lo + 2) if unbounded else int(vr.upper)
-
-        def build(value: int, sym: Any = sym) -> list[Any] | None:
-            subs = {s: v for s, v in example.items()}
-            subs[sym] = value
-            new = list(leaves)
-            for i, dims in exprs:
-                if not any(_symbolic(e) and sym in e.free_symbols for e in dims):
-                    continue
-                shape = []
-                for e in dims:
-                    if _symbolic(e):
-                        v = e.subs(subs)
-                        if v.free_symbols:
-                            return None  # a size over a symbol of no known value (unbacked): not derivable
-                        shape.append(int(v))
-                    else:
-                        shape.append(e)
-                new[i] = torch.empty(shape, dtype=leaves[i].dtype, device="meta")
-            return new
-
-        wanted = hi
-        while hi > lo:
-            sized = build(hi)
-            if sized is None or _nbytes(sized) <= budget:
-                break
-            hi = max(lo, hi // 2)
-        if build(lo) is None:
-            continue
-        values: dict[int, str] = {}
-        for v, tag in ((lo, "min"), ((lo + hi) // 2, "mid"), (hi, "max")):
-            values.setdefault(v, tag)
-        for value, tag in values.items():
-            shapes = build(value)
-            assert shapes is not None
-            new = [
-                resized(leaves[i], tuple(shapes[i].shape), g) if shapes[i] is not leaves[i] else leaves[i]
-                for i in range(len(leaves))
-            ]
-            new_args, new_kwargs = pytree.tree_unflatten(new, spec)
-            note = ""
-            if tag == "max" and unbounded:
-                note = ", unbounded"
-            if tag == "max" and hi != wanted:
-                note += f", lowered from {wanted} to stay small"
-            label = f"range {sym}={value} ({tag}{note}): {', '.join(where[sym])}"
-            cases.append(_Case(label, tuple(new_args), dict(new_kwargs), derived=True))
-    return cases
-
-
-def _user_specs(ep: torch.export.ExportedProgram) -> list[Any]:
-    from torch.export.graph_signature import InputKind
-
-    return [s for s in ep.graph_signature.input_specs if s.kind == InputKind.USER_INPUT]
-
-
-# -- a failing guard, located -----------------------------------------------------------------------------------------
-_GUARD = re.compile(r"Guard failed: (?P<expr>.+)")
-_SOURCE = re.compile(r"[A-Za-z_][\w\[\]'\".]*?\.size\(\)\[\d+\]|[A-Za-z_]\w*")
-_NODE = re.compile(r"on node '(?P<node>[^']+)'")
-
-
-def guard_location(ep: torch.export.ExportedProgram, message: str) -> tuple[str, int] | None:
-    """The user's line that made the guard a failing run names (see the module docstring), or None."""
-    node_match = _NODE.search(message)
-    if node_match is not None:
-        for node in ep.graph.nodes:
-            if node.name == node_match.group("node"):
-                return message_frame(node.meta.get("stack_trace") or "")
-    m = _GUARD.search(message)
-    env = shape_env_of(ep)
-    if m is None or env is None:
-        return None
-    mentioned = set(_SOURCE.findall(m.group("expr")))
-    symbols: set[Any] = set()
-    inputs = input_names(ep)
-    for sym, sources in getattr(env, "var_to_sources", {}).items():
-        if any(source_name(s, inputs) in mentioned for s in sources):
-            symbols.add(sym)
-    if not symbols:
-        return None
-    replacements = getattr(env, "replacements", {})
-    related = set(symbols)
-    for sym, repl in replacements.items():
-        free: set[Any] = set(getattr(repl, "free_symbols", set()))
-        if sym in symbols or free & symbols:
-            related |= {sym, *free}
-    for guard in getattr(env, "guards", []):
-        if getattr(guard.expr, "free_symbols", set()) & related:
-            file, line, _code = sloc_at(guard.sloc)
-            if file:
-                return file, line
-    return None
-
-
-def _guard_hint(message: str, located: bool) -> str:
-    m = _GUARD.search(message)
-    expr = m.group("expr").strip() if m else ""
-    if not expr:
-        return (
-            "The exported program rejected these inputs. Export with dynamic_shapes that cover them (a Dim, or "
-            "Dim.AUTO, for each dimension that varies), or check with inputs the program was made for."
-        )
-    if "==" in expr and located:
-        return (
-            f"The exported program only accepts {expr}: the code at the line shown made export specialise that "
-            "dimension to the example's size (e.g. a Python loop or branch over x.size(0)), silently with Dim.AUTO. "
-            "Rewrite that line with tensor operations so the size stays symbolic, then export with a Dim for it."
-        )
-    if "==" in expr:
-        return (
-            f"The exported program only accepts {expr}: that dimension was exported static, fixed at the example's "
-            "size. Export with dynamic_shapes giving it a Dim (torch.export.Dim('batch', min=..., max=...)) or "
-            "Dim.AUTO; if the code then specialises it, rewrite the line export names."
-        )
-    return (
-        f"These inputs are outside what the exported program declares ({expr}). Widen the Dim's min / max in "
-        "dynamic_shapes if the code handles such sizes, or do not pass them."
-    )
-
-
-def program_error(exc: BaseException, ep: torch.export.ExportedProgram, caller: Frame | None) -> TraceError:
-    """The check case's exception for what ``ep.module()`` raised: at the guard's line when it is found, else at the
-    caller's; with a hint saying what to export differently."""
-    error = error_from_exception(exc, phase="check")
-    at = guard_location(ep, error.message)
-    if at is not None:
-        error.file, error.line = at
-        error.code = source_line(*at)
-    elif caller is not None:
-        error.file, error.line, error.code = caller.file, caller.line, caller.code
-    elif error.file.startswith("<"):  # the program's generated code: no line of the user's
-        error.file, error.line, error.code = "", 0, ""
-    if _GUARD.search(error.message) or _NODE.search(error.message):
-        error.tag = "guard_failed"
-        error.hint = _guard_hint(error.message, at is not None)
-    return error
+def check_budget(export_seconds: float) -> float:
+    """Seconds the derived sets of an export's check may take: a share of the export's time, or a floor."""
+    return max(CHECK_MIN_SECONDS, CHECK_TIME_SHARE * export_seconds)
 
 
 # -- running ----------------------------------------------------------------------------------------------------------
@@ -327,22 +83,29 @@ def _describe(args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[str]:
     return describe_inputs(args) + (describe_inputs(kwargs) if kwargs else [])
 
 
-def _run_case(
-    index: int,
-    case: _Case,
-    program: Callable[..., Any],
-    eager: Callable[..., Any],
-    ep: torch.export.ExportedProgram,
-    state: ModuleState,
-    seed: int,
-    cuda_devices: Sequence[int],
-    tolerance: float,
-    caller: Frame | None,
-) -> CheckCase:
-    result = CheckCase(index=index, method="forward", label=case.label, inputs=_describe(case.args, case.kwargs))
+@dataclass
+class _Checking:
+    """What every case of one check runs with."""
+
+    program: Callable[..., Any]
+    eager: Callable[..., Any]
+    ep: torch.export.ExportedProgram
+    state: ModuleState
+    cuda_devices: Sequence[int]
+    tolerance: float
+    caller: Frame | None
+    places: PlaceRecorder | None
+
+
+def _run_case(index: int, case: _Case, seed: int, c: _Checking) -> CheckCase:
+    inputs = case.inputs if case.inputs is not None else _describe(case.args, case.kwargs)
+    result = CheckCase(index=index, method="forward", label=case.label, inputs=inputs)
+    if case.offered:  # the size would cost many times the example: offered, not run (see :func:`_offer`)
+        result.skipped = f"offered, not run: {case.offered}"
+        return result
     try:
-        reseed(seed, cuda_devices)
-        expected = eager(*clone_tensors(case.args), **clone_tensors(case.kwargs))
+        reseed(seed, c.cuda_devices)
+        expected = c.eager(*clone_tensors(case.args), **clone_tensors(case.kwargs))
     except Exception as e:
         if case.derived:  # the code does not take this size: not a valid input, so nothing to check
             result.skipped = f"the Python code rejects it ({exception_line(e)})"
@@ -352,28 +115,136 @@ def _run_case(
         result.exception.message = f"running the Python code on these inputs raised: {result.exception.message}"
         return result
     finally:
-        state.restore_buffers()
+        c.state.restore_buffers()
     try:
-        reseed(seed, cuda_devices)
-        actual = program(*clone_tensors(case.args), **clone_tensors(case.kwargs))
+        reseed(seed, c.cuda_devices)
+        actual = c.program(*clone_tensors(case.args), **clone_tensors(case.kwargs))
     except Exception as e:
-        result.exception = program_error(e, ep, caller)
+        result.exception = program_error(e, c.ep, c.caller, c.places)
         return result
     finally:
-        state.restore_buffers()
+        c.state.restore_buffers()
     got, want = _tensors(actual), _tensors(expected)
-    result.outputs = compare_outputs(got, want, "python", tolerance)
+    result.outputs = compare_outputs(got, want, "python", c.tolerance)
     if len(got) != len(want):
         result.outputs.append(
             OutputComparison(
                 index=min(len(got), len(want)),
                 against="python",
                 ok=False,
-                rtol=tolerance,
+                rtol=c.tolerance,
                 message=f"the exported program returns {len(got)} tensors, the Python code {len(want)}",
             )
         )
     return result
+
+
+def _priority(case: _Case) -> int:
+    """The order cases are run in under a time budget: the user's sets, each range's minimum (its cost measured),
+    its maximum (lowered to fit when it must), the middle values, what is offered."""
+    if case.offered:
+        return 4
+    return {"": 0, "min": 1, "max": 2, "mid": 3}.get(case.tag if case.derived else "", 0)
+
+
+def _run_all(
+    report: CheckReport,
+    cases: list[_Case],
+    c: _Checking,
+    seed: int,
+    budget: float | None,
+    cost: CaseCost | None,
+    spent: float,
+) -> tuple[list[_Case], list[float]]:
+    """Run the cases into ``report`` (in their order; each case's seconds returned beside it). Under a ``budget``
+    the cases derived from the ranges are run by :func:`_priority` while it lasts, each one's time estimated before
+    it runs (:class:`~.check_cost.CaseCost`): a maximum that would overrun it is lowered to a size that fits, the
+    maximum itself offered; another case that would is offered, not run. The user's sets always run, and so does a
+    case whose work is negligible. ``spent``: what building the program took, counted against the budget."""
+    results: dict[int, tuple[_Case, CheckCase, float]] = {}
+    extra: list[_Case] = []
+    for i in sorted(range(len(cases)), key=lambda k: _priority(cases[k])):
+        case = cases[i]
+        if cost is not None and budget is not None and case.derived and not case.offered:
+            size = case.size()
+            if not cost.cheap(size) and spent + cost.of(size) > budget:
+                why = f"over the check's time budget ({budget:.1f} s)"
+                fitted = _fitted(case, cost, budget - spent)
+                if fitted is not None:  # the maximum, lowered to fit; the maximum itself offered (once)
+                    if "lowered from" not in case.label:
+                        offered = dataclasses.replace(case, offered=why, args=(), kwargs={})
+                        offered.inputs, offered.elements = _sizes(case), size
+                        extra.append(offered)
+                    case = cases[i] = fitted
+                else:
+                    case.inputs, case.elements, case.offered = _sizes(case), size, why
+        t0 = time.perf_counter()
+        result = _run_case(i, case, seed + i, c)
+        results[i] = (case, result, time.perf_counter() - t0)
+        spent += results[i][2]
+        if cost is not None and not case.offered and not result.skipped:
+            cost.ran(case.size(), results[i][2])
+    for case in extra:
+        i = len(cases)
+        cases.append(case)
+        results[i] = (case, _run_case(i, case, seed + i, c), 0.0)
+    report.cases = [results[i][1] for i in range(len(cases))]
+    return cases, [results[i][2] for i in range(len(cases))]
+
+
+def _none_affordable(cases: list[_Case], cost: CaseCost, budget: float) -> bool:
+    """Whether no case would run under the budget: all derived from the ranges, none cheap, none fitting."""
+    return all(c.derived and (c.offered or (not cost.cheap(c.size()) and cost.of(c.size()) > budget)) for c in cases)
+
+
+def _not_built(*args: Any, **kwargs: Any) -> Any:
+    raise RuntimeError("the exported program was not built: every check case was offered, none run")
+
+
+def _fitted(case: _Case, cost: CaseCost, left: float) -> _Case | None:
+    """The range's maximum made again at the largest size (halving towards the minimum) whose estimated time fits
+    in what is ``left`` of the budget; None when none does (or the case cannot be made again)."""
+    if case.shrink is None:
+        return None
+    value = case.value
+    while value > case.low:
+        value = max(case.low, value // 2)
+        smaller = case.shrink(value)
+        if cost.of(smaller.size()) <= left:
+            return smaller
+    return None
+
+
+def _sizes(case: _Case) -> list[str]:
+    return _describe(case.args, case.kwargs)
+
+
+def _elements(args: tuple[Any, ...], kwargs: dict[str, Any]) -> int:
+    return sum(t.numel() for t in _tensors((args, kwargs)))
+
+
+def _offer(report: CheckReport, cases: list[_Case], seconds: list[float], cost: CaseCost | None) -> None:
+    """Each offered case's estimated time (:class:`~.check_cost.CaseCost` under a budget, else the slowest rate per
+    element of the cases that ran, times its elements) and how to check it: ``check_inputs`` with inputs of its
+    sizes."""
+    rates = [
+        t / max(1, _elements(case.args, case.kwargs))
+        for case, t, result in zip(cases, seconds, report.cases, strict=True)
+        if not case.offered and not result.skipped
+    ]
+    for case, result in zip(cases, report.cases, strict=True):
+        if not case.offered:
+            continue
+        seconds_needed = (
+            cost.of(case.elements) if cost is not None and cost.flops else max(rates) * case.elements if rates else None
+        )
+        estimate = f", about {seconds_needed:.1f} s at the speed of the sizes checked" if seconds_needed else ""
+        sizes = ", ".join(case.inputs or [])
+        result.skipped = (
+            f"offered, not run: {case.offered}{estimate}; to check it, pass check_inputs with inputs of these sizes "
+            f"({sizes})"
+        )
+        result.label = f"{case.label}: {result.skipped}"
 
 
 def check_export(
@@ -388,16 +259,35 @@ def check_export(
     seed: int = 0,
     caller: Frame | None = None,
     on_python_run: Callable[[], None] | None = None,
+    places: PlaceRecorder | None = None,
+    timings: dict[str, float] | None = None,
+    budget: float | None = None,
 ) -> CheckReport:
     """Run ``ep.module()`` and ``eager`` on each ``check_inputs`` set (see :func:`check_input_set`) and, with
     ``ranges``, on inputs at the minimum, middle and maximum of each declared range; one :class:`CheckCase` each
     (see the module docstring). ``eager``'s module (when it is one) is left as found. Never raises for what the
     user's code or the program does: that is a case's exception. ``caller`` is the line a failure with no line of
-    its own is put at; ``on_python_run`` is called before each run of ``eager``."""
+    its own is put at; ``on_python_run`` is called before each run of ``eager``; ``places`` say where the program's
+    guards were made (:mod:`.places`); ``timings`` gets each case's seconds (``check[0]``...). With a ``budget``
+    (seconds), the sets derived from the ranges are run within it (:func:`_run_all`)."""
     args = example_args if isinstance(example_args, tuple) else (example_args,)
     kwargs = dict(example_kwargs or {})
     report = CheckReport(tolerance=tolerance)
-    program = ep.module()
+    cases = [_Case(f"check_inputs[{i}]", *check_input_set(entry)) for i, entry in enumerate(check_inputs or [])]
+    if ranges:
+        try:
+            cases += range_cases(ep, args, kwargs, torch.Generator().manual_seed(seed))
+        except Exception:  # a range or size torch spells in a way not foreseen: check the given sets only
+            pass
+    if not cases:  # a static export and no check inputs: nothing to run (ep.module() alone costs 50-100 ms)
+        return report
+    cost = CaseCost(ep, (args, kwargs)) if budget is not None else None
+    t0 = time.perf_counter()
+    if cost is not None and budget is not None and _none_affordable(cases, cost, budget):
+        program: Callable[..., Any] = _not_built  # every case is offered: the program is not even built
+    else:
+        program = ep.module()  # torch's unlifting: 50 ms for an MLP, 0.4 s for a ResNet-18, counted in the budget
+    setup = time.perf_counter() - t0
     roots = [m for m in (eager, program) if isinstance(m, torch.nn.Module)]
     cuda_devices = cuda_devices_of((args, kwargs), roots)
     grad_enabled = torch.is_grad_enabled()
@@ -408,25 +298,31 @@ def check_export(
             on_python_run()
         return eager(*a, **k)
 
+    checking = _Checking(program, counted, ep, state, cuda_devices, tolerance, caller, places)
     try:
         with contextlib.ExitStack() as stack:
             stack.enter_context(torch.random.fork_rng(devices=cuda_devices))
             stack.enter_context(discard_own_warnings())  # its runs' warnings; other threads' pass
             stack.enter_context(torch.no_grad())
-            cases = [_Case(f"check_inputs[{i}]", *check_input_set(entry)) for i, entry in enumerate(check_inputs or [])]
-            if ranges:
-                try:
-                    cases += range_cases(ep, args, kwargs, torch.Generator().manual_seed(seed))
-                except Exception:  # a range or size torch spells in a way not foreseen: check the given sets only
-                    pass
-            for i, case in enumerate(cases):
-                report.cases.append(
-                    _run_case(i, case, program, counted, ep, state, seed + i, cuda_devices, tolerance, caller)
-                )
+            cases, seconds = _run_all(report, cases, checking, seed, budget, cost, setup)
+            for i, (case, t) in enumerate(zip(cases, seconds, strict=True)):
+                if timings is not None and not case.offered:
+                    timings[f"check[{i}]"] = t
+            _offer(report, cases, seconds, cost)
     finally:
         state.restore()
         torch.set_grad_enabled(grad_enabled)
     return report
 
 
-__all__ = ["MAX_DERIVED_BYTES", "check_export", "check_input_set", "guard_location", "program_error", "range_cases"]
+__all__ = [
+    "CHECK_MIN_SECONDS",
+    "CHECK_TIME_SHARE",
+    "MAX_DERIVED_BYTES",
+    "check_budget",
+    "check_export",
+    "check_input_set",
+    "guard_location",
+    "program_error",
+    "range_cases",
+]

@@ -25,9 +25,10 @@ from ..options import (
     module_mode_spec,
 )
 
-#: what ``draft`` takes: run ``torch.export.draft_export`` when export fails (its report and partial graph), always,
-#: or never
-DRAFT_CHOICES = ("on_failure", "always", "never")
+#: what ``draft`` takes: ``on_request`` (a refused export is returned as soon as torch refuses, the draft offered:
+#: ``run.draft()`` or the explorer runs it), ``on_failure`` (run ``torch.export.draft_export`` at once when export
+#: fails: its report and partial graph), ``always`` (on success too), ``never`` (not even offered)
+DRAFT_CHOICES = ("on_request", "on_failure", "always", "never")
 #: ``dynamic_shapes="auto"``: the dims that differ between the example and ``check_inputs`` become ``Dim.AUTO``
 AUTO = "auto"
 
@@ -74,11 +75,12 @@ EXPORT_SPECS: dict[str, OptionSpec] = {
         choice_spec(
             "draft",
             DRAFT_CHOICES,
-            "run torch.export.draft_export when export fails (its report and partial graph), always, or never",
-            "draft='on_failure' runs draft_export only when export fails; 'always' runs it on success too; "
-            "'never' skips it.",
+            "offer torch.export.draft_export when export fails (run.draft() runs it), run it at once when export fails "
+            "(its report and partial graph), always, or never",
+            "draft='on_request' returns a refused export at once and offers its draft (run.draft()); 'on_failure' "
+            "runs draft_export at once when export fails; 'always' runs it on success too; 'never' skips it.",
             "draft",
-            {"on_failure": "draft on failure", "always": "draft always", "never": "no draft"},
+            {"on_request": "draft on request", "on_failure": "draft on failure", "always": "draft always", "never": "no draft"},
         ),
         bool_spec("compare_trace", False, "also trace the model and match the two graphs", "compare trace"),
         module_mode_spec("export"),
@@ -164,7 +166,7 @@ class ExportOptions:
             if value is None:
                 out[name] = None
             elif name == "dynamic_shapes":
-                out[name] = _shapes_text(value)
+                out[name] = shapes_text(value)
             elif EXPORT_SPECS[name].problem(value) is not None:
                 out[name] = repr(value)
             elif name == "check_inputs":
@@ -260,7 +262,8 @@ EXPORT_FLAGS: tuple[Flag, ...] = (
     Flag(
         "draft",
         "--draft",
-        "run torch.export.draft_export on failure (default), always, or never",
+        "on a refused export, offer torch.export.draft_export (on_request, the default: run.draft() runs it), run "
+        "it at once (on_failure), always, or never",
         choices=DRAFT_CHOICES,
     ),
     Flag("compare_trace", "--compare-trace", "also trace the model and match the two graphs", value=True),
@@ -300,15 +303,15 @@ def as_args(inputs: Any) -> tuple[Any, ...]:
     return inputs if isinstance(inputs, tuple) else (inputs,)
 
 
-def _shapes_text(shapes: Any) -> str:
+def shapes_text(shapes: Any) -> str:
     """``{'x': {0: Dim('batch', min=2, max=64)}}`` as a short text, every bound written (torch's own repr leaves
     out a minimum of 2), hints as ``Dim.AUTO``."""
     if isinstance(shapes, str):
         return shapes
     if isinstance(shapes, dict):
-        return "{" + ", ".join(f"{k!r}: {_shapes_text(v)}" for k, v in shapes.items()) + "}"
+        return "{" + ", ".join(f"{k!r}: {shapes_text(v)}" for k, v in shapes.items()) + "}"
     if isinstance(shapes, (list, tuple)):
-        inner = ", ".join(_shapes_text(v) for v in shapes)
+        inner = ", ".join(shapes_text(v) for v in shapes)
         return f"[{inner}]" if isinstance(shapes, list) else f"({inner},)" if len(shapes) == 1 else f"({inner})"
     hint = getattr(shapes, "type", None)
     if hint is not None and type(shapes).__name__ == "_DimHint":
@@ -334,4 +337,5 @@ __all__ = [
     "as_args",
     "export_support_problem",
     "parse_dynamic",
+    "shapes_text",
 ]

@@ -25,11 +25,13 @@ from ..errors import TraceError, argument_error
 from ..graph import Frame
 from ..hazards import Finding
 from ..registry import api
-from ..run import TraceRun, first_line
+from ..run import TraceRun, display_names
 from ..target import target_of
 from ..tracer_warnings import FROZEN
+from ..verdict import first_line
 from .check import check_input_set
 from .options import AUTO, ExportOptions, as_args, export_support_problem
+from .records import ExportReport
 from .session import ExportSession
 
 
@@ -153,7 +155,7 @@ def export(
     dynamic_shapes: Any = None,
     strict: bool = False,
     check_inputs: Sequence[Any] | None = None,
-    draft: str = "on_failure",
+    draft: str = "on_request",
     compare_trace: bool = False,
     module_mode: str = "as_is",
     no_grad: bool = False,
@@ -174,27 +176,69 @@ def export(
     )
     if problem is not None:
         return _refused(request, problem, started)
-    shapes = dynamic_shapes
-    if shapes == AUTO:
-        shapes = auto_dynamic_shapes(request.args, check_inputs or (), kwargs, model)
-    session = ExportSession(
-        model,
-        request.args,
-        dict(kwargs) if kwargs else None,
-        dynamic_shapes=shapes,
-        strict=strict,
-        module_mode=module_mode,
-        no_grad=no_grad,
-        caller=caller,
-        check_inputs=check_inputs,
-        draft=draft,
-    )
-    session.recorded_options = options.to_json()
+    session = session_for(request)
     # export records no Python frame per node (tj.trace writes its driver loop out for that): the shared driver
     run = drive(session.steps(started))
     run.request = request
     if compare_trace:
         compare_with_trace(run, model, request.args, kwargs, module_mode=module_mode, no_grad=no_grad)
+    return run
+
+
+def session_for(request: ExportRequest) -> ExportSession:
+    """The session that exports what ``request`` asks (``dynamic_shapes="auto"`` made torch's ``Dim.AUTO`` s)."""
+    o = request.options
+    shapes = o.dynamic_shapes
+    if shapes == AUTO:
+        shapes = auto_dynamic_shapes(request.args, o.check_inputs or (), request.kwargs, request.target)
+    session = ExportSession(
+        request.target,
+        request.args,
+        dict(request.kwargs) if request.kwargs else None,
+        dynamic_shapes=shapes,
+        strict=o.strict,
+        module_mode=o.module_mode,
+        no_grad=o.no_grad,
+        caller=request.caller,
+        check_inputs=o.check_inputs,
+        draft=o.draft,
+    )
+    session.recorded_options = o.to_json()
+    return session
+
+
+def draft_run(run: TraceRun) -> TraceRun:
+    """``run.draft()`` of an export run: ``torch.export.draft_export`` on the run's request, joined to the run (its
+    graph, report and located dims for a refused export; its report beside an accepted one); the run, changed in
+    place, is returned. The draft's phase is ``draft-exporting``; an interrupt (the kernel's, the explorer's
+    cancel) leaves the run as it was. A run that holds no live model (read from JSON or a file) cannot draft:
+    ``ValueError`` says what to do instead."""
+    if run.backend != ExportSession.name:
+        raise ValueError(
+            f"run.draft() drafts an export (torch.export.draft_export); this is a {run.backend} run: "
+            "tj.export(model, args).draft()"
+        )
+    request = run.request
+    if not isinstance(request, ExportRequest):
+        raise ValueError(
+            "run.draft() needs the run's live model and inputs: this run holds no live model (read from JSON or a "
+            "file); export again with tj.export(model, args, ..., draft='on_failure') to get the draft with the run"
+        )
+    session = session_for(request)
+    records = run.records_as(ExportReport)
+    session.log = records.log if records is not None else ""
+    started = time.perf_counter()
+    with calls_from(request.caller):
+        drive(session.draft_steps(run))
+    run.timings["draft"] = time.perf_counter() - started
+    o = request.options
+    if o.compare_trace and run.compared is None and run.graph is not None:
+        # the comparison a refused export could not make: against its draft, the refused line first
+        run.findings = [f for f in run.findings if f.kind != "compare_trace"]
+        with calls_from(request.caller):
+            compare_with_trace(run, request.target, request.args, request.kwargs, module_mode=o.module_mode,
+                               no_grad=o.no_grad)  # fmt: skip
+    run.file_names = display_names(run.files())
     return run
 
 
@@ -301,12 +345,24 @@ def compare(trace_run: TraceRun, export_run: TraceRun) -> TraceComparison | None
     frozen = {
         (w.file, w.line): BY_NAME[w.category].title for w in trace_run.warnings if w.category in FROZEN and w.file
     }
+    callers = {
+        (caller.file, caller.line)
+        for run in (trace_run, export_run)
+        if (caller := getattr(run.request, "caller", None)) is not None
+    }
     export_run.compared = TraceComparison(
         trace=trace_run.graph,
         trace_summary=trace_run.summary(),
-        comparison=compare_captures(trace_run.graph, export_run.graph, frozen_lines=frozen),
+        comparison=compare_captures(trace_run.graph, export_run.graph, frozen_lines=frozen, callers=callers),
+        export_run=export_run,
     )
+    refused = export_run.error
+    if refused is not None and refused.phase == "export" and refused.file:
+        # the export's graph is its draft: what matches there says nothing of the line export refused
+        export_run.compared.comparison.mark_refused(
+            trace_run.graph, export_run.graph, refused.file, refused.line, refused.code
+        )
     return export_run.compared
 
 
-__all__ = ["ExportRequest", "auto_dynamic_shapes", "compare", "export"]
+__all__ = ["ExportRequest", "auto_dynamic_shapes", "compare", "draft_run", "export", "session_for"]

@@ -8,7 +8,7 @@ sees the file. Then ``torch.export.load`` reads it inside :func:`~.guard.guarded
 point it could reach refuses, its ``torch.load`` calls read tensors only, its ``sympy.sympify`` calls take plain
 expressions only. The run is what :class:`~..export.session.ExportSession`
 builds from a live ``ExportedProgram``, by the same code (:func:`~..export.graph.graph_from_exported_program`,
-:func:`~..export.report.report_of`, :func:`~..export.report.export_findings`): the signature, the range constraints
+:func:`~..export.report.report_of`, :func:`~..export.findings.export_findings`): the signature, the range constraints
 and symbols, the runtime asserts. What lived only in the exporting process is not in the file: the guards' user
 lines and the symbols' sources (``x.size()[1]``) are read back from the placeholders' symbolic shapes instead.
 """
@@ -32,9 +32,10 @@ from ..graph import Graph
 from ..inputs import tensor_type_str
 from ..run import Target, TraceRun
 from ..torch_logs import captured_torch_logs
+from .findings import export_findings
 from .graph import argument_names, graph_from_exported_program
 from .records import ExportReport
-from .report import export_findings, report_of
+from .report import report_of
 
 #: ``run.backend`` of a loaded exported program: the export's own (the same run, read back)
 BACKEND = "export"

@@ -18,22 +18,26 @@ import torch
 
 from ..capture import CAPTURE_LOCK, Steps, call_torch, drive, guest, stamp
 from ..derived import cuda_devices_of
-from ..errors import TraceError, argument_error, error_from_exception
+from ..errors import TraceError, error_from_exception
 from ..graph import Frame
-from ..hazards import Finding
 from ..inputs import describe_inputs, parameter_types
 from ..progress import CHECKING, DRAFTING, EXPORTING, enter_phase
 from ..run import Target, TraceRun
 from ..source import attribute_to_caller
 from ..target import target_of
 from ..torch_logs import captured_torch_logs
-from ..words import plural
-from .check import check_export
+from .advice import specialized_advice
+from .check import check_budget, check_export
+from .draft import draft_crashed, join_draft, offer
 from .failures import DYNAMIC_SHAPES_MISMATCH, TREE_NAME, export_error
+from .findings import export_findings
+from .given import GivenInputs
 from .graph import argument_names, graph_from_exported_program
 from .options import ExportOptions
-from .records import ExportReport
-from .report import draft_report, export_findings, locate_refused_dim, report_of
+from .places import PlaceRecorder, env_of_exception, recording_places
+from .records import DimAdvice, ExportReport
+from .refusal import at_users_frame, refused_dims
+from .report import report_of
 
 
 # -- a function as a module ---------------------------------------------------------------------------------------
@@ -58,7 +62,7 @@ def as_module(fn: Callable[..., Any]) -> torch.nn.Module:
 
 
 # -- the session ----------------------------------------------------------------------------------------------------
-class ExportSession:
+class ExportSession(GivenInputs):
     """The ``torch.export`` back end (:class:`~..capture.Backend`): one export of a module or function."""
 
     name: ClassVar[str] = "export"
@@ -95,8 +99,10 @@ class ExportSession:
         self.check_inputs = list(check_inputs) if check_inputs is not None else None
         self.check = check
         #: when to run ``torch.export.draft_export`` (its report; its graph when export fails): the request's
-        #: ``draft`` option (:data:`~.options.DRAFT_CHOICES`)
+        #: ``draft`` option (:data:`~.options.DRAFT_CHOICES`); ``on_request`` offers it on a refusal
         self.draft = draft
+        #: where the export's guards were made (:mod:`.places`), kept for the check's failing guards
+        self.places: PlaceRecorder | None = None
         #: what torch logged during the export (the stderr text it would have printed), for a run.export section
         self.log = ""
         self.timings: dict[str, float] = {}
@@ -135,6 +141,23 @@ class ExportSession:
                 yield from self._export(run)
         except Exception as e:  # our own bug or a hostile object: record it, never take the kernel down
             run.error = error_from_exception(e, phase="internal")
+        self._finish(run)
+        return stamp(run, started)
+
+    def draft_steps(self, run: TraceRun) -> Steps[TraceRun]:
+        """The draft of a run this session's request made (``run.draft()``), joined to it: as :meth:`steps`, the
+        draft only. An interrupt leaves the run as it was (it is joined only once the draft returns)."""
+        python_runs = run.python_runs
+        try:
+            with CAPTURE_LOCK, guest(self.module, self.module_mode, self.no_grad):
+                yield from self._draft(run, exported_ok=run.error is None)
+        except Exception as e:  # our own bug: a note, the run as it was
+            run.findings.append(draft_crashed(e, exported_ok=run.error is None))
+        self._finish(run)
+        run.python_runs = python_runs + self.python_runs
+        return run
+
+    def _finish(self, run: TraceRun) -> None:
         if self.caller is not None:
             for graph in run.graphs.values():
                 attribute_to_caller(graph, self.caller)
@@ -142,61 +165,6 @@ class ExportSession:
         run.parameters = parameter_types(self.module)
         run.python_runs = self.python_runs
         run.timings.update(self.timings)
-        return stamp(run, started)
-
-    def _dim_out_of_range(self) -> TraceError | None:
-        """dynamic_shapes marking a dim a tensor input does not have (``{'x': {2: Dim(...)}}`` for a 2-dim ``x``):
-        torch fails on it with a bare ``IndexError``. Checked where the structure lines up with the inputs (by
-        argument name, or a tuple by position); anything else is left to torch."""
-        shapes = self.dynamic_shapes
-        bound = self._bound_inputs()
-        if isinstance(shapes, dict):
-            pairs = [(name, bound.get(name), spec) for name, spec in shapes.items()]
-        elif isinstance(shapes, (tuple, list)) and len(shapes) == len(bound):
-            pairs = [(name, value, spec) for (name, value), spec in zip(bound.items(), shapes, strict=True)]
-        else:
-            return None
-        for name, value, spec in pairs:
-            if not isinstance(value, torch.Tensor) or not isinstance(spec, dict):
-                continue
-            bad = [d for d in spec if isinstance(d, int) and not -value.dim() <= d < value.dim()]
-            if bad:
-                sizes = " x ".join(str(n) for n in value.shape) or "a 0-dim tensor"
-                return argument_error(
-                    f"dynamic_shapes marks dim {', '.join(map(str, bad))} of {name}, which has "
-                    f"{plural(value.dim(), 'dim')} ({sizes})",
-                    f"Number the dims of {name} from 0 to {value.dim() - 1}: for these inputs, "
-                    f"{self.expected_dynamic_shapes()}.",
-                    tag="dynamic_shapes_mismatch",
-                )
-        return None
-
-    def _inputs_mismatch(self) -> TraceError | None:
-        """Example inputs the forward cannot take (three for a forward of one): torch's ``TypeError`` raised inside
-        its export would read as the model's own failure."""
-        try:
-            signature = inspect.signature(self.exported.forward)
-        except (TypeError, ValueError, AttributeError):
-            return None
-        try:
-            signature.bind(*self.args, **self.kwargs)
-        except TypeError as e:
-            forward = f"{type(self.exported).__name__}.forward"
-            takes = [
-                p.name
-                for p in signature.parameters.values()
-                if p.kind not in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
-            ]
-            given = plural(len(self.args), "positional input") + (
-                f" and {plural(len(self.kwargs), 'keyword input')} ({', '.join(self.kwargs)})" if self.kwargs else ""
-            )
-            return argument_error(
-                f"{forward} takes {', '.join(takes) or 'no inputs'}, but the example inputs are {given}: {e}",
-                f"Give one example input per argument of {forward}: ({', '.join(takes)}{',' if len(takes) == 1 else ''}"
-                ") as the inputs, or by keyword (kwargs=...).",
-                tag="inputs_mismatch",
-            )
-        return None
 
     def _export(self, run: TraceRun) -> Steps[None]:
         refused = self._inputs_mismatch() or self._dim_out_of_range()
@@ -211,34 +179,33 @@ class ExportSession:
         t0 = time.perf_counter()
         self.python_runs += 1
         ep = None
-        with captured_torch_logs() as logs:
+        advice: list[DimAdvice] = []
+        with captured_torch_logs() as logs, recording_places() as places:
+            self.places = places
             try:
                 ep = yield from call_torch(call)
             except Exception as e:
-                run.error = export_error(e, self.caller)
-                if (
-                    TREE_NAME in run.error.message
-                    and self.dynamic_shapes is not None
-                    and self._var_keyword(self._bound_inputs())
-                ):
-                    self._var_keyword_error(run.error)
-                elif DYNAMIC_SHAPES_MISMATCH.search(run.error.message):
-                    self._arguments_error(run.error)
+                run.error, advice = self._refusal(e, places)
             finally:
                 self.timings["export"] = time.perf_counter() - t0
         self.log = logs.text  # after the block: what torch printed to stderr is added when it ends
         if ep is None:
-            run.records = ExportReport(log=self.log)  # a failing export is where torch's log matters most
+            # a failing export is where torch's log matters most
+            run.records = failed = ExportReport(log=self.log, advice=advice)
             # a draft of a refused model shows what export would record; arguments it refused refuse it too
-            if self.draft in ("on_failure", "always") and run.error is not None and run.error.phase == "export":
+            export_refused = run.error is not None and run.error.phase == "export"
+            if export_refused and self.draft in ("on_failure", "always"):
                 yield from self._draft(run, exported_ok=False)
+            elif export_refused and self.draft == "on_request" and run.error is not None and draft_exists():
+                failed.draft_offer = offer(run.error)
             return
         t0 = time.perf_counter()
         graph = run.graphs["forward"] = graph_from_exported_program(ep)
         run.traced = ep
         self.timings["graph"] = time.perf_counter() - t0
         t0 = time.perf_counter()
-        run.records = report = report_of(ep, graph=graph, log=self.log)
+        run.records = report = report_of(ep, graph=graph, log=self.log, places=self.places)
+        report.advice = specialized_advice(report, self.given_shapes(), self.module)
         run.findings.extend(export_findings(report, graph))
         self.timings["report"] = time.perf_counter() - t0
         if self.draft == "always":
@@ -254,130 +221,42 @@ class ExportSession:
                 check_inputs=self.check_inputs,
                 caller=self.caller,
                 on_python_run=self._count_python_run,
+                places=self.places,
+                timings=self.timings,
+                budget=check_budget(self.timings["export"]),
             )
             self.timings["check"] = time.perf_counter() - t0
 
-    def _bound_inputs(self) -> dict[str, Any]:
-        """The inputs by the forward's argument names, as torch binds them (``arg0``... where that fails)."""
-        try:
-            return dict(inspect.signature(self.exported.forward).bind(*self.args, **self.kwargs).arguments)
-        except (TypeError, ValueError):
-            return {f"arg{i}": a for i, a in enumerate(self.args)} | dict(self.kwargs)
-
-    def expected_dynamic_shapes(self) -> str:
-        """The structure ``dynamic_shapes`` must have for these inputs, a ``None`` per size (``{'x': {0: None,
-        1: None}}``, by the forward's argument names), then each tensor's sizes (``x is 3 x 4``)."""
-        bound = self._bound_inputs()
-
-        sizes: list[str] = []
-
-        def shape_of(value: Any, name: str) -> str:
-            # a **kwargs argument binds a dict and *args a tuple: torch wants their structure, nested
-            if isinstance(value, dict):
-                return "{" + ", ".join(f"{k!r}: {shape_of(v, f'{name}[{k!r}]')}" for k, v in value.items()) + "}"
-            if isinstance(value, tuple):
-                inner = [shape_of(v, f"{name}[{i}]") for i, v in enumerate(value)]
-                return "(" + ", ".join(inner) + ("," if len(inner) == 1 else "") + ")"
-            if isinstance(value, torch.Tensor):
-                sizes.append(f"{name} is {' x '.join(str(n) for n in value.shape) or 'a 0-dim tensor'}")
-                return "{" + ", ".join(f"{d}: None" for d in range(value.dim())) + "}" if value.dim() else "None"
-            return "None"
-
-        structure = "{" + ", ".join(f"{name!r}: {shape_of(v, name)}" for name, v in bound.items()) + "}"
-        return structure + (f" ({', '.join(sizes)})" if sizes else "")
-
-    def _var_keyword(self, bound: dict[str, Any]) -> str:
-        """The name of the forward's ``**kwargs`` argument when these inputs (``bound``: :meth:`_bound_inputs`) fill
-        it; ``""`` when none does."""
-        try:
-            parameters = inspect.signature(self.exported.forward).parameters.values()
-        except (TypeError, ValueError):
-            return ""
-        name = next((p.name for p in parameters if p.kind is inspect.Parameter.VAR_KEYWORD), "")
-        return name if name and bound.get(name) else ""
-
-    def _var_keyword_error(self, error: TraceError) -> None:
-        """dynamic_shapes for a forward whose inputs come through ``**kwargs``, nested as torch documents it: torch
-        2.13 fails there ("Must provide a tree_name", an assertion inside its own code; 2.14 exports). What works on
-        every version is a forward that names the inputs."""
-        bound = self._bound_inputs()
-        name = self._var_keyword(bound)
-        given = list(bound[name])
-        forward = f"{type(self.exported).__name__}.forward"
-        error.phase, error.tag = "arguments", "dynamic_shapes_kwargs"
-        error.message = (
-            f"dynamic_shapes cannot reach inputs {forward} takes through **{name} ({', '.join(given)}): torch "
-            f"{torch.__version__} refused it\n{error.message}"  # torch's own words kept below the first line
-        )
-        named_shapes = ", ".join(
-            f"{k!r}: " + ("{0: Dim('name', min=..., max=...)}" if i == 0 else "None") for i, k in enumerate(given)
-        )
-        error.hint = (
-            f"torch.export applies dynamic_shapes to a forward's named arguments, not to what **{name} collects. Wrap "
-            f"the model in a small nn.Module whose forward names them, `def forward(self, {', '.join(given)}): return "
-            f"self.model({', '.join(f'{k}={k}' for k in given)})`, and export that with "
-            f"dynamic_shapes={{{named_shapes}}} (each input named; a Dim where a size varies); or leave "
-            "dynamic_shapes out (a static export)."
-        )
-
-    def _arguments_error(self, error: TraceError) -> None:
-        """torch refused ``dynamic_shapes`` for not matching the inputs: an argument error naming what does not
-        match where it can (a name the forward does not take) and showing the structure it needs."""
-        error.phase, error.tag = "arguments", "dynamic_shapes_mismatch"
-        bound = self._bound_inputs()
-        names = list(bound)
-        if isinstance(self.dynamic_shapes, dict):
-            unknown = [k for k in self.dynamic_shapes if k not in names]
-            var_keyword = self._var_keyword(bound)
-            collected = [k for k in unknown if var_keyword and k in bound[var_keyword]]
-            try:
-                parameters = set(inspect.signature(self.exported.forward).parameters)
-            except (TypeError, ValueError):
-                parameters = set()
-            # an argument the forward takes but these inputs leave out is not "not an argument"
-            not_given = [k for k in unknown if k in parameters]
-            forward = f"{type(self.exported).__name__}.forward"
-            if collected:
-                error.message = (
-                    f"dynamic_shapes names {', '.join(map(repr, collected))}, which {forward} takes through "
-                    f"**{var_keyword}: torch wants {'it' if len(collected) == 1 else 'them'} nested under "
-                    f"{var_keyword!r}, with every input named"
-                )
-            elif not_given:
-                error.message = (
-                    f"dynamic_shapes names {', '.join(map(repr, not_given))}, which {forward} takes but these inputs "
-                    f"do not give (its inputs: {', '.join(names) or 'none'}): give "
-                    f"{'it an example input' if len(not_given) == 1 else 'them example inputs'} (kwargs=...) or "
-                    f"leave {'it' if len(not_given) == 1 else 'them'} out of dynamic_shapes"
-                )
-            elif unknown:
-                error.message = (
-                    f"dynamic_shapes names {', '.join(map(repr, unknown))}, which "
-                    f"{'is not an argument' if len(unknown) == 1 else 'are not arguments'} of "
-                    f"{forward} (its inputs: {', '.join(names) or 'none'})"
-                )
-        # --dynamic NAME:DIM names a tensor argument: no example when the tensors come in a **kwargs or a container
-        tensor = next((name for name, value in bound.items() if isinstance(value, torch.Tensor)), None)
-        flag = f' (in %export and on the command line: --dynamic "{tensor}:0=name[min,max]")' if tensor else ""
-        error.hint = (
-            "dynamic_shapes must follow the inputs, by argument name (or as a tuple by position). For these inputs: "
-            f"{self.expected_dynamic_shapes()}; put torch.export.Dim('name', min=..., max=...) or Dim.AUTO "
-            f"where a size may vary{flag}."
-        )
+    def _refusal(self, exc: BaseException, places: PlaceRecorder) -> tuple[TraceError, list[DimAdvice]]:
+        """The run's error for what export raised: at the user's line (a library's line moved to the user's frame
+        that called into it), the dims it refused located from the shape environment and advised
+        (:mod:`.refusal`); an argument error when torch refused ``dynamic_shapes`` for not following the inputs."""
+        error = export_error(exc, self.caller)
+        if TREE_NAME in error.message and self.dynamic_shapes is not None and self._var_keyword(self._bound_inputs()):
+            self._var_keyword_error(error)
+            return error, []
+        if DYNAMIC_SHAPES_MISMATCH.search(error.message):
+            self._arguments_error(error)
+            return error, []
+        env = places.env if places.env is not None else env_of_exception(exc)
+        advice = refused_dims(error, env, places, self.given_shapes(), self.module)
+        if not advice:
+            at_users_frame(error, exc)
+        return error, advice
 
     def _count_python_run(self) -> None:
         self.python_runs += 1
 
     def _draft(self, run: TraceRun, *, exported_ok: bool) -> Steps[None]:
-        """``torch.export.draft_export`` on the same inputs: its report in ``run.export.draft``; when export failed,
-        its graph (which defers what export refused to runtime checks) as the run's graph, the run's error saying
-        export's failure. When the draft crashes (it does on ``torch.cond``) or reports what export did not need
-        (guards on ``nn.TransformerEncoder``), export's own result stands and a ``draft_failure`` note says so."""
-        draft_export = getattr(torch.export, "draft_export", None)
-        if draft_export is None:
+        """``torch.export.draft_export`` on the same inputs, joined to the run (:func:`~.draft.join_draft`): its report
+        in ``run.export.draft``; when export failed, its graph (which defers what export refused to runtime checks)
+        as the run's graph, the run's error saying export's failure. When the draft crashes (it does on
+        ``torch.cond``) or reports what export did not need (guards on ``nn.TransformerEncoder``), export's own
+        result stands and a ``draft_failure`` note says so."""
+        if not draft_exists():
             return
         call = (
-            draft_export,
+            torch.export.draft_export,
             (self.exported, self.args),
             {"kwargs": self.kwargs or None, "dynamic_shapes": self.dynamic_shapes, "strict": self.strict},
         )
@@ -385,57 +264,30 @@ class ExportSession:
         t0 = time.perf_counter()
         self.python_runs += 1
         draft_ep = None
+        crashed: BaseException | None = None
         # the draft runs the model on real inputs: the user's RNG is left as torch.export.export leaves it
         rng = torch.random.fork_rng(devices=cuda_devices_of((self.args, self.kwargs), [self.exported]))
-        with captured_torch_logs() as logs, rng:
+        with captured_torch_logs() as logs, rng, recording_places() as places:
             try:
                 draft_ep = yield from call_torch(call)
             except Exception as e:
-                crashed: BaseException | None = e
-            else:
-                crashed = None
+                crashed = e
             finally:
                 self.timings["draft"] = time.perf_counter() - t0
         report = run.records_as(ExportReport) or ExportReport(log=self.log)
         report.log = "\n".join(text for text in (report.log, logs.text) if text)
         run.records = report
-        if crashed is not None or draft_ep is None:
-            what = f"{type(crashed).__name__}: {str(crashed).splitlines()[0] if str(crashed) else ''}"
-            run.findings.append(
-                Finding(
-                    kind="draft_failure",
-                    severity="info",
-                    title="draft_export could not run",
-                    message=f"torch.export.draft_export raised {what.strip()}; "
-                    + ("the export itself succeeded and stands." if exported_ok else "export's own error stands."),
-                    hint="Nothing to do for the draft; torch's draft export does not handle every program "
-                    "(torch.cond, for one).",
-                )
-            )
+        if draft_ep is None:
+            if report.draft_offer is not None:
+                report.draft_offer.status = "failed"
+            run.findings.append(draft_crashed(crashed, exported_ok=exported_ok))
             return
-        failures = draft_report(draft_ep) or []
-        report.draft = failures
-        if exported_ok:
-            if failures:
-                run.findings.append(
-                    Finding(
-                        kind="draft_failure",
-                        severity="info",
-                        title="draft_export reported what export did not need",
-                        message=f"draft_export reported {len(failures)} item(s) "
-                        f"({', '.join(sorted({f.failure_type for f in failures}))}) on a program export "
-                        "accepted as it is: the export's own result stands.",
-                        hint="Nothing to do: the export succeeded; the draft's items are in run.export.draft.",
-                    )
-                )
-            return
-        # export failed: the draft's graph is what export would have recorded, with its failures deferred
-        graph = run.graphs["forward"] = graph_from_exported_program(draft_ep)
-        drafted = report_of(draft_ep, graph=graph, log=report.log)
-        drafted.draft = failures
-        run.records = drafted
-        if run.error is not None:
-            locate_refused_dim(run.error, drafted)
+        join_draft(run, draft_ep, report.log, exported_ok=exported_ok, places=places)
+
+
+def draft_exists() -> bool:
+    """Whether this torch has ``torch.export.draft_export``."""
+    return hasattr(torch.export, "draft_export")
 
 
 __all__ = ["ExportSession", "as_module"]

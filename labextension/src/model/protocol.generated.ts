@@ -145,6 +145,9 @@ export type ExplorerRequest =
       type: 'cancel';
     }
   | {
+      type: 'draft';
+    }
+  | {
       type: 'show_run';
       run_id: string;
     }
@@ -193,6 +196,10 @@ export interface ExplorerState {
    * why the last re-trace or front-end request failed; "" otherwise
    */
   status_message: string;
+  /**
+   * what the capture under way is doing while status is tracing: tracing, checking, probing, exporting, draft-exporting (core/progress.py); "" when none runs
+   */
+  phase: string;
   /**
    * the method whose graph is shown; "" when the run has no graph
    */
@@ -415,7 +422,7 @@ export interface RecordedExportOptions {
    */
   check_inputs: string[][] | null | string;
   /**
-   * on_failure, always or never
+   * on_request, on_failure, always or never
    */
   draft: string;
   compare_trace: boolean | string;
@@ -690,6 +697,14 @@ export interface ExportReport {
    * draft_export's report when one ran, else null
    */
   draft: DraftFailure[] | null;
+  /**
+   * each dynamic dim that failed, where and why, with the fixes that apply there, best first (absent in runs saved before it existed)
+   */
+  advice?: DimAdvice[];
+  /**
+   * the draft of a refused export: offered, ran or failed, and what it adds; null when none is offered (absent in runs saved before it existed)
+   */
+  draft_offer?: DraftOffer | null;
 }
 /**
  * one input or output of the exported program (graph_signature)
@@ -752,6 +767,13 @@ export interface ExportGuard {
    * the forward graph's nodes it concerns
    */
   node_ids: number[];
+  /**
+   * the library whose code made it (torch.nn, transformers): file, line and code are then the user's last frame that called into it; empty when the line is the user's own (absent in runs saved before it existed)
+   */
+  library?: string;
+  library_file?: string;
+  library_line?: number;
+  library_code?: string;
 }
 /**
  * one item of draft_export's report
@@ -768,6 +790,100 @@ export interface DraftFailure {
   file: string;
   line: number;
   message: string;
+}
+/**
+ * a dynamic dim that failed (refused by export, specialised to a constant, or refused by the program in the check): where, why, and the fixes that apply there, best first
+ *
+ * This interface was referenced by `ExplorerState`'s JSON-Schema
+ * via the `definition` "DimAdvice".
+ */
+export interface DimAdvice {
+  kind: 'refused' | 'specialized' | 'check_failed';
+  symbol: string;
+  /**
+   * the size it is: x.size()[1]
+   */
+  source: string;
+  /**
+   * the input of dynamic_shapes (its argument name); empty when unknown
+   */
+  input: string;
+  /**
+   * the dim of that input; -1 when unknown
+   */
+  dim: number;
+  /**
+   * the dim's spec as given: Dim('seq', min=2, max=64), Dim.AUTO; empty when static or unknown
+   */
+  given: string;
+  /**
+   * the guards the dim failed
+   */
+  exprs: string[];
+  /**
+   * the user's line: where the code made the guard, or called into the library that made it
+   */
+  file: string;
+  line: number;
+  code: string;
+  /**
+   * the library whose code made the guard (torch.nn, transformers); empty when the line is the user's own
+   */
+  library: string;
+  library_file: string;
+  library_line: number;
+  library_code: string;
+  /**
+   * whether the guards hold for every size of the declared range (torch only failed to prove them); null when not judged
+   */
+  holds: boolean | null;
+  /**
+   * torch's suggested fix in the user's dynamic_shapes terms; empty when none
+   */
+  suggested: string;
+  fixes: Fix[];
+}
+/**
+ * one way to make a dynamic dim work (DimAdvice lists them best first)
+ *
+ * This interface was referenced by `ExplorerState`'s JSON-Schema
+ * via the `definition` "Fix".
+ */
+export interface Fix {
+  kind: 'model_fact' | 'auto' | 'static' | 'range' | 'multiple' | 'suggested' | 'check' | 'rewrite' | 'cond';
+  /**
+   * the fix in words
+   */
+  text: string;
+  /**
+   * the dim's spec in the user's dynamic_shapes terms once fixed (Dim.AUTO, Dim('seq', min=2, max=448), 8*Dim('_seq', min=1, max=8), None for static); empty when the fix changes no spec
+   */
+  spec: string;
+  /**
+   * the whole dynamic_shapes with that spec in place, as Python text; empty when spec is
+   */
+  dynamic_shapes: string;
+  /**
+   * code that applies it (torch._check(...)); empty for none
+   */
+  code: string;
+}
+/**
+ * a refused export's draft (draft_export), no longer run before the refusal is shown: offered (run.draft() or the explorer's draft request runs it), ran, or failed; and what it adds
+ *
+ * This interface was referenced by `ExplorerState`'s JSON-Schema
+ * via the `definition` "DraftOffer".
+ */
+export interface DraftOffer {
+  status: 'offered' | 'ran' | 'failed';
+  /**
+   * what the draft adds to the run, one line each
+   */
+  adds: string[];
+  /**
+   * how to run it from Python: run.draft()
+   */
+  how: string;
 }
 /**
  * what a torch.compile run recorded beyond its graphs (core/compile/records.py)
@@ -991,7 +1107,18 @@ export interface LineDifference {
   file: string;
   line: number;
   code: string;
-  reason: 'shape_arithmetic' | 'runtime_check' | 'no_op' | 'control_flow' | 'frozen' | 'only_trace' | 'only_export';
+  /**
+   * refused: the line a refused export stopped at, compared against its draft (first of the lines)
+   */
+  reason:
+    | 'shape_arithmetic'
+    | 'runtime_check'
+    | 'no_op'
+    | 'control_flow'
+    | 'frozen'
+    | 'only_trace'
+    | 'only_export'
+    | 'refused';
   detail: string;
   trace_nodes: number[];
   export_nodes: number[];
@@ -1232,9 +1359,9 @@ export interface ExportExplorerOptions {
    */
   strict: boolean;
   /**
-   * run torch.export.draft_export when export fails (its report and partial graph), always, or never
+   * offer torch.export.draft_export when export fails (run.draft() runs it), run it at once when export fails (its report and partial graph), always, or never
    */
-  draft: 'on_failure' | 'always' | 'never';
+  draft: 'on_request' | 'on_failure' | 'always' | 'never';
   /**
    * call .train() or .eval() on the module for this export only (restored after), or leave it as is
    */
@@ -1394,11 +1521,12 @@ export const BACKENDS = {
       {
         key: 'draft',
         label: 'draft',
-        description: 'run torch.export.draft_export when export fails (its report and partial graph), always, or never',
+        description:
+          'offer torch.export.draft_export when export fails (run.draft() runs it), run it at once when export fails (its report and partial graph), always, or never',
         control: 'menu',
-        default: 'on_failure',
-        choices: ['on_failure', 'always', 'never'],
-        choice_labels: ['draft on failure', 'draft always', 'no draft']
+        default: 'on_request',
+        choices: ['on_request', 'on_failure', 'always', 'never'],
+        choice_labels: ['draft on request', 'draft on failure', 'draft always', 'no draft']
       },
       {
         key: 'module_mode',
@@ -1642,9 +1770,10 @@ export const EXPORT_OPTION_SPECS = [
   {
     key: 'draft',
     label: 'draft',
-    description: 'run torch.export.draft_export when export fails (its report and partial graph), always, or never',
-    default: 'on_failure',
-    choices: ['on_failure', 'always', 'never']
+    description:
+      'offer torch.export.draft_export when export fails (run.draft() runs it), run it at once when export fails (its report and partial graph), always, or never',
+    default: 'on_request',
+    choices: ['on_request', 'on_failure', 'always', 'never']
   },
   {
     key: 'module_mode',
@@ -1680,6 +1809,7 @@ export const TRAIT_DEFAULTS: ExplorerState = {
   status: 'idle',
   status_since: 0,
   status_message: '',
+  phase: '',
   selected_method: '',
   selected_node: -1,
   current_divergence: -1,

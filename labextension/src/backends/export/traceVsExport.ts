@@ -26,7 +26,8 @@ export const REASON_WORDS: Record<DifferenceReason, string> = {
   control_flow: 'control flow',
   frozen: 'value the trace froze',
   only_trace: 'only in the trace',
-  only_export: 'only in the export'
+  only_export: 'only in the export',
+  refused: 'the line export refused (against its draft)'
 };
 
 const REASON_ORDER = Object.keys(REASON_WORDS) as DifferenceReason[];
