@@ -248,8 +248,10 @@ class TraceRun(JsonRecord):
     # -- verdict and shortcuts ----------------------------------------------------------------
     @property
     def ok(self) -> bool:
-        """True when tracing succeeded and every check passed."""
-        return self.error is None and bool(self.graphs) and (self.check is None or self.check.ok)
+        """True when tracing succeeded, every check passed and the back end's records hold nothing it counts as a
+        failure (records with an ``ok`` of their own: a compiled run's graph breaks and recompilations)."""
+        records_ok = getattr(self.records, "ok", True) is not False
+        return self.error is None and bool(self.graphs) and (self.check is None or self.check.ok) and records_ok
 
     @property
     def from_file(self) -> bool:
