@@ -6,7 +6,7 @@ evaluated on the call's inputs (what a value is now)."""
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -169,20 +169,35 @@ def _shown(value: Any) -> str:
     return text if len(text) <= 40 else type(value).__name__
 
 
-def recompile_hint(failure: Failure, dynamic: bool | None, first_size_change: bool) -> str:
-    """The usual fix for a recompilation of ``failure`` 's kind, for the ``dynamic`` the model was compiled with."""
+_SIZE_OF_INPUT = re.compile(r"^(?P<name>[A-Za-z_]\w*)\.size\(\)\[(?P<dim>\d+)\] was ")
+
+
+def mark_dynamic_call(failure: Failure, inputs: Collection[str] = ()) -> str:
+    """``torch._dynamo.mark_dynamic(input_ids, 1)`` for a size guard on an input the user passes (one of ``inputs``,
+    the compiled function's arguments); the call's form with placeholders for a size inside the model."""
+    found = _SIZE_OF_INPUT.match(failure.reason)
+    if found is not None and found.group("name") in inputs:
+        return f"torch._dynamo.mark_dynamic({found.group('name')}, {found.group('dim')})"
+    return "torch._dynamo.mark_dynamic(input, dim) on the input whose size changes"
+
+
+def recompile_hint(
+    failure: Failure, dynamic: bool | None, first_size_change: bool, inputs: Collection[str] = ()
+) -> str:
+    """The usual fix for a recompilation of ``failure`` 's kind, for the ``dynamic`` the model was compiled with;
+    ``inputs``: the names of the compiled function's arguments (a size guard on one names it in the fix)."""
     if failure.kind == "size":
+        mark = mark_dynamic_call(failure, inputs)
         if dynamic is False:
             return (
                 "dynamic=False compiles again for every new size. Pass dynamic=None (torch's default: a size that "
                 "changes becomes dynamic and compiles once more) or dynamic=True, or mark the dim dynamic before the "
-                "first call: torch._dynamo.mark_dynamic(x, 0)."
+                f"first call: {mark}."
             )
         if first_size_change:
             return (
                 "torch made the size dynamic and compiled once more, as it does the first time a size changes. To "
-                "compile once, mark the dim dynamic before the first call (torch._dynamo.mark_dynamic(x, 0)) or pass "
-                "dynamic=True."
+                f"compile once, mark the dim dynamic before the first call ({mark}) or pass dynamic=True."
             )
         return (
             "The code makes this size a constant (a Python branch, a loop or a shape it computes from it), so every "
@@ -251,4 +266,4 @@ def source_value(source: str, frame_locals: Mapping[str, Any]) -> Any:
     return value
 
 
-__all__ = ["Failure", "read_failure", "recompile_hint", "source_value", "sources_in"]
+__all__ = ["Failure", "mark_dynamic_call", "read_failure", "recompile_hint", "source_value", "sources_in"]

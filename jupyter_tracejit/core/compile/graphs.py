@@ -1,7 +1,8 @@
 """Dynamo's graphs as the run's :class:`~..graph.Graph` s and :class:`~.records.Region` s, one per compiled graph.
 
 Graph names. A graph is named after the function dynamo compiled: the model's own function by its name
-(``forward``, or the function's name), any other by its qualified name (``Layer.forward``, ``helper``); dynamo's
+(``forward``, or the function's name), any other by its qualified name (``Layer.forward``, ``helper``; a function
+defined inside another by its own name); dynamo's
 resume functions (the code after a break, ``torch_dynamo_resume_in_forward_at_13``) by the function they resume.
 The second and later graphs of one function take ``#1``, ``#2``... in the order they were compiled, so
 ``forward``, ``forward#1``, ``forward#2`` read in the order the model runs them (a recompiled graph counts too:
@@ -137,7 +138,10 @@ def function_name(
     resumed = resumed_function(code.co_name)
     if resumed is not None and top is not None and resumed[0] == top.co_name and code.co_filename == top.co_filename:
         return top.co_name
-    return plain_name(getattr(code, "co_qualname", code.co_name))
+    qualified = plain_name(getattr(code, "co_qualname", code.co_name))
+    # a function defined inside another (a decorator's wrapper: transformers' forward_with_checkpointing) by its own
+    # name, not "GradientCheckpointingLayer.__init_subclass__.<locals>.forward_with_checkpointing"
+    return qualified.rsplit("<locals>.", 1)[-1]
 
 
 def _name_from_stacks(gm: torch.fx.GraphModule) -> str:

@@ -75,6 +75,10 @@ def recompilations(
         (call, text) for call, text in warnings if "recompile_limit" in text or "cache_size_limit" in text
     ]
     batches = _batches(recorder)
+    # the model's arguments by name (a size guard on one of them names it in the fix)
+    bound = recorder.locals or {}
+    arguments = {name for name in bound if name != "self"}
+    arguments |= {key for value in bound.values() if isinstance(value, dict) for key in value if isinstance(key, str)}
     out: list[Recompilation] = []
     limit_hit: list[str] = []
     size_changes: set[tuple[str, str]] = set()
@@ -112,7 +116,7 @@ def recompilations(
                 file=read.file,
                 line=read.line,
                 code=source_line(read.file, read.line) if read.file else "",
-                hint=recompile_hint(read, dynamic, first_change),
+                hint=recompile_hint(read, dynamic, first_change, arguments),
             )
         )
     for _, text in limit_warnings:
