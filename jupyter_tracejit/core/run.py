@@ -364,6 +364,9 @@ class TraceRun(JsonRecord):
             yield from (frame.file for frame in source.stack)
         yield from (w.file for w in self.warnings)
         yield from (e.file for e in errors if e is not None)
+        records_files = getattr(self.records, "files", None)
+        if callable(records_files):  # the places the back end's records name (a compiled run's breaks, guards)
+            yield from records_files()
         yield self.target.file
 
     def warnings_of(self, category: str) -> list[TraceWarning]:

@@ -200,6 +200,28 @@ class CompileReport(JsonRecord):
     def graph_count(self) -> int:
         return len(self.regions)
 
+    def first_call_graphs(self) -> list[str]:
+        """The graphs the first call ran, in the order dynamo compiled them (``tj.compare`` joins them)."""
+        return [r.graph for r in self.regions if r.call == 0]
+
+    def lines_outside_graphs(self) -> list[tuple[str, int]]:
+        """The lines dynamo ran in Python, between graphs: each graph break's line and the user's lines on its
+        stack."""
+        return [(gb.file, gb.line) for gb in self.graph_breaks] + [
+            (f.file, f.line) for gb in self.graph_breaks for f in gb.stack
+        ]
+
+    def files(self) -> Iterator[str]:
+        """Every source file the records name (the breaks and their stacks, the regions, guards and
+        recompilations), with repeats: ``run.files()`` names them (a notebook cell as ``cell [3]``)."""
+        for gb in self.graph_breaks:
+            yield gb.file
+            yield from (f.file for f in gb.stack)
+        for region in self.regions:
+            yield region.file
+            yield from (g.file for g in region.guards)
+        yield from (r.file for r in self.recompilations)
+
     def text_lines(self, place: Callable[[str, int], str], spelling: Callable[[str], str] = str) -> list[str]:
         """The text report's part of the records (``tracejit compile``'s output): the graphs in order, each break at
         its place (``place(file, line)``) with its registry code, torch's words and first hint, each recompilation
