@@ -100,10 +100,17 @@ export class GraphBreaksPanel extends StepsTab<Breaks, BreakStep> {
           h(
             'div',
             { class: 'jp-TraceExplorer-warningHead' },
-            h('strong', {}, '✂ break'),
+            h('strong', { title: 'graph break' }, '✂ break'),
             location(gb.file, gb.line, this.ctx.run),
-            h('code', {}, gb.code)
-          )
+            row.step.cost
+              ? h(
+                  'span',
+                  { class: 'jp-TraceExplorer-muted' },
+                  row.step.gb.skipped_frame ? 'skipped a function' : `×${gb.count}`
+                )
+              : null
+          ),
+          h('pre', { class: 'jp-TraceExplorer-code' }, gb.code || row.step.title)
         );
         onActivate(item, () => this.select(row.step.index));
         return item;
@@ -170,7 +177,9 @@ export class GraphBreaksPanel extends StepsTab<Breaks, BreakStep> {
         'div',
         { class: 'jp-TraceExplorer-causeHead' },
         location(gb.file, gb.line, this.ctx.run, () => this.showOp(step.before ?? step.after)),
+        ' ',
         h('strong', { class: 'jp-TraceExplorer-breakTitle' }, step.title),
+        ' ',
         page
           ? h(
               'a',
