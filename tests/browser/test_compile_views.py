@@ -8,11 +8,19 @@ screenshots."""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import re
 
 import pytest
+import torch
+
+import jupyter_tracejit as tj
+from jupyter_tracejit._dev.browser import SCREENSHOTS
 
 from .helpers import explorer_in
+from .test_report import ROOT as REPORT_ROOT
+from .test_report import STATIC_JS, offline  # noqa: F401  (offline: a fixture)
 
 pytestmark = pytest.mark.browser
 
@@ -99,3 +107,39 @@ def test_a_compiled_bert_walks_its_breaks_and_recompilations(lab):
     lab.page.wait_for_function("el => el.textContent === 'Recompilations'", arg=tab.element_handle(), timeout=240_000)
     assert "no recompilation" in recompiles.inner_text()
     assert lab.extension_errors() == []
+
+
+class Printing(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = torch.nn.Linear(8, 8)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = torch.relu(self.fc(x))
+        print("h", h.shape)  # the break
+        return h * 2
+
+
+def test_a_compiled_runs_offline_report_shows_its_breaks_and_recompilations(offline, tmp_path):  # noqa: F811
+    """Kernel-free: the saved HTML report, opened from disk with the network cut off, has the same tabs."""
+    if not STATIC_JS.exists():
+        pytest.skip("the report bundle is not built (npm run build, or pip install -e .)")
+    with contextlib.redirect_stdout(io.StringIO()):
+        run = tj.compile(Printing(), (torch.ones(2, 8),), calls=[(torch.ones(3, 8),)], dynamic=False)
+    path = run.save_html(tmp_path / "compiled.html")
+    op = offline()
+    page = op.open(path)
+    explorer = page.locator(REPORT_ROOT)
+    explorer.locator(".jp-TraceExplorer-canvas svg").wait_for()
+    assert explorer.locator(".jp-TraceExplorer-backend").inner_text() == "torch.compile"
+    breaks = explorer.locator('.jp-TraceExplorer-panel[data-panel="graphBreaks"]')
+    breaks.wait_for()  # it opens on the breaks
+    assert 'print("h", h.shape)' in breaks.locator(".jp-TraceExplorer-lineStep pre").first.inner_text()
+    breaks.locator('[data-action="graph-break-panes"]').click()
+    explorer.locator(".jp-TraceExplorer-compareFull g.node.step").first.wait_for()
+    explorer.locator('.jp-TraceExplorer-tab[data-tab="recompilations"]').click()
+    recompiles = explorer.locator('.jp-TraceExplorer-panel[data-panel="recompilations"]')
+    assert recompiles.locator(".jp-TraceExplorer-guardExpr").first.inner_text() == "x.size()[0] was 2, now 3"
+    assert "dynamic=False compiles again for every new size" in recompiles.inner_text()
+    page.screenshot(path=str(SCREENSHOTS / "compile-report-offline.png"))
+    assert op.blocked == [] and op.errors == []
