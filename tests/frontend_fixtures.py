@@ -454,9 +454,48 @@ def diffed_convnet() -> tj.TraceRun:
     return tj.diff(old, new).explorer_run()
 
 
+class BreakingBlock(nn.Module):
+    """A block that prints (a graph break in the block's frame and its caller's) and branches on a value (a break
+    at the ``if``), compiled with further calls of other lengths (a recompilation): the compile views' fixture."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = nn.Linear(8, 8)
+        self.out = nn.Linear(8, 4)
+
+    def forward(self, x):
+        h = torch.relu(self.fc(x))
+        print("block", tuple(h.shape))
+        if h.sum() > 0:
+            h = h * 2
+        return self.out(h)
+
+
+def compiled_block() -> tj.TraceRun:
+    """The torch.compile fixture (after the fixtures above so their lines stay put): regions between two breaks,
+    and two further calls of other lengths, the first of which recompiles (dynamic=None makes the dim dynamic)."""
+    import contextlib
+    import io
+
+    torch.manual_seed(0)
+    model = BreakingBlock()
+    with contextlib.redirect_stdout(io.StringIO()):  # the model's own print, not the fixture writer's output
+        run = tj.compile(model, (torch.ones(2, 8),), calls=[(torch.ones(3, 8),), (torch.ones(5, 8),)])
+    # torch's log (how much it says depends on what the process compiled before) and seconds: not the model's
+    run.compile.log = ""
+    for region in run.compile.regions:
+        region.compile_time = 0.0
+    return run
+
+
 def later_runs() -> dict[str, tj.TraceRun]:
     """The fixtures whose models are defined after the fixture writer (their lines must not move the others')."""
-    return {"exported": exported_mlp(), "compared": compared_export(), "diffed": diffed_convnet()}
+    return {
+        "exported": exported_mlp(),
+        "compared": compared_export(),
+        "diffed": diffed_convnet(),
+        "compiled": compiled_block(),
+    }
 
 
 if __name__ == "__main__":

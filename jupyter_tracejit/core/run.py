@@ -194,8 +194,10 @@ class TraceRun(JsonRecord):
     # -- verdict and shortcuts ----------------------------------------------------------------
     @property
     def ok(self) -> bool:
-        """True when tracing succeeded and every check passed."""
-        return self.error is None and bool(self.graphs) and (self.check is None or self.check.ok)
+        """True when tracing succeeded, every check passed and the back end's records hold nothing it counts as a
+        failure (records with an ``ok`` of their own: a compiled run's graph breaks and recompilations)."""
+        records_ok = getattr(self.records, "ok", True) is not False
+        return self.error is None and bool(self.graphs) and (self.check is None or self.check.ok) and records_ok
 
     @property
     def from_file(self) -> bool:
@@ -264,6 +266,9 @@ class TraceRun(JsonRecord):
             yield from (frame.file for frame in source.stack)
         yield from (w.file for w in self.warnings)
         yield from (e.file for e in errors if e is not None)
+        records_files = getattr(self.records, "files", None)
+        if callable(records_files):  # the places the back end's records name (a compiled run's breaks, guards)
+            yield from records_files()
         yield self.target.file
 
     def warnings_of(self, category: str) -> list[TraceWarning]:

@@ -73,6 +73,9 @@ def format_run(run: TraceRun, *, limit: int = 5, spelling: Callable[[str], str] 
         lines.append(f"check ({plural(len(run.check.cases), 'input set')}, tolerance {run.check.tolerance:g}):")
         for case in run.check.cases:
             lines.extend(_case_lines(run, case, limit))
+    text_lines = getattr(run.records, "text_lines", None)
+    if callable(text_lines):  # the back end's records say their part (a compiled run's graphs, breaks, recompiles)
+        lines.extend(text_lines(lambda file, line: location_label(file, line, run.file_names), spelling))
     if run.findings:
         lines.append("findings:")
         for f in run.findings:

@@ -108,7 +108,8 @@ def check_input_labels(run: TraceRun | None) -> tuple[list[Any], list[str]]:
         return [], []
     request = run.request
     if request is not None:
-        sets = request.options.check_inputs
+        # a back end whose options have no check input sets (a compiled run's further inputs are its calls) has none
+        sets = getattr(request.options, "check_inputs", None)
         if not isinstance(sets, (list, tuple)):
             return [], []
         return list(sets), [f"check_inputs[{i}]: {', '.join(describe_inputs(c))}" for i, c in enumerate(sets)]

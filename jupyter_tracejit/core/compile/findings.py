@@ -86,14 +86,8 @@ def _standard_fix(gb: GraphBreak) -> tuple[str, str] | None:
     return None
 
 
-def compile_findings(
-    report: CompileReport,
-    graphs: Mapping[str, Graph],
-    *,
-    dynamic: bool | None,
-    changed: Sequence[tuple[str, str, Any, Any]] = (),
-) -> list[Finding]:
-    """The findings of one run (see the module docstring)."""
+def _break_findings(report: CompileReport) -> list[Finding]:
+    """The breaks' summary, then per break: the function it skipped, the loop it is hit in, its standard fix."""
     found: list[Finding] = []
     breaks = report.graph_breaks
     if breaks:
@@ -156,6 +150,13 @@ def compile_findings(
                     hint=hint,
                 )
             )
+    return found
+
+
+def _small_graphs(report: CompileReport) -> list[Finding]:
+    """Graphs between two breaks too small to gain from compiling."""
+    found: list[Finding] = []
+    breaks = report.graph_breaks
     for region in report.regions:
         starts_after_break = any(b.after is not None and b.after.graph == region.graph for b in breaks)
         if region.ends_at_break is not None and starts_after_break and 0 < region.ops < SMALL_GRAPH_OPS:
@@ -171,6 +172,12 @@ def compile_findings(
                     method=region.graph,
                 )
             )
+    return found
+
+
+def _recompile_findings(report: CompileReport, dynamic: bool | None) -> list[Finding]:
+    """The recompilations' summary, each dim compiled as a constant call after call, and the recompile limit."""
+    found: list[Finding] = []
     recompilations = report.recompilations
     if recompilations:
         found.append(
@@ -217,6 +224,12 @@ def compile_findings(
                 "torch._dynamo.config.recompile_limit only postpones it.",
             )
         )
+    return found
+
+
+def _side_effects(changed: Sequence[tuple[str, str, Any, Any]]) -> list[Finding]:
+    """The plain attributes of the model its forward writes."""
+    found: list[Finding] = []
     for path, name, was, now in changed:
         attribute = f"self.{name}" if not path else f"{path}.{name}"
         found.append(
@@ -232,6 +245,22 @@ def compile_findings(
             )
         )
     return found
+
+
+def compile_findings(
+    report: CompileReport,
+    graphs: Mapping[str, Graph],
+    *,
+    dynamic: bool | None,
+    changed: Sequence[tuple[str, str, Any, Any]] = (),
+) -> list[Finding]:
+    """The findings of one run (see the module docstring)."""
+    return [
+        *_break_findings(report),
+        *_small_graphs(report),
+        *_recompile_findings(report, dynamic),
+        *_side_effects(changed),
+    ]
 
 
 __all__ = ["SMALL_GRAPH_OPS", "compile_findings"]

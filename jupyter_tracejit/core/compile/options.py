@@ -56,6 +56,7 @@ COMPILE_SPECS: dict[str, OptionSpec] = {
             "dynamic",
             _is_dynamic,
             choices=(None, True, False),
+            choice_labels={None: "dynamic: auto", True: "dynamic: all sizes", False: "dynamic: off"},
         ),
         bool_spec(
             "fullgraph", False, "torch.compile's fullgraph: the first graph break is an error at its line", "fullgraph"
@@ -110,7 +111,7 @@ COMPILE_FLAGS: tuple[Flag, ...] = (
         metavar="EXPR",
     ),
     Flag("dynamic", "--dynamic", "dynamic=True: every size dynamic from the start", value=True),
-    Flag("dynamic", "--static", "dynamic=False: every new size compiles again", value=False),
+    Flag("dynamic", "--no-dynamic", "dynamic=False: every new size compiles again", value=False),
     Flag("fullgraph", "--fullgraph", "fullgraph=True: the first graph break is an error at its line", value=True),
     Flag(
         "backend",

@@ -14,7 +14,7 @@ from typing import Any
 import torch
 import torch.fx
 
-from .guards import source_value, sources_in
+from .failures import source_value, sources_in
 
 
 @dataclass

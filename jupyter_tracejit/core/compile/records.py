@@ -9,11 +9,12 @@ recompilation is a call whose inputs failed the guards of every graph compiled f
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from ..jsonio import Decoders, JsonRecord, list_of
+from ..words import plural
 
 #: :attr:`Recompilation.kind` values: which sort of guard failed
 RECOMPILE_KINDS = ("size", "value", "type", "requires_grad", "identity", "other")
@@ -198,6 +199,65 @@ class CompileReport(JsonRecord):
     @property
     def graph_count(self) -> int:
         return len(self.regions)
+
+    def first_call_graphs(self) -> list[str]:
+        """The graphs the first call ran, in the order dynamo compiled them (``tj.compare`` joins them)."""
+        return [r.graph for r in self.regions if r.call == 0]
+
+    def lines_outside_graphs(self) -> list[tuple[str, int]]:
+        """The lines dynamo ran in Python, between graphs: each graph break's line and the user's lines on its
+        stack."""
+        return [(gb.file, gb.line) for gb in self.graph_breaks] + [
+            (f.file, f.line) for gb in self.graph_breaks for f in gb.stack
+        ]
+
+    def files(self) -> Iterator[str]:
+        """Every source file the records name (the breaks and their stacks, the regions, guards and
+        recompilations), with repeats: ``run.files()`` names them (a notebook cell as ``cell [3]``)."""
+        for gb in self.graph_breaks:
+            yield gb.file
+            yield from (f.file for f in gb.stack)
+        for region in self.regions:
+            yield region.file
+            yield from (g.file for g in region.guards)
+        yield from (r.file for r in self.recompilations)
+
+    def text_lines(self, place: Callable[[str, int], str], spelling: Callable[[str], str] = str) -> list[str]:
+        """The text report's part of the records (``tracejit compile``'s output): the graphs in order, each break at
+        its place (``place(file, line)``) with its registry code, torch's words and first hint, each recompilation
+        with the guard that failed; ``spelling`` rewrites advice for where it is read."""
+        ops = ", ".join(f"{r.graph} ({plural(r.ops, 'op')})" for r in self.regions[:8])
+        lines = [f"graphs ({len(self.regions)}, {self.calls} calls, backend {self.backend}): {ops or 'none'}"]
+        if len(self.regions) > 8:
+            lines[-1] += ", ..."
+        if self.graph_breaks:
+            lines.append(f"graph breaks ({len(self.graph_breaks)}):")
+        for gb in self.graph_breaks:
+            code = f"[{gb.gb_code}] " if gb.gb_code else ""
+            times = f" (x{gb.count} per call)" if gb.count > 1 else ""
+            lines.append(f"  {place(gb.file, gb.line)}: {code}{gb.code}{times}")
+            what = gb.gb_type + (f": {gb.explanation}" if gb.explanation else "")
+            if what:
+                lines.append(f"    {what}")
+            if gb.skipped_frame:
+                lines.append(f"    dynamo gave up on {gb.skipped_frame}: it runs eagerly")
+            if gb.hints:
+                lines.append(f"    hint: {spelling(gb.hints[0])}")
+        if self.recompilations:
+            lines.append(f"recompilations ({len(self.recompilations)}):")
+        for r in self.recompilations:
+            at = f" at {place(r.file, r.line)}" if r.file else ""
+            lines.append(f"  call {r.call}, {r.func}{at}: {r.reason}")
+        for func in self.limit_hit:
+            lines.append(f"  after {self.recompile_limit} compilations torch runs {func} eagerly")
+        lines.extend(f"not known: {note}" for note in self.unknown)
+        return lines
+
+    @property
+    def ok(self) -> bool:
+        """Whether the model compiled as one graph per function, once: no graph break, no recompilation, no function
+        torch gave up on (what ``run.ok`` and the ``tracejit compile`` gate read)."""
+        return not self.graph_breaks and not self.recompilations and not self.limit_hit
 
 
 __all__ = [

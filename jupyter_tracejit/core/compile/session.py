@@ -291,22 +291,7 @@ class CompileSession:
                     recorder.call = logs.call = i
                     recorder.locals = _bound(target, args, kwargs, self.module)
                     rng = RandomState.of(self.model, args, kwargs)
-                    expected: Any = None
-                    eager_error: BaseException | None = None
-                    if options.check:
-                        enter_phase(CHECKING)
-                        snapshot = ModuleState([self.module]) if self.module is not None else None
-                        attributes = simple_attributes(self.module)
-                        with rng.same():
-                            self.python_runs += 1
-                            try:
-                                expected = self.model(*args, **kwargs)
-                            except Exception as e:
-                                eager_error = e
-                        if snapshot is not None:
-                            snapshot.restore_buffers()
-                        restore_attributes(self.module, attributes)
-                        enter_phase(COMPILING)
+                    expected, eager_error = self._eager(args, kwargs, rng) if options.check else (None, None)
                     with rng.same():
                         self.python_runs += 1
                         try:
@@ -318,13 +303,8 @@ class CompileSession:
                                 run.error = call_error(e, options.backend, self.caller)
                             break
                     made = i + 1
-                    if i == 0 and self.module is not None:
-                        after = simple_attributes(self.module)
-                        self.changed_attributes = [
-                            (path, name, value, after[(path, name)])
-                            for (path, name), value in before.items()
-                            if (path, name) in after and after[(path, name)] != value
-                        ]
+                    if i == 0:
+                        self._note_changed_attributes(before)
                     if options.check:
                         cases.append(self._case(i, args, kwargs, expected, actual, eager_error))
                 self.timings["compile"] = time.perf_counter() - t0
@@ -358,6 +338,39 @@ class CompileSession:
             compile_findings(report, run.graphs, dynamic=options.dynamic, changed=self.changed_attributes)
         )
         self.timings["report"] = time.perf_counter() - t1
+
+    def _eager(
+        self, args: tuple[Any, ...], kwargs: Mapping[str, Any], rng: RandomState
+    ) -> tuple[Any, BaseException | None]:
+        """The check's eager call (the outputs, or what it raised), from the same random state as the compiled
+        call, the module's buffers and plain attributes put back after."""
+        enter_phase(CHECKING)
+        snapshot = ModuleState([self.module]) if self.module is not None else None
+        attributes = simple_attributes(self.module)
+        expected: Any = None
+        eager_error: BaseException | None = None
+        with rng.same():
+            self.python_runs += 1
+            try:
+                expected = self.model(*args, **kwargs)
+            except Exception as e:
+                eager_error = e
+        if snapshot is not None:
+            snapshot.restore_buffers()
+        restore_attributes(self.module, attributes)
+        enter_phase(COMPILING)
+        return expected, eager_error
+
+    def _note_changed_attributes(self, before: Mapping[tuple[str, str], Any]) -> None:
+        """The plain attributes the first compiled call changed (a forward that writes ``self.calls += 1``)."""
+        if self.module is None:
+            return
+        after = simple_attributes(self.module)
+        self.changed_attributes = [
+            (path, name, value, after[(path, name)])
+            for (path, name), value in before.items()
+            if (path, name) in after and after[(path, name)] != value
+        ]
 
     def _tolerance(self) -> float:
         return INDUCTOR_TOLERANCE if self.options.backend == "inductor" else TOLERANCE

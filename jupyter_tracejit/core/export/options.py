@@ -80,7 +80,12 @@ EXPORT_SPECS: dict[str, OptionSpec] = {
             "draft='on_request' returns a refused export at once and offers its draft (run.draft()); 'on_failure' "
             "runs draft_export at once when export fails; 'always' runs it on success too; 'never' skips it.",
             "draft",
-            {"on_request": "draft on request", "on_failure": "draft on failure", "always": "draft always", "never": "no draft"},
+            {
+                "on_request": "draft on request",
+                "on_failure": "draft on failure",
+                "always": "draft always",
+                "never": "no draft",
+            },
         ),
         bool_spec("compare_trace", False, "also trace the model and match the two graphs", "compare trace"),
         module_mode_spec("export"),

@@ -18,6 +18,7 @@ from torch.utils import _pytree as pytree
 
 from ..caller import calls_from, find_caller
 from ..capture import drive, stamp
+from ..capture_compare import RunComparison, compare_runs
 from ..capture_diff import TraceComparison, compare_captures
 from ..categories import BY_NAME
 from ..derived import cuda_devices_of
@@ -316,10 +317,14 @@ def _clipped(text: str, limit: int = 200) -> str:
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
-def compare(trace_run: TraceRun, export_run: TraceRun) -> TraceComparison | None:
+def compare(trace_run: TraceRun, export_run: TraceRun) -> TraceComparison | RunComparison | None:
     """How a trace and an export of the same model correspond (``tj.compare``): ops matched within each module
     scope, what differs grouped by line with its reason (:mod:`..capture_diff`). Kept in ``export_run.compared``
-    (saved with the run); None, with a note on the export run, when either side has no graph."""
+    (saved with the run); None, with a note on the export run, when either side has no graph. Any other pair of
+    back ends (a compiled run beside a trace or an export) is compared by :func:`..capture_compare.compare_runs`,
+    in either order."""
+    if {trace_run.backend, export_run.backend} != {"trace", "export"}:
+        return compare_runs(trace_run, export_run)
     if trace_run.backend != "trace" or export_run.backend != "export":
         raise ValueError(
             f"compare takes a trace run and an export run, in that order; got {trace_run.backend!r} and "

@@ -4,6 +4,7 @@
  */
 
 import type { BackendViews } from '../state/panels';
+import { COMPILE_VIEWS } from './compile';
 import { EXPORT_VIEWS } from './export';
 
-export const BACKEND_VIEWS: readonly BackendViews[] = [EXPORT_VIEWS];
+export const BACKEND_VIEWS: readonly BackendViews[] = [EXPORT_VIEWS, COMPILE_VIEWS];

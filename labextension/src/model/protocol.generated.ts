@@ -1579,10 +1579,10 @@ export const BACKENDS = {
     verb: 'compile',
     past: 'compiled',
     failure: 'Compiling failed',
-    doing: '',
+    doing: 'compiling',
     check_name: 'the compile check',
     records: 'compile',
-    tabs: [],
+    tabs: ['graphBreaks', 'recompilations'],
     options: [
       {
         key: 'fullgraph',
@@ -1599,7 +1599,7 @@ export const BACKENDS = {
         control: 'menu',
         default: null,
         choices: [null, true, false],
-        choice_labels: ['None', 'True', 'False']
+        choice_labels: ['dynamic: auto', 'dynamic: all sizes', 'dynamic: off']
       },
       {
         key: 'backend',

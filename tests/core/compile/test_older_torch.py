@@ -13,8 +13,8 @@ import pytest
 import torch
 
 from jupyter_tracejit.core.compile import hygiene
+from jupyter_tracejit.core.compile.break_table import skipped_top
 from jupyter_tracejit.core.compile.records import GraphBreak, StackFrame
-from jupyter_tracejit.core.compile.report import _skipped_top
 from jupyter_tracejit.core.compile.request import compile as tj_compile
 
 from . import models
@@ -39,8 +39,8 @@ def test_a_top_function_that_compiled_into_nothing_was_skipped() -> None:
     code = models.InLoop.forward.__code__
     frame = StackFrame(code.co_filename, code.co_firstlineno + 3, "forward")
     gb = GraphBreak(file=frame.file, line=frame.line, func="forward", stack=[frame], calls=[0])
-    _skipped_top([gb], [], code)
+    skipped_top([gb], [], code)
     assert (gb.skipped_frame, gb.skipped_line) == ("forward", frame.line)
     other = GraphBreak(file=frame.file, line=frame.line, func="forward", stack=[frame], calls=[1])
-    _skipped_top([other], [], code)
+    skipped_top([other], [], code)
     assert other.skipped_frame == ""  # met only in a later call: not what skipped the first one

@@ -13,16 +13,8 @@ from jupyter_tracejit.core.compile.breaks import (
     resumed_function,
     split_reason,
 )
-from jupyter_tracejit.core.compile.guards import (
-    GuardLine,
-    about_inputs,
-    inputs_terms,
-    read_failure,
-    readable_guard,
-    recompile_hint,
-    resolve_file,
-    source_value,
-)
+from jupyter_tracejit.core.compile.failures import read_failure, recompile_hint, source_value
+from jupyter_tracejit.core.compile.guards import GuardLine, about_inputs, inputs_terms, readable_guard, resolve_file
 
 PRINT_REASON = (
     "Encountered graph break when attempting to trace CALL: a function call, e.g. f(x, y):\n\n"
