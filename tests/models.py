@@ -167,6 +167,33 @@ class LinearBatchNorm(nn.Module):
         return self.bn(self.fc(x))
 
 
+class LoopOverRows(nn.Module):
+    """Adds each row's index in a Python loop over the batch: exported, the loop's trip count fixes the batch to the
+    example's (a specialisation at the ``for`` line, :data:`LOOP_LINE`), and a dynamic batch is refused there."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        for i in range(x.size(0)):
+            x = x + i
+        return x
+
+
+#: the line of :class:`LoopOverRows`'s loop (in ``tests.models.__file__``)
+LOOP_LINE = line_of(LoopOverRows.forward, "for i in range(x.size(0)):")
+
+
+def relu_twice(x):
+    """A ReLU and a scale; :func:`relu_twice_renamed` is the same ops with another name for the value between them:
+    a structural comparison sees one graph, torch's printouts (which keep debug names) two."""
+    y = torch.relu(x)
+    return y * 2
+
+
+def relu_twice_renamed(x):
+    """:func:`relu_twice` with its value named ``renamed`` (not ``y``)."""
+    renamed = torch.relu(x)
+    return renamed * 2
+
+
 # -- defined in notebook cells by the browser tests (the kernel runs source_of(...) of these) ---------------------
 
 
