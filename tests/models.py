@@ -194,7 +194,7 @@ def relu_twice_renamed(x):
     return renamed * 2
 
 
-# -- defined in notebook cells by the browser tests (the kernel runs source_of(...) of these) ---------------------
+# -- what the browser tests' notebook cells define (with source_of), loop_in_traced_fn traced elsewhere too ------
 
 
 class Block(nn.Module):

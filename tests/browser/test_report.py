@@ -17,7 +17,7 @@ import torch
 import jupyter_tracejit as tj
 from jupyter_tracejit._dev.browser import SCREENSHOTS, WAIT_MS
 
-from ..models import MarkupEverywhere
+from ..models import MarkupEverywhere, loop_in_traced_fn
 from .helpers import walk_downstream_too
 from .test_explorer import open_comparison
 
@@ -25,13 +25,6 @@ pytestmark = pytest.mark.browser
 
 STATIC_JS = Path(tj.__file__).parent / "static" / "report.js"
 ROOT = "#tracejit-root .jp-TraceExplorer-root"
-
-
-def loop_in_traced_fn(x):
-    result = x[0]
-    for i in range(x.size(0)):
-        result = result * x[i]
-    return result
 
 
 @pytest.fixture(scope="module")
