@@ -48,6 +48,9 @@ from jupyter_tracejit._dev.browser import (  # noqa: E402
     stop_jupyter_lab,
 )
 
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from table import print_rows, verdict  # noqa: E402
+
 TTI_TARGET_MS = 1000.0  # real models: state arrival -> interactive graph
 FIRST_PAINT_TARGET_MS = 2000.0  # big graphs: state arrival -> interactive graph (collapsed)
 BIG_FIRST_PAINT_TARGET_MS = 5000.0  # 50k / 60k nodes: "within a few seconds"
@@ -205,21 +208,23 @@ INIT_SCRIPT = """
   } catch (err) {
     // long animation frames are optional detail
   }
+  // the native class, its instances also calling heard(data) with every message they receive
+  const hearing = (Native, heard) =>
+    class extends Native {
+      constructor(...args) {
+        super(...args);
+        this.addEventListener('message', ev => heard(ev.data));
+      }
+    };
   const layouts = (window.__tjLayouts = new Map());
-  const NativeWorker = window.Worker;
-  window.Worker = class extends NativeWorker {
-    constructor(...args) {
-      super(...args);
-      this.addEventListener('message', ev => {
-        const d = ev.data;
-        const r = d && layouts.get(d.id);
-        if (r && r.received === undefined) {
-          r.received = performance.now();
-          r.svgChars = typeof d.svg === 'string' ? d.svg.length : -1;
-          if (typeof d.svg === 'string') window.__tjLastSvg = d.svg;
-        }
-      });
+  window.Worker = class extends hearing(window.Worker, d => {
+    const r = d && layouts.get(d.id);
+    if (r && r.received === undefined) {
+      r.received = performance.now();
+      r.svgChars = typeof d.svg === 'string' ? d.svg.length : -1;
+      if (typeof d.svg === 'string') window.__tjLastSvg = d.svg;
     }
+  }) {
     postMessage(msg, ...rest) {
       if (msg && typeof msg.dot === 'string' && typeof msg.id === 'number') {
         layouts.set(msg.id, { id: msg.id, sent: performance.now(), dotChars: msg.dot.length });
@@ -228,17 +233,10 @@ INIT_SCRIPT = """
     }
   };
   const messages = (window.__tjMessages = []);
-  const NativeWebSocket = window.WebSocket;
-  window.WebSocket = class extends NativeWebSocket {
-    constructor(...args) {
-      super(...args);
-      this.addEventListener('message', ev => {
-        const d = ev.data;
-        const n = typeof d === 'string' ? d.length : d.byteLength ?? d.size ?? 0;
-        if (n > 100000) messages.push({ t: performance.now(), bytes: n });
-      });
-    }
-  };
+  window.WebSocket = hearing(window.WebSocket, d => {
+    const n = typeof d === 'string' ? d.length : d.byteLength ?? d.size ?? 0;
+    if (n > 100000) messages.push({ t: performance.now(), bytes: n });
+  });
 })();
 """
 
@@ -503,10 +501,6 @@ def fmt_task(ms: float) -> str:
     return f"<{LONG_TASK_THRESHOLD_MS:.0f} ms" if ms <= 0 else fmt_ms(ms)
 
 
-def verdict(ok: bool) -> str:
-    return "PASS" if ok else "MISS"
-
-
 @dataclass
 class Row:
     name: str
@@ -514,19 +508,6 @@ class Row:
     target: str
     status: str
     details: list[str] = field(default_factory=list)
-
-
-def print_rows(rows: list[Row]) -> None:
-    w_name = max([len("figure")] + [len(r.name) for r in rows])
-    w_meas = max([len("measured (median / max)")] + [len(r.measured) for r in rows])
-    w_tgt = max([len("target")] + [len(r.target) for r in rows])
-    print(f"  {'figure':<{w_name}}  {'measured (median / max)':>{w_meas}}  {'target':<{w_tgt}}  status")
-    print(f"  {'-' * w_name}  {'-' * w_meas}  {'-' * w_tgt}  ------")
-    for r in rows:
-        print(f"  {r.name:<{w_name}}  {r.measured:>{w_meas}}  {r.target:<{w_tgt}}  {r.status}")
-        for line in r.details:
-            print(f"  {'':<{w_name}}    {line}")
-    sys.stdout.flush()
 
 
 def timing_row(name: str, values: list[float], target: float, fmt: Any = fmt_ms) -> Row:
@@ -945,7 +926,7 @@ def main(argv: list[str] | None = None) -> int:
     torch_version = next((k.get("torch") for res in results for k in res.kernel if k), "?")
     print()
     print(f"[browser] explorer in JupyterLab; chromium {version}; {os.cpu_count()} CPUs; kernel torch {torch_version}")
-    print_rows(report(results) + (saved_rows(saved_figures) if saved_figures else []))
+    print_rows(report(results) + (saved_rows(saved_figures) if saved_figures else []), "measured (median / max)")
     print()
     print("marks seen per repetition (state / interactive marks after Shift+Enter; 1 / 1 expected):")
     for res in results:

@@ -14,15 +14,13 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import gc
 import io
 import os
 import platform
 import statistics
 import sys
-import time
 import warnings
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -31,29 +29,11 @@ import torch
 
 from jupyter_tracejit.core.compile.request import compile as tj_compile
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_core import interleaved
+
 TARGET = 1.15
 Inputs = tuple[tuple[Any, ...], Mapping[str, Any]]
-
-
-def timed(fn: Callable[[], Any]) -> float:
-    gc.collect()
-    t0 = time.perf_counter()
-    fn()
-    return time.perf_counter() - t0
-
-
-def side_by_side(cases: dict[str, Callable[[], Any]], warmup: int, reps: int) -> dict[str, list[float]]:
-    """Seconds per repetition per case, the cases interleaved and their order rotated each repetition."""
-    names = list(cases)
-    for _ in range(warmup):
-        for name in names:
-            cases[name]()
-    seconds: dict[str, list[float]] = {name: [] for name in names}
-    for rep in range(reps):
-        order = names[rep % len(names) :] + names[: rep % len(names)]
-        for name in order:
-            seconds[name].append(timed(cases[name]))
-    return seconds
 
 
 def bert() -> tuple[torch.nn.Module, list[Inputs]]:
@@ -131,10 +111,10 @@ def main(argv: list[str]) -> int:
             len(run.compile.recompilations),
         )
         with contextlib.redirect_stdout(io.StringIO()):
-            seconds = side_by_side(
+            seconds = interleaved(
                 {"by hand": lambda m=model, c=calls: by_hand(m, c), "tj": lambda m=model, c=calls: with_tj(m, c)},
-                warmup,
                 reps,
+                warmup,
             )
         hand, tj = statistics.median(seconds["by hand"]), statistics.median(seconds["tj"])
         paired = statistics.median(t / h for t, h in zip(seconds["tj"], seconds["by hand"], strict=True))

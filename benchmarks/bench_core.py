@@ -43,6 +43,9 @@ from jupyter_tracejit.core.torchscript.check import MethodUnderCheck, check_grap
 from jupyter_tracejit.core.torchscript.extract import extract_graph
 from jupyter_tracejit.core.torchscript.session import method_code
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from table import print_rows, verdict
+
 OVERHEAD_TARGET = 1.15  # tj / torch, at most
 LOCAL_DIFF_TARGET = 1.0  # torch / ours, at least ("not slower")
 CHAIN_DIFF_TARGET = 15.0  # torch / ours, at least
@@ -71,23 +74,6 @@ class Row:
 
 
 ROWS: list[Row] = []
-
-
-def verdict(ok: bool) -> str:
-    return "PASS" if ok else "MISS"
-
-
-def print_rows(rows: list[Row]) -> None:
-    w_name = max([len("figure")] + [len(r.name) for r in rows])
-    w_meas = max([len("measured")] + [len(r.measured) for r in rows])
-    w_tgt = max([len("target")] + [len(r.target) for r in rows])
-    print(f"  {'figure':<{w_name}}  {'measured':>{w_meas}}  {'target':<{w_tgt}}  status")
-    print(f"  {'-' * w_name}  {'-' * w_meas}  {'-' * w_tgt}  ------")
-    for r in rows:
-        print(f"  {r.name:<{w_name}}  {r.measured:>{w_meas}}  {r.target:<{w_tgt}}  {r.status}")
-        for line in r.details.splitlines():
-            print(f"  {'':<{w_name}}    {line}")
-    sys.stdout.flush()
 
 
 def add(row: Row) -> Row:

@@ -13,11 +13,9 @@ on the same machine: it uses only ``tj.export``'s options every version has (``d
 from __future__ import annotations
 
 import argparse
-import gc
 import os
 import statistics
 import sys
-import time
 import warnings
 from collections.abc import Callable
 from typing import Any
@@ -32,26 +30,13 @@ from jupyter_tracejit.core.capture_diff import compare_captures
 from jupyter_tracejit.core.export.request import export
 from jupyter_tracejit.core.torch_logs import captured_torch_logs
 
-
-def timed(fn: Callable[[], Any]) -> float:
-    gc.collect()
-    t0 = time.perf_counter()
-    fn()
-    return time.perf_counter() - t0
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_core import interleaved
 
 
 def side_by_side(cases: dict[str, Callable[[], Any]], warmup: int, reps: int) -> dict[str, float]:
     """Median seconds per case, the cases interleaved and their order rotated each repetition."""
-    names = list(cases)
-    for _ in range(warmup):
-        for name in names:
-            cases[name]()
-    seconds: dict[str, list[float]] = {name: [] for name in names}
-    for rep in range(reps):
-        order = names[rep % len(names) :] + names[: rep % len(names)]
-        for name in order:
-            seconds[name].append(timed(cases[name]))
-    return {name: statistics.median(values) for name, values in seconds.items()}
+    return {name: statistics.median(values) for name, values in interleaved(cases, reps, warmup).items()}
 
 
 def torch_export(model: torch.nn.Module, args: tuple[Any, ...], shapes: Any) -> Callable[[], Any]:

@@ -7,14 +7,17 @@ The tracer records the file and line of every op. A test that pins the line of a
 with :func:`line_of` (by the text on the line), so moving code here never breaks an assertion; the file is
 ``tests.models.__file__``.
 
-Not here, on purpose: the models written into browser tests' cell sources and into the CLI tests' model file (text a
-kernel or a subprocess runs, shown to the user as written), and those of tests/frontend_fixtures.py, whose file
-paths and lines the front-end fixtures and their vitest expectations record.
+A model a notebook cell (browser tests) or a file for the command line (CLI tests) defines is written here too, and
+the cell or the file holds its source text (:func:`source_of`): the kernel or the subprocess runs what is written
+here, and a test finds a line of it in that text with :func:`line_in`. Not here, on purpose: the models of
+tests/frontend_fixtures.py, whose file paths and lines the front-end fixtures and their vitest expectations record
+(a browser test that shows the same model takes its source from there).
 """
 
 from __future__ import annotations
 
 import inspect
+import textwrap
 from typing import Any
 
 import torch
@@ -28,6 +31,20 @@ def line_of(func: Any, marker: str) -> int:
         if marker in text:
             return start + offset
     raise AssertionError(f"marker {marker!r} not found in {func.__qualname__}")
+
+
+def source_of(*definitions: Any) -> str:
+    """The source text of classes and functions, one after another: what a notebook cell or a model file for the
+    command line defines them with."""
+    return "\n\n".join(textwrap.dedent(inspect.getsource(d)) for d in definitions)
+
+
+def line_in(source: str, marker: str) -> int:
+    """Line number (from 1) of the first line of ``source`` (a cell's or a file's text) that contains ``marker``."""
+    for number, text in enumerate(source.splitlines(), start=1):
+        if marker in text:
+            return number
+    raise AssertionError(f"marker {marker!r} not found in {source[:80]!r}")
 
 
 class OneLinear(nn.Module):
@@ -134,3 +151,149 @@ def save_shipped_head(path: Any) -> Any:
         traced = torch.jit.trace(ShippedHead().train(), torch.randn(4, 2, 3), check_trace=False)
     torch.jit.save(traced, str(path))
     return path
+
+
+class LinearBatchNorm(nn.Module):
+    """A Linear then a BatchNorm1d: traced in train mode, its batch statistics are right for the example inputs
+    (the check passes) but a finding says the trace is wrong for inference, and the running statistics are module
+    state that running the forward changes (and that is put back)."""
+
+    def __init__(self, width: int = 8) -> None:
+        super().__init__()
+        self.fc = nn.Linear(width, width)
+        self.bn = nn.BatchNorm1d(width)
+
+    def forward(self, x):
+        return self.bn(self.fc(x))
+
+
+class LoopOverRows(nn.Module):
+    """Adds each row's index in a Python loop over the batch: exported, the loop's trip count fixes the batch to the
+    example's (a specialisation at the ``for`` line, :data:`LOOP_LINE`), and a dynamic batch is refused there."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        for i in range(x.size(0)):
+            x = x + i
+        return x
+
+
+#: the line of :class:`LoopOverRows`'s loop (in ``tests.models.__file__``)
+LOOP_LINE = line_of(LoopOverRows.forward, "for i in range(x.size(0)):")
+
+
+def relu_twice(x):
+    """A ReLU and a scale; :func:`relu_twice_renamed` is the same ops with another name for the value between them:
+    a structural comparison sees one graph, torch's printouts (which keep debug names) two."""
+    y = torch.relu(x)
+    return y * 2
+
+
+def relu_twice_renamed(x):
+    """:func:`relu_twice` with its value named ``renamed`` (not ``y``)."""
+    renamed = torch.relu(x)
+    return renamed * 2
+
+
+# -- what the browser tests' notebook cells define (with source_of), loop_in_traced_fn traced elsewhere too ------
+
+
+class Block(nn.Module):
+    """A Linear and a ReLU with the input added back: what :class:`Net` repeats."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = nn.Linear(8, 8)
+
+    def forward(self, x):
+        return torch.relu(self.fc(x)) + x
+
+
+class Net(nn.Module):
+    """Blocks in a Sequential and a head, behind a data-dependent branch: the explorer's everyday model (modules
+    to group, a tracer warning at the ``if``); with many blocks, a graph that opens with its modules collapsed."""
+
+    def __init__(self, blocks: int = 2) -> None:
+        super().__init__()
+        self.blocks = nn.Sequential(*[Block() for _ in range(blocks)])
+        self.head = nn.Linear(8, 2)
+
+    def forward(self, x):
+        if x.sum() > 0:
+            x = x * 2
+        return self.head(self.blocks(x))
+
+
+class DictNet(Net):
+    """:class:`Net` returning a dict: ``strict=True`` (the default) refuses that output, ``strict=False`` traces it."""
+
+    def forward(self, x):
+        return {"out": super().forward(x)}
+
+
+def loop_in_traced_fn(x):
+    """A product over the rows: a loop the tracer unrolls for the batch it saw, so a check with another batch size
+    fails (one root divergence, more downstream)."""
+    result = x[0]
+    for i in range(x.size(0)):
+        result = result * x[i]
+    return result
+
+
+class ScaledBlock(nn.Module):
+    """Five ops (a Linear, a ReLU, a scale, the input added back, a shift): thirty in a Sequential put 150 ops under
+    the root, a graph big enough to open collapsed, the blocks as one box."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = nn.Linear(8, 8)
+
+    def forward(self, x):
+        return torch.relu(self.fc(x)) * 0.5 + x - 1
+
+
+class Frozen(nn.Module):
+    """A branch the tracer freezes and a loop it unrolls for the batch size: checked with a negative batch of another
+    size, the check fails (red) at both."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = nn.Linear(8, 8)
+
+    def forward(self, x):
+        if x.sum() > 0:  # a branch the tracer freezes
+            x = self.fc(x)
+        y = x[0]
+        for i in range(x.size(0)):  # a loop the tracer unrolls for this batch size
+            y = y * x[i]
+        return y
+
+
+class Gate(nn.Module):
+    """A Linear, then a branch on the values it computed: torch.export refuses it at the ``if`` (a guard on a
+    data-dependent value), with the hint to write ``torch.cond`` or ``torch._check``."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+
+    def forward(self, x):
+        h = self.fc(x)
+        if h.sum() > 0:  # a branch on a value
+            return h.relu()
+        return h
+
+
+class Dropped(nn.Module):
+    """The frontend fixtures' ``ShapeAndFrozen`` with a dropout after its first layer: exported as it is (train
+    mode) the dropout is there, re-exported in eval mode it is gone."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = nn.Linear(8, 8)
+        self.drop = nn.Dropout(0.1)
+        self.out = nn.Linear(8, 4)
+
+    def forward(self, x):
+        h = self.drop(torch.relu(self.fc(x)))  # a dropout, in train mode only
+        h = h.view(h.size(0), -1).contiguous()
+        return self.out(h) + torch.tensor(x.shape[0])

@@ -23,32 +23,19 @@ import pytest
 import jupyter_tracejit as tj
 from jupyter_tracejit import cli
 
+from .models import LinearReLU, loop_in_traced_fn, source_of
+
 BIN = Path(sys.executable).parent
 STATIC_JS = Path(tj.__file__).parent / "static" / "report.js"
 
-MODEL = """\
-import torch
-import torch.nn as nn
+#: the file the cases trace: LinearReLU and loop_in_traced_fn of tests/models.py, then what the other cases need
+MODEL = (
+    "import torch\nimport torch.nn as nn\n\n\n"
+    + source_of(LinearReLU, loop_in_traced_fn)
+    + """
 
-
-class Net(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.fc = nn.Linear(4, 2)
-
-    def forward(self, x):
-        return torch.relu(self.fc(x))
-
-
-net = Net().eval()
+net = LinearReLU().eval()
 EXAMPLE = torch.ones(2, 4)
-
-
-def loop(x):
-    result = x[0]
-    for i in range(x.size(0)):
-        result = result * x[i]
-    return result
 
 
 def branchy(x):
@@ -77,6 +64,7 @@ class NeedsWidth(nn.Module):
 
 NOT_CALLABLE = 3
 """
+)
 
 BROKEN = """\
 import torch
@@ -122,13 +110,14 @@ class Result:
 
 def _cases(d: Path) -> dict[str, list[str]]:
     m = str(d / "model.py")
+    loop = f"{m}:loop_in_traced_fn"
     # without the report bundle (no `npm run build`), -o would exit 2: the HTML is tested where it is built
     html = ["-o", str(d / "loop.html")] if STATIC_JS.exists() else []
     demo_html = ["-o", str(d / "demo.html")] if STATIC_JS.exists() else []
     return {
-        "class_ok": ["trace", f"{m}:Net", "--inputs", "torch.rand(2, 4)"],
+        "class_ok": ["trace", f"{m}:LinearReLU", "--inputs", "torch.rand(2, 4)"],
         "loop_diverges": [
-            "trace", f"{m}:loop", "--inputs", "torch.rand(3, 4)", "--check-inputs", "[(torch.rand(4, 4),)]",
+            "trace", loop, "--inputs", "torch.rand(3, 4)", "--check-inputs", "[(torch.rand(4, 4),)]",
             "--json", str(d / "loop.json"), *html, "--dot", str(d / "loop.dot"),
         ],
         "branch_warns": ["trace", f"{m}:branchy", "--inputs", "torch.ones(3)"],
@@ -136,27 +125,27 @@ def _cases(d: Path) -> dict[str, list[str]]:
         "kwargs": ["trace", f"{m}:scaled", "--inputs", "{'x': torch.ones(2), 'scale': torch.tensor(3.0)}"],
         "dict_output_strict": ["trace", f"{m}:as_dict", "--inputs", "torch.ones(2)", "--json", str(d / "f.json")],
         "options": [
-            "trace", f"{m}:Net", "--inputs", "torch.rand(2, 4)", "--eval", "--no-grad", "--tol", "1e-3",
+            "trace", f"{m}:LinearReLU", "--inputs", "torch.rand(2, 4)", "--eval", "--no-grad", "--tol", "1e-3",
             "--force-outplace", "--json", str(d / "opts.json"),
         ],
         # usage errors: exit 2, one line naming the problem
         "missing_file": ["trace", str(d / "nope.py") + ":f", "--inputs", "torch.ones(1)"],
         "missing_name": ["trace", f"{m}:missing", "--inputs", "torch.ones(1)"],
-        "syntax": ["trace", f"{m}:loop", "--inputs", "torch.rand(3,"],
-        "no_inputs": ["trace", f"{m}:loop"],
+        "syntax": ["trace", loop, "--inputs", "torch.rand(3,"],
+        "no_inputs": ["trace", loop],
         "demo": ["demo", "--no-probe", *demo_html, "--json", str(d / "demo.json")],
         "syntax_error_in_file": ["trace", str(d / "not_python.py") + ":f", "--inputs", "torch.ones(1)"],
         "two_inputs": ["trace", f"{m}:scaled", "--inputs", "torch.ones(2)", "torch.tensor(3.0)"],
         "two_check_inputs": [
-            "trace", f"{m}:loop", "--inputs", "torch.ones(2)", "--check-inputs", "(torch.ones(3),)", "(torch.ones(4),)",
+            "trace", loop, "--inputs", "torch.ones(2)", "--check-inputs", "(torch.ones(3),)", "(torch.ones(4),)",
         ],
         # outputs over files the run read: the traced file (given another way), a module its stacks point into
         "json_over_target": [
-            "trace", str(d / "target.py") + ":loop", "--inputs", "torch.ones(2)", "--json", "target.py",
+            "trace", str(d / "target.py") + ":loop_in_traced_fn", "--inputs", "torch.ones(2)", "--json", "target.py",
         ],
         "dot_over_source": ["trace", str(d / "uses_helper.py") + ":double", "--inputs", "torch.ones(2)", "--dot",
                             str(d / "helper.py")],
-        "json_and_dot_alike": ["trace", f"{m}:loop", "--inputs", "torch.ones(2)", "--json", "same.out", "--dot",
+        "json_and_dot_alike": ["trace", loop, "--inputs", "torch.ones(2)", "--json", "same.out", "--dot",
                                "./same.out"],
     }  # fmt: skip
 
@@ -164,23 +153,24 @@ def _cases(d: Path) -> dict[str, list[str]]:
 def _in_process_cases(d: Path) -> dict[str, list[str]]:
     """Cases checked with ``cli.main()`` in this process (torch is imported already: fast)."""
     m = str(d / "model.py")
+    loop = f"{m}:loop_in_traced_fn"
     return {
         "instance_namespace": ["trace", f"{m}:net", "--inputs", "(EXAMPLE,)"],
-        "loop_unchecked": ["trace", f"{m}:loop", "--inputs", "torch.rand(3, 4)", "--no-check"],
+        "loop_unchecked": ["trace", loop, "--inputs", "torch.rand(3, 4)", "--no-check"],
         "dict_output_non_strict": ["trace", f"{m}:as_dict", "--inputs", "torch.ones(2)", "--non-strict"],
         "not_python": ["trace", str(d / "model.txt") + ":f", "--inputs", "torch.ones(1)"],
         "no_name": ["trace", m, "--inputs", "torch.ones(1)"],
         "not_callable": ["trace", f"{m}:NOT_CALLABLE", "--inputs", "torch.ones(1)"],
         "needs_args": ["trace", f"{m}:NeedsWidth", "--inputs", "torch.ones(1)"],
-        "name_error": ["trace", f"{m}:loop", "--inputs", "undefined_thing + 1"],
-        "wrong_type": ["trace", f"{m}:loop", "--inputs", "[torch.ones(2)]"],
-        "bad_check_inputs": ["trace", f"{m}:loop", "--inputs", "torch.ones(2)", "--check-inputs", "[3]"],
+        "name_error": ["trace", loop, "--inputs", "undefined_thing + 1"],
+        "wrong_type": ["trace", loop, "--inputs", "[torch.ones(2)]"],
+        "bad_check_inputs": ["trace", loop, "--inputs", "torch.ones(2)", "--check-inputs", "[3]"],
         "broken_file": ["trace", str(d / "broken.py") + ":x", "--inputs", "torch.ones(1)"],
-        "bad_output_dir": ["trace", f"{m}:loop", "--inputs", "torch.ones(2)", "-o", str(d / "no" / "r.html")],
-        "negative_tol": ["trace", f"{m}:loop", "--inputs", "torch.ones(2)", "--tol", "-1"],
-        "nan_tol": ["trace", f"{m}:loop", "--inputs", "torch.ones(2)", "--tol", "nan"],
-        "inf_tol": ["trace", f"{m}:loop", "--inputs", "torch.ones(2)", "--tol", "inf"],
-        "eval_and_train": ["trace", f"{m}:loop", "--inputs", "torch.ones(2)", "--eval", "--train"],
+        "bad_output_dir": ["trace", loop, "--inputs", "torch.ones(2)", "-o", str(d / "no" / "r.html")],
+        "negative_tol": ["trace", loop, "--inputs", "torch.ones(2)", "--tol", "-1"],
+        "nan_tol": ["trace", loop, "--inputs", "torch.ones(2)", "--tol", "nan"],
+        "inf_tol": ["trace", loop, "--inputs", "torch.ones(2)", "--tol", "inf"],
+        "eval_and_train": ["trace", loop, "--inputs", "torch.ones(2)", "--eval", "--train"],
         "target_device": [
             "trace", f"{m}:positions", "--inputs", "torch.ones(2, 3)", "--target-device", "cuda",
             "--json", str(d / "target.json"),
@@ -243,15 +233,15 @@ def test_ok_traces_exit_0(results, case):
 
 
 def test_class_is_instantiated_and_instance_taken_as_is(results):
-    assert results["class_ok"].stdout.startswith("Net: ok;")
-    assert results["instance_namespace"].stdout.startswith("Net: ok;")
+    assert results["class_ok"].stdout.startswith("LinearReLU: ok;")
+    assert results["instance_namespace"].stdout.startswith("LinearReLU: ok;")
     assert "not checked" in results["loop_unchecked"].stdout
 
 
 def test_failed_check_exits_1_with_divergences_and_writes_json_html_dot(results):
     r = results["loop_diverges"]
     assert r.returncode == 1, ok(r)
-    assert r.stdout.startswith("loop: problems;")
+    assert r.stdout.startswith("loop_in_traced_fn: problems;")
     assert "check FAILED" in r.stdout
     assert "only in the check trace: aten::select" in r.stdout
     assert "model.py:" in r.stdout  # source lines
@@ -447,7 +437,7 @@ def test_a_full_disk_leaves_the_previous_outputs_whole(tmp_path, monkeypatch, fa
 
     monkeypatch.setattr(os, "write", full_disk)
     monkeypatch.setattr(os, "fsync", fsync)
-    args = ["trace", f"{tmp_path / 'model.py'}:loop", "--inputs", "torch.ones(2)"]
+    args = ["trace", f"{tmp_path / 'model.py'}:loop_in_traced_fn", "--inputs", "torch.ones(2)"]
     args += ["--json", str(tmp_path / "run.json"), "--dot", str(tmp_path / "graph.dot")]
     args += ["-o", str(tmp_path / "report.html")] if STATIC_JS.exists() else []
     stdout, stderr = io.StringIO(), io.StringIO()

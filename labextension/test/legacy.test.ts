@@ -20,6 +20,16 @@ const data = (name: string): SavedRuns =>
   JSON.parse(gunzipSync(readFileSync(join(__dirname, '..', '..', 'tests', 'data', name))).toString());
 const saved = data('v1-runs.json.gz');
 
+/** Every run of `runs` passes the saved-run check and decodes, its saved data left as it was: [name, data, run]. */
+const decodedUnchanged = (runs: SavedRuns): [string, Record<string, unknown>, ReturnType<typeof decodeRun>][] =>
+  Object.entries(runs).map(([name, data]) => {
+    const before = JSON.stringify(data);
+    expect(savedRunProblem(data), name).toBeNull();
+    const run = decodeRun(data, savedRunProblem);
+    expect(JSON.stringify(data), `${name}: reading changed the saved data`).toBe(before);
+    return [name, data, run];
+  });
+
 describe('runs saved by version 1', () => {
   it('are version 1, from every tutorial', () => {
     const names = Object.keys(saved);
@@ -29,11 +39,7 @@ describe('runs saved by version 1', () => {
   });
 
   it('pass the saved-run check and decode with the roles version 1 gave', () => {
-    for (const [name, data] of Object.entries(saved)) {
-      const before = JSON.stringify(data);
-      expect(savedRunProblem(data), name).toBeNull();
-      const run = decodeRun(data, savedRunProblem);
-      expect(JSON.stringify(data), `${name}: reading changed the saved data`).toBe(before);
+    for (const [name, , run] of decodedUnchanged(saved)) {
       expect(run.raw.backend).toBe('trace');
       for (const graph of run.graphs.values()) {
         for (const node of graph.nodes) {
@@ -63,11 +69,7 @@ describe('runs saved by version 2', () => {
   });
 
   it('pass the saved-run check, name their source apart from their back end, and keep their records', () => {
-    for (const [name, data] of Object.entries(v2)) {
-      const before = JSON.stringify(data);
-      expect(savedRunProblem(data), name).toBeNull();
-      const run = decodeRun(data, savedRunProblem);
-      expect(JSON.stringify(data), `${name}: reading changed the saved data`).toBe(before);
+    for (const [name, data, run] of decodedUnchanged(v2)) {
       const options = data.options as Record<string, unknown>;
       const archive = data.backend === 'torchscript-archive';
       const fromFile = archive || Object.keys(options).sort().join() === 'map_location,path';

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 from urllib.parse import urlsplit
+
+from jupyter_tracejit._dev.browser import WAIT_MS
 
 #: the explorer's root element, in a notebook output or in a saved report
 ROOT = ".jp-TraceExplorer-root"
@@ -28,6 +31,44 @@ def explorer_in(lab: Any, cell: int, graph: bool = True, *, nodes: bool = False,
         else:
             root.locator(".jp-TraceExplorer-canvas svg").wait_for()
     return root
+
+
+def run_notebook(lab: Any, name: str, cells: list[str], timeout: float = WAIT_MS) -> None:
+    """Write ``cells`` as the notebook ``name``, open it and run all its cells (``timeout``: ms for them to run)."""
+    lab.write_notebook(name, cells)
+    lab.open_notebook(name)
+    lab.run_all(timeout=timeout)
+
+
+def close_comparison(explorer: Any, panel: Any) -> None:
+    """Close the comparison with the panel's button: the panes go, the graph is back."""
+    panel.get_by_role("button", name="close the comparison").click()
+    explorer.locator(".jp-TraceExplorer-compareFull").wait_for(state="detached")
+    assert explorer.locator(".jp-TraceExplorer-canvas svg").is_visible()
+
+
+def reopened_without_kernel(lab: Any, cell: int = 1) -> Any:
+    """Save the notebook, stop its kernel and reload the page: the explorer of cell ``cell``, which the kernel-free
+    renderer draws from the saved output, read-only."""
+    lab.save()
+    lab.server.shutdown_kernels()
+    lab.page.reload()
+    lab.notebook.locator(".jp-Cell").first.wait_for()
+    saved = explorer_in(lab, cell)
+    assert "read-only" in saved.locator(".jp-TraceExplorer-options").inner_text()
+    return saved
+
+
+def walk_downstream_too(check: Any) -> int:
+    """The check tab of a failed check with one root divergence: the stepper opens on that root; with "downstream
+    too" it walks every divergence, the first one shown. Their number (at least 2)."""
+    assert "Check failed" in check.locator(".jp-TraceExplorer-verdict").inner_text()
+    label = check.locator(".jp-TraceExplorer-stepLabel")
+    assert label.inner_text() == "root 1 of 1"
+    check.locator('input[data-action="downstream"]').check()
+    total = int(re.search(r"divergence 1 of (\d+)", label.inner_text()).group(1))
+    assert total >= 2
+    return total
 
 
 def record_requests(page: Any) -> list[str]:

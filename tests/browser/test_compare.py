@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from .helpers import explorer_in
+from .helpers import explorer_in, run_notebook
 from .test_explorer import SETUP, open_comparison
 
 pytestmark = pytest.mark.browser
@@ -72,9 +72,7 @@ SPLIT_NUMBERS = r"""(root) => {
 
 
 def test_compare_panes_open_readable_and_fit_shows_both_pictures_whole(lab):
-    lab.write_notebook("compare.ipynb", [SETUP, MODEL])
-    lab.open_notebook("compare.ipynb")
-    lab.run_all(timeout=90_000)
+    run_notebook(lab, "compare.ipynb", [SETUP, MODEL], timeout=90_000)
     explorer = explorer_in(lab, 1)
     explorer.scroll_into_view_if_needed()
     open_comparison(explorer)

@@ -19,29 +19,24 @@ import torch.nn as nn
 from jupyter_tracejit import cli
 from jupyter_tracejit._dev.browser import SCREENSHOTS
 
-from .helpers import explorer_in
+from ..frontend_fixtures import DiffConvNet
+from ..models import source_of
+from .helpers import close_comparison, explorer_in, reopened_without_kernel, run_notebook
 from .test_report import STATIC_JS, offline  # noqa: F401 (the offline page fixture)
 
 pytestmark = pytest.mark.browser
 
-MODELS = """\
-import torch, torch.nn as nn
-import jupyter_tracejit as tj
-
-class ConvNet(nn.Module):
-    def __init__(self, act=nn.ReLU, width=8):
-        super().__init__()
-        self.stem = nn.Sequential(nn.Conv2d(3, width, 3), nn.ReLU())
-        self.block = nn.Sequential(nn.Conv2d(width, 8, 3), act())
-        self.head = nn.Linear(8, 2)
-
-    def forward(self, x):
-        return self.head(self.block(self.stem(x)).mean((2, 3)))
-
+#: the Diff view fixture's convnet (tests/frontend_fixtures.py) at two versions: the block's activation changed,
+#: the stem widened
+MODELS = (
+    "import torch, torch.nn as nn\nimport jupyter_tracejit as tj\n\n"
+    + source_of(DiffConvNet)
+    + """
 images = torch.randn(2, 3, 10, 10)
-v1 = tj.trace(ConvNet(), (images,))
-v2 = tj.trace(ConvNet(act=nn.GELU, width=16), (images,))
+v1 = tj.trace(DiffConvNet(), (images,))
+v2 = tj.trace(DiffConvNet(act=nn.GELU, width=16), (images,))
 """
+)
 
 DIFF = "tj.diff(v1, v2)"
 
@@ -89,9 +84,7 @@ def check_diff(panel, panes) -> None:
 
 
 def test_a_displayed_diff_shows_the_changed_module_and_steps_in_both_graphs(lab):
-    lab.write_notebook("diff_view.ipynb", [MODELS, DIFF])
-    lab.open_notebook("diff_view.ipynb")
-    lab.run_all(timeout=120_000)
+    run_notebook(lab, "diff_view.ipynb", [MODELS, DIFF], timeout=120_000)
     explorer = explorer_in(lab, 1)
     panel, panes = open_diff(explorer)
     check_diff(panel, panes)
@@ -100,33 +93,13 @@ def test_a_displayed_diff_shows_the_changed_module_and_steps_in_both_graphs(lab)
     panel.locator(".jp-TraceExplorer-diff").focus()
     lab.page.keyboard.press("Home")
     assert step_kinds(panes.nth(1)) == ["kind-aten-gelu"]
-    panel.get_by_role("button", name="close the comparison").click()
-    explorer.locator(".jp-TraceExplorer-compareFull").wait_for(state="detached")
-    assert explorer.locator(".jp-TraceExplorer-canvas svg").is_visible()
+    close_comparison(explorer, panel)
     # saved, the kernel stopped, reloaded: the kernel-free renderer shows the same view from the saved output
-    lab.save()
-    lab.server.shutdown_kernels()
-    lab.page.reload()
-    lab.notebook.locator(".jp-Cell").first.wait_for()
-    saved = explorer_in(lab, 1)
-    assert "read-only" in saved.locator(".jp-TraceExplorer-options").inner_text()
+    saved = reopened_without_kernel(lab)
     saved_panel, saved_panes = open_diff(saved)
     check_diff(saved_panel, saved_panes)
     lab.screenshot_themes("diff-view-saved-no-kernel", saved)
     assert not lab.extension_errors()
-
-
-class ConvNet(nn.Module):
-    """The cell's convnet, for the command line's two saved versions."""
-
-    def __init__(self, act: type[nn.Module] = nn.ReLU, width: int = 8) -> None:
-        super().__init__()
-        self.stem = nn.Sequential(nn.Conv2d(3, width, 3), nn.ReLU())
-        self.block = nn.Sequential(nn.Conv2d(width, 8, 3), act())
-        self.head = nn.Linear(8, 2)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.head(self.block(self.stem(x)).mean((2, 3)))
 
 
 @pytest.fixture(scope="module")
@@ -135,7 +108,7 @@ def diff_page(tmp_path_factory: pytest.TempPathFactory) -> Path:
         pytest.skip("the report bundle is not built (npm run build, or pip install -e .)")
     root = tmp_path_factory.mktemp("diff")
     images = torch.randn(2, 3, 10, 10)
-    for name, model in (("v1.pt", ConvNet()), ("v2.pt", ConvNet(act=nn.GELU, width=16))):
+    for name, model in (("v1.pt", DiffConvNet()), ("v2.pt", DiffConvNet(act=nn.GELU, width=16))):
         with torch.no_grad():
             torch.jit.save(torch.jit.trace(model.eval(), images), str(root / name))
     page = root / "diff.html"
@@ -148,13 +121,11 @@ def diff_page(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.mark.parametrize("scheme", ["light", "dark"])
 def test_tracejit_diff_writes_the_diff_view_as_an_offline_page(offline, diff_page, scheme):  # noqa: F811
     op = offline(color_scheme=scheme)
-    page = op.open(diff_page)
-    explorer = page.locator("#tracejit-root .jp-TraceExplorer-root")
-    explorer.locator(".jp-TraceExplorer-canvas svg").wait_for()
-    assert page.title().endswith(": different · jupyter-tracejit")
+    explorer = op.explorer(diff_page)
+    assert op.page.title().endswith(": different · jupyter-tracejit")
     panel, panes = open_diff(explorer)
     check_diff(panel, panes)
     assert "v1.pt" in panel.locator(".jp-TraceExplorer-verdict").inner_text()
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SCREENSHOTS / f"report-diff-view-{scheme}.png"))
+    op.page.screenshot(path=str(SCREENSHOTS / f"report-diff-view-{scheme}.png"))
     assert op.errors == [] and op.blocked == []

@@ -3,49 +3,19 @@ divergence stepper, live options, the saved notebook without a kernel, and the d
 
 from __future__ import annotations
 
-import re
-
 import pytest
 
-from .helpers import ROOT, explorer_in
+from ..models import Block, DictNet, Net, loop_in_traced_fn, source_of
+from .helpers import ROOT, close_comparison, explorer_in, reopened_without_kernel, run_notebook, walk_downstream_too
 
 pytestmark = pytest.mark.browser
 
-SETUP = """\
-import torch, torch.nn as nn
-import jupyter_tracejit as tj
-
-class Block(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.fc = nn.Linear(8, 8)
-
-    def forward(self, x):
-        return torch.relu(self.fc(x)) + x
-
-class Net(nn.Module):
-    def __init__(self, blocks=2):
-        super().__init__()
-        self.blocks = nn.Sequential(*[Block() for _ in range(blocks)])
-        self.head = nn.Linear(8, 2)
-
-    def forward(self, x):
-        if x.sum() > 0:
-            x = x * 2
-        return self.head(self.blocks(x))
-
-class DictNet(Net):
-    def forward(self, x):
-        return {"out": super().forward(x)}
-
-def loop_in_traced_fn(x):
-    result = x[0]
-    for i in range(x.size(0)):
-        result = result * x[i]
-    return result
-
-torch.manual_seed(0)
-"""
+#: the first cell: the models of tests/models.py the explorer tests trace
+SETUP = (
+    "import torch, torch.nn as nn\nimport jupyter_tracejit as tj\n\n"
+    + source_of(Block, Net, DictNet, loop_in_traced_fn)
+    + "\ntorch.manual_seed(0)\n"
+)
 
 
 def open_comparison(explorer):
@@ -66,7 +36,8 @@ def graph_node(explorer, kind_class: str):
 
 
 def test_graph_inspector_warnings_and_groups(lab):
-    lab.write_notebook(
+    run_notebook(
+        lab,
         "explore.ipynb",
         [
             SETUP,
@@ -74,8 +45,6 @@ def test_graph_inspector_warnings_and_groups(lab):
             "big = tj.explore(Net(blocks=60).eval(), (torch.ones(2, 8),))\nbig",
         ],
     )
-    lab.open_notebook("explore.ipynb")
-    lab.run_all()
     explorer = explorer_in(lab, 1)
     # torch's check passes, but the data-dependent branch is frozen: amber, not green
     assert explorer.locator(".jp-TraceExplorer-header .jp-TraceExplorer-badge").inner_text() == "warnings"
@@ -136,22 +105,17 @@ def test_graph_inspector_warnings_and_groups(lab):
 
 
 def test_divergence_stepper_moves_the_highlight_in_both_graphs(lab):
-    lab.write_notebook(
+    run_notebook(
+        lab,
         "stepper.ipynb",
         [SETUP, "e = tj.explore(loop_in_traced_fn, (torch.rand(3, 4),), check_inputs=[(torch.rand(4, 4),)])\ne"],
     )
-    lab.open_notebook("stepper.ipynb")
-    lab.run_all()
     explorer = explorer_in(lab, 1)
     check = explorer.locator(".jp-TraceExplorer-check")
     check.wait_for()  # a failed check opens on the check tab
-    assert "Check failed" in check.locator(".jp-TraceExplorer-verdict").inner_text()
-    label = check.locator(".jp-TraceExplorer-stepLabel")
     # it opens on the first root; the stepper walks the roots, and every divergence with "downstream too"
-    assert label.inner_text() == "root 1 of 1"
-    check.locator('input[data-action="downstream"]').check()
-    total = int(re.search(r"divergence 1 of (\d+)", label.inner_text()).group(1))
-    assert total >= 2
+    total = walk_downstream_too(check)
+    label = check.locator(".jp-TraceExplorer-stepLabel")
     # no thumbnails: the comparison is shown over the graph area, the sides named by what they are
     assert check.locator(".jp-TraceExplorer-sideBySide svg").count() == 0
     sides = open_comparison(explorer)
@@ -181,16 +145,12 @@ def test_divergence_stepper_moves_the_highlight_in_both_graphs(lab):
     check.locator('input[data-action="downstream"]').uncheck()
     label.filter(has_text="root 1 of 1").wait_for()
     # the toggle closes the comparison: the graph is back
-    check.get_by_role("button", name="close the comparison").click()
-    explorer.locator(".jp-TraceExplorer-compareFull").wait_for(state="detached")
-    assert explorer.locator(".jp-TraceExplorer-canvas svg").is_visible()
+    close_comparison(explorer, check)
     assert not lab.extension_errors()
 
 
 def test_live_options_retrace_and_the_saved_notebook_renders_without_a_kernel(lab):
-    lab.write_notebook("live.ipynb", [SETUP, "e = tj.explore(DictNet().eval(), (torch.ones(2, 8),))\ne"])
-    lab.open_notebook("live.ipynb")
-    lab.run_all()
+    run_notebook(lab, "live.ipynb", [SETUP, "e = tj.explore(DictNet().eval(), (torch.ones(2, 8),))\ne"])
     explorer = lab.outputs(1).locator(ROOT).first
     explorer.wait_for()
     # strict=True rejects the dict output: the error and its hint are shown
@@ -223,14 +183,7 @@ def test_live_options_retrace_and_the_saved_notebook_renders_without_a_kernel(la
     lab.screenshot_themes("explorer-live", explorer)
 
     # save, stop the kernel, reload: the explorer of the saved run renders, read-only
-    lab.save()
-    lab.server.shutdown_kernels()
-    lab.page.reload()
-    lab.notebook.locator(".jp-Cell").first.wait_for()
-    saved = lab.outputs(1).locator(ROOT).first
-    saved.wait_for(timeout=30_000)
-    saved.locator(".jp-TraceExplorer-canvas svg").wait_for()
-    assert "read-only" in saved.locator(".jp-TraceExplorer-options").inner_text()
+    saved = reopened_without_kernel(lab)
     assert saved.locator("input[data-option]").count() == 0
     graph_node(saved, "kind-aten-linear").first.click()
     assert saved.locator(".jp-TraceExplorer-nodeKind").inner_text().startswith("aten::linear")

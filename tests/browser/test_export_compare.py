@@ -25,7 +25,9 @@ import jupyter_tracejit as tj
 from jupyter_tracejit._dev.browser import SCREENSHOTS
 from jupyter_tracejit.core.export.options import export_support_problem
 
-from .helpers import explorer_in
+from ..frontend_fixtures import ShapeAndFrozen
+from ..models import Dropped, Gate, line_in, source_of
+from .helpers import close_comparison, explorer_in, reopened_without_kernel, run_notebook
 from .test_report import STATIC_JS, offline  # noqa: F401 (the offline page fixture)
 
 pytestmark = [
@@ -34,46 +36,18 @@ pytestmark = [
     pytest.mark.skipif(export_support_problem() is not None, reason=str(export_support_problem())),
 ]
 
-MODEL = """\
-import torch, torch.nn as nn
-import jupyter_tracejit as tj
+IMPORTS = "import torch, torch.nn as nn\nimport jupyter_tracejit as tj\n\n"
 
-class ShapeAndFrozen(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.fc = nn.Linear(8, 8)
-        self.out = nn.Linear(8, 4)
-
-    def forward(self, x):
-        h = torch.relu(self.fc(x))
-        h = h.view(h.size(0), -1).contiguous()  # a size and a no-op
-        return self.out(h) + torch.tensor(x.shape[0])  # a size the trace freezes
-"""
+#: the trace-versus-export fixture's model (tests/frontend_fixtures.py): a size the trace computes, a contiguous
+#: export leaves out, and a size the trace freezes
+MODEL = IMPORTS + source_of(ShapeAndFrozen)
 
 COMPARE = """\
 run = tj.export(ShapeAndFrozen(), (torch.ones(4, 8),), compare_trace=True)
 tj.explore(run)
 """
 
-GATE = """\
-import torch, torch.nn as nn
-import jupyter_tracejit as tj
-
-class Gate(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.fc = nn.Linear(4, 4)
-
-    def forward(self, x):
-        h = self.fc(x)
-        if h.sum() > 0:  # a branch on a value
-            return h.relu()
-        return h
-"""
-
-
-def line_of(source: str, marker: str) -> int:
-    return next(i for i, text in enumerate(source.splitlines(), start=1) if marker in text)
+GATE = IMPORTS + source_of(Gate)
 
 
 def open_trace_vs_export(explorer):
@@ -153,7 +127,7 @@ def check_steps(page, panel, panes) -> None:
     label = panel.locator(".jp-TraceExplorer-stepLabel")
     assert label.inner_text() == "line 1 of 3"
     card = panel.locator(".jp-TraceExplorer-lineStep")
-    view_line = line_of(MODEL, "# a size and a no-op")
+    view_line = line_in(MODEL, "h = h.view(h.size(0), -1).contiguous()")
     assert card.locator(".jp-TraceExplorer-loc").inner_text() == f"cell [1], line {view_line}"
     assert "h.view(h.size(0), -1).contiguous()" in card.locator("pre").inner_text()
     reasons = card.locator(".jp-TraceExplorer-because strong").all_inner_texts()
@@ -186,9 +160,7 @@ def check_steps(page, panel, panes) -> None:
 
 
 def test_trace_vs_export_steps_through_the_lines_in_both_graphs(lab):
-    lab.write_notebook("export_compare.ipynb", [MODEL, COMPARE])
-    lab.open_notebook("export_compare.ipynb")
-    lab.run_all(timeout=120_000)
+    run_notebook(lab, "export_compare.ipynb", [MODEL, COMPARE], timeout=120_000)
     explorer = explorer_in(lab, 1)
     panel, panes = open_trace_vs_export(explorer)
     check_steps(lab.page, panel, panes)
@@ -199,16 +171,9 @@ def test_trace_vs_export_steps_through_the_lines_in_both_graphs(lab):
     lab.page.keyboard.press("End")
     panel.locator(".jp-TraceExplorer-stepLabel").filter(has_text="line 3 of 3").wait_for()
     assert "no source line" in panel.locator(".jp-TraceExplorer-lineStep").inner_text()
-    panel.get_by_role("button", name="close the comparison").click()
-    explorer.locator(".jp-TraceExplorer-compareFull").wait_for(state="detached")
-    assert explorer.locator(".jp-TraceExplorer-canvas svg").is_visible()
+    close_comparison(explorer, panel)
     # saved, the kernel stopped, reloaded: the kernel-free renderer of the saved run shows the same view
-    lab.save()
-    lab.server.shutdown_kernels()
-    lab.page.reload()
-    lab.notebook.locator(".jp-Cell").first.wait_for()
-    saved = explorer_in(lab, 1)
-    assert "read-only" in saved.locator(".jp-TraceExplorer-options").inner_text()
+    saved = reopened_without_kernel(lab)
     saved_panel, saved_panes = open_trace_vs_export(saved)
     assert saved_panel.locator(".jp-TraceExplorer-coverageText").inner_text() == "5 of 5 trace ops matched (100%)"
     saved_panel.get_by_role("button", name="next line").click()
@@ -219,15 +184,18 @@ def test_trace_vs_export_steps_through_the_lines_in_both_graphs(lab):
 
 
 def test_a_refused_export_shows_its_line_the_hint_and_the_draft_graph(lab):
-    lab.write_notebook("export_refused.ipynb", [GATE, "run = tj.export(Gate(), (torch.ones(2, 4),))\ntj.explore(run)"])
-    lab.open_notebook("export_refused.ipynb")
-    lab.run_all(timeout=120_000)
+    run_notebook(
+        lab,
+        "export_refused.ipynb",
+        [GATE, "run = tj.export(Gate(), (torch.ones(2, 4),))\ntj.explore(run)"],
+        timeout=120_000,
+    )
     explorer = explorer_in(lab, 1)  # the draft's graph is drawn
     assert explorer.locator(".jp-TraceExplorer-header .jp-TraceExplorer-badge").inner_text() == "failed"
     assert "not exported" in explorer.locator(".jp-TraceExplorer-header .jp-TraceExplorer-fact").all_inner_texts()
     error = explorer.locator(".jp-TraceExplorer-error")
     text = error.inner_text()
-    line = line_of(GATE, "if h.sum() > 0:")
+    line = line_in(GATE, "if h.sum() > 0:")
     assert "GuardOnDataDependentSymNode" in text
     assert f"(cell [1], line {line})" in text, text
     hint = error.locator(".jp-TraceExplorer-hint").inner_text()
@@ -244,29 +212,12 @@ def test_a_refused_export_shows_its_line_the_hint_and_the_draft_graph(lab):
     assert not lab.extension_errors()
 
 
-DROPPED = """\
-import torch, torch.nn as nn
-import jupyter_tracejit as tj
-
-class Dropped(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.fc = nn.Linear(8, 8)
-        self.drop = nn.Dropout(0.1)
-        self.out = nn.Linear(8, 4)
-
-    def forward(self, x):
-        h = self.drop(torch.relu(self.fc(x)))  # a dropout, in train mode only
-        h = h.view(h.size(0), -1).contiguous()
-        return self.out(h) + torch.tensor(x.shape[0])
-"""
+DROPPED = IMPORTS + source_of(Dropped)
 
 
 def test_an_option_clicked_re_exports(lab):
     export = "run = tj.export(Dropped(), (torch.ones(4, 8),), compare_trace=True)\ntj.explore(run)\n"
-    lab.write_notebook("export_again.ipynb", [DROPPED, export])
-    lab.open_notebook("export_again.ipynb")
-    lab.run_all(timeout=120_000)
+    run_notebook(lab, "export_again.ipynb", [DROPPED, export], timeout=120_000)
     explorer = explorer_in(lab, 1)
     history = explorer.locator(".jp-TraceExplorer-history select option")
     assert history.count() == 0  # one run: no history to pick from yet
@@ -301,18 +252,6 @@ def test_an_option_clicked_re_exports(lab):
     assert not lab.extension_errors()
 
 
-class ShapeAndFrozen(nn.Module):
-    def __init__(self) -> None:
-        super().__init__()
-        self.fc = nn.Linear(8, 8)
-        self.out = nn.Linear(8, 4)
-
-    def forward(self, x):
-        h = torch.relu(self.fc(x))
-        h = h.view(h.size(0), -1).contiguous()  # a size and a no-op
-        return self.out(h) + torch.tensor(x.shape[0])  # a size the trace freezes
-
-
 @pytest.fixture(scope="module")
 def compared_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
     if not STATIC_JS.exists():
@@ -326,9 +265,7 @@ def compared_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.mark.parametrize("scheme", ["light", "dark"])
 def test_the_report_shows_trace_vs_export_offline(offline, compared_report, scheme):  # noqa: F811
     op = offline(color_scheme=scheme)
-    page = op.open(compared_report)
-    explorer = page.locator("#tracejit-root .jp-TraceExplorer-root")
-    explorer.locator(".jp-TraceExplorer-canvas svg").wait_for()
+    explorer = op.explorer(compared_report)
     panel, panes = open_trace_vs_export(explorer)
     coverage = panel.locator(".jp-TraceExplorer-coverageText").inner_text()
     assert coverage == "5 of 5 trace ops matched (100%)", coverage
@@ -336,7 +273,7 @@ def test_the_report_shows_trace_vs_export_offline(offline, compared_report, sche
     panes.nth(1).locator("g.node.step").first.wait_for()
     assert len(step_ids(panes.nth(0))) == 4 and len(step_ids(panes.nth(1))) == 2
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SCREENSHOTS / f"report-export-compare-{scheme}.png"))
+    op.page.screenshot(path=str(SCREENSHOTS / f"report-export-compare-{scheme}.png"))
     assert op.errors == [] and op.blocked == []
 
 
@@ -365,9 +302,8 @@ def test_a_line_whose_ops_lie_far_apart_opens_on_its_first_ones(offline, tmp_pat
         pytest.skip("the report bundle is not built (npm run build, or pip install -e .)")
     run = tj.export(SpreadLine(), (torch.ones(4, 8),), compare_trace=True)
     assert run.compared is not None, run.error
-    page = offline().open(run.save_html(tmp_path / "spread.html"))
-    explorer = page.locator("#tracejit-root .jp-TraceExplorer-root")
-    explorer.locator(".jp-TraceExplorer-canvas svg").wait_for()
+    op = offline()
+    explorer = op.explorer(run.save_html(tmp_path / "spread.html"))
     panel, panes = open_trace_vs_export(explorer)
     card = panel.locator(".jp-TraceExplorer-lineStep")
     for _ in range(panel.locator(".jp-TraceExplorer-lineSteps li").count()):
@@ -376,7 +312,7 @@ def test_a_line_whose_ops_lie_far_apart_opens_on_its_first_ones(offline, tmp_pat
         panel.get_by_role("button", name="next line").click()
     assert "h.size(0)" in card.locator("pre").inner_text()
     trace_pane = panes.nth(0)
-    page.wait_for_timeout(300)  # the panes move on the next frame
+    op.page.wait_for_timeout(300)  # the panes move on the next frame
     marked = step_ids(trace_pane)
     shown = trace_pane.evaluate(
         """(pane) => {
@@ -389,4 +325,4 @@ def test_a_line_whose_ops_lie_far_apart_opens_on_its_first_ones(offline, tmp_pat
         }"""
     )
     assert len(marked) == 2 and shown, (marked, shown)
-    page.screenshot(path=str(SCREENSHOTS / "export-compare-spread-line.png"))
+    op.page.screenshot(path=str(SCREENSHOTS / "export-compare-spread-line.png"))

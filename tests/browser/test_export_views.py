@@ -9,46 +9,35 @@ import re
 
 import pytest
 
-from .helpers import explorer_in
+from ..frontend_fixtures import ExportMLP
+from ..models import line_in, source_of
+from .helpers import explorer_in, run_notebook
 
 pytestmark = pytest.mark.browser
 
-MODEL = """\
-import torch, torch.nn as nn
-import jupyter_tracejit as tj
-from jupyter_tracejit.core.export.request import export  # internal until tj.export is public
-
-class MLPSteps(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.fc1 = nn.Linear(8, 16)
-        self.fc2 = nn.Linear(16, 4)
-
-    def forward(self, x, steps):
-        h = self.fc2(torch.relu(self.fc1(x)))
-        return h + sum([i for i in range(steps.size(0))])  # the specialised loop
-"""
+#: the export fixture's model (tests/frontend_fixtures.py): a dynamic batch, and a loop over a ``Dim.AUTO`` size
+#: that specialises it
+MODEL = (
+    "import torch, torch.nn as nn\n"
+    "import jupyter_tracejit as tj\n"
+    "from jupyter_tracejit.core.export.request import export  # internal until tj.export is public\n\n"
+    + source_of(ExportMLP)
+)
 
 EXPORT = """\
 batch = torch.export.Dim("batch", min=2, max=64)
 shapes = {"x": {0: batch}, "steps": {0: torch.export.Dim.AUTO}}
-run = export(MLPSteps(), (torch.ones(4, 8), torch.ones(3)), dynamic_shapes=shapes)
+run = export(ExportMLP(), (torch.ones(4, 8), torch.ones(3)), dynamic_shapes=shapes)
 tj.explore(run)
 """
 
 
-def line_of(marker: str) -> int:
-    return next(i for i, text in enumerate(MODEL.splitlines(), start=1) if marker in text)
-
-
 def test_an_export_run_shows_its_capture_options_and_guards(lab):
-    lab.write_notebook("export_views.ipynb", [MODEL, EXPORT])
-    lab.open_notebook("export_views.ipynb")
-    lab.run_all(timeout=120_000)
+    run_notebook(lab, "export_views.ipynb", [MODEL, EXPORT], timeout=120_000)
     explorer = explorer_in(lab, 1)
     # the header names the capture
     assert explorer.locator(".jp-TraceExplorer-backend").inner_text() == "torch.export"
-    assert explorer.locator(".jp-TraceExplorer-summary").get_attribute("title").startswith("MLPSteps: ok;")
+    assert explorer.locator(".jp-TraceExplorer-summary").get_attribute("title").startswith("ExportMLP: ok;")
     # the options bar is the export's: its menus and boxes, what a re-export keeps, and re-export
     bar = explorer.locator(".jp-TraceExplorer-options")
     assert bar.locator('select[data-option="draft"]').input_value() == "on_failure"
@@ -68,7 +57,7 @@ def test_an_export_run_shows_its_capture_options_and_guards(lab):
     spec = guards.locator('.jp-TraceExplorer-guard[data-guard-kind="specialization"]')
     assert spec.count() == 1
     assert re.match(r"Eq\(s\d+, 3\)", spec.locator(".jp-TraceExplorer-guardExpr").inner_text())
-    line = line_of("# the specialised loop")
+    line = line_in(MODEL, "range(steps.size(0))")
     assert spec.locator(".jp-TraceExplorer-loc").inner_text() == f"cell [1], line {line}"
     assert "range(steps.size(0))" in spec.locator("pre").inner_text()
     # what it asks of the inputs, in their terms (a guard torch gave no line reads as this alone)

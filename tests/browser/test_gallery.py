@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import pytest
 
+from ..models import Frozen, source_of
+from .helpers import run_notebook
 from .test_graph_view import BERT, GPT2, SETUP, TEXT_PX, TRANSFORMER, assert_fit_shows_every_node, inside_canvas, settle
 
 pytestmark = pytest.mark.browser
@@ -63,22 +65,12 @@ class ResNetLike(nn.Module):
 resnet = tj.explore(ResNetLike().train(), (torch.rand(4, 3, 32, 32),))
 resnet"""
 
-FROZEN = """\
-class Frozen(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.fc = nn.Linear(8, 8)
-
-    def forward(self, x):
-        if x.sum() > 0:          # a branch the tracer freezes
-            x = self.fc(x)
-        y = x[0]
-        for i in range(x.size(0)):  # a loop the tracer unrolls for this batch size
-            y = y * x[i]
-        return y
-
+FROZEN = (
+    source_of(Frozen)
+    + """
 frozen = tj.explore(Frozen().eval(), (torch.rand(3, 8),), check_inputs=[(-torch.rand(4, 8),)])
 frozen"""
+)
 
 #: (cell source, name, badge level)
 GALLERY = [
@@ -93,9 +85,7 @@ GALLERY = [
 
 @pytest.mark.parametrize("source,name,level", GALLERY, ids=[g[1] for g in GALLERY])
 def test_gallery_model_opens_readable_with_its_verdict_in_light_and_dark(lab, source, name, level):
-    lab.write_notebook(f"gallery-{name}.ipynb", [SETUP, source])
-    lab.open_notebook(f"gallery-{name}.ipynb")
-    lab.run_all(timeout=300_000)
+    run_notebook(lab, f"gallery-{name}.ipynb", [SETUP, source], timeout=300_000)
     explorer = lab.outputs(1).locator(".jp-TraceExplorer-root").first
     explorer.wait_for()
     explorer.scroll_into_view_if_needed()

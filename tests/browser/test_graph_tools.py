@@ -13,7 +13,8 @@ import pytest
 
 from jupyter_tracejit._dev.browser import ARTIFACTS
 
-from .helpers import ROOT, explorer_in
+from ..models import line_in
+from .helpers import ROOT, explorer_in, run_notebook
 from .test_explorer import SETUP
 from .test_shell import CONTRAST, MIN_CONTRAST, css_colour
 
@@ -67,6 +68,13 @@ VIEW_AT_REST = """(svg) => new Promise(done => {
 })"""
 
 
+def explore_in_notebook(lab, name: str, *cells: str, first: str = SETUP + MODELS):
+    """Notebook ``name``: ``first`` (the setup and the models above), then ``cells``, run (BERT takes a while); the
+    explorer in the output of its second cell."""
+    run_notebook(lab, name, [first, *cells], timeout=120_000)
+    return explorer_in(lab, 1)
+
+
 def view_at_rest(explorer) -> str:
     """The canvas's viewBox once it stops changing: zoom, fit and jumps move the view in a short animation."""
     return explorer.locator(".jp-TraceExplorer-canvas svg").evaluate(VIEW_AT_REST)
@@ -98,20 +106,20 @@ def in_view(explorer, item) -> bool:
 
 
 def test_tooltips_say_kind_shapes_and_the_cell_line(lab):
-    lab.write_notebook(
+    net = explore_in_notebook(
+        lab,
         "tooltips.ipynb",
-        [SETUP + MODELS, "net = tj.explore(Net().eval(), (torch.ones(2, 8),))\nnet", "b = tj.explore(bert, (ids,))\nb"],
+        "net = tj.explore(Net().eval(), (torch.ones(2, 8),))\nnet",
+        "b = tj.explore(bert, (ids,))\nb",
     )
-    lab.open_notebook("tooltips.ipynb")
-    lab.run_all(timeout=120_000)
-    net = explorer_in(lab, 1)
     # the title comes with the picture (the DOT names the cell as the panels do), not when the pointer reaches it
     relu = next(i for i in net.evaluate(ITEMS) if "kind-aten-relu" in i["cls"])
     lines = relu["title"].split("\n")
     assert lines[0] == "aten::relu", lines
     assert any(re.fullmatch(r"%\S+ : Float\(2, 8\)", line) for line in lines), lines
     # Block.forward's return, named as the cell's own line
-    assert any(re.fullmatch(r"cell \[\d+\], line 10", line) for line in lines), lines
+    at = line_in(SETUP + MODELS, "return torch.relu(self.fc(x)) + x")
+    assert any(re.fullmatch(rf"cell \[\d+\], line {at}", line) for line in lines), lines
     assert "return torch.relu(self.fc(x)) + x" in lines
     # clusters and edges say which module / which value, never their DOT names
     titles = net.evaluate(
@@ -136,13 +144,9 @@ def test_tooltips_say_kind_shapes_and_the_cell_line(lab):
 
 
 def test_keyboard_walks_the_edges_enter_inspects_escape_clears(lab):
-    lab.write_notebook(
-        "keys.ipynb",
-        [SETUP + MODELS, "f = tj.explore(fork, (torch.ones(2, 3),))\nf", "b = tj.explore(bert, (ids,))\nb"],
+    explorer = explore_in_notebook(
+        lab, "keys.ipynb", "f = tj.explore(fork, (torch.ones(2, 3),))\nf", "b = tj.explore(bert, (ids,))\nb"
     )
-    lab.open_notebook("keys.ipynb")
-    lab.run_all(timeout=120_000)
-    explorer = explorer_in(lab, 1)
     page = lab.page
     canvas = explorer.locator(".jp-TraceExplorer-canvas")
     canvas.focus()
@@ -236,10 +240,7 @@ VIEWBOX = "(root) => root.querySelector('.jp-TraceExplorer-canvas svg').viewBox.
 
 
 def test_minimap_shows_the_whole_graph_and_moves_the_view(lab):
-    lab.write_notebook("minimap.ipynb", [SETUP + MODELS, "b = tj.explore(bert, (ids,))\nb"])
-    lab.open_notebook("minimap.ipynb")
-    lab.run_all(timeout=120_000)
-    bert = explorer_in(lab, 1)
+    bert = explore_in_notebook(lab, "minimap.ipynb", "b = tj.explore(bert, (ids,))\nb")
     minimap = bert.locator(".jp-TraceExplorer-minimap")
     new_picture(lab, bert, bert.get_by_role("button", name="expand all").click)
     bert.get_by_role("button", name="fit").click()
@@ -388,13 +389,7 @@ def test_minimap_in_a_narrow_output_stays_small_off_the_focus_and_can_be_turned_
 
 
 def test_legend_paints_with_the_graphs_own_rules(lab):
-    lab.write_notebook(
-        "legend.ipynb",
-        [SETUP + MODELS, "red = tj.explore(branchy, (x4,), check_inputs=[(negative,)])\nred"],
-    )
-    lab.open_notebook("legend.ipynb")
-    lab.run_all(timeout=120_000)
-    red = explorer_in(lab, 1)
+    red = explore_in_notebook(lab, "legend.ipynb", "red = tj.explore(branchy, (x4,), check_inputs=[(negative,)])\nred")
     legend = red.locator(".jp-TraceExplorer-legend")
     button = red.get_by_role("button", name="legend")
     assert button.get_attribute("aria-expanded") == "false" and legend.is_hidden()
@@ -442,10 +437,7 @@ SVG_NS = "{http://www.w3.org/2000/svg}"
 
 
 def test_export_pictures_of_the_view_and_the_whole_graph_with_their_colours(lab, tmp_path):
-    lab.write_notebook("export.ipynb", [SETUP + MODELS, "t = tj.explore(encoder, (torch.randn(2, 5, 32),))\nt"])
-    lab.open_notebook("export.ipynb")
-    lab.run_all(timeout=120_000)
-    explorer = explorer_in(lab, 1)
+    explorer = explore_in_notebook(lab, "export.ipynb", "t = tj.explore(encoder, (torch.randn(2, 5, 32),))\nt")
     new_picture(lab, explorer, explorer.get_by_role("button", name="expand all").click)
     explorer.get_by_role("button", name="zoom in").click()
     drawn = explorer.locator(".jp-TraceExplorer-canvas g.node").count()
@@ -492,17 +484,12 @@ def test_export_pictures_of_the_view_and_the_whole_graph_with_their_colours(lab,
 def test_highlight_states_keep_text_contrast_in_light_and_dark(lab):
     """The graph's states (root, downstream, current, selected, search hits, a folded box hiding a root, the
     keyboard cursor, the legend) in both themes: every text >= 4.5:1 on what it is drawn over."""
-    lab.write_notebook(
+    red = explore_in_notebook(
+        lab,
         "states.ipynb",
-        [
-            SETUP + MODELS,
-            "red = tj.explore(branchy, (x4,), check_inputs=[(negative,)])\nred",
-            "folded = tj.explore(branchy, (x4,), check_inputs=[(negative,)])\nfolded",
-        ],
+        "red = tj.explore(branchy, (x4,), check_inputs=[(negative,)])\nred",
+        "folded = tj.explore(branchy, (x4,), check_inputs=[(negative,)])\nfolded",
     )
-    lab.open_notebook("states.ipynb")
-    lab.run_all(timeout=120_000)
-    red = explorer_in(lab, 1)
     folded = explorer_in(lab, 2)
     # red: the stepper's current divergence, a selected root, the keyboard cursor on another node, the legend
     red.locator(".jp-TraceExplorer-canvas g.node.current").wait_for()  # a failed check opens on its first root
@@ -552,17 +539,13 @@ def test_repeat_groups_look_like_a_stack_with_a_count_in_light_and_dark_and_in_t
     """A folded repeat group is a stack of cards with a badge of its count, an open one a dashed frame with the
     badge, in the theme's colours; every text >= 4.5:1 (the badge on its own backdrop) in both themes; the export
     keeps it."""
-    lab.write_notebook(
+    folded = explore_in_notebook(
+        lab,
         "repeats.ipynb",
-        [
-            SETUP + MODELS + REPEATS,
-            "folded = tj.explore(six, (torch.ones(2, 8),), check_trace=False)\nfolded",
-            "opened = tj.explore(six, (torch.ones(2, 8),), check_trace=False)\nopened",
-        ],
+        "folded = tj.explore(six, (torch.ones(2, 8),), check_trace=False)\nfolded",
+        "opened = tj.explore(six, (torch.ones(2, 8),), check_trace=False)\nopened",
+        first=SETUP + MODELS + REPEATS,
     )
-    lab.open_notebook("repeats.ipynb")
-    lab.run_all(timeout=120_000)
-    folded = explorer_in(lab, 1)
     opened = explorer_in(lab, 2)
     # a model this small opens with everything open; "collapse all" folds the six blocks into one box
     new_picture(lab, folded, folded.get_by_role("button", name="collapse all").click)
@@ -640,13 +623,9 @@ VIEW_AND_SCROLL = """(root) => {
 def test_the_wheel_scrolls_the_notebook_until_the_graph_is_engaged(lab):
     """In a notebook a plain wheel over the graph scrolls the page and says how to zoom; Ctrl + wheel (a trackpad
     pinch) zooms, so does the wheel once the graph was clicked, and always in full screen."""
-    lab.write_notebook(
-        "wheel.ipynb",
-        [SETUP + MODELS, "e = tj.explore(bert, (ids,))\ne", "print('\\n'.join(map(str, range(200))))"],
+    explorer = explore_in_notebook(
+        lab, "wheel.ipynb", "e = tj.explore(bert, (ids,))\ne", "print('\\n'.join(map(str, range(200))))"
     )
-    lab.open_notebook("wheel.ipynb")
-    lab.run_all(timeout=120_000)
-    explorer = explorer_in(lab, 1)
     canvas = explorer.locator(".jp-TraceExplorer-canvas")
     canvas.scroll_into_view_if_needed()
     view_at_rest(explorer)

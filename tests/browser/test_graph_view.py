@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from .helpers import explorer_in
+from ..models import ScaledBlock, source_of
+from .helpers import explorer_in, run_notebook
 
 pytestmark = pytest.mark.browser
 
@@ -57,17 +58,12 @@ long_chain = tj.explore(chain, (torch.rand(2),), check_trace=False)
 long_chain"""
 
 #: 30 blocks of one structure (150 ops) under the root: big enough to open collapsed, the blocks as one box
-BLOCKS = """\
-class Block(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.fc = nn.Linear(8, 8)
-
-    def forward(self, x):
-        return torch.relu(self.fc(x)) * 0.5 + x - 1
-
-blocks = tj.explore(nn.Sequential(*[Block() for _ in range(30)]).eval(), (torch.rand(2, 8),), check_trace=False)
+BLOCKS = (
+    source_of(ScaledBlock)
+    + """
+blocks = tj.explore(nn.Sequential(*[ScaledBlock() for _ in range(30)]).eval(), (torch.rand(2, 8),), check_trace=False)
 blocks"""
+)
 
 #: 'in' when the element's box lies inside the canvas's (1 px slack), else where it is
 INSIDE = """([el, canvas]) => {
@@ -119,9 +115,7 @@ def assert_fit_shows_every_node(lab, explorer) -> None:
 
 
 def test_real_models_open_on_what_matters_fit_and_jump(lab):
-    lab.write_notebook("models.ipynb", [SETUP, BERT, GPT2, TRANSFORMER])
-    lab.open_notebook("models.ipynb")
-    lab.run_all(timeout=300_000)
+    run_notebook(lab, "models.ipynb", [SETUP, BERT, GPT2, TRANSFORMER], timeout=300_000)
     canvas_sel = ".jp-TraceExplorer-canvas svg"
     for cell, name, focus in ((1, "bert", "warning"), (2, "gpt2", "warning"), (3, "transformer", "root")):
         explorer = explorer_in(lab, cell, nodes=True)
@@ -181,20 +175,18 @@ def test_real_models_open_on_what_matters_fit_and_jump(lab):
 
 
 def test_repeat_box_opens_on_click_and_a_long_chain_opens_in_sections(lab):
-    lab.write_notebook("big.ipynb", [SETUP, BLOCKS, CHAIN])
-    lab.open_notebook("big.ipynb")
-    lab.run_all(timeout=300_000)
+    run_notebook(lab, "big.ipynb", [SETUP, BLOCKS, CHAIN], timeout=300_000)
     canvas_sel = ".jp-TraceExplorer-canvas svg"
 
     # 30 blocks of one structure open as one box labelled with the class and the count; a click opens it
     blocks = explorer_in(lab, 1, nodes=True)
     box = blocks.locator(f"{canvas_sel} g.node.scope-collapsed.scope-repeat")
     assert box.count() == 1
-    assert "Block ×30" in box.text_content()
+    assert "ScaledBlock ×30" in box.text_content()
     lab.screenshot("graph-repeat-folded", blocks)
     box.click()
     blocks.locator(f"{canvas_sel} g.cluster.scope-repeat").wait_for()
-    assert blocks.locator(f"{canvas_sel} g.node.scope-collapsed", has_text="(Block)").count() == 30
+    assert blocks.locator(f"{canvas_sel} g.node.scope-collapsed", has_text="(ScaledBlock)").count() == 30
 
     # 3,000 ops in one scope: 12 sections, drawn as boxes; "expand all" stops at what one picture holds
     chain = explorer_in(lab, 2, nodes=True)
@@ -264,9 +256,7 @@ def assert_group_labels_readable(explorer, where: str) -> list:
 def test_group_labels_stay_in_view_wherever_the_view_is(lab):
     """nn.Transformer's module groups are wide: seen from their right part (the focus far right), their labels
     slide along the frame's top to stay just inside the view, never outside their frame."""
-    lab.write_notebook("wide.ipynb", [SETUP, TRANSFORMER_WIDE])
-    lab.open_notebook("wide.ipynb")
-    lab.run_all(timeout=120_000)
+    run_notebook(lab, "wide.ipynb", [SETUP, TRANSFORMER_WIDE], timeout=120_000)
     explorer = explorer_in(lab, 1, nodes=True)
     explorer.scroll_into_view_if_needed()
     settle(lab)
@@ -326,9 +316,7 @@ NODES_IN_VIEW = """(root) => {
 
 
 def test_an_ok_encoder_decoder_opens_on_the_model_not_a_blank_canvas(lab):
-    lab.write_notebook("ok_transformer.ipynb", [SETUP, TRANSFORMER_OK])
-    lab.open_notebook("ok_transformer.ipynb")
-    lab.run_all(timeout=120_000)
+    run_notebook(lab, "ok_transformer.ipynb", [SETUP, TRANSFORMER_OK], timeout=120_000)
     explorer = explorer_in(lab, 1, nodes=True)
     explorer.scroll_into_view_if_needed()
     settle(lab)
@@ -368,9 +356,7 @@ small"""
 
 
 def test_a_small_graph_opens_at_the_top_of_the_canvas(lab):
-    lab.write_notebook("small.ipynb", [SETUP, BRANCHY])
-    lab.open_notebook("small.ipynb")
-    lab.run_all(timeout=120_000)
+    run_notebook(lab, "small.ipynb", [SETUP, BRANCHY], timeout=120_000)
     explorer = explorer_in(lab, 1, nodes=True)
     explorer.scroll_into_view_if_needed()
     settle(lab)

@@ -10,7 +10,7 @@ import pytest
 
 from jupyter_tracejit._dev.browser import Lab, record_page_errors
 
-from .helpers import ROOT, explorer_in
+from .helpers import ROOT, explorer_in, run_notebook
 from .test_explorer import SETUP
 
 pytestmark = pytest.mark.browser
@@ -88,7 +88,8 @@ def test_two_hundred_option_flips_in_ten_seconds_end_on_the_last_request(lab):
 
 
 def test_two_explorers_in_one_notebook_do_not_interfere(lab):
-    lab.write_notebook(
+    run_notebook(
+        lab,
         "two.ipynb",
         [
             SETUP,
@@ -96,9 +97,8 @@ def test_two_explorers_in_one_notebook_do_not_interfere(lab):
             "b = tj.explore(loop_in_traced_fn, (torch.rand(3, 4),), check_inputs=[(torch.rand(4, 4),)])\nb",
             report("a") + "\n" + report("b"),
         ],
+        timeout=60_000,
     )
-    lab.open_notebook("two.ipynb")
-    lab.run_all(timeout=60_000)
     a, b = explorer_in(lab, 1, scroll=True), explorer_in(lab, 2, scroll=True)
     b_summary = b.locator(".jp-TraceExplorer-summary").get_attribute("title")
 
@@ -175,9 +175,7 @@ h
 def test_hostile_module_names_in_a_live_explorer_are_text_and_run_nothing(lab):
     dialogs: list[str] = []
     lab.page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
-    lab.write_notebook("hostile.ipynb", [SETUP + HOSTILE_CELL])
-    lab.open_notebook("hostile.ipynb")
-    lab.run_all(timeout=60_000)
+    run_notebook(lab, "hostile.ipynb", [SETUP + HOSTILE_CELL], timeout=60_000)
     explorer = explorer_in(lab, 0, scroll=True)
     # the module's group is labelled with its name, literally (cut to the label width)
     labels = [t.text_content() for t in explorer.locator(".jp-TraceExplorer-canvas svg text").all()]

@@ -11,7 +11,7 @@ import pytest
 
 from jupyter_tracejit.core.tracer_warnings import ADVICE
 
-from .helpers import ROOT, explorer_in
+from .helpers import ROOT, explorer_in, run_notebook
 from .test_explorer import SETUP, open_comparison
 from .test_shell import CONTRAST, MIN_CONTRAST
 
@@ -77,12 +77,12 @@ def contrast_failures(lab) -> dict[str, list[str]]:
 
 
 def test_causes_stepper_advice_and_locations_on_a_frozen_branch_and_loop(lab):
-    lab.write_notebook(
+    run_notebook(
+        lab,
         "panels.ipynb",
         [CELL0, "bl = tj.explore(BranchLoop(), (torch.ones(2, 3),), check_inputs=[(-torch.ones(4, 3),)])\nbl"],
+        timeout=90_000,
     )
-    lab.open_notebook("panels.ipynb")
-    lab.run_all(timeout=90_000)
     explorer = explorer_in(lab, 1)
     check = panel(explorer, "check")
     # a failed check opens on its first root: "1 of N", as many as the tab and the header count
@@ -210,9 +210,9 @@ def test_causes_stepper_advice_and_locations_on_a_frozen_branch_and_loop(lab):
 
 
 def test_a_findings_fix_is_one_click_that_retraces(lab):
-    lab.write_notebook("fastpath.ipynb", [CELL0, "enc = tj.explore(encoder(), (torch.rand(2, 3, 8),))\nenc"])
-    lab.open_notebook("fastpath.ipynb")
-    lab.run_all(timeout=90_000)
+    run_notebook(
+        lab, "fastpath.ipynb", [CELL0, "enc = tj.explore(encoder(), (torch.rand(2, 3, 8),))\nenc"], timeout=90_000
+    )
     explorer = explorer_in(lab, 1)
     badge = explorer.locator(".jp-TraceExplorer-header .jp-TraceExplorer-badge")
     assert badge.inner_text() == "check failed"
@@ -310,15 +310,15 @@ def line_in(cell: str, marker: str) -> int:
 def test_a_loop_behind_a_frozen_branch_is_a_cause_of_its_own_named_and_stepped_to(lab):
     """`if x.sum() > 0` then `for i in range(x.size(0))`, checked with -torch.rand(5, 8): every op of the loop reads
     the branch's values, yet the loop's 2 passes more are a second cause, with its line, its finding and its roots."""
-    lab.write_notebook(
+    run_notebook(
+        lab,
         "behind.ipynb",
         [
             CELL_BEHIND,
             "bt = tj.explore(branch_then_loop, (torch.rand(3, 8),), check_inputs=[(-torch.rand(5, 8),)])\nbt",
         ],
+        timeout=90_000,
     )
-    lab.open_notebook("behind.ipynb")
-    lab.run_all(timeout=90_000)
     explorer = explorer_in(lab, 1)
     check = panel(explorer, "check")
     branch, loop = line_in(CELL_BEHIND, "# the frozen branch"), line_in(CELL_BEHIND, "# the loop")
@@ -349,16 +349,16 @@ def test_a_loop_behind_a_frozen_branch_is_a_cause_of_its_own_named_and_stepped_t
 
 
 def test_a_baked_device_is_a_portability_note_here_and_a_warning_for_another_target(lab):
-    lab.write_notebook(
+    run_notebook(
+        lab,
         "portable.ipynb",
         [
             CELL_BEHIND,
             "here = tj.explore(positions_added, (torch.ones(2, 3),))\nhere",
             "gpu = tj.explore(positions_added, (torch.ones(2, 3),), target_device='cuda')\ngpu",
         ],
+        timeout=90_000,
     )
-    lab.open_notebook("portable.ipynb")
-    lab.run_all(timeout=90_000)
     here, gpu = explorer_in(lab, 1), explorer_in(lab, 2)
     badge = ".jp-TraceExplorer-header .jp-TraceExplorer-badge"
     assert here.locator(badge).inner_text() == "ok"
@@ -414,9 +414,7 @@ gpt2"""
 
 
 def test_a_librarys_warnings_say_torchs_paragraph_and_the_fix_once(lab):
-    lab.write_notebook("library.ipynb", [SETUP, LIBRARY_MODEL])
-    lab.open_notebook("library.ipynb")
-    lab.run_all(timeout=120_000)
+    run_notebook(lab, "library.ipynb", [SETUP, LIBRARY_MODEL], timeout=120_000)
     explorer = explorer_in(lab, 1)
     tab(explorer, "warnings").click()
     warnings = panel(explorer, "warnings")

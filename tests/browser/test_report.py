@@ -7,7 +7,6 @@ Only the ``browser`` fixture of conftest.py is used: no JupyterLab server is nee
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -18,20 +17,14 @@ import torch
 import jupyter_tracejit as tj
 from jupyter_tracejit._dev.browser import SCREENSHOTS, WAIT_MS
 
-from ..models import MarkupEverywhere
+from ..models import MarkupEverywhere, loop_in_traced_fn
+from .helpers import walk_downstream_too
 from .test_explorer import open_comparison
 
 pytestmark = pytest.mark.browser
 
 STATIC_JS = Path(tj.__file__).parent / "static" / "report.js"
 ROOT = "#tracejit-root .jp-TraceExplorer-root"
-
-
-def loop_in_traced_fn(x):
-    result = x[0]
-    for i in range(x.size(0)):
-        result = result * x[i]
-    return result
 
 
 @pytest.fixture(scope="module")
@@ -79,6 +72,12 @@ class OfflinePage:
         self.page.goto(path.as_uri())
         return self.page
 
+    def explorer(self, path: Path) -> Any:
+        """Open the report at ``path``: its explorer, once it has drawn its graph."""
+        explorer = self.open(path).locator(ROOT)
+        explorer.locator(".jp-TraceExplorer-canvas svg").wait_for()
+        return explorer
+
 
 @pytest.fixture
 def offline(browser: Any) -> Iterator[Any]:
@@ -96,10 +95,8 @@ def offline(browser: Any) -> Iterator[Any]:
 
 def test_report_opens_offline_graph_inspector_and_stepper(offline, report_file):
     op = offline()
-    page = op.open(report_file)
-    explorer = page.locator(ROOT)
-    canvas_svg = explorer.locator(".jp-TraceExplorer-canvas svg")
-    canvas_svg.wait_for()
+    explorer = op.explorer(report_file)
+    page = op.page
     assert page.evaluate("window.tracejitReport.layoutMode()") == "worker"
     assert page.evaluate("document.documentElement.dataset.tracejit") == "mounted"
     assert not page.locator("#tracejit-fallback").is_visible()  # the text report steps aside
@@ -121,12 +118,8 @@ def test_report_opens_offline_graph_inspector_and_stepper(offline, report_file):
     # side by side
     explorer.locator('.jp-TraceExplorer-tab[data-tab="check"]').click()
     check = explorer.locator(".jp-TraceExplorer-check")
-    assert "Check failed" in check.locator(".jp-TraceExplorer-verdict").inner_text()
+    total = walk_downstream_too(check)
     label = check.locator(".jp-TraceExplorer-stepLabel")
-    assert label.inner_text() == "root 1 of 1"
-    check.locator('input[data-action="downstream"]').check()
-    total = int(re.search(r"divergence 1 of (\d+)", label.inner_text()).group(1))
-    assert total >= 2
     sides = open_comparison(explorer)
     assert "kind-aten-select" in sides.nth(1).locator("g.node.current").get_attribute("class")
     assert "only in the check trace: aten::select" in check.locator(".jp-TraceExplorer-reason").inner_text()

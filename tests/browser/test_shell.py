@@ -14,7 +14,8 @@ import jupyter_tracejit as tj
 from jupyter_tracejit._dev.browser import ARTIFACTS
 from jupyter_tracejit.widgets import run_from_mime
 
-from .helpers import ROOT, explorer_in
+from ..models import LinearBatchNorm, source_of
+from .helpers import ROOT, explorer_in, run_notebook
 from .test_explorer import SETUP, open_comparison
 
 pytestmark = pytest.mark.browser
@@ -22,18 +23,10 @@ pytestmark = pytest.mark.browser
 #: WCAG 2 AA for normal text
 MIN_CONTRAST = 4.5
 
-MODELS = """\
+MODELS = (
+    source_of(LinearBatchNorm)
+    + """
 import time
-
-class BNNet(nn.Module):
-    # BatchNorm in train mode: right for these inputs, a finding says the trace is wrong for inference
-    def __init__(self):
-        super().__init__()
-        self.fc = nn.Linear(8, 8)
-        self.bn = nn.BatchNorm1d(8)
-
-    def forward(self, x):
-        return self.bn(self.fc(x))
 
 class Slow(nn.Module):
     # each call sleeps: a trace with the check off takes about `delay` seconds
@@ -46,11 +39,12 @@ class Slow(nn.Module):
         time.sleep(self.delay)
         return torch.relu(self.fc(x))
 """
+)
 
 #: one explorer per verdict: ok, warnings (amber), check failed, failed (red)
 VERDICT_CELLS = [
     "ok = tj.explore(nn.Sequential(nn.Linear(8, 8), nn.ReLU()).eval(), (torch.ones(2, 8),))\nok",
-    "amber = tj.explore(BNNet().train(), (torch.randn(4, 8),))\namber",
+    "amber = tj.explore(LinearBatchNorm().train(), (torch.randn(4, 8),))\namber",
     "red = tj.explore(loop_in_traced_fn, (torch.rand(3, 4),), check_inputs=[(torch.rand(4, 4),)])\nred",
     "failed = tj.explore(DictNet().eval(), (torch.ones(2, 8),))\nfailed",
 ]
@@ -66,9 +60,7 @@ def css_colour(page, variable: str) -> str:
 
 
 def test_the_badge_says_the_verdict_in_its_colour_and_the_counts_agree_with_the_tabs(lab):
-    lab.write_notebook("verdicts.ipynb", [SETUP + MODELS, *VERDICT_CELLS])
-    lab.open_notebook("verdicts.ipynb")
-    lab.run_all(timeout=90_000)
+    run_notebook(lab, "verdicts.ipynb", [SETUP + MODELS, *VERDICT_CELLS], timeout=90_000)
     expected = [
         ("ok", "ok", "--jp-success-color0"),
         ("warnings", "warning", "--jp-warn-color2"),
@@ -122,9 +114,7 @@ def test_the_badge_says_the_verdict_in_its_colour_and_the_counts_agree_with_the_
 
 
 def test_splitter_full_screen_and_the_stacked_layout(lab):
-    lab.write_notebook("layout.ipynb", [SETUP, "e = tj.explore(Net().eval(), (torch.ones(2, 8),))\ne"])
-    lab.open_notebook("layout.ipynb")
-    lab.run_all()
+    run_notebook(lab, "layout.ipynb", [SETUP, "e = tj.explore(Net().eval(), (torch.ones(2, 8),))\ne"])
     explorer = explorer_in(lab, 1)
     page = lab.page
     graph = explorer.locator(".jp-TraceExplorer-main > .jp-TraceExplorer-graph")
@@ -203,12 +193,12 @@ def test_splitter_full_screen_and_the_stacked_layout(lab):
 
 
 def test_option_clicks_show_at_once_and_cancel_drops_the_result(lab):
-    lab.write_notebook(
+    run_notebook(
+        lab,
         "cancel.ipynb",
         [SETUP + MODELS, "slow = tj.explore(Slow(delay=3.0), (torch.ones(2, 8),), check_trace=False)\nslow"],
+        timeout=60_000,
     )
-    lab.open_notebook("cancel.ipynb")
-    lab.run_all(timeout=60_000)
     explorer = explorer_in(lab, 1)
     status = explorer.locator(".jp-TraceExplorer-status")
     first_run = explorer.locator(".jp-TraceExplorer-summary").get_attribute("title")
@@ -251,23 +241,30 @@ def test_option_clicks_show_at_once_and_cancel_drops_the_result(lab):
     assert not lab.extension_errors()
 
 
-def test_trace_magic_placeholder_python_and_the_saved_notebook_follow_the_run_on_screen(lab):
-    lab.write_notebook(
-        "magic.ipynb",
-        [
-            SETUP + MODELS + "%load_ext jupyter_tracejit\nm = Slow(delay=1.5)\nx = torch.ones(2, 8)",
-            "%trace --no-check -o run m(x)",
-            "print(run.run_id == _trace_explorer.run.run_id, len(_trace_explorer.history), run.options['no_grad'])",
-        ],
-    )
-    lab.open_notebook("magic.ipynb")
+def start_trace_magic(lab, name: str, delay: float, magic: str, after: str):
+    """Notebook ``name``: the setup and the models with ``m = Slow(delay=delay)``, then the ``%trace`` line ``magic``,
+    then ``after``. Runs the first cell and starts the second: while the kernel traces, its output says what and for
+    how long. That output."""
+    setup = SETUP + MODELS + f"%load_ext jupyter_tracejit\nm = Slow(delay={delay})\nx = torch.ones(2, 8)"
+    lab.write_notebook(name, [setup, magic, after])
+    lab.open_notebook(name)
     lab.run_cell(0, timeout=60_000)
-    # while the kernel traces, the output says what and for how long
     cell = lab.notebook.locator(".jp-Cell").nth(1)
     cell.locator(".jp-InputArea-editor").click()
     lab.page.keyboard.press("Shift+Enter")
     progress = cell.locator(".jp-OutputArea-output.jp-TraceExplorer-progress")
     progress.get_by_text(re.compile(r"^tracing Slow… \d+ s \(started \d\d:\d\d:\d\d\)$")).wait_for(timeout=10_000)
+    return progress
+
+
+def test_trace_magic_placeholder_python_and_the_saved_notebook_follow_the_run_on_screen(lab):
+    progress = start_trace_magic(
+        lab,
+        "magic.ipynb",
+        1.5,
+        "%trace --no-check -o run m(x)",
+        "print(run.run_id == _trace_explorer.run.run_id, len(_trace_explorer.history), run.options['no_grad'])",
+    )
     lab.screenshot("shell-trace-placeholder", lab.outputs(1).first)
     explorer = explorer_in(lab, 1)  # the explorer takes the placeholder's place
     assert lab.outputs(1).count() == 1 and progress.count() == 0
@@ -294,21 +291,14 @@ def test_trace_magic_placeholder_python_and_the_saved_notebook_follow_the_run_on
 
 
 def test_the_first_trace_shows_its_phase_and_its_cancel_stops_it_and_the_kernel_lives_on(lab):
-    lab.write_notebook(
+    # tracing (one call, 4 s), then checking (a re-trace and an eager run, 8 s)
+    progress = start_trace_magic(
+        lab,
         "first-cancel.ipynb",
-        [
-            SETUP + MODELS + "%load_ext jupyter_tracejit\nm = Slow(delay=4.0)\nx = torch.ones(2, 8)",
-            "%trace m(x)",  # tracing (one call, 4 s), then checking (a re-trace and an eager run, 8 s)
-            "print('alive', '_trace' in globals(), '_trace_explorer' in globals())",
-        ],
+        4.0,
+        "%trace m(x)",
+        "print('alive', '_trace' in globals(), '_trace_explorer' in globals())",
     )
-    lab.open_notebook("first-cancel.ipynb")
-    lab.run_cell(0, timeout=60_000)
-    cell = lab.notebook.locator(".jp-Cell").nth(1)
-    cell.locator(".jp-InputArea-editor").click()
-    lab.page.keyboard.press("Shift+Enter")
-    progress = cell.locator(".jp-OutputArea-output.jp-TraceExplorer-progress")
-    progress.get_by_text(re.compile(r"^tracing Slow… \d+ s \(started \d\d:\d\d:\d\d\)$")).wait_for(timeout=10_000)
     cancel = progress.get_by_role("button", name="cancel")
     assert cancel.is_visible()
     # the kernel says when the trace moves on to its check; the seconds count on from the start
@@ -334,7 +324,8 @@ def test_the_first_trace_shows_its_phase_and_its_cancel_stops_it_and_the_kernel_
 
 
 def test_locations_in_notebook_code_read_cell_and_line(lab):
-    lab.write_notebook(
+    run_notebook(
+        lab,
         "cells.ipynb",
         [
             SETUP,
@@ -342,8 +333,6 @@ def test_locations_in_notebook_code_read_cell_and_line(lab):
             "e = tj.explore(branchy, (torch.ones(3),))\ne",
         ],
     )
-    lab.open_notebook("cells.ipynb")
-    lab.run_all()
     explorer = explorer_in(lab, 2)
     explorer.locator('.jp-TraceExplorer-tab[data-tab="warnings"]').click()
     warning = explorer.locator('.jp-TraceExplorer-warning[data-category="to_bool"]')
@@ -358,9 +347,7 @@ def test_locations_in_notebook_code_read_cell_and_line(lab):
 
 
 def test_the_json_download_loads_back_into_python(lab, tmp_path):
-    lab.write_notebook("json.ipynb", [SETUP, "e = tj.explore(Net().eval(), (torch.ones(2, 8),))\ne"])
-    lab.open_notebook("json.ipynb")
-    lab.run_all()
+    run_notebook(lab, "json.ipynb", [SETUP, "e = tj.explore(Net().eval(), (torch.ones(2, 8),))\ne"])
     explorer = explorer_in(lab, 1)
     with lab.page.expect_download() as download:
         explorer.get_by_role("button", name="JSON").click()
@@ -449,7 +436,7 @@ CONTRAST = """
 
 CONTRAST_CELLS = [
     "branchy = tj.explore(Net().eval(), (torch.ones(2, 8),))\nbranchy",
-    "amber = tj.explore(BNNet().train(), (torch.randn(4, 8),), probe=True)\namber",
+    "amber = tj.explore(LinearBatchNorm().train(), (torch.randn(4, 8),), probe=True)\namber",
     "red = tj.explore(loop_in_traced_fn, (torch.rand(3, 4),), check_inputs=[(torch.rand(4, 4),)])\nred",
     "failed = tj.explore(DictNet().eval(), (torch.ones(2, 8),))\nfailed",
     "ok = tj.explore(nn.Sequential(nn.Linear(8, 8), nn.ReLU()).eval(), (torch.ones(2, 8),))\nok",
@@ -457,9 +444,7 @@ CONTRAST_CELLS = [
 
 
 def test_text_contrast_of_the_whole_explorer_in_light_and_dark(lab):
-    lab.write_notebook("contrast.ipynb", [SETUP + MODELS, *CONTRAST_CELLS])
-    lab.open_notebook("contrast.ipynb")
-    lab.run_all(timeout=90_000)
+    run_notebook(lab, "contrast.ipynb", [SETUP + MODELS, *CONTRAST_CELLS], timeout=90_000)
     branchy = explorer_in(lab, 1)
     amber = explorer_in(lab, 2)
     red = explorer_in(lab, 3)

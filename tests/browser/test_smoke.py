@@ -58,6 +58,21 @@ def _svg_labels(explorer) -> list[str]:
     return [t.text_content() for t in explorer.locator(".jp-TraceExplorer-graph svg text").all()]
 
 
+def open_saved_runs(lab, name: str, payloads: list) -> tuple:
+    """A notebook of one cell per payload, each cell's saved output that payload as the run's MIME data, opened
+    without a kernel: the notebook and its explorers' outputs, one per cell."""
+    outputs = {
+        i: [{"output_type": "display_data", "metadata": {}, "data": {MIME: data, "text/plain": "a trace"}}]
+        for i, data in enumerate(payloads)
+    }
+    lab.write_notebook(name, [f"# output {i}" for i in range(len(payloads))], outputs=outputs)
+    nb = lab.open_notebook(name, wait_for_kernel=False)
+    explorers = nb.locator(f".jp-OutputArea-output{EXPLORER}")
+    explorers.nth(len(payloads) - 1).wait_for()
+    assert explorers.count() == len(payloads)
+    return nb, explorers
+
+
 def test_widget_renders_summary_and_worker_laid_out_graph(lab):
     workers: list[str] = []
     lab.page.on("worker", lambda w: workers.append(w.url))
@@ -182,16 +197,7 @@ def test_mime_renderer_says_once_what_is_wrong_with_a_malformed_saved_run(lab):
     text = run_mime_payload(good)
     cases = [text, bad_node, run_mime_payload(missing), run_mime_payload(newer), "just a string", [1, 2], good]
     cases += [text[: len(text) // 2]]  # cut short
-    outputs = {
-        i: [{"output_type": "display_data", "metadata": {}, "data": {MIME: data, "text/plain": "a trace"}}]
-        for i, data in enumerate(cases)
-    }
-    lab.write_notebook("malformed.ipynb", [f"# output {i}" for i in range(len(cases))], outputs=outputs)
-
-    nb = lab.open_notebook("malformed.ipynb", wait_for_kernel=False)
-    explorers = nb.locator(f".jp-OutputArea-output{EXPLORER}")
-    explorers.nth(len(cases) - 1).wait_for()
-    assert explorers.count() == len(cases)
+    nb, explorers = open_saved_runs(lab, "malformed.ipynb", cases)
     explorers.nth(0).locator(".jp-TraceExplorer-graph svg").wait_for()
     explorers.nth(6).scroll_into_view_if_needed()
     explorers.nth(6).locator(".jp-TraceExplorer-graph svg").wait_for()
@@ -230,16 +236,7 @@ def test_mime_renderer_refuses_a_saved_run_whose_ids_point_nowhere(lab):
     runs = {c["run"]: json.loads((FIXTURES / f"{c['run']}.run.json").read_text(encoding="utf-8")) for c in picked}
     cases = [apply_edits(json.loads(json.dumps(runs[c["run"]])), c["edits"]) for c in picked]
     cases.append(runs["net"])  # untouched: shown as before
-    outputs = {
-        i: [{"output_type": "display_data", "metadata": {}, "data": {MIME: run_mime_payload(data), "text/plain": "t"}}]
-        for i, data in enumerate(cases)
-    }
-    lab.write_notebook("dangling.ipynb", [f"# output {i}" for i in range(len(cases))], outputs=outputs)
-
-    nb = lab.open_notebook("dangling.ipynb", wait_for_kernel=False)
-    explorers = nb.locator(f".jp-OutputArea-output{EXPLORER}")
-    explorers.nth(len(cases) - 1).wait_for()
-    assert explorers.count() == len(cases)
+    nb, explorers = open_saved_runs(lab, "dangling.ipynb", [run_mime_payload(data) for data in cases])
 
     def said(i: int) -> str:
         explorers.nth(i).scroll_into_view_if_needed()

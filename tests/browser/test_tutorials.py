@@ -23,8 +23,14 @@ REAL_MODEL = NOTEBOOKS / "06-real-model-bert-gpt2.ipynb"
 TO_EXPORT = NOTEBOOKS / "08-from-trace-to-export.ipynb"
 
 
-def _cell_index(nb, source_start: str) -> int:
-    return next(i for i, c in enumerate(nb.cells) if c.source.startswith(source_start))
+def open_saved(lab, notebook: Path, *source_starts: str) -> list[int]:
+    """Copy ``notebook`` into the server's root and open it without starting a kernel; the indices of the cells whose
+    sources start with ``source_starts``."""
+    shutil.copy(notebook, lab.server.root / notebook.name)
+    nb = nbformat.read(notebook, as_version=4)
+    cells = [next(i for i, c in enumerate(nb.cells) if c.source.startswith(start)) for start in source_starts]
+    lab.open_notebook(notebook.name, wait_for_kernel=False)
+    return cells
 
 
 def _check_tab(explorer) -> str:
@@ -33,14 +39,10 @@ def _check_tab(explorer) -> str:
 
 
 def test_tutorial_explorers_render_saved_and_after_running(lab):
-    shutil.copy(TUTORIAL, lab.server.root / TUTORIAL.name)
-    nb = nbformat.read(TUTORIAL, as_version=4)
-    branch = _cell_index(nb, "def branchy(x):")
-    checked = _cell_index(nb, "%trace --check-inputs [(negative,)]")
-    loop = _cell_index(nb, "loop_run = tj.trace(")
-
     # opened, nothing run: the saved outputs render as read-only explorers with their graphs
-    lab.open_notebook(TUTORIAL.name, wait_for_kernel=False)
+    branch, checked, loop = open_saved(
+        lab, TUTORIAL, "def branchy(x):", "%trace --check-inputs [(negative,)]", "loop_run = tj.trace("
+    )
     saved = lab.outputs(branch).locator(ROOT).first
     saved.wait_for(timeout=30_000)
     saved.locator(".jp-TraceExplorer-canvas svg").wait_for()
@@ -87,11 +89,7 @@ def test_tutorial_explorers_render_saved_and_after_running(lab):
 def test_real_model_tutorial_renders_its_saved_explorers(lab):
     """Notebook 6 as GitHub readers get it, in JupyterLab: BERT's and GPT-2's saved explorers (a few hundred nodes
     each) render from the notebook alone; the GPT-2 one that the text discusses opens on its divergence."""
-    shutil.copy(REAL_MODEL, lab.server.root / REAL_MODEL.name)
-    nb = nbformat.read(REAL_MODEL, as_version=4)
-    bert = _cell_index(nb, "bert = BertModel(BertConfig(return_dict=False")
-    one_token = _cell_index(nb, "one_token = ")
-    lab.open_notebook(REAL_MODEL.name, wait_for_kernel=False)
+    bert, one_token = open_saved(lab, REAL_MODEL, "bert = BertModel(BertConfig(return_dict=False", "one_token = ")
     saved_bert = lab.outputs(bert).locator(ROOT).first
     saved_bert.scroll_into_view_if_needed()
     saved_bert.locator(".jp-TraceExplorer-canvas svg").wait_for(timeout=60_000)
@@ -112,12 +110,9 @@ def test_export_tutorial_renders_its_saved_explorers(lab):
     """Notebook 8 before anything runs: the saved explorers are exports (torch.export in the header); BERT's Guards
     tab lists the sequence length's symbol with its range, the refused branch shows its error with the torch.cond hint,
     and the Dim.AUTO loop is amber with its dim_specialized finding, as the text says."""
-    shutil.copy(TO_EXPORT, lab.server.root / TO_EXPORT.name)
-    nb = nbformat.read(TO_EXPORT, as_version=4)
-    bert = _cell_index(nb, 'seq = Dim("seq"')
-    branch = _cell_index(nb, "class Branchy(nn.Module):")
-    auto = _cell_index(nb, "auto_loop = tj.export(")
-    lab.open_notebook(TO_EXPORT.name, wait_for_kernel=False)
+    bert, branch, auto = open_saved(
+        lab, TO_EXPORT, 'seq = Dim("seq"', "class Branchy(nn.Module):", "auto_loop = tj.export("
+    )
 
     saved_bert = lab.outputs(bert).locator(ROOT).first
     saved_bert.scroll_into_view_if_needed()

@@ -42,6 +42,17 @@ def torch_verdict(fn: Any, *args: Any, module: bool = False, **kwargs: Any) -> T
     return TorchVerdict("ok", None, messages)
 
 
+def torch_exception(fn: Any, *args: Any, **kwargs: Any) -> BaseException | None:
+    """The exception plain torch.jit.trace raises for this call (its warnings silenced), or None."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            torch.jit.trace(fn, *args, **kwargs)
+        except Exception as e:
+            return e
+    return None
+
+
 @functools.cache
 def torch_deprecates_jit_trace() -> bool:
     """Whether the installed torch says torch.jit.trace is deprecated (2.13 and 2.14 do, 2.4 does not): asked of

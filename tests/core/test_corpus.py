@@ -18,7 +18,7 @@ import torch.nn.functional as F
 import jupyter_tracejit as tj
 from jupyter_tracejit.core.check import CheckReport
 
-from ..models import LinearWithEncode, OneLinear, line_of
+from ..models import LinearBatchNorm, LinearWithEncode, OneLinear, line_of
 from .oracle import torch_deprecates_jit_trace, torch_verdict
 
 torch.manual_seed(0)
@@ -374,24 +374,14 @@ def test_dropout_in_a_submodule_in_train_mode_torch_misses_it_we_flag_it():
     assert model.training and model.body[1].training  # module mode was for that trace only
 
 
-class WithBatchNorm(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.fc = nn.Linear(4, 4)
-        self.bn = nn.BatchNorm1d(4)
-
-    def forward(self, x):
-        return self.bn(self.fc(x))
-
-
 def test_batchnorm_in_train_mode_is_reported_and_its_statistics_put_back():
-    model = WithBatchNorm().train()
+    model = LinearBatchNorm(4).train()
     run = tj.trace(model, (torch.rand(8, 4),))
     assert run.python_runs == 3
     # torch updates the statistics on the 3 Python runs plus 2 runs of the traced module by the check (it shares
     # the buffers); a guest puts them back
     assert int(model.bn.num_batches_tracked) == 0
-    torch_model = WithBatchNorm().train()
+    torch_model = LinearBatchNorm(4).train()
     torch_verdict(torch_model, (torch.rand(8, 4),))
     assert int(torch_model.bn.num_batches_tracked) == 5
     kinds = {f.kind: f for f in run.findings}
@@ -400,8 +390,8 @@ def test_batchnorm_in_train_mode_is_reported_and_its_statistics_put_back():
     assert runs.severity == "warning"
     assert "bn.running_mean" in runs.message and "bn.num_batches_tracked" in runs.message
     assert run.ok  # batch statistics are deterministic: the check passes, as in torch
-    assert torch_verdict(WithBatchNorm().train(), (torch.rand(8, 4),)).outcome == "ok"
-    unchecked = tj.trace(WithBatchNorm().train(), (torch.rand(8, 4),), check_trace=False)
+    assert torch_verdict(LinearBatchNorm(4).train(), (torch.rand(8, 4),)).outcome == "ok"
+    unchecked = tj.trace(LinearBatchNorm(4).train(), (torch.rand(8, 4),), check_trace=False)
     assert unchecked.python_runs == 1 and unchecked.check is None
 
 

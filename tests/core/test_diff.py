@@ -14,7 +14,7 @@ from jupyter_tracejit.core.graph import Graph
 from jupyter_tracejit.core.torchscript.canonical import canonical_inlined, canonical_text
 from jupyter_tracejit.core.torchscript.extract import extract_graph
 
-from ..models import LinearReLU, line_of
+from ..models import LinearReLU, line_of, relu_twice, relu_twice_renamed
 
 
 def graph_of(fn, *inputs, name="forward") -> Graph:
@@ -35,15 +35,7 @@ def test_identical_traces_have_no_divergence():
 
 
 def test_debug_names_and_shapes_do_not_matter():
-    def f(x):
-        y = torch.relu(x)
-        return y * 2
-
-    def g(x):
-        renamed_value = torch.relu(x)
-        return renamed_value * 2
-
-    a, b = graph_of(f, torch.rand(3)), graph_of(g, torch.rand(5, 7))
+    a, b = graph_of(relu_twice, torch.rand(3)), graph_of(relu_twice_renamed, torch.rand(5, 7))
     assert {a.values[v].name for v in range(len(a.values))} != {b.values[v].name for v in range(len(b.values))}
     assert structural_diff(a, b).identical
 

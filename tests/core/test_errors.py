@@ -32,19 +32,16 @@ from jupyter_tracejit.core.errors import (
 from jupyter_tracejit.core.inputs import make_tuple
 
 from ..models import LinearWithEncode, line_of
+from .oracle import torch_exception
 
 HERE = __file__
 
 
 def torch_raises(fn: Any, *args: Any, **kwargs: Any) -> BaseException:
     """The exception plain torch.jit.trace raises for this call."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        try:
-            torch.jit.trace(fn, *args, **kwargs)
-        except Exception as e:
-            return e
-    raise AssertionError("torch.jit.trace did not raise")
+    e = torch_exception(fn, *args, **kwargs)
+    assert e is not None, "torch.jit.trace did not raise"
+    return e
 
 
 def torch_warning_raised(fn: Any, *args: Any, text: str) -> BaseException:

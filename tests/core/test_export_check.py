@@ -14,6 +14,7 @@ import torch.nn as nn
 from torch.export import Dim, export
 
 import jupyter_tracejit as tj
+import tests.models
 from jupyter_tracejit.core.capture import drive
 from jupyter_tracejit.core.export.check import MAX_DERIVED_BYTES, check_export, check_input_set, range_cases
 from jupyter_tracejit.core.export.options import export_support_problem
@@ -22,7 +23,7 @@ from jupyter_tracejit.core.graph import Frame
 from jupyter_tracejit.core.run import TraceRun
 from jupyter_tracejit.core.validate import check_run
 from jupyter_tracejit.render.text import format_run
-from tests.models import MLP
+from tests.models import LOOP_LINE, MLP, LinearBatchNorm, LoopOverRows
 
 #: the export back end needs torch.export with Dim.AUTO (the floor torch of the matrix, 2.4, lacks it)
 pytestmark = pytest.mark.skipif(export_support_problem() is not None, reason=str(export_support_problem()))
@@ -31,28 +32,11 @@ THIS_FILE = __file__
 CALLER = Frame(file=THIS_FILE, line=1, func="<module>", code="")
 
 
-class Loop(nn.Module):
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        for i in range(x.size(0)):  # LOOP LINE
-            x = x + i
-        return x
-
-
 class Pair(nn.Module):
     """Two inputs sharing the batch dim, one keyword input; returns a tuple."""
 
     def forward(self, x: torch.Tensor, y: torch.Tensor, *, scale: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         return x * scale, x.sum(dim=1) + y
-
-
-class Norm(nn.Module):
-    def __init__(self) -> None:
-        super().__init__()
-        self.fc = nn.Linear(8, 8)
-        self.bn = nn.BatchNorm1d(8)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.bn(self.fc(x))
 
 
 class EvenOnly(nn.Module):
@@ -108,7 +92,7 @@ def test_a_static_export_checked_at_another_batch_fails_naming_the_guard() -> No
 @pytest.mark.parametrize("strict", [False, True])
 def test_a_loop_specialised_silently_by_dim_auto_fails_at_the_loop_line(strict: bool) -> None:
     # strict export names the input flat_args[0], not x: the guard message's x.size()[0] must still find its line
-    model = Loop()
+    model = LoopOverRows()
     x = torch.randn(3, 4)
     ep = export(model, (x,), dynamic_shapes={"x": {0: Dim.AUTO}}, strict=strict)
     assert not ep.range_constraints  # the dim vanished: nothing to derive
@@ -116,7 +100,7 @@ def test_a_loop_specialised_silently_by_dim_auto_fails_at_the_loop_line(strict: 
     assert len(report.cases) == 1
     error = report.cases[0].exception
     assert error is not None and "Guard failed: x.size()[0] == 3" in error.message
-    assert (error.file, error.line) == (THIS_FILE, line_of("LOOP LINE"))
+    assert (error.file, error.line) == (tests.models.__file__, LOOP_LINE)
     assert "range(x.size(0))" in error.code
     assert "line shown" in error.hint and "Dim.AUTO" in error.hint
 
@@ -222,7 +206,7 @@ def test_a_run_whose_range_cases_were_skipped_does_not_count_them_as_passed() ->
 
 
 def test_the_modules_buffers_flags_and_grad_mode_are_left_as_found() -> None:
-    model = Norm().train()
+    model = LinearBatchNorm().train()
     x = torch.randn(6, 8)
     ep = export(model, (x,), dynamic_shapes={"x": {0: Dim("batch", min=2, max=16)}})
     before = {k: v.clone() for k, v in model.state_dict().items()}
@@ -268,7 +252,7 @@ def session_run(target: Any, args: Any, **options: Any) -> tuple[TraceRun, Expor
 
 
 def test_the_session_checks_after_exporting_and_the_run_round_trips() -> None:
-    model = Loop()
+    model = LoopOverRows()
     run, _ = session_run(
         model, (torch.randn(3, 4),), dynamic_shapes={"x": {0: Dim.AUTO}}, check_inputs=[(torch.randn(5, 4),)]
     )
@@ -276,13 +260,13 @@ def test_the_session_checks_after_exporting_and_the_run_round_trips() -> None:
     assert "check" in run.timings and run.python_runs == 2  # the export's run, the check's eager run
     assert run.options["check_inputs"] == [["Float(5, 4)"]]
     case = run.check.cases[0]
-    assert case.exception is not None and case.exception.line == line_of("LOOP LINE")
+    assert case.exception is not None and case.exception.line == LOOP_LINE
     assert not run.ok and run.verdict.label == "check failed"
     data = run.to_json()
     check_run(data)  # raises on a schema violation
     back = TraceRun.from_json(json.loads(json.dumps(data)))
     assert back.check is not None and back.check.to_json() == run.check.to_json()
-    assert back.check.cases[0].exception is not None and back.check.cases[0].exception.line == line_of("LOOP LINE")
+    assert back.check.cases[0].exception is not None and back.check.cases[0].exception.line == LOOP_LINE
 
 
 def test_a_passing_session_check_counts_each_eager_run() -> None:

@@ -15,6 +15,7 @@ import torch
 import torch.nn as nn
 from torch.export import Dim
 
+import tests.models
 from jupyter_tracejit.core.capture import drive
 from jupyter_tracejit.core.export.draft_report import draft_report
 from jupyter_tracejit.core.export.findings import export_findings
@@ -28,38 +29,13 @@ from jupyter_tracejit.core.export.shape_env import specialization
 from jupyter_tracejit.core.graph import Frame
 from jupyter_tracejit.core.run import TraceRun
 from jupyter_tracejit.core.validate import check_run
+from tests.models import LOOP_LINE, MLP, LinearBatchNorm, LoopOverRows
 
 #: the export back end needs torch.export with Dim.AUTO (the floor torch of the matrix, 2.4, lacks it)
 pytestmark = pytest.mark.skipif(export_support_problem() is not None, reason=str(export_support_problem()))
 
 THIS_FILE = __file__
 CALLER = Frame(file=THIS_FILE, line=1, func="<module>", code="")
-
-
-class MLP(nn.Module):
-    def __init__(self) -> None:
-        super().__init__()
-        self.fc1 = nn.Linear(16, 32)
-        self.fc2 = nn.Linear(32, 4)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.fc2(torch.relu(self.fc1(x)))
-
-
-class Norm(nn.Module):
-    def __init__(self) -> None:
-        super().__init__()
-        self.bn = nn.BatchNorm1d(4)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.bn(x)
-
-
-class Loop(nn.Module):
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        for i in range(x.size(0)):  # LOOP LINE
-            x = x + i
-        return x
 
 
 class Item(nn.Module):
@@ -84,7 +60,7 @@ def mlp_run() -> TraceRun:
 
 @pytest.fixture(scope="module")
 def loop_run() -> TraceRun:
-    return export(Loop(), (torch.randn(3, 4),), dynamic_shapes={"x": {0: Dim.AUTO}})
+    return export(LoopOverRows(), (torch.randn(3, 4),), dynamic_shapes={"x": {0: Dim.AUTO}})
 
 
 @pytest.fixture(scope="module")
@@ -114,11 +90,11 @@ def test_mlp_signature_and_symbols(mlp_run: TraceRun) -> None:
 
 
 def test_batchnorm_train_mutates_its_buffers() -> None:
-    run = export(Norm().train(), (torch.randn(3, 4),))
+    run = export(LinearBatchNorm(4).train(), (torch.randn(3, 4),))
     assert run.export is not None
     assert sorted(run.export.mutated_buffers) == ["bn.num_batches_tracked", "bn.running_mean", "bn.running_var"]
     assert [e.kind for e in run.export.inputs].count("buffer") == 3
-    assert export(Norm().eval(), (torch.randn(3, 4),)).export.mutated_buffers == []  # type: ignore[union-attr]
+    assert export(LinearBatchNorm(4).eval(), (torch.randn(3, 4),)).export.mutated_buffers == []  # type: ignore[union-attr]
 
 
 def test_dim_auto_loop_is_specialised_silently(loop_run: TraceRun) -> None:
@@ -126,13 +102,13 @@ def test_dim_auto_loop_is_specialised_silently(loop_run: TraceRun) -> None:
     report = loop_run.export
     [guard] = report.guards_of("specialization")
     name, value = specialization(guard.expr) or ("", 0)
-    assert value == 3 and (guard.file, guard.line) == (THIS_FILE, line_of("LOOP LINE"))
+    assert value == 3 and (guard.file, guard.line) == (tests.models.__file__, LOOP_LINE)
     assert guard.code.startswith("for i in range(x.size(0))")
     symbol = report.symbol(name)
     assert symbol is not None and symbol.sources == ["x.size()[0]"] and (symbol.min, symbol.max) == (3, 3)
     [finding] = [f for f in loop_run.findings if f.kind == "dim_specialized"]
     assert finding.severity == "warning" and finding.is_problem
-    assert f"x.size()[0] became 3 at line {line_of('LOOP LINE')}" in finding.message
+    assert f"x.size()[0] became 3 at line {LOOP_LINE}" in finding.message
     assert "Dim.STATIC" in finding.hint
     assert loop_run.verdict.level == "warning"
 
@@ -150,7 +126,7 @@ def test_strict_export_names_symbols_after_the_inputs_not_flat_args() -> None:
     assert run.error is None and run.export is not None
     sources = sorted(s for sym in run.export.symbols for s in sym.sources)
     assert sources == ["mask.size()[0]", "pair_u.size()[0]", "x.size()[0]"]
-    loop = export(Loop(), (torch.randn(3, 4),), dynamic_shapes={"x": {0: Dim.AUTO}}, strict=True)
+    loop = export(LoopOverRows(), (torch.randn(3, 4),), dynamic_shapes={"x": {0: Dim.AUTO}}, strict=True)
     [finding] = [f for f in loop.findings if f.kind == "dim_specialized"]
     assert finding.title == "x.size()[0] became the constant 3"
 
@@ -199,7 +175,7 @@ def test_torchs_structured_trace_is_left_to_its_own_handler() -> None:
     # torch.__trace records (TORCH_TRACE, for tlparse) carry no message: they are not taken from the user's trace
     # files, and a failure torch prints nothing for keeps an empty log (it read as many empty lines as torch's
     # trace state in the process decided)
-    run = export(Loop(), (torch.randn(3, 4),), dynamic_shapes={"x": {0: Dim("n")}}, draft="never")
+    run = export(LoopOverRows(), (torch.randn(3, 4),), dynamic_shapes={"x": {0: Dim("n")}}, draft="never")
     assert run.error is not None and run.export is not None
     assert "torch.__trace" not in run.export.log
 
@@ -215,7 +191,7 @@ def test_draft_report_is_read_defensively() -> None:
     assert draft_report(SimpleNamespace(_report=SimpleNamespace(failures=5))) is None
     failure = SimpleNamespace(
         failure_type=SimpleNamespace(name="GUARD_ADDED"),
-        data={"expr": "Eq(s77, 3)", "user_stack": [{"filename": 0, "line": line_of("LOOP LINE"), "loc": ""}]},
+        data={"expr": "Eq(s77, 3)", "user_stack": [{"filename": 0, "line": LOOP_LINE, "loc": ""}]},
         print=lambda files: "guard added",
     )
     fake = SimpleNamespace(_report=SimpleNamespace(failures=[failure], str_to_filename={0: THIS_FILE}))
@@ -224,14 +200,14 @@ def test_draft_report_is_read_defensively() -> None:
         "guard_added",
         "Eq(s77, 3)",
         THIS_FILE,
-        line_of("LOOP LINE"),
+        LOOP_LINE,
         "guard added",
     )
     # a frame whose file number no table has names no file (not a file called "1000000")
     inner = {"filename": 10**6, "line": 1789, "loc": "return forward_call(*args, **kwargs)"}
     failure.data = {"expr": "Eq(u0, 1)", "user_stack": [failure.data["user_stack"][0], inner]}
     [row] = draft_report(fake) or []
-    assert (row.file, row.line) == (THIS_FILE, line_of("LOOP LINE"))
+    assert (row.file, row.line) == (THIS_FILE, LOOP_LINE)
 
 
 def test_findings_of_a_report_without_graph_skip_sizes(item_run: TraceRun) -> None:

@@ -15,6 +15,7 @@ from jupyter_tracejit.core.export.options import ExportOptions, export_support_p
 from jupyter_tracejit.core.export.request import auto_dynamic_shapes, export
 from jupyter_tracejit.core.run import TraceRun
 from jupyter_tracejit.core.validate import check_run
+from tests.models import LoopOverRows
 
 #: the export back end needs torch.export with Dim.AUTO (the floor torch of the matrix, 2.4, lacks it)
 pytestmark = pytest.mark.skipif(export_support_problem() is not None, reason=str(export_support_problem()))
@@ -293,13 +294,6 @@ def test_tj_export_and_compare_are_the_packages_api():
         raise AssertionError("compare took its runs the wrong way round")
 
 
-class FrozenLoop(nn.Module):
-    def forward(self, x):
-        for i in range(x.size(0)):  # the loop fixes the row count
-            x = x + i
-        return x
-
-
 def test_the_badge_speaks_of_the_export_and_of_what_was_checked():
     static = export(MLP(), (torch.randn(2, 8),))
     assert static.ok and static.check is not None and not static.check.cases
@@ -308,7 +302,7 @@ def test_the_badge_speaks_of_the_export_and_of_what_was_checked():
     ]
     assert static.summary().endswith("nothing to check")
     # Dim.AUTO specialises the loop's count silently; a check input of another size then fails export's guard
-    auto = export(FrozenLoop(), (torch.randn(3, 4),), dynamic_shapes="auto", check_inputs=[(torch.randn(5, 4),)])
+    auto = export(LoopOverRows(), (torch.randn(3, 4),), dynamic_shapes="auto", check_inputs=[(torch.randn(5, 4),)])
     assert auto.verdict.label == "check failed"
     assert auto.verdict.reasons[0] == "the export check failed: 1 input set raised"
     assert "x.size()[0] became the constant 3" in auto.verdict.reasons[1]

@@ -22,7 +22,7 @@ from jupyter_tracejit.core.torchscript.extract import extract_graph
 from jupyter_tracejit.core.torchscript.scope_and_stack import parse_hierarchy, parse_stack, scope_path
 from jupyter_tracejit.core.values import TENSOR_PREVIEW, demangle, encode_ivalue, tensor_summary
 
-from ..models import line_of
+from ..models import OneLinear, line_of, relu_twice, relu_twice_renamed
 
 HERE = __file__
 TORCH = torch.__file__.rsplit("/", 1)[0]
@@ -268,15 +268,10 @@ def test_blocks_of_scripted_control_flow_in_preorder() -> None:
     g.lint()
 
 
-# Block and Net stay here (Block is tests.models.OneLinear under another name): the tests assert the scope types
-# "Net" and "Block" and the qualified type name __torch__.<this module>.Net.
-class Block(nn.Module):
-    def __init__(self) -> None:
-        super().__init__()
-        self.fc = nn.Linear(2, 2)
-
-    def forward(self, x):
-        return self.fc(x)
+# Block and Net are named here: the tests assert the scope types "Net" and "Block" and the qualified type name
+# __torch__.<this module>.Net.
+class Block(OneLinear):
+    """tests.models.OneLinear (two wide) under the name the scope types say."""
 
 
 class Net(nn.Module):
@@ -319,16 +314,6 @@ def test_a_round_trip_through_json_keeps_the_extraction() -> None:
 
 
 # -- canonical text ------------------------------------------------------------------------------------------------
-
-
-def relu_twice(x):
-    y = torch.relu(x)
-    return y * 2
-
-
-def relu_twice_renamed(x):
-    renamed = torch.relu(x)
-    return renamed * 2
 
 
 def test_canonical_text_is_torchs_comparison_string() -> None:

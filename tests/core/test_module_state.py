@@ -9,24 +9,16 @@ import torch.nn as nn
 
 from jupyter_tracejit.core.module_state import ModuleState
 
-
-# Block and Net stay here: BatchNorm running statistics, a counter buffer the forward changes and a None buffer are
-# what ModuleState puts back; the shared models have none of these.
-class Block(nn.Module):
-    def __init__(self) -> None:
-        super().__init__()
-        self.fc = nn.Linear(4, 4)
-        self.bn = nn.BatchNorm1d(4)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.bn(self.fc(x))
+from ..models import LinearBatchNorm
 
 
+# Net stays here: beside BatchNorm's running statistics (in its LinearBatchNorm layers), a counter buffer the forward
+# changes and a None buffer are what ModuleState puts back; no shared model has these.
 class Net(nn.Module):
     def __init__(self) -> None:
         super().__init__()
         self.stem = nn.Linear(4, 4)
-        self.layers = nn.Sequential(Block(), Block())
+        self.layers = nn.Sequential(LinearBatchNorm(4), LinearBatchNorm(4))
         self.register_buffer("steps", torch.zeros((), dtype=torch.long))
         self.register_buffer("nothing", None)
 
@@ -80,7 +72,7 @@ def test_batchnorm_statistics_changed_by_train_mode_forwards_are_named_and_resto
 
 
 def test_eval_mode_forwards_change_nothing() -> None:
-    block = Block().eval()
+    block = LinearBatchNorm(4).eval()
     state = ModuleState([block])
     block(torch.rand(2, 4))
     assert state.changed_buffers() == []
@@ -128,12 +120,12 @@ def test_a_buffer_whose_shape_changed_is_restored() -> None:
 
 
 def test_shared_submodules_and_tensors_are_counted_once() -> None:
-    shared = Block()
+    shared = LinearBatchNorm(4)
     seq = nn.Sequential(shared, nn.ReLU(), shared)
     other = nn.Sequential(shared)
     state = ModuleState([seq, other], parameters=True)
     modules = [m for m, _ in state.flags]
-    assert len(modules) == len({id(m) for m in modules}) == 6  # seq, Block, fc, bn, ReLU, other: shared once
+    assert len(modules) == len({id(m) for m in modules}) == 6  # seq, LinearBatchNorm, fc, bn, ReLU, other: shared once
     assert len(state.buffers) == 3 and len(state.params) == 4
     shared.train()(torch.rand(3, 4))
     # the first path under which the buffer was met

@@ -102,14 +102,6 @@ TRACE_PROBLEMS = [
 ]
 
 
-@pytest.mark.parametrize(("args", "message", "tag"), TRACE_PROBLEMS)
-def test_plan_trace_problems(args: tuple[Any, ...], message: str, tag: str) -> None:
-    p = problem(plan_trace, *args)
-    assert str(p) == message
-    assert (p.error.type, p.error.phase, p.error.message, p.error.tag) == ("ArgumentError", "arguments", message, tag)
-    assert p.error.hint
-
-
 def test_an_option_problem_carries_its_specs_hint() -> None:
     p = problem(plan_trace, double, (x,), None, TraceOptions(probe_dims=[0]))
     assert p.error.hint == "probe_dims maps an argument index (or keyword name) to dimensions of that input, " + (
@@ -187,11 +179,15 @@ TRACE_MODULE_PROBLEMS = [
 ]
 
 
-@pytest.mark.parametrize(("args", "message", "tag"), TRACE_MODULE_PROBLEMS)
-def test_plan_trace_module_problems(args: tuple[Any, ...], message: str, tag: str) -> None:
-    p = problem(plan_trace_module, *args)
+@pytest.mark.parametrize(
+    ("plan", "args", "message", "tag"),
+    [pytest.param(plan_trace, *p.values, id=f"trace-{p.id}") for p in TRACE_PROBLEMS]
+    + [pytest.param(plan_trace_module, *p.values, id=f"trace_module-{p.id}") for p in TRACE_MODULE_PROBLEMS],
+)
+def test_plan_problems(plan: Any, args: tuple[Any, ...], message: str, tag: str) -> None:
+    p = problem(plan, *args)
     assert str(p) == message
-    assert (p.error.phase, p.error.message, p.error.tag) == ("arguments", message, tag)
+    assert (p.error.type, p.error.phase, p.error.message, p.error.tag) == ("ArgumentError", "arguments", message, tag)
     assert p.error.hint
 
 

@@ -19,6 +19,8 @@ from jupyter_tracejit.core.torchscript.options import SPECS, TraceOptions
 from jupyter_tracejit.core.tracer_warnings import CATEGORIES
 from jupyter_tracejit.core.verdict import Verdict
 
+from ..models import LinearWithEncode
+
 SCHEMA_PATH = Path(tj.__file__).parent / "core" / "run.schema.json"
 
 
@@ -42,15 +44,9 @@ class Net(nn.Module):
         return self.drop(x)
 
 
-# Not tests.models.LinearWithEncode: this encode also makes a tensor in the traced code (on the input's device),
-# which the schema corpus wants in a trace_module run.
-class TwoMethods(nn.Module):
-    def __init__(self) -> None:
-        super().__init__()
-        self.fc = nn.Linear(3, 3)
-
-    def forward(self, x):
-        return self.fc(x)
+class TwoMethods(LinearWithEncode):
+    """tests.models.LinearWithEncode whose encode also makes a tensor in the traced code (on the input's device),
+    which the schema corpus wants in a trace_module run."""
 
     def encode(self, x):
         return torch.relu(self.fc(x)) * torch.ones(3, device=x.device)
@@ -88,7 +84,7 @@ def runs() -> dict[str, TraceRun]:
             "error": tj.trace(dict_output, (torch.rand(2),)),
             "bad_options": tj.trace(loop, (torch.rand(3, 4),), check_tolerance=float("inf"), strict="yes"),
             "trace_module": tj.trace_module(
-                TwoMethods(), {"forward": (torch.rand(3),), "encode": (torch.rand(3),)}, check_inputs=[]
+                TwoMethods(3), {"forward": (torch.rand(3),), "encode": (torch.rand(3),)}, check_inputs=[]
             ),
             "kwargs": tj.trace(lambda x, y: x + y, example_kwarg_inputs={"x": torch.rand(2), "y": torch.rand(2)}),
             "hostile": tj.trace(Hostile(), (torch.rand(2),)),

@@ -16,18 +16,9 @@ from jupyter_tracejit.core.caller import call_site
 from jupyter_tracejit.core.torchscript.options import TRACE_TABLE
 
 from ..models import ListOfDicts
+from .oracle import torch_exception
 
 HERE = __file__
-
-
-def torch_raises(fn, *args, **kwargs) -> BaseException | None:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        try:
-            torch.jit.trace(fn, *args, **kwargs)
-        except Exception as e:
-            return e
-    return None
 
 
 # -- an exception inside torch's check ----------------------------------------------------------------------
@@ -45,9 +36,9 @@ def fails_on_the_check_input(x):
     return x + 1
 
 
-def test_an_exception_in_the_check_is_the_run_error_as_torch_raises():
+def test_an_exception_in_the_check_is_the_run_error_as_torch_exception():
     x = torch.rand(3, requires_grad=True)
-    assert isinstance(torch_raises(needs_grad, (x,)), AssertionError)
+    assert isinstance(torch_exception(needs_grad, (x,)), AssertionError)
     run = tj.trace(needs_grad, (x,))
     assert not run.ok and run.traced is None
     assert run.error.phase == "check" and run.error.type == "AssertionError"
@@ -58,7 +49,7 @@ def test_an_exception_in_the_check_is_the_run_error_as_torch_raises():
 
 def test_torch_stops_at_the_first_check_set_that_raises_and_so_do_we():
     x = torch.rand(2, 4)
-    assert torch_raises(fails_on_the_check_input, (x,), check_inputs=[(torch.rand(5, 4),), (x,)]) is not None
+    assert torch_exception(fails_on_the_check_input, (x,), check_inputs=[(torch.rand(5, 4),), (x,)]) is not None
     run = tj.trace(fails_on_the_check_input, (x,), check_inputs=[(torch.rand(5, 4),), (x,)])
     assert run.error.phase == "check" and "only batches of up to 3" in run.error.message
     assert len(run.check.cases) == 1
@@ -66,7 +57,7 @@ def test_torch_stops_at_the_first_check_set_that_raises_and_so_do_we():
 
 
 def test_check_inputs_of_the_wrong_arity_are_the_run_error():
-    assert torch_raises(lambda x: x + 1, (torch.rand(2),), check_inputs=[(torch.rand(2), torch.rand(2))]) is not None
+    assert torch_exception(lambda x: x + 1, (torch.rand(2),), check_inputs=[(torch.rand(2), torch.rand(2))]) is not None
     run = tj.trace(lambda x: x + 1, (torch.rand(2),), check_inputs=[(torch.rand(2), torch.rand(2))])
     assert not run.ok and run.error.phase == "check" and run.traced is None
 
@@ -181,7 +172,7 @@ def test_front_ends_name_the_call_site():
 
 
 def test_an_output_the_tracer_rejects_is_named():
-    assert "Only tensors" in str(torch_raises(ListOfDicts(), (torch.rand(2, 4),)))
+    assert "Only tensors" in str(torch_exception(ListOfDicts(), (torch.rand(2, 4),)))
     run = tj.trace(ListOfDicts(), (torch.rand(2, 4),))
     assert run.error.tag == "output_type"
     assert run.error.hint.startswith("The traced code returns a list of dicts.")

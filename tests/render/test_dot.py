@@ -295,6 +295,12 @@ class Builder:
     def out(self, nid: int) -> int:
         return self.nodes[nid].outputs[0]
 
+    def graph(self, inputs: tuple[int, ...], outputs: tuple[int, ...] | None = None, **fields: Any) -> Graph:
+        """The forward graph of what was built, its output the last value made unless ``outputs`` says."""
+        if outputs is None:
+            outputs = (len(self.values) - 1,)
+        return Graph(method="forward", nodes=self.nodes, values=self.values, inputs=inputs, outputs=outputs, **fields)
+
 
 def make_graph() -> Graph:
     """``Net``: ``enc`` (Encoder, with ``enc.fc`` Linear), a cat through a ListConstruct, ``dec``.
@@ -332,12 +338,8 @@ def make_graph() -> Graph:
     mul = b.node("aten::mul", (b.out(cat), b.out(cat)), ("11", "Tensor", (2, 6)), scope="dec", source=loc(30, "z * z"))
     sig = b.node("aten::sigmoid", (b.out(mul),), ("12", "Tensor", (2, 6)), scope="dec.act", source=loc(31, "act(z)"))
     b.node("prim::TupleConstruct", (b.out(sig), b.out(cat)), ("13", "(Tensor, Tensor)", None))
-    return Graph(
-        method="forward",
-        nodes=b.nodes,
-        values=b.values,
-        inputs=(self_, x, y),
-        outputs=(len(b.values) - 1,),
+    return b.graph(
+        (self_, x, y),
         scope_types={
             "": "Net",
             "enc": "Encoder",
@@ -371,14 +373,7 @@ def make_hostile_graph() -> Graph:
         source=loc(7, HOSTILE_CODE, file='C:\\Users\\evil"dir\\m\\N.py'),
     )
     b.node("aten::neg", (b.out(op),), ("\\", "Tensor", (3,)), scope=HOSTILE_SCOPE + ".{}")
-    return Graph(
-        method="forward",
-        nodes=b.nodes,
-        values=b.values,
-        inputs=(x,),
-        outputs=(len(b.values) - 1,),
-        scope_types={HOSTILE_SCOPE: HOSTILE_TYPE, HOSTILE_SCOPE + ".{}": "\\N"},
-    )
+    return b.graph((x,), scope_types={HOSTILE_SCOPE: HOSTILE_TYPE, HOSTILE_SCOPE + ".{}": "\\N"})
 
 
 # -- goldens --------------------------------------------------------------------------------------
@@ -497,7 +492,7 @@ def test_fold_target_none_stays_visible() -> None:
     x = b.value("x", shape=(2,))
     c = b.node("prim::Constant", (), ("c", "int", None), value=3)
     b.node("aten::mul", (x, x), ("m", "Tensor", (2,)))
-    g = Graph(method="forward", nodes=b.nodes, values=b.values, inputs=(x,), outputs=(b.out(c), b.out(1)))
+    g = b.graph((x,), outputs=(b.out(c), b.out(1)))
     dot = parse_dot(to_dot(g))
     assert set(dot.nodes) == {"in0", "n0", "n1", "out0", "out1"}
     assert dot.label("n0") == ["Constant", "3", "int"]
@@ -516,7 +511,7 @@ def test_folded_lists_and_caps() -> None:
     dim = b.node("prim::Constant", (), ("dim", "int", None), value=1)
     flag = b.node("prim::Constant", (), ("9", "bool", None), value=False)
     b.node("aten::view", (b.out(sl), b.out(lst), b.out(dim), b.out(flag)), ("v", "Tensor", (4, 3)))
-    g = Graph(method="forward", nodes=b.nodes, values=b.values, inputs=(x,), outputs=(len(b.values) - 1,))
+    g = b.graph((x,))
     dot = parse_dot(to_dot(g))
     assert set(dot.nodes) == {"in0", "n4", "n10", "out0"}
     assert dot.label("n4") == ["slice", "Float(2, 6)", "0, 0, INT64_MAX, …"]

@@ -51,14 +51,7 @@ def hostile_graph(scope: str, scope_type: str, name: str, code: str, string: str
     c = b.node("prim::Constant", (), ("s", "str", None), scope=scope, value=string)
     op = b.node("aten::add", (x, b.out(c)), (name, "Tensor", (3,)), scope=scope, source=loc(7, code, file=file))
     b.node("aten::neg", (b.out(op),), ("y", "Tensor", (3,)), scope=scope + ".inner")
-    return Graph(
-        method="forward",
-        nodes=b.nodes,
-        values=b.values,
-        inputs=(x,),
-        outputs=(len(b.values) - 1,),
-        scope_types={scope: scope_type, scope + ".inner": scope_type},
-    )
+    return b.graph((x,), scope_types={scope: scope_type, scope + ".inner": scope_type})
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -84,6 +84,12 @@ class FakeClock:
             timer.fn()
         self.now = target
 
+    def run_first_scheduled(self) -> None:
+        """Run only the first callback scheduled (of those pending), whenever it is due; time stands still."""
+        first = min(self.pending, key=lambda t: t.seq)
+        self.timers.remove(first)
+        first.fn()
+
 
 def front_end_update(widget: ipywidgets.Widget, **state: Any) -> None:
     """Deliver a state update as if the front end had sent it over the comm."""
