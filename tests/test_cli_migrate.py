@@ -133,10 +133,15 @@ def test_a_regression_against_the_baseline_exits_1_and_says_what_regressed(proje
     # Net's forward now loops over its batch dim, which is declared dynamic: export refuses it
     zoo = project / "models" / "zoo.py"
     zoo.write_text(MODELS.replace("return torch.relu(self.fc(x))", "return torch.relu(self.fc(x)) * len(x)"))
-    code, out, _ = tracejit(project, "models.toml", "--only", "Net", "--only", "rows", "--baseline", "base.json")
+    code, out, _ = tracejit(
+        project, "models.toml", "--only", "Net", "--only", "rows", "--baseline", "base.json", "-o", "now.html"
+    )
     assert code == 1, out
     assert re.search(r"^REGRESSED Net: was ok, now refused at zoo\.py:\d+", out, re.M), out
-    assert "REGRESSED rows" not in out
+    assert "REGRESSED rows" not in out and "against base.json: 1 regressed, 1 same" in out
+    page = (project / "now.html").read_text()
+    assert '<p class="change-regressed">1 regressed against base.json</p>' in page
+    assert re.search(r'<span class="change-regressed">regressed</span><ul><li>was ok, now refused at zoo\.py:\d+', page)
 
 
 def result(name: str, status: str = "ok", share: float = 1.0, dims: tuple[str, ...] = ()) -> ModelResult:

@@ -27,7 +27,11 @@ _LEVEL = {"ok": "ok", "warnings": "warning", "check_failed": "error", "refused":
 _STYLE = """
 .tracejit-migration th { text-align: left; font-weight: 600; padding: 2px 6px; vertical-align: bottom;
   border-bottom: var(--jp-border-width) solid var(--jp-border-color1); }
+.tracejit-migration table { width: 100%; }
 .tracejit-migration td { padding: 3px 6px; vertical-align: top; }
+.tracejit-migration td.where { max-width: 48em; overflow-wrap: anywhere; }
+.tracejit-migration td.nowrap { white-space: nowrap; }
+.tracejit-migration details summary { cursor: pointer; color: var(--jp-ui-font-color2); }
 .tracejit-migration tr + tr td { border-top: var(--jp-border-width) solid var(--jp-border-color2); }
 .tracejit-migration .number { text-align: right; white-space: nowrap; }
 .tracejit-migration .jp-TraceExplorer-badge { white-space: nowrap; }
@@ -101,18 +105,19 @@ def _row(m: ModelResult, change: Change | None, with_baseline: bool) -> str:
     if m.refusal is not None and m.refusal.place.code:
         where.append(f'<div class="detail jp-TraceExplorer-mono">{_e(m.refusal.place.code)}</div>')
     if m.refusal is not None and m.refusal.hint:
-        where.append(f'<div class="detail">{_e(m.refusal.hint)}</div>')
+        where.append(f'<details><summary>hint</summary><div class="detail">{_e(m.refusal.hint)}</div></details>')
     dims = f'<div class="detail jp-TraceExplorer-mono">{_e(" ".join(m.dynamic))}</div>' if m.dynamic else ""
     coverage = _e(coverage_text(m))
     if m.coverage is None and m.coverage_note:
-        coverage = f'<span class="detail">{_e(m.coverage_note)}</span>'
+        # "the export recorded no graph (its exception...)": the exception is in the row already
+        coverage = f'<span class="detail" title="{_e(m.coverage_note)}">{_e(m.coverage_note.split(" (")[0])}</span>'
     timings = ", ".join(f"{k} {v:.2f} s" for k, v in m.timings.items())
     cells = [
         f'<td>{name}<div class="detail jp-TraceExplorer-mono">{_e(m.target)}</div>{dims}</td>',
         f'<td><span class="jp-TraceExplorer-badge jp-mod-{level}" title="{_e("; ".join(m.reasons))}">'
         f"{_e(m.status_words)}</span></td>",
-        f"<td>{''.join(where)}</td>",
-        f"<td>{_e(m.check_text or '-')}</td>",
+        f'<td class="where">{"".join(where)}</td>',
+        f'<td class="nowrap">{_e(m.check_text or "-")}</td>',
         f'<td class="number" title="{_e(m.trace)}">{coverage}</td>',
         f'<td class="number" title="{_e(timings)}">{_e(seconds(m))}</td>',
     ]
