@@ -37,6 +37,8 @@
     type (and values with ``--values``). Exit 0 when they are the same, 1 when they differ, 2 on a usage error
     (a missing or unreadable file), so a CI job can fail when a re-export changes the graph.
 
+``tracejit migrate LIST... [-o report.html] [--json report.json] [--baseline report.json]``: see :mod:`.migrate`.
+
 ``tracejit demo [-o demo.html] [--json run.json] [--dot graph.dot] [--no-probe]``
     Traces the bundled example model (:func:`jupyter_tracejit.demo.demo_run`) and prints the report. The model
     has problems on purpose; finding them is the demo working, so the exit code is 0 (``trace`` is the one that
@@ -83,7 +85,9 @@ def build_parser(prog: str = "tracejit") -> argparse.ArgumentParser:
         "trace got wrong, and write an offline HTML report. Exit status: 0 ok, 1 problems, 2 usage error.",
     )
     verbs = [row.verb for row in commands()]
-    sub = parser.add_subparsers(dest="command", required=True, metavar="{" + ",".join([*verbs, "view,diff,demo"]) + "}")
+    sub = parser.add_subparsers(
+        dest="command", required=True, metavar="{" + ",".join([*verbs, "view,diff,migrate,demo"]) + "}"
+    )
     for row in commands():
         _capture_command(sub, row)
 
@@ -117,6 +121,9 @@ def build_parser(prog: str = "tracejit") -> argparse.ArgumentParser:
     _trusted(df)
     _imports(df)
 
+    from .migrate.command import add_parser as add_migrate
+
+    add_migrate(sub)
     d = sub.add_parser("demo", help="trace a bundled example model and print the report")
     d.add_argument("--no-probe", action="store_true", help="skip the generalization probe")
     _outputs(d)
@@ -417,6 +424,10 @@ def main(argv: list[str] | None = None, prog: str | None = None) -> int:
             return cmd_view(args)
         if args.command == "diff":
             return cmd_diff(args)
+        if args.command == "migrate":
+            from .migrate.command import main as cmd_migrate
+
+            return cmd_migrate(args)
         return cmd_demo(args)
     except UsageError as exc:
         first, _, rest = str(exc).partition("\n")

@@ -12,6 +12,11 @@ files inside the root dir that the file browser would show (no ``..``, no link o
 server allows them) are read; a path that cannot be resolved (a link loop, a name too long) is a 4xx with its
 reason.
 
+Body ``{"path": ..., "imports": [MODULE, ...]}``: ``imports`` (optional, dotted module names, allowed unless
+``c.TracejitOpener.request_imports`` is False) are imported by the reading process before the load, after
+``c.TracejitOpener.imports`` (the explorer's "retry importing" button for a ``.pt2`` returning a class a module
+registers with torch's pytree). Importing runs the module's code, in that process; only installed modules import.
+
 POST, not GET: the open starts a process, and a GET can be sent by another site (a link, a page setting
 ``location``) with the user's login cookie (``SameSite=Lax`` lets top-level navigations carry it). A POST needs
 jupyter_server's XSRF token (the ``X-XSRFToken`` header JupyterLab's ``ServerConnection`` sends, or a token in the
@@ -36,13 +41,15 @@ from jupyter_core.paths import is_hidden
 from jupyter_server.auth.decorator import authorized
 from jupyter_server.base.handlers import APIHandler
 from tornado import web
-from traitlets import Bool, Float, Int, Unicode
+from traitlets import Bool, Float, Int, List, TraitError, Unicode, validate
 from traitlets.config import Configurable
 
-from .worker import OUT_OF_MEMORY, TORCH_MISSING
+from .worker import IMPORT_FAILED, MODULE_NAME, OUT_OF_MEMORY, TORCH_MISSING
 
 #: the handler's route, under the server's base URL
 OPEN_ROUTE = "/jupyter-tracejit/api/open"
+#: the most modules one open may ask to import
+MAX_REQUEST_IMPORTS = 8
 #: the most of the loader's stderr a failure message quotes (its end: where the traceback says what went wrong)
 STDERR_TAIL = 2000
 
@@ -116,6 +123,20 @@ class TracejitOpener(Configurable):
         sys.executable,
         help="The Python that reads the files: it needs torch and jupyter-tracejit (default: the server's own).",
     ).tag(config=True)
+    imports = List(
+        Unicode(),
+        help="Modules the reading process imports before every load (dotted names, e.g. "
+        "['transformers.modeling_outputs']): a .pt2 whose program takes or returns a class its exporter registered "
+        "with torch's pytree (a transformers ModelOutput) loads only once the module registering it is imported. "
+        "Importing a module runs its code, in the reading process; only installed modules import (the current "
+        "directory is not on its path).",
+    ).tag(config=True)
+    request_imports = Bool(
+        True,
+        help="Let the explorer ask for modules to import before a load (its 'retry importing MODULE' button on a "
+        ".pt2 whose program returns a class the reading process has not imported). False: only "
+        "c.TracejitOpener.imports are imported.",
+    ).tag(config=True)
     root_dir = Unicode(help="The server's root dir: only files under it are read (set by the extension).")
     allow_hidden = Bool(False, help="Read hidden files too (set from the contents manager's allow_hidden).")
 
@@ -123,6 +144,44 @@ class TracejitOpener(Configurable):
         super().__init__(**kwargs)
         #: how many files are being read now, each by a process of its own
         self.active = 0
+
+    @validate("imports")
+    def _valid_imports(self, proposal: Any) -> list[str]:
+        bad = [name for name in proposal["value"] if not MODULE_NAME.match(name)]
+        if bad:
+            raise TraitError(
+                f"c.TracejitOpener.imports takes dotted module names (transformers.modeling_outputs); {bad[0]!r} is "
+                "not one"
+            )
+        return list(proposal["value"])
+
+    def requested_imports(self, names: Any) -> list[str]:
+        """The modules a request asks to import before its load, checked: dotted names only, at most
+        :data:`MAX_REQUEST_IMPORTS`, and only where :attr:`request_imports` allows it; else :class:`Refused`."""
+        if names is None or names == []:
+            return []
+        if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+            raise Refused(
+                400, 'The request\'s "imports" must be a list of module names: ["transformers.modeling_outputs"].'
+            )
+        if not self.request_imports:
+            raise Refused(
+                403,
+                "This server does not import modules on the explorer's request (c.TracejitOpener.request_imports is "
+                f"False): ask its administrator to add {names[0]} to c.TracejitOpener.imports.",
+            )
+        if len(names) > MAX_REQUEST_IMPORTS:
+            raise Refused(
+                400, f"At most {MAX_REQUEST_IMPORTS} modules are imported for one file; {len(names)} were asked."
+            )
+        for name in names:
+            if not MODULE_NAME.match(name):
+                raise Refused(
+                    400,
+                    f"{_shown(name)!r} is not a module name: only dotted names (transformers.modeling_outputs) are "
+                    "imported.",
+                )
+        return list(dict.fromkeys(names))
 
     def resolve(self, path: str) -> Path:
         """The file ``path`` (relative to the root dir, as the file browser names it) names, or :class:`Refused`."""
@@ -184,20 +243,22 @@ class TracejitOpener(Configurable):
             "c.TracejitOpener.max_workers where the server starts."
         )
 
-    async def open(self, path: str) -> str:
+    async def open(self, path: str, imports: list[str] | None = None) -> str:
         """The run of ``path`` as JSON text (a file torch cannot read gives a run with its error), or
-        :class:`Refused`. At most :attr:`max_workers` at once: another is refused at once (503). Cancelled (the
+        :class:`Refused`; :attr:`imports` and then ``imports`` (the request's, checked by :meth:`requested_imports`)
+        are imported first. At most :attr:`max_workers` at once: another is refused at once (503). Cancelled (the
         client went away), its process is stopped."""
         full = self.resolve(path)
+        modules = list(dict.fromkeys([*self.imports, *(imports or [])]))
         if self.active >= self.max_workers:
             raise Refused(503, self.busy_message(), {"Retry-After": "5"})
         self.active += 1  # no await between the test and this: one event loop, so no two opens pass at once
         try:
-            return await self._read(path, full)
+            return await self._read(path, full, modules)
         finally:
             self.active -= 1
 
-    async def _read(self, path: str, full: Path) -> str:
+    async def _read(self, path: str, full: Path, imports: list[str]) -> str:
         try:
             process = await asyncio.create_subprocess_exec(
                 self.python,
@@ -206,6 +267,7 @@ class TracejitOpener(Configurable):
                 str(full),
                 f"--max-memory={self.max_memory}",
                 f"--max-size={self.max_size}",
+                *(f"--import={name}" for name in imports),
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
@@ -238,6 +300,13 @@ class TracejitOpener(Configurable):
                 f"pip install torch there ({self.python} -m pip install torch), then open {path} again.",
             )
         tail = err.decode(errors="replace").strip()[-STDERR_TAIL:]
+        if code == IMPORT_FAILED:
+            failed = tail.splitlines()[-1] if tail else "?"
+            raise Refused(
+                400,
+                f"Reading {path} needs modules imported first, and importing {failed}. The module must be installed "
+                f"where the server runs ({self.python} -m pip install ...), or removed from c.TracejitOpener.imports.",
+            )
         if code == OUT_OF_MEMORY:
             raise Refused(
                 500,
@@ -287,8 +356,8 @@ class OpenHandler(APIHandler):
     @authorized
     async def post(self) -> None:
         try:
-            path = self._path()
-            self._task = asyncio.ensure_future(self.opener.open(path))
+            path, imports = self._body()
+            self._task = asyncio.ensure_future(self.opener.open(path, self.opener.requested_imports(imports)))
             text = await self._task
         except Refused as refused:
             self._answer(refused)
@@ -306,14 +375,15 @@ class OpenHandler(APIHandler):
         if self._task is not None and not self._task.done():
             self._task.cancel()
 
-    def _path(self) -> str:
+    def _body(self) -> tuple[str, Any]:
+        """The file's path and the modules to import (unchecked: :meth:`TracejitOpener.requested_imports`)."""
         try:
             body: Any = json.loads(self.request.body or b"{}")
         except ValueError:
             body = None
         if not isinstance(body, dict) or not isinstance(body.get("path", ""), str):
             raise Refused(400, 'The request\'s body must be JSON naming the file: {"path": "models/model.pt"}.')
-        return str(body.get("path", ""))
+        return str(body.get("path", "")), body.get("imports")
 
     def _answer(self, refused: Refused) -> None:
         self.log.warning("jupyter_tracejit: %s", refused.message)

@@ -1,5 +1,5 @@
 """The process the server extension starts to read one file: ``python -m jupyter_tracejit.server.worker PATH
-[--max-memory=BYTES] [--max-size=BYTES]``.
+[--max-memory=BYTES] [--max-size=BYTES] [--import=MODULE ...]``.
 
 torch is imported here, never in the Jupyter server: a file that makes torch crash or hang ends this process, not
 the server. The process caps its own address space first (``--max-memory``, ``RLIMIT_AS``): an allocation past it
@@ -9,12 +9,21 @@ file is read with ``tj.load`` untrusted (nothing in it runs but in this bounded 
 directory checked against ``--max-size`` before anything is read. The run's JSON is written to stdout; what torch
 prints goes to stderr. Nothing here but the standard library is imported before torch is known to be there, so a
 missing torch is told apart from a failing load.
+
+``--import=MODULE`` (``tracejit view --import``'s, from the server's ``c.TracejitOpener.imports`` or the explorer's
+"retry importing" button) imports an installed module before the load: a ``.pt2`` whose program takes or returns a
+class its exporter registered with torch's pytree (a transformers ``ModelOutput``) loads only once the module
+registering it is imported. Only dotted names are accepted, and the current directory is not on ``sys.path`` (the
+server starts this with ``PYTHONSAFEPATH``): what imports is what is installed. A module that fails to import ends
+the process with :data:`IMPORT_FAILED`, its exception on stderr.
 """
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
+import re
 import sys
 from typing import Any
 
@@ -22,6 +31,10 @@ from typing import Any
 TORCH_MISSING = 3
 #: the exit status that says the load ran out of the memory this process may use (``--max-memory``)
 OUT_OF_MEMORY = 4
+#: the exit status that says an ``--import`` failed (its exception is the last line of stderr)
+IMPORT_FAILED = 5
+#: what ``--import`` takes: a dotted module name (``transformers.modeling_outputs``), nothing else
+MODULE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
 #: the largest total unpacked size read unless the server says (its ``c.TracejitOpener.max_size``)
 DEFAULT_MAX_SIZE = 2 * 2**30
 
@@ -54,27 +67,45 @@ def limit_memory(max_bytes: int) -> None:
     resource.setrlimit(resource.RLIMIT_AS, (max_bytes, max_bytes))
 
 
-def _options(argv: list[str]) -> tuple[str, dict[str, int]] | None:
+def _options(argv: list[str]) -> tuple[str, dict[str, int], list[str]] | None:
     paths = [a for a in argv if not a.startswith("--")]
     options: dict[str, int] = {}
+    imports: list[str] = []
     for a in argv:
         if a.startswith("--"):
             name, _, value = a[2:].partition("=")
-            if name not in ("max-memory", "max-size") or not value.isdigit():
+            if name == "import" and MODULE_NAME.match(value):
+                imports.append(value)
+            elif name in ("max-memory", "max-size") and value.isdigit():
+                options[name] = int(value)
+            else:
                 return None
-            options[name] = int(value)
-    return (paths[0], options) if len(paths) == 1 else None
+    return (paths[0], options, imports) if len(paths) == 1 else None
+
+
+def import_modules(names: list[str]) -> str | None:
+    """Import each module (installed ones only: the current directory is not on ``sys.path``); the first failure
+    as ``MODULE: Error: message``, else None."""
+    for name in names:
+        try:
+            importlib.import_module(name)
+        except MemoryError:
+            raise
+        except BaseException as exc:  # an import runs the module's code: whatever it raises is a failed import
+            return f"{name}: {type(exc).__name__}: {exc}".splitlines()[0]
+    return None
 
 
 def main(argv: list[str]) -> int:
     parsed = _options(argv)
     if parsed is None:
         print(
-            "usage: python -m jupyter_tracejit.server.worker PATH [--max-memory=BYTES] [--max-size=BYTES]",
+            "usage: python -m jupyter_tracejit.server.worker PATH [--max-memory=BYTES] [--max-size=BYTES] "
+            "[--import=MODULE ...]",
             file=sys.stderr,
         )
         return 2
-    path, options = parsed
+    path, options, imports = parsed
     limit_memory(options.get("max-memory", 0))
     try:
         import torch  # noqa: F401
@@ -97,6 +128,10 @@ def main(argv: list[str]) -> int:
     try:
         from jupyter_tracejit.core.torchscript.saved.sandbox import out_of_memory
 
+        failed = import_modules(imports)
+        if failed is not None:
+            print(failed, file=sys.stderr)
+            return IMPORT_FAILED
         run = load_run(path, options.get("max-size", DEFAULT_MAX_SIZE))
         if run.error is not None and out_of_memory(f"{run.error.type}: {run.error.message}"):
             print(run.error.message, file=sys.stderr)

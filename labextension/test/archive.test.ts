@@ -8,6 +8,7 @@ import { ServerConnection } from '@jupyterlab/services';
 import { describe, expect, it } from 'vitest';
 
 import { fetchRun, OPEN_ROUTE } from '../src/archive/fetch';
+import { isModuleName, unregisteredModule } from '../src/archive/imports';
 
 interface Sent {
   url: string;
@@ -74,5 +75,41 @@ describe('fetchRun', () => {
     await expect(fetchRun('model.pt', settings)).rejects.toThrow(
       'jupyter server extension enable jupyter_tracejit.server'
     );
+  });
+
+  it('sends the modules to import first only when there are some', async () => {
+    const { settings, sent } = server(200, '{}');
+    await fetchRun('bert.pt2', settings, undefined, ['transformers.modeling_outputs']);
+    await fetchRun('bert.pt2', settings);
+    expect(JSON.parse(sent[0].body)).toEqual({ path: 'bert.pt2', imports: ['transformers.modeling_outputs'] });
+    expect(JSON.parse(sent[1].body)).toEqual({ path: 'bert.pt2' });
+  });
+});
+
+describe('unregisteredModule', () => {
+  const failed = (tag: string, message: string): string => JSON.stringify({ kind: 'run', error: { tag, message } });
+  const torchSays = (cls: string): string =>
+    `torch.export.load could not read bert.pt2: Deserializing ${cls} in pytree is not registered. Please register`;
+
+  it('is the module of the class torch names, for a run whose load failed on it', () => {
+    const run = failed('unregistered_pytree', torchSays('transformers.modeling_outputs.BaseModelOutput'));
+    expect(unregisteredModule(run)).toBe('transformers.modeling_outputs');
+  });
+
+  it('is null for another failure, a class with no module, or a name the server would not import', () => {
+    expect(unregisteredModule(failed('corrupt_archive', torchSays('a.B')))).toBeNull();
+    expect(unregisteredModule(failed('unregistered_pytree', torchSays('Pair')))).toBeNull();
+    expect(unregisteredModule(failed('unregistered_pytree', 'no class named'))).toBeNull();
+    expect(unregisteredModule('{"error": null, "note": "unregistered_pytree"}')).toBeNull();
+    expect(unregisteredModule('not json unregistered_pytree')).toBeNull();
+    expect(unregisteredModule(JSON.stringify({ error: null }))).toBeNull();
+  });
+
+  it('accepts dotted identifiers only, as the server does', () => {
+    expect(isModuleName('transformers.modeling_outputs')).toBe(true);
+    expect(isModuleName('_private.mod2')).toBe(true);
+    for (const bad of ['', 'a..b', '.a', 'a.', '1a', 'os; rm', '../x', 'a b', 'a-b']) {
+      expect(isModuleName(bad)).toBe(false);
+    }
   });
 });

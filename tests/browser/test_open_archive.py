@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 
 import pytest
+import torch
 
 from tests.models import save_shipped_head
 
@@ -98,4 +99,65 @@ def test_a_double_clicked_hostile_file_is_refused_and_nothing_runs(lab, tmp_path
     assert "tj.load(path, trusted=True)" in text, text
     lab.screenshot_themes("open-archive-hostile", lab.page.locator(".jp-MainAreaWidget:visible"))
     assert not marker.exists()
+    assert not lab.extension_errors()
+
+
+#: the boxes (page px) of the document's content, the explorer and its graph | side panel area
+HEIGHTS = """(doc) => {
+  const box = el => { const r = el.getBoundingClientRect(); return {top: r.top, bottom: r.bottom, h: r.height}; };
+  return {doc: box(doc), root: box(doc.querySelector('.jp-TraceExplorer-root')),
+          main: box(doc.querySelector('.jp-TraceExplorer-main')), pad: parseFloat(getComputedStyle(doc).paddingBottom)};
+}"""
+
+
+def test_a_model_file_uses_the_full_height_of_its_tab(lab):
+    """The explorer of a document fills its tab (it took 560 px whatever the tab's height), and follows the
+    window's height."""
+    save_shipped_head(lab.server.root / "tall.pt")
+    file_item(lab, "tall.pt").dblclick()
+    document = lab.page.locator(DOCUMENT)
+    document.locator(".jp-TraceExplorer-canvas svg g.node").first.wait_for()
+    short = document.evaluate(HEIGHTS)
+    assert short["doc"]["bottom"] - short["pad"] - short["root"]["bottom"] <= 2, short  # no blank band below
+    assert short["main"]["h"] > 0.7 * short["doc"]["h"], short
+    lab.screenshot_themes("open-archive-full-height", lab.page.locator(".jp-MainAreaWidget:visible"))
+    lab.page.set_viewport_size({"width": 1280, "height": 1160})
+    lab.page.wait_for_function(
+        "([doc, h]) => doc.querySelector('.jp-TraceExplorer-main').getBoundingClientRect().height > h + 250",
+        arg=[document.element_handle(), short["main"]["h"]],
+    )
+    tall = document.evaluate(HEIGHTS)
+    assert tall["doc"]["bottom"] - tall["pad"] - tall["root"]["bottom"] <= 2, tall
+    assert abs((tall["main"]["h"] - short["main"]["h"]) - (tall["doc"]["h"] - short["doc"]["h"])) <= 2, (short, tall)
+    assert not lab.extension_errors()
+
+
+def test_a_program_returning_a_model_output_opens_after_retrying_with_its_module(lab):
+    """A BERT exported with its transformers ModelOutput: the server's reading process has not imported
+    transformers, so the load fails naming the class; the document offers to retry importing its module, says that
+    importing runs code, and the retry opens the program."""
+    import os
+
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    import transformers
+
+    config = transformers.BertConfig(
+        vocab_size=100, hidden_size=32, num_hidden_layers=1, num_attention_heads=2, intermediate_size=64
+    )
+    bert = transformers.BertModel(config).eval()
+    program = torch.export.export(bert, (torch.randint(0, 100, (1, 8)),))
+    torch.export.save(program, str(lab.server.root / "bert.pt2"))
+    file_item(lab, "bert.pt2").dblclick()
+    document = lab.page.locator(DOCUMENT)
+    retry = document.get_by_role("button", name="retry importing transformers.modeling_outputs")
+    retry.wait_for()
+    assert "runs its code" in retry.get_attribute("title")
+    error = document.locator(".jp-TraceExplorer-root .jp-TraceExplorer-error").first
+    assert "transformers.modeling_outputs.BaseModelOutputWithPoolingAndCrossAttentions" in error.inner_text()
+    lab.screenshot_themes("open-archive-retry-import", lab.page.locator(".jp-MainAreaWidget:visible"))
+    retry.click()
+    explorer = document.locator(ROOT)
+    explorer.locator(".jp-TraceExplorer-canvas svg g.node").first.wait_for(timeout=180_000)
+    assert retry.count() == 0
+    assert explorer.locator(".jp-TraceExplorer-header .jp-TraceExplorer-badge").inner_text() == "ok"
     assert not lab.extension_errors()

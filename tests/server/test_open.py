@@ -204,3 +204,82 @@ def test_an_exported_program_opens_as_its_export_run(server: JupyterServer) -> N
     run = TraceRun.from_json(data)
     assert run.error is None and run.backend == "export", run.error
     assert run.export is not None and [(s.min, s.max) for s in run.export.symbols] == [(2, 64)]
+
+
+PAIRS = """\
+import torch
+from torch.utils import _pytree as pytree
+
+
+class Pair:
+    def __init__(self, a, b):
+        self.a, self.b = a, b
+
+
+pytree.register_pytree_node(
+    Pair, lambda p: ([p.a, p.b], None), lambda values, _: Pair(*values), serialized_type_name="pairs_mod.Pair"
+)
+
+
+class ReturnsPair(torch.nn.Module):
+    def forward(self, x):
+        return Pair(x + 1, x * 2)
+"""
+
+
+@pytest.mark.slow  # three reading processes, each importing torch: 30 s on a loaded 2-core machine
+@pytest.mark.skipif(export_support_problem() is not None, reason=str(export_support_problem()))
+def test_a_program_returning_a_registered_class_opens_once_its_module_is_imported(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The unregistered class names its module; the request's imports (the explorer's "retry importing" button)
+    or the server's c.TracejitOpener.imports are imported by the reading process first; a module that does not
+    import is a 400 naming it and the fix."""
+    lib, root = tmp_path / "lib", tmp_path / "root"
+    lib.mkdir(), root.mkdir()
+    (lib / "pairs_mod.py").write_text(PAIRS)
+    monkeypatch.syspath_prepend(str(lib))
+    import pairs_mod  # type: ignore[import-not-found]
+
+    torch.export.save(torch.export.export(pairs_mod.ReturnsPair(), (torch.randn(3),)), str(root / "pair.pt2"))
+    monkeypatch.setenv("PYTHONPATH", str(lib))  # installed where the server runs, as a package would be
+    opener = TracejitOpener(root_dir=str(root))
+    refused = TraceRun.from_json(json.loads(asyncio.run(opener.open("pair.pt2"))))
+    assert refused.error is not None and refused.error.tag == "unregistered_pytree", refused.error
+    assert "Deserializing pairs_mod.Pair in pytree is not registered" in refused.error.message
+    loaded = TraceRun.from_json(
+        json.loads(asyncio.run(opener.open("pair.pt2", opener.requested_imports(["pairs_mod"]))))
+    )
+    assert loaded.error is None and loaded.backend == "export", loaded.error
+    configured = TracejitOpener(root_dir=str(root), imports=["pairs_mod", "no_such_module_here"])
+    with pytest.raises(Refused) as failed:
+        asyncio.run(configured.open("pair.pt2"))
+    assert failed.value.status == 400
+    assert failed.value.message.startswith(
+        "Reading pair.pt2 needs modules imported first, and importing no_such_module_here: ModuleNotFoundError: "
+        "No module named 'no_such_module_here'."
+    ), failed.value.message
+
+
+def test_the_modules_a_request_asks_to_import_are_checked(tmp_path: Path) -> None:
+    opener = TracejitOpener(root_dir=str(tmp_path))
+    assert opener.requested_imports(None) == [] and opener.requested_imports([]) == []
+    assert opener.requested_imports(["a.b", "c", "a.b"]) == ["a.b", "c"]
+    for bad, status, words in [
+        ("transformers", 400, 'must be a list of module names: ["transformers.modeling_outputs"]'),
+        ([1], 400, "must be a list of module names"),
+        (["os; rm -rf /"], 400, "'os; rm -rf /' is not a module name: only dotted names"),
+        (["../x"], 400, "is not a module name"),
+        (["m"] * 9, 400, "At most 8 modules are imported for one file; 9 were asked."),
+    ]:
+        with pytest.raises(Refused) as refused:
+            opener.requested_imports(bad)
+        assert refused.value.status == status and words in refused.value.message, refused.value.message
+    closed = TracejitOpener(root_dir=str(tmp_path), request_imports=False)
+    with pytest.raises(Refused) as refused:
+        closed.requested_imports(["transformers.modeling_outputs"])
+    assert refused.value.status == 403 and "add transformers.modeling_outputs to c.TracejitOpener.imports" in (
+        refused.value.message
+    )
+    with pytest.raises(Exception, match=r"'a b' is not one"):
+        TracejitOpener(root_dir=str(tmp_path), imports=["a b"])

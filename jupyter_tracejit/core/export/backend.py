@@ -17,6 +17,7 @@ MAGIC_DOC = """Export a call with torch.export and show the explorer; the run is
         %export --dynamic "x:0=batch[2,64]" model(x)    # dim 0 of x is Dim("batch", min=2, max=64)
         %export --dynamic x:0=batch --dynamic mask:0=batch model(x, mask=m)   # one symbol for both
         %export --dynamic x:1 model(x)                  # dim 1 of x is Dim.AUTO: export names it
+        %export --dynamic "x:1=8*seq[1,16]" model(x)    # dim 1 of x is 8 * Dim("seq", min=1, max=16)
         %export --auto-dynamic --check-inputs [(x2,)] model(x)   # the dims that differ become Dim.AUTO
         %export --strict --eval -o run model(x)         # strict (TorchDynamo), eval mode, store in run
         %export --draft always --compare-trace model(x) # draft_export's report too; beside a trace

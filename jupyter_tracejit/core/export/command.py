@@ -9,6 +9,7 @@ from typing import Any
 from ..command import CallProblem, Capture, CaptureCall
 from ..target import CALL_NAMES, bound_module_method, target_of
 from .backend import BACKEND
+from .dim_specs import argument_names, every_argument
 from .request import export
 
 #: the magic's examples (the row's words), for a problem's correct use
@@ -54,6 +55,9 @@ def capture(call: CaptureCall) -> Capture:
     value = call.expressions.get("check_inputs")
     check_inputs = None if value is None else check_input_sets(value, call.texts["check_inputs"])
     args, kwargs, options = tuple(call.args), dict(call.kwargs) or None, dict(call.options)
+    # --dynamic names some arguments; torch wants every one of them in a dict (the others static)
+    names = argument_names(model, args, kwargs)
+    options["dynamic_shapes"] = every_argument(options.get("dynamic_shapes"), names)
     return Capture(lambda: export(model, args, kwargs, check_inputs=check_inputs, **options), target_of(model).name)
 
 

@@ -186,15 +186,20 @@ class DynamicSpecError(ValueError):
 
 
 _DYNAMIC_SPEC = re.compile(
-    r"^(?P<name>[A-Za-z_]\w*):(?P<dim>\d+)(?:=(?P<symbol>[A-Za-z_]\w*)(?:\[(?P<min>\d+)?,(?P<max>\d+)?\])?)?$"
+    r"^(?P<name>[A-Za-z_]\w*):(?P<dim>\d+)"
+    r"(?:=(?:(?P<times>\d+)\*)?(?P<symbol>[A-Za-z_]\w*)(?:\[(?P<min>\d+)?,(?P<max>\d+)?\])?)?$"
 )
-DYNAMIC_FORM = "NAME:DIM, NAME:DIM=SYMBOL or NAME:DIM=SYMBOL[MIN,MAX] (x:0, x:0=batch, x:0=batch[2,64])"
+DYNAMIC_FORM = (
+    "NAME:DIM, NAME:DIM=SYMBOL, NAME:DIM=SYMBOL[MIN,MAX] or NAME:DIM=K*SYMBOL[MIN,MAX] "
+    "(x:0, x:0=batch, x:0=batch[2,64], x:1=8*seq[1,16])"
+)
 
 
 def parse_dynamic(specs: Sequence[str]) -> dict[str, dict[int, Any]]:
     """``--dynamic`` specs (the magic's and the command line's) as torch's ``dynamic_shapes`` by argument name:
     ``x:0`` marks dim 0 of ``x`` ``Dim.AUTO`` (export names it), ``x:0=batch`` a ``Dim("batch")`` (one symbol
-    wherever the name recurs: ``x:0=batch mask:0=batch``), ``x:0=batch[2,64]`` with its range."""
+    wherever the name recurs: ``x:0=batch mask:0=batch``), ``x:0=batch[2,64]`` with its range, ``x:1=8*seq[1,16]``
+    a multiple of 8 (``8 * Dim("seq", min=1, max=16)``: torch's suggested fix ``seq = 8*_seq`` as a spec)."""
     dims: dict[str, Any] = {}
     shapes: dict[str, dict[int, Any]] = {}
     for spec in specs:
@@ -202,6 +207,9 @@ def parse_dynamic(specs: Sequence[str]) -> dict[str, dict[int, Any]]:
         if m is None:
             raise DynamicSpecError(f"--dynamic {spec!r} is not of the form {DYNAMIC_FORM}")
         name, dim, symbol = m["name"], int(m["dim"]), m["symbol"]
+        times = int(m["times"]) if m["times"] is not None else 1
+        if times < 2 and m["times"] is not None:
+            raise DynamicSpecError(f"--dynamic {spec!r}: a multiple is 2* or more ({name}:{dim}={symbol} for 1*)")
         low = int(m["min"]) if m["min"] is not None else None
         high = int(m["max"]) if m["max"] is not None else None
         if low is not None and high is not None and low > high:
@@ -219,7 +227,7 @@ def parse_dynamic(specs: Sequence[str]) -> dict[str, dict[int, Any]]:
             value = dims[symbol] = torch.export.Dim(symbol, **bounds)
         if dim in shapes.setdefault(name, {}):
             raise DynamicSpecError(f"--dynamic {spec!r}: {name}:{dim} is given twice")
-        shapes[name][dim] = value
+        shapes[name][dim] = value * times if times > 1 else value
     return shapes
 
 
@@ -238,7 +246,8 @@ EXPORT_FLAGS: tuple[Flag, ...] = (
     Flag(
         "dynamic_shapes",
         "--dynamic",
-        "a dynamic dimension, NAME:DIM (Dim.AUTO), NAME:DIM=SYMBOL or NAME:DIM=SYMBOL[MIN,MAX]; repeat for more",
+        "a dynamic dimension, NAME:DIM (Dim.AUTO), NAME:DIM=SYMBOL, NAME:DIM=SYMBOL[MIN,MAX] or a multiple "
+        "NAME:DIM=K*SYMBOL[MIN,MAX]; repeat for more",
         metavar="SPEC",
         parse=_dynamic_flag,
         repeat=True,

@@ -15,18 +15,22 @@ export const OPEN_ROUTE = 'jupyter-tracejit/api/open';
  * The run of the file at `path` (relative to the server's root dir) as JSON text, from the server extension;
  * throws an Error with the server's message (too large, outside the root dir, busy, torch missing there, ...).
  * `signal` aborts the request (the document closed): the server then stops the process reading the file.
+ * `imports` are modules the reading process imports before the load (the "retry importing" button: a `.pt2`
+ * whose program returns a class a module registers with torch's pytree); sent only when there are some.
  */
 export async function fetchRun(
   path: string,
   settings: ServerConnection.ISettings,
-  signal?: AbortSignal
+  signal?: AbortSignal,
+  imports: readonly string[] = []
 ): Promise<string> {
   const url = URLExt.join(settings.baseUrl, OPEN_ROUTE);
+  const body = JSON.stringify(imports.length ? { path, imports } : { path });
   let response: Response;
   try {
     response = await ServerConnection.makeRequest(
       url,
-      { method: 'POST', body: JSON.stringify({ path }), headers: { 'Content-Type': 'application/json' }, signal },
+      { method: 'POST', body, headers: { 'Content-Type': 'application/json' }, signal },
       settings
     );
   } catch (err) {

@@ -10,7 +10,7 @@ import { refreshIcon, ToolbarButton } from '@jupyterlab/ui-components';
 
 import { savedFileTypes } from '../model/backends';
 import { fetchRun } from './fetch';
-import { ArchiveView } from './view';
+import { ArchiveView, LoadRun } from './view';
 
 export const FACTORY = 'Trace explorer';
 const MODEL = 'jupyter-tracejit-archive';
@@ -36,7 +36,7 @@ class ArchiveViewFactory extends ABCWidgetFactory<ArchiveDocument> {
   constructor(
     options: DocumentRegistry.IWidgetFactoryOptions<ArchiveDocument>,
     private readonly rendermime: IRenderMimeRegistry,
-    private readonly load: (path: string, signal: AbortSignal) => Promise<string>
+    private readonly load: LoadRun
   ) {
     super(options);
   }
@@ -80,7 +80,7 @@ export const archivePlugin: JupyterFrontEndPlugin<void> = {
           readOnly: true
         },
         rendermime,
-        (path, signal) => fetchRun(path, settings, signal)
+        (path, signal, imports) => fetchRun(path, settings, signal, imports)
       )
     );
   }

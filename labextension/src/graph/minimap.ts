@@ -4,10 +4,11 @@
  *
  * It stays small next to the graph: at most MAX_WIDTH_SHARE of the canvas's width and MAX_HEIGHT_SHARE of its
  * height (and MAX_WIDTH_PX x MAX_HEIGHT_PX), and on a canvas smaller than MIN_CANVAS_PX (a narrow notebook
- * output) it is off until the toolbar's "map" button turns it on. It never covers the node in focus (the
- * selection, the stepper's divergence, the keyboard cursor, the current search hit): it moves to another corner
- * of the canvas, or hides while no corner is free; and it sits in a corner over blank canvas where there is one,
- * rather than over the graph's nodes.
+ * output) it is off until the toolbar's "map" button turns it on. It never covers a node of the graph: it sits in
+ * a corner of the canvas over blank canvas (edges and module frames may pass under it), keeping its corner while
+ * that stays clear, else moving to another (the top left only while the legend is closed there), else shrinking
+ * to SMALL_SHARE of its size; while the graph lies under every corner (a pan or zoom brings nodes there) it hides,
+ * and comes back as soon as a corner is clear.
  *
  * It watches the canvas rather than being told: a new picture (child list), a pan or zoom (the SVG's `viewBox`)
  * and a change of highlights (`class`) each schedule one redraw per frame. Shapes are read from the SVG's
@@ -34,19 +35,19 @@ const MAX_RETRIES = 20;
 const RETRY_MS = 150;
 /** Gap between the map and the canvas's edges, and around the node in focus. */
 const MARGIN_PX = 8;
-/** Where the map may sit, in order of preference (the legend opens at the top left). */
-const CORNERS = ['bottom-right', 'bottom-left', 'top-right'] as const;
+/** Where the map may sit, in order of preference (the legend opens at the top left: that corner comes last). */
+const CORNERS = ['bottom-right', 'bottom-left', 'top-right', 'top-left'] as const;
 type Corner = (typeof CORNERS)[number];
-/** The node in focus: what the map must not cover. */
-const FOCUS = [
-  'kbd-cursor',
-  'selected',
-  'has-selected',
-  'current',
-  'has-current',
-  'search-current',
-  'has-search-current'
-];
+/** The map's size when no corner has room for it whole (a share of its full size). */
+const SMALL_SHARE = 0.6;
+/** Where the map goes: a corner, at its full size (1) or small (SMALL_SHARE). */
+interface Place {
+  corner: Corner;
+  share: number;
+}
+/** The "map" button's title, and its words while the map hides because the graph lies under every corner. */
+const MAP_TITLE = 'overview map of the whole graph (shown while the view is a part of it)';
+const COVERED_TITLE = 'overview map: hidden while the graph lies under every corner of the canvas (pan or zoom out)';
 /** The performance measure of each redraw. */
 export const MEASURE_MINIMAP = 'tracejit:minimap';
 export class Minimap {
@@ -73,8 +74,9 @@ export class Minimap {
   private userChoice: boolean | null = null;
   /** the toolbar's "map" button (aria-pressed: whether the map is on) */
   readonly button: HTMLButtonElement;
-  /** the corner the map is in */
+  /** the corner the map is in, and its size (a share of the full size) */
   private corner: Corner = 'bottom-right';
+  private share = 1;
   /** redraws put off while the canvas had no size */
   private retries = 0;
 
@@ -125,7 +127,7 @@ export class Minimap {
         type: 'button',
         class: 'jp-TraceExplorer-button jp-TraceExplorer-mapButton',
         'aria-pressed': 'true',
-        title: 'overview map of the whole graph (shown while the view is a part of it)'
+        title: MAP_TITLE
       },
       'map'
     ) as HTMLButtonElement;
@@ -192,6 +194,7 @@ export class Minimap {
     this.button.setAttribute('aria-pressed', String(this.on));
     if (!svg || !svg.isConnected || !this.on) {
       this.element.hidden = true;
+      this.button.title = MAP_TITLE;
       return;
     }
     if (!this.world) {
@@ -230,12 +233,19 @@ export class Minimap {
       this.baseDrawn = true;
       this.marksStale = true;
     }
-    const corner = this.freeCorner(view);
-    if (corner === null) {
-      this.element.hidden = true; // every corner would cover the node in focus
+    const place = this.freePlace(view);
+    this.element.dataset.covered = String(place === null);
+    this.button.title = place === null ? COVERED_TITLE : MAP_TITLE;
+    if (place === null) {
+      this.element.hidden = true; // the graph lies under every corner: back when one is clear
       return;
     }
-    this.place(corner);
+    if (place.share !== this.share) {
+      this.share = place.share;
+      this.drawBase(world);
+      this.marksStale = true;
+    }
+    this.place(place.corner);
     this.element.hidden = false;
     if (this.marksStale) {
       this.drawMarks(world);
@@ -266,9 +276,9 @@ export class Minimap {
     return out;
   }
 
-  /** The map's box on the canvas in `corner` (CSS px from the canvas's top left). */
-  private boxIn(corner: Corner): Box {
-    const [mw, mh] = this.size;
+  /** The map's box on the canvas in `corner`, `share` of its full size (CSS px from the canvas's top left). */
+  private boxIn(corner: Corner, share = this.share): Box {
+    const [mw, mh] = this.size.map(v => (v / this.share) * share);
     const w = mw + 6; // padding and border
     const hgt = mh + 6;
     const host = this.hostSize();
@@ -283,34 +293,40 @@ export class Minimap {
   }
 
   /**
-   * Where the map goes: never over a focused node (null when every corner would be); and over no node at all where
-   * a corner is free of them: the current corner while it covers none, else the first that covers none (a corner
-   * over blank canvas, not over the graph), else the current one or the first clear of the focus.
+   * Where the map goes: a corner whose box (and a margin) holds no node of the view, its current corner first, at
+   * its full size, else small; null when every corner has a node under it.
    */
-  private freeCorner(view: Box): Corner | null {
-    const covers = (c: Corner, boxes: Box[]): boolean => {
-      const m = this.boxIn(c);
-      return boxes.some(
+  private freePlace(view: Box): Place | null {
+    const nodes = this.onCanvas(
+      view,
+      this.parts.shapes.filter(
+        s =>
+          !s.cluster &&
+          s.box.x < view.x + view.w &&
+          s.box.x + s.box.w > view.x &&
+          s.box.y < view.y + view.h &&
+          s.box.y + s.box.h > view.y
+      )
+    );
+    const covers = (m: Box): boolean =>
+      nodes.some(
         f =>
           f.x < m.x + m.w + MARGIN_PX &&
           f.x + f.w > m.x - MARGIN_PX &&
           f.y < m.y + m.h + MARGIN_PX &&
           f.y + f.h > m.y - MARGIN_PX
       );
-    };
-    const focus = this.onCanvas(
-      view,
-      [...this.parts.marked].filter(s => FOCUS.some(c => s.el.classList.contains(c)))
+    const legend = this.element.parentElement?.querySelector<HTMLElement>('.jp-TraceExplorer-legend');
+    const corners = [this.corner, ...CORNERS.filter(c => c !== this.corner)].filter(
+      c => c !== 'top-left' || !legend || legend.hidden
     );
-    const allowed = [this.corner, ...CORNERS.filter(c => c !== this.corner)].filter(c => !covers(c, focus));
-    if (!allowed.length) {
-      return null;
+    for (const share of [1, SMALL_SHARE]) {
+      const corner = corners.find(c => !covers(this.boxIn(c, share)));
+      if (corner) {
+        return { corner, share };
+      }
     }
-    const nodes = this.onCanvas(
-      view,
-      this.parts.shapes.filter(s => !s.cluster && s.box.x < view.x + view.w && s.box.x + s.box.w > view.x)
-    );
-    return allowed.find(c => !covers(c, nodes)) ?? allowed[0];
+    return null;
   }
 
   /** Put the map in `corner` of the canvas (it is positioned in the graph element, which also holds the toolbar). */
@@ -332,8 +348,10 @@ export class Minimap {
     const maxWidth = Math.max(MIN_SIDE_PX, Math.min(MAX_WIDTH_PX, host.w * MAX_WIDTH_SHARE));
     const maxHeight = Math.max(MIN_SIDE_PX, Math.min(MAX_HEIGHT_PX, host.h * MAX_HEIGHT_SHARE));
     const scale0 = Math.min(maxWidth / world.w, maxHeight / world.h);
-    const mw = Math.min(maxWidth, Math.max(MIN_SIDE_PX, Math.round(world.w * scale0)));
-    const mh = Math.min(maxHeight, Math.max(MIN_SIDE_PX, Math.round(world.h * scale0)));
+    const side = (v: number, most: number): number =>
+      Math.round(Math.min(most, Math.max(MIN_SIDE_PX, Math.round(v * scale0))) * this.share);
+    const mw = side(world.w, maxWidth);
+    const mh = side(world.h, maxHeight);
     this.size = [mw, mh];
     this.map = fitInto(world, mw, mh);
     const ratio = window.devicePixelRatio || 1;

@@ -5,8 +5,10 @@ import { CaseDivergence, TraceRunModel } from './run';
 
 /**
  * The node the first picture of `method` is centred on: the current divergence (when one is stepped to), else
- * the first root divergence when the check failed, else the first node of the first warning about the trace;
- * null when there is none (the view then opens on the inputs and the top-level modules).
+ * the first root divergence when the check failed, else the first node recorded at the line the capture was
+ * refused at (a refused export shows its draft's graph: the refusal's line is what matters), else the first node
+ * of the first warning about the trace; null when there is none (the view then opens on the inputs and the
+ * top-level modules).
  */
 export function openingFocus(run: TraceRunModel, method: string, current: CaseDivergence | null): number | null {
   if (current && current.method === method && current.traceNode !== null) {
@@ -16,9 +18,29 @@ export function openingFocus(run: TraceRunModel, method: string, current: CaseDi
   if (root) {
     return root.traceNode;
   }
+  const refused = refusalNode(run, method);
+  if (refused !== null) {
+    return refused;
+  }
   // a library's own warning ('other') says nothing about the trace: it is no reason to open deep inside
   const warned = run.userWarnings.find(w => w.method === method && w.category !== 'other' && w.node_ids.length);
   return warned ? warned.node_ids.reduce((a, b) => Math.min(a, b)) : null;
+}
+
+/**
+ * The first node of `method`'s graph whose stack passes through the line the run's error names (the user's line,
+ * or the library line torch refused at): null without an error with a line, or without such a node.
+ */
+export function refusalNode(run: TraceRunModel, method: string): number | null {
+  const error = run.error;
+  const graph = run.graphs.get(method);
+  if (!error || !error.file || !error.line || !graph) {
+    return null;
+  }
+  const at = graph.nodes.find(
+    n => n.role === 'op' && (n.source?.stack ?? []).some(f => f.line === error.line && f.file === error.file)
+  );
+  return at ? at.id : null;
 }
 
 /** A point in layout units (y down). */
