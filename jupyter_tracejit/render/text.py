@@ -51,9 +51,9 @@ def format_run(run: TraceRun, *, limit: int = 5, spelling: Callable[[str], str] 
     ``spelling`` rewrites advice for where it is read (the CLI passes ``command_line_spelling``: ``--non-strict``
     rather than ``strict=False``)."""
     lines = [run.summary()]
-    describe = getattr(run.records, "text_lines", None)  # what a back end's records say beyond the graph
-    if callable(describe):
-        lines.extend(describe())
+    text_lines = getattr(run.records, "text_lines", None)
+    if callable(text_lines):  # the back end's records say their part (an export's signature, a compiled run's breaks)
+        lines.extend(text_lines(lambda file, line: location_label(file, line, run.file_names), spelling))
     if run.error is not None:
         e = run.error
         lines.append(f"error: {e.type}: {e.message}")
@@ -73,9 +73,6 @@ def format_run(run: TraceRun, *, limit: int = 5, spelling: Callable[[str], str] 
         lines.append(f"check ({plural(len(run.check.cases), 'input set')}, tolerance {run.check.tolerance:g}):")
         for case in run.check.cases:
             lines.extend(_case_lines(run, case, limit))
-    text_lines = getattr(run.records, "text_lines", None)
-    if callable(text_lines):  # the back end's records say their part (a compiled run's graphs, breaks, recompiles)
-        lines.extend(text_lines(lambda file, line: location_label(file, line, run.file_names), spelling))
     if run.findings:
         lines.append("findings:")
         for f in run.findings:

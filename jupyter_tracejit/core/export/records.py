@@ -9,7 +9,7 @@ the explorer read them. Names follow torch's, lower-cased: an input's kind is ``
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -200,8 +200,11 @@ class ExportReport(JsonRecord):
         for i, guard in enumerate(data["guards"]):
             yield f"/guards/{i}/node_ids", "forward", guard["node_ids"]
 
-    def text_lines(self) -> list[str]:
-        """The signature and the symbols with their ranges, as the text report (``tracejit view``) prints them."""
+    def text_lines(
+        self, place: Callable[[str, int], str] | None = None, spelling: Callable[[str], str] = str
+    ) -> list[str]:
+        """The signature and the symbols with their ranges, as the text report (``tracejit view``) prints them (the
+        text report's hook, as every back end's records have it: no place or advice to word here)."""
         user_inputs = [e.name for e in self.inputs if e.kind == "user_input"]
         lifted = [e.kind for e in self.inputs if e.kind != "user_input"]
         counts = ", ".join(f"{lifted.count(k)} {k.replace('_', ' ')}{'s' if lifted.count(k) != 1 else ''}"
