@@ -237,7 +237,10 @@ def test_saved_report_refers_to_nothing_outside_itself(loop_run, tmp_path, bundl
     data = embedded_run(page)
     outside = page.replace(data, "")
     urls = re.findall(r"(?i)(?:https?|ftp|wss?)://[^\s\"'<>)]*", outside)
-    assert urls and all(u.startswith("http://www.w3.org/") for u in urls), sorted(set(urls))
+    # SVG's namespaces, and the one link a reader may follow (torch's page on a graph break's registry code, opened
+    # in a new tab on a click): neither is fetched by the page
+    allowed = ("http://www.w3.org/", "https://meta-pytorch.github.io/compile-graph-break-site/gb/")
+    assert urls and all(u.startswith(allowed) for u in urls), sorted(set(urls))
     for tag, attrs in parse(page).tags:
         for name, _ in attrs:
             assert name not in ("src", "href", "action", "poster", "srcset", "xlink:href"), (tag, name)

@@ -92,7 +92,7 @@ def _read_baseline(path: Path) -> Any:
 
 
 def _check_options(args: argparse.Namespace) -> None:
-    from ..cli import check_outputs
+    from ..cli_output import check_outputs
     from ..core.export.options import DRAFT_CHOICES
 
     if args.draft is not None and args.draft not in DRAFT_CHOICES:
@@ -111,7 +111,7 @@ def _check_options(args: argparse.Namespace) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    from ..cli import Stdout
+    from ..cli_output import Stdout
     from ..core.files import write_files
     from ..render.migration import format_table, render_migration_html
     from .listing import read_lists
