@@ -13,10 +13,11 @@ The tables live in the back ends' packages (``core/torchscript/options.py`` ``TR
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar, Self, cast
 
 from .words import with_article
 
@@ -278,9 +279,39 @@ class OptionTable:
         return rows
 
 
+class BackendOptions:
+    """What every back end's options dataclass (``TraceOptions``, ``ExportOptions``, ``CompileOptions``) does the
+    same way, from its :class:`OptionTable` (``table``): its names, a copy with some changed, the keywords, the first
+    value not allowed (:func:`~.errors.option_error` makes it the run's ``ArgumentError``). Each keeps its own fields
+    and its own ``to_json`` (what its run records)."""
+
+    #: the back end's options table (its names, their checks)
+    table: ClassVar[OptionTable]
+
+    @classmethod
+    def names(cls) -> tuple[str, ...]:
+        return tuple(f.name for f in dataclasses.fields(cast(Any, cls)))
+
+    def replace(self, **changes: Any) -> Self:
+        """A copy with some options changed (``TypeError`` naming the options for a name that is not one)."""
+        unknown = self.table.unknown(changes)
+        if unknown is not None:
+            raise unknown
+        return dataclasses.replace(cast(Any, self), **changes)
+
+    def as_dict(self) -> dict[str, Any]:
+        """The options as keywords for the back end's API (live values, not JSON)."""
+        return {name: getattr(self, name) for name in self.names()}
+
+    def first_problem(self) -> OptionProblem | None:
+        """The first option whose value is not allowed (then the first broken rule between options), or None."""
+        return self.table.problem(self.as_dict())
+
+
 __all__ = [
     "INPUT_SETS_KEY",
     "MODULE_MODES",
+    "BackendOptions",
     "CommandLineError",
     "Flag",
     "OptionProblem",

@@ -4,16 +4,24 @@ their command-line spelling (for the ``tracejit compile`` command and the ``%com
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import torch
 
-from ..errors import TraceError, argument_error
+from ..errors import TraceError, option_error
 from ..inputs import describe_inputs
-from ..options import Flag, OptionProblem, OptionSpec, OptionTable, bool_spec, choice_spec, module_mode_spec
+from ..options import (
+    BackendOptions,
+    Flag,
+    OptionProblem,
+    OptionSpec,
+    OptionTable,
+    bool_spec,
+    choice_spec,
+    module_mode_spec,
+)
 from .records import COMPILE_BACKENDS
 
 
@@ -137,7 +145,7 @@ COMPILE_TABLE = OptionTable(
 
 
 @dataclass(frozen=True)
-class CompileOptions:
+class CompileOptions(BackendOptions):
     """Every option of a ``torch.compile`` run. ``dynamic``, ``fullgraph`` and ``backend`` mean what they mean for
     ``torch.compile``; beyond torch: ``calls`` (the further inputs the compiled model is called with, in order),
     ``check`` (each call's outputs compared with the eager model's), ``module_mode`` and ``no_grad``."""
@@ -151,24 +159,11 @@ class CompileOptions:
     module_mode: str = COMPILE_SPECS["module_mode"].default
     no_grad: bool = COMPILE_SPECS["no_grad"].default
 
-    @classmethod
-    def names(cls) -> tuple[str, ...]:
-        return tuple(f.name for f in dataclasses.fields(cls))
-
-    def replace(self, **changes: Any) -> CompileOptions:
-        """A copy with some options changed (``TypeError`` naming the options for a name that is not one)."""
-        unknown = COMPILE_TABLE.unknown(changes)
-        if unknown is not None:
-            raise unknown
-        return dataclasses.replace(self, **changes)
-
-    def as_dict(self) -> dict[str, Any]:
-        return {name: getattr(self, name) for name in self.names()}
+    table = COMPILE_TABLE
 
     def problem(self) -> TraceError | None:
         """The first option whose value is not allowed (an ``ArgumentError`` naming the problem and the fix)."""
-        found = COMPILE_TABLE.problem(self.as_dict())
-        return None if found is None else argument_error(found.message, found.hint, tag=found.tag)
+        return option_error(self.first_problem())
 
     def to_json(self) -> dict[str, Any]:
         """JSON-ready (``RecordedCompileOptions`` in ``run.schema.json``): each call described by its inputs; a value

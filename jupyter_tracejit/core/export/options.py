@@ -4,7 +4,6 @@ command-line spelling (the ``tracejit export`` command and the ``%export`` magic
 
 from __future__ import annotations
 
-import dataclasses
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -12,9 +11,10 @@ from typing import Any
 
 import torch
 
-from ..errors import TraceError, argument_error
+from ..errors import TraceError, option_error
 from ..inputs import describe_inputs
 from ..options import (
+    BackendOptions,
     CommandLineError,
     Flag,
     OptionProblem,
@@ -129,7 +129,7 @@ def _auto_needs_check_inputs(values: Mapping[str, Any]) -> OptionProblem | None:
 
 
 @dataclass(frozen=True)
-class ExportOptions:
+class ExportOptions(BackendOptions):
     """Every option of an export. ``dynamic_shapes`` and ``strict`` mean what they mean for
     ``torch.export.export``; beyond torch: ``check_inputs`` (inputs to check ``ep.module()`` against the Python code
     on), ``draft``, ``compare_trace``, ``module_mode`` and ``no_grad``."""
@@ -143,24 +143,9 @@ class ExportOptions:
     module_mode: str = EXPORT_SPECS["module_mode"].default
     no_grad: bool = EXPORT_SPECS["no_grad"].default
 
-    @classmethod
-    def names(cls) -> tuple[str, ...]:
-        return tuple(f.name for f in dataclasses.fields(cls))
-
-    def replace(self, **changes: Any) -> ExportOptions:
-        """A copy with some options changed (``TypeError`` naming the options for a name that is not one)."""
-        unknown = EXPORT_TABLE.unknown(changes)
-        if unknown is not None:
-            raise unknown
-        return dataclasses.replace(self, **changes)
-
-    def as_dict(self) -> dict[str, Any]:
-        return {name: getattr(self, name) for name in self.names()}
-
     def problem(self) -> TraceError | None:
         """The first option whose value is not allowed (an ``ArgumentError`` naming the problem and the fix)."""
-        found = EXPORT_TABLE.problem(self.as_dict())
-        return None if found is None else argument_error(found.message, found.hint, tag=found.tag)
+        return option_error(self.first_problem())
 
     def to_json(self) -> dict[str, Any]:
         """JSON-ready (``RecordedExportOptions`` in ``run.schema.json``): check input sets described by their inputs,
@@ -295,6 +280,7 @@ EXPORT_TABLE = OptionTable(
     flags=EXPORT_FLAGS,
     relations=(_known_word, _auto_needs_check_inputs),
 )
+ExportOptions.table = EXPORT_TABLE  # the flags are declared after the options
 
 
 def export_support_problem() -> str | None:

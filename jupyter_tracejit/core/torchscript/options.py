@@ -11,7 +11,6 @@ are ``check_inputs_enabled``; the magic's and the CLI's unevaluated text is the 
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -22,7 +21,15 @@ import torch
 from ..check import DEFAULT_TOLERANCE, DEFAULT_TOLERANCE_TEXT
 from ..inputs import describe_inputs
 from ..jsonio import float_to_json
-from ..options import CommandLineError, Flag, OptionProblem, OptionSpec, OptionTable, bool_spec, module_mode_spec
+from ..options import (
+    BackendOptions,
+    CommandLineError,
+    Flag,
+    OptionSpec,
+    OptionTable,
+    bool_spec,
+    module_mode_spec,
+)
 
 
 def is_tolerance(value: Any) -> bool:
@@ -136,7 +143,7 @@ LIVE = (
 
 
 @dataclass(frozen=True)
-class TraceOptions:
+class TraceOptions(BackendOptions):
     """Every option of a trace. The torch ones mean what they mean for ``torch.jit.trace``
     (``force_outplace`` is its private ``_force_outplace``); beyond torch: ``module_mode``, ``no_grad``,
     ``probe``, ``probe_dims`` and ``target_device``. Unvalidated until :meth:`problem` is asked: a bad value is
@@ -157,28 +164,15 @@ class TraceOptions:
     target_device: str | None = SPECS["target_device"].default
 
     @classmethod
-    def names(cls) -> tuple[str, ...]:
-        return tuple(f.name for f in dataclasses.fields(cls))
-
-    @classmethod
     def from_kwargs(cls, **given: Any) -> TraceOptions:
         """Options from keywords; ``TypeError`` naming the known options for a name that is not one."""
-        unknown = TRACE_TABLE.unknown(given)
+        unknown = cls.table.unknown(given)
         if unknown is not None:
             raise unknown
         return cls(**given)
 
-    def replace(self, **changes: Any) -> TraceOptions:
-        """A copy with some options changed (``TypeError`` for a name that is not an option)."""
-        return TraceOptions.from_kwargs(**{**self.as_dict(), **changes})
-
-    def as_dict(self) -> dict[str, Any]:
-        """The options as keywords for ``tj.trace`` (live values, not JSON)."""
-        return {name: getattr(self, name) for name in self.names()}
-
-    def problem(self) -> OptionProblem | None:
-        """The first option whose value is not allowed, or None."""
-        return TRACE_TABLE.problem(self.as_dict())
+    #: the first option whose value is not allowed, or None (:class:`~..options.OptionProblem`)
+    problem = BackendOptions.first_problem
 
     def to_json(self) -> dict[str, Any]:
         """JSON-ready (``RecordedOptions`` in ``run.schema.json``): check input sets described by their inputs,
@@ -273,6 +267,7 @@ COMMAND_LINE: tuple[Flag, ...] = (
 
 #: the TorchScript back end's options, as the options framework holds them (the registry's ``options``)
 TRACE_TABLE = OptionTable(noun="trace", specs=SPECS, live=LIVE, flags=COMMAND_LINE)
+TraceOptions.table = TRACE_TABLE  # the flags are declared after the options
 
 
 __all__ = [
