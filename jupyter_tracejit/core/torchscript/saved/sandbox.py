@@ -62,18 +62,6 @@ def in_bounded_process() -> bool:
     return _bounded
 
 
-def limit_memory(max_bytes: int) -> None:
-    """Cap this process's address space (``RLIMIT_AS``) at ``max_bytes`` (0: no cap); a no-op where the platform
-    has no such limit."""
-    if max_bytes <= 0:
-        return
-    try:
-        import resource
-    except ImportError:  # not on this platform
-        return
-    resource.setrlimit(resource.RLIMIT_AS, (max_bytes, max_bytes))
-
-
 def out_of_memory(text: str) -> bool:
     """Whether an error or a process's stderr says an allocation failed."""
     return any(w in text for w in _OOM_WORDS)
