@@ -25,10 +25,10 @@ from pathlib import Path
 from typing import Any
 
 from ...archive.guard import size_text
-from ...archive.layout import load_error
+from ...archive.layout import file_run, load_error
 from ...errors import TraceError
 from ...hazards import Finding
-from ...run import Target, TraceRun
+from ...run import TraceRun
 
 #: seconds a bounded load may take (importing torch included)
 TIMEOUT = 120.0
@@ -189,12 +189,7 @@ def _signal_name(number: int) -> str:
 
 
 def _failed(path: str, map_location: Any, started: float, tag: str, message: str) -> TraceRun:
-    run = TraceRun(
-        target=Target(name=os.path.basename(path), kind="script", file=path),
-        options={"path": path, "map_location": None if map_location is None else str(map_location)},
-        backend="trace",
-        source="file",
-    )
+    run = file_run(path, map_location, "trace")
     run.error = _error(path, tag, message)
     run.timings["load"] = time.perf_counter() - started
     return run
