@@ -303,6 +303,15 @@ class BackendOptions:
         """The options as keywords for the back end's API (live values, not JSON)."""
         return {name: getattr(self, name) for name in self.names()}
 
+    def to_json(self) -> dict[str, Any]:
+        """JSON-ready, as a run records its options (the back end's ``Recorded...Options`` in ``run.schema.json``):
+        each value as :meth:`json_value` writes it."""
+        return {name: self.json_value(name, value) for name, value in self.as_dict().items()}
+
+    def json_value(self, name: str, value: Any) -> Any:
+        """One option's value as the run records it (each back end's own rule)."""
+        raise NotImplementedError
+
     def first_problem(self) -> OptionProblem | None:
         """The first option whose value is not allowed (then the first broken rule between options), or None."""
         return self.table.problem(self.as_dict())

@@ -165,20 +165,14 @@ class CompileOptions(BackendOptions):
         """The first option whose value is not allowed (an ``ArgumentError`` naming the problem and the fix)."""
         return option_error(self.first_problem())
 
-    def to_json(self) -> dict[str, Any]:
-        """JSON-ready (``RecordedCompileOptions`` in ``run.schema.json``): each call described by its inputs; a value
+    def json_value(self, name: str, value: Any) -> Any:
+        """As ``RecordedCompileOptions`` in ``run.schema.json`` has it: each call described by its inputs; a value
         that is not allowed by its ``repr`` (the run's error says why)."""
-        out: dict[str, Any] = {}
-        for name, value in self.as_dict().items():
-            if COMPILE_SPECS[name].problem(value) is not None:
-                out[name] = repr(value)[:200]
-            elif value is None:
-                out[name] = None
-            elif name == "calls":
-                out[name] = [describe_inputs(c) if is_input_set(c) else [repr(c)[:80]] for c in value]
-            else:
-                out[name] = value
-        return out
+        if COMPILE_SPECS[name].problem(value) is not None:
+            return repr(value)[:200]
+        if value is None or name != "calls":
+            return value
+        return [describe_inputs(c) if is_input_set(c) else [repr(c)[:80]] for c in value]
 
 
 __all__ = [

@@ -147,23 +147,19 @@ class ExportOptions(BackendOptions):
         """The first option whose value is not allowed (an ``ArgumentError`` naming the problem and the fix)."""
         return option_error(self.first_problem())
 
-    def to_json(self) -> dict[str, Any]:
-        """JSON-ready (``RecordedExportOptions`` in ``run.schema.json``): check input sets described by their inputs,
+    def json_value(self, name: str, value: Any) -> Any:
+        """As ``RecordedExportOptions`` in ``run.schema.json`` has it: check input sets described by their inputs,
         dynamic shapes by their text (a ``Dim`` prints as its name and range); a value that is not allowed by its
         ``repr`` (the run's error says why)."""
-        out: dict[str, Any] = {}
-        for name, value in self.as_dict().items():
-            if value is None:
-                out[name] = None
-            elif name == "dynamic_shapes":
-                out[name] = shapes_text(value)
-            elif EXPORT_SPECS[name].problem(value) is not None:
-                out[name] = repr(value)
-            elif name == "check_inputs":
-                out[name] = [describe_inputs(as_args(c)) for c in value]
-            else:
-                out[name] = value
-        return out
+        if value is None:
+            return None
+        if name == "dynamic_shapes":
+            return shapes_text(value)
+        if EXPORT_SPECS[name].problem(value) is not None:
+            return repr(value)
+        if name == "check_inputs":
+            return [describe_inputs(as_args(c)) for c in value]
+        return value
 
 
 class DynamicSpecError(ValueError):

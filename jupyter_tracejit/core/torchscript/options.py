@@ -174,25 +174,20 @@ class TraceOptions(BackendOptions):
     #: the first option whose value is not allowed, or None (:class:`~..options.OptionProblem`)
     problem = BackendOptions.first_problem
 
-    def to_json(self) -> dict[str, Any]:
-        """JSON-ready (``RecordedOptions`` in ``run.schema.json``): check input sets described by their inputs,
-        probe dims keyed by strings; a value that is not allowed by its ``repr`` (the run's error says why)."""
-        out: dict[str, Any] = {}
-        for name in self.names():
-            value = getattr(self, name)
-            if value is None:
-                out[name] = None
-            elif SPECS[name].problem(value) is not None:
-                out[name] = repr(value)
-            elif name == "check_inputs":
-                out[name] = [describe_inputs(c) for c in value]
-            elif name == "probe_dims":
-                out[name] = {str(k): [d] if isinstance(d, int) else list(d) for k, d in value.items()}
-            elif isinstance(value, float):
-                out[name] = float_to_json(value)
-            else:
-                out[name] = value
-        return out
+    def json_value(self, name: str, value: Any) -> Any:
+        """As ``RecordedOptions`` in ``run.schema.json`` has it: check input sets described by their inputs, probe
+        dims keyed by strings; a value that is not allowed by its ``repr`` (the run's error says why)."""
+        if value is None:
+            return None
+        if SPECS[name].problem(value) is not None:
+            return repr(value)
+        if name == "check_inputs":
+            return [describe_inputs(c) for c in value]
+        if name == "probe_dims":
+            return {str(k): [d] if isinstance(d, int) else list(d) for k, d in value.items()}
+        if isinstance(value, float):
+            return float_to_json(value)
+        return value
 
 
 # -- the command line (the %trace magic and the tracejit command) -------------------------------------------
