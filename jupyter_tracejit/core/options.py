@@ -164,6 +164,14 @@ class Flag:
         return bool(self.metavar) and self.parse is None and not self.choices
 
 
+def module_mode_flags(noun: str) -> tuple[Flag, Flag]:
+    """``--eval`` and ``--train``, worded for a back end that captures in that mode (``export``, ``compile``)."""
+    return (
+        Flag("module_mode", "--eval", f"module_mode='eval': {noun} in eval mode, restored after", value="eval"),
+        Flag("module_mode", "--train", f"module_mode='train': {noun} in train mode, restored after", value="train"),
+    )
+
+
 def _spelled(value: Any) -> str:
     return repr(value) if isinstance(value, str) else str(value)
 
@@ -329,5 +337,6 @@ __all__ = [
     "bool_spec",
     "choice_spec",
     "is_bool",
+    "module_mode_flags",
     "module_mode_spec",
 ]

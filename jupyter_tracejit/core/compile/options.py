@@ -20,6 +20,7 @@ from ..options import (
     OptionTable,
     bool_spec,
     choice_spec,
+    module_mode_flags,
     module_mode_spec,
 )
 from .records import COMPILE_BACKENDS
@@ -128,8 +129,7 @@ COMPILE_FLAGS: tuple[Flag, ...] = (
         choices=COMPILE_BACKENDS,
     ),
     Flag("check", "--no-check", "check=False: do not compare the outputs with the eager model's", value=False),
-    Flag("module_mode", "--eval", "module_mode='eval': compile in eval mode, restored after", value="eval"),
-    Flag("module_mode", "--train", "module_mode='train': compile in train mode, restored after", value="train"),
+    *module_mode_flags("compile"),
     Flag("no_grad", "--no-grad", "no_grad=True: compile and call under torch.no_grad()", value=True),
 )
 

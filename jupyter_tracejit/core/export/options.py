@@ -22,6 +22,7 @@ from ..options import (
     OptionTable,
     bool_spec,
     choice_spec,
+    module_mode_flags,
     module_mode_spec,
 )
 
@@ -262,8 +263,7 @@ EXPORT_FLAGS: tuple[Flag, ...] = (
         choices=DRAFT_CHOICES,
     ),
     Flag("compare_trace", "--compare-trace", "also trace the model and match the two graphs", value=True),
-    Flag("module_mode", "--eval", "module_mode='eval': export in eval mode, restored after", value="eval"),
-    Flag("module_mode", "--train", "module_mode='train': export in train mode, restored after", value="train"),
+    *module_mode_flags("export"),
     Flag("no_grad", "--no-grad", "no_grad=True: export under torch.no_grad()", value=True),
 )
 
