@@ -5,10 +5,11 @@ The :class:`Finding` record is read back from saved runs where torch may be miss
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -44,6 +45,12 @@ class Finding(JsonRecord):
         """Whether it says the trace may be wrong (the badge turns amber, the Warnings tab counts it): any severity
         but ``info``. The explorer's ``findingIsProblem`` (model/run.ts) is the same rule."""
         return self.severity != "info"
+
+
+def reworded(finding: Finding | None, words: Callable[[Finding], dict[str, Any]]) -> list[Finding]:
+    """A rule's finding worded for another kind of run (an export, a saved archive): ``words(finding)`` gives the
+    fields that change (its message, hint...); none when the rule found nothing."""
+    return [] if finding is None else [dataclasses.replace(finding, **words(finding))]
 
 
 def _where(graph: Graph, ids: list[int], limit: int = 4) -> str:
