@@ -9,7 +9,7 @@ import dataclasses
 import functools
 import math
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -47,10 +47,12 @@ class Finding(JsonRecord):
         return self.severity != "info"
 
 
-def reworded(finding: Finding | None, words: Callable[[Finding], dict[str, Any]]) -> list[Finding]:
-    """A rule's finding worded for another kind of run (an export, a saved archive): ``words(finding)`` gives the
-    fields that change (its message, hint...); none when the rule found nothing."""
-    return [] if finding is None else [dataclasses.replace(finding, **words(finding))]
+def reworded(finding: Finding | None, **words: Any) -> list[Finding]:
+    """A rule's finding worded for another kind of run (an export, a saved archive): each field of ``words``
+    replaced by its value, or by what its value (a function of the finding) says; none when the rule found nothing."""
+    if finding is None:
+        return []
+    return [dataclasses.replace(finding, **{k: v(finding) if callable(v) else v for k, v in words.items()})]
 
 
 def _where(graph: Graph, ids: list[int], limit: int = 4) -> str:

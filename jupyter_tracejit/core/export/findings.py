@@ -30,26 +30,25 @@ def training_mode_findings(report: ExportReport, graph: Graph) -> list[Finding]:
     in training mode (random ops in the program) and a BatchNorm exported in training mode (batch statistics, and
     the running statistics written on every call: buffers the program mutates). The fix is the same: export in
     eval mode."""
-    random = hazards.nondeterministic_nodes(graph, torch_flags_top_level=True)
     found = hazards.reworded(
-        random,
-        lambda r: dict(
-            message=f"The exported program contains random ops (a dropout in training mode, ...) at "
-            f"{plural(len(r.node_ids), 'place')}: each call gives other results.",
-            hint="Export in eval mode (model.eval(), module_mode='eval', --eval) so dropout is off, unless the "
-            "randomness is intended.",
+        hazards.nondeterministic_nodes(graph, torch_flags_top_level=True),
+        message=lambda r: (
+            f"The exported program contains random ops (a dropout in training mode, ...) at "
+            f"{plural(len(r.node_ids), 'place')}: each call gives other results."
         ),
+        hint="Export in eval mode (model.eval(), module_mode='eval', --eval) so dropout is off, unless the "
+        "randomness is intended.",
     )
     written = [b for b in report.mutated_buffers if b.rsplit(".", 1)[-1] in ("running_mean", "running_var")]
     also = f" (buffers the program writes: {', '.join(written[:4])}{', ...' if len(written) > 4 else ''})"
     found += hazards.reworded(
         hazards.train_mode_batchnorm(graph, 0),
-        lambda b: dict(
-            title=f"BatchNorm exported in training mode ({len(b.node_ids)} layer{'s' if len(b.node_ids) != 1 else ''})",
-            message="The program's batch_norm ops have training=True: they normalise with each batch's statistics "
-            f"and update running_mean/running_var on every call{also if written else ''}.",
-            hint="Export in eval mode for inference (model.eval(), module_mode='eval', --eval).",
+        title=lambda b: (
+            f"BatchNorm exported in training mode ({len(b.node_ids)} layer{'s' if len(b.node_ids) != 1 else ''})"
         ),
+        message="The program's batch_norm ops have training=True: they normalise with each batch's statistics "
+        f"and update running_mean/running_var on every call{also if written else ''}.",
+        hint="Export in eval mode for inference (model.eval(), module_mode='eval', --eval).",
     )
     return found
 

@@ -202,26 +202,26 @@ def graph_findings(graph: Graph, devices_used: Iterable[str]) -> list[Finding]:
     """Every rule above on one graph, and the reused :mod:`..hazards` rules worded for an archive."""
     found = hazards.reworded(
         hazards.nondeterministic_nodes(graph, torch_flags_top_level=True),
-        lambda r: dict(
-            message=f"The archive contains random ops: {_ops(graph, r.node_ids)} ({where(graph, r.node_ids)}). "
-            "Each call gives other results (a dropout saved in training mode drops activations when served).",
-            hint="Call model.eval() before tracing and save again, if the randomness is not intended.",
-            fix={},
+        message=lambda r: (
+            f"The archive contains random ops: {_ops(graph, r.node_ids)} ({where(graph, r.node_ids)}). "
+            "Each call gives other results (a dropout saved in training mode drops activations when served)."
         ),
+        hint="Call model.eval() before tracing and save again, if the randomness is not intended.",
+        fix={},
     )
     found += hazards.reworded(
         hazards.device_constants(graph, devices_used),
-        lambda d: dict(message=f"{d.message} Lines: {where(graph, d.node_ids)}."),
+        message=lambda d: f"{d.message} Lines: {where(graph, d.node_ids)}.",
     )
     found += hazards.reworded(
         hazards.train_mode_batchnorm(graph, 0),
-        lambda b: dict(
-            title=f"BatchNorm saved in training mode ({plural(len(b.node_ids), 'layer')})",
-            message="The archive's batch_norm ops have training=True: served, they normalise with each batch's "
-            f"statistics and update running_mean/running_var on every call ({where(graph, b.node_ids)}).",
-            hint="Call model.eval() before tracing and save again.",
-            fix={},
+        title=lambda b: f"BatchNorm saved in training mode ({plural(len(b.node_ids), 'layer')})",
+        message=lambda b: (
+            "The archive's batch_norm ops have training=True: served, they normalise with each batch's "
+            f"statistics and update running_mean/running_var on every call ({where(graph, b.node_ids)})."
         ),
+        hint="Call model.eval() before tracing and save again.",
+        fix={},
     )
     for rule in (frozen_sizes, dtype_casts):
         finding = rule(graph)
