@@ -60,13 +60,15 @@ def not_a_dict(value: Any, name: str, inputs: str, hint: str, kind: type = Mappi
 @dataclass(frozen=True)
 class ApiWords:
     """How a back end's argument errors name it: ``"compile"``, ``"torch.compile compiles"``, ``"Compile"``, the
-    inputs (``"inputs"``, ``"example inputs"``) and its call (``"tj.compile(model, (x,))"``)."""
+    inputs (``"inputs"``, ``"example inputs"``), its call (``"tj.compile(model, (x,))"``) and the hint when the
+    installed torch cannot run it."""
 
     name: str
     captures: str
     verb: str
     inputs: str
     call: str
+    unsupported: str
 
 
 def model_argument_problem(model: Any, args: Any, kwargs: Any, words: ApiWords) -> TraceError | None:
@@ -91,4 +93,17 @@ def model_argument_problem(model: Any, args: Any, kwargs: Any, words: ApiWords) 
     return not_a_dict(kwargs, "kwargs", f"keyword {words.inputs}", "Pass kwargs={'attention_mask': mask}.")
 
 
-__all__ = ["ApiWords", "ModelRequest", "model_argument_problem", "not_a_dict", "refused_run"]
+def refusal(
+    request: ModelRequest, backend: str, support: str | None, args: Any, words: ApiWords, started: float
+) -> TraceRun | None:
+    """The run of a request the back end refuses before running anything, or None: a torch that cannot run it
+    (``support`` says why), then a model or inputs it cannot take (``args`` as given), then its options."""
+    problem = (
+        argument_error(support, words.unsupported, tag="torch_too_old")
+        if support is not None
+        else model_argument_problem(request.target, args, request.kwargs, words) or request.options.problem()
+    )
+    return None if problem is None else refused_run(request, backend, problem, started)
+
+
+__all__ = ["ApiWords", "ModelRequest", "model_argument_problem", "not_a_dict", "refusal", "refused_run"]

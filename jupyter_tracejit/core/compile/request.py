@@ -13,8 +13,7 @@ import torch
 
 from ..caller import find_caller
 from ..capture import drive
-from ..errors import argument_error
-from ..request import ApiWords, ModelRequest, model_argument_problem, refused_run
+from ..request import ApiWords, ModelRequest, refusal
 from ..run import TraceRun
 from .options import CompileOptions
 from .session import CompileSession
@@ -59,7 +58,14 @@ def uncompiled(model: Any) -> Any:
     return original if callable(original) else model
 
 
-_WORDS = ApiWords("compile", "torch.compile compiles", "Compile", "inputs", "tj.compile(model, (x,))")
+_WORDS = ApiWords(
+    "compile",
+    "torch.compile compiles",
+    "Compile",
+    "inputs",
+    "tj.compile(model, (x,))",
+    "Use a torch and Python that torch.compile supports.",
+)
 
 
 def compile(
@@ -86,14 +92,9 @@ def compile(
     caller = find_caller()
     packed = args if isinstance(args, tuple) else (args,)
     request = CompileRequest(model, packed, kwargs, options, caller=caller)
-    support = compile_support_problem()
-    problem = (
-        argument_error(support, "Use a torch and Python that torch.compile supports.", tag="torch_too_old")
-        if support is not None
-        else model_argument_problem(model, args, kwargs, _WORDS) or options.problem()
-    )
-    if problem is not None:
-        return refused_run(request, CompileSession.name, problem, started)
+    refused = refusal(request, CompileSession.name, compile_support_problem(), args, _WORDS, started)
+    if refused is not None:
+        return refused
     session = CompileSession(uncompiled(model), packed, dict(kwargs) if kwargs else None, options, caller=caller)
     run = drive(session.steps(started))
     run.request = request

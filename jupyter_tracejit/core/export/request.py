@@ -22,10 +22,9 @@ from ..capture_compare import RunComparison, compare_runs
 from ..capture_diff import TraceComparison, compare_captures
 from ..categories import BY_NAME
 from ..derived import cuda_devices_of
-from ..errors import argument_error
 from ..hazards import Finding
 from ..registry import api
-from ..request import ApiWords, ModelRequest, model_argument_problem, refused_run
+from ..request import ApiWords, ModelRequest, refusal
 from ..run import TraceRun, display_names
 from ..tracer_warnings import FROZEN
 from ..verdict import first_line
@@ -103,7 +102,14 @@ class ExportRequest(ModelRequest):
         return export
 
 
-_WORDS = ApiWords("export", "torch.export captures", "Export", "example inputs", "export(model, (x,))")
+_WORDS = ApiWords(
+    "export",
+    "torch.export captures",
+    "Export",
+    "example inputs",
+    "export(model, (x,))",
+    "Upgrade torch to export; tj.trace works with this torch.",
+)
 
 
 def export(
@@ -127,14 +133,9 @@ def export(
     options = ExportOptions(dynamic_shapes, strict, check_inputs, draft, compare_trace, module_mode, no_grad)
     caller = find_caller()
     request = ExportRequest(model, as_args(args), kwargs, options, caller=caller)
-    support = export_support_problem()
-    problem = (
-        argument_error(support, "Upgrade torch to export; tj.trace works with this torch.", tag="torch_too_old")
-        if support is not None
-        else model_argument_problem(model, args, kwargs, _WORDS) or options.problem()
-    )
-    if problem is not None:
-        return refused_run(request, ExportSession.name, problem, started)
+    refused = refusal(request, ExportSession.name, export_support_problem(), args, _WORDS, started)
+    if refused is not None:
+        return refused
     session = session_for(request)
     # export records no Python frame per node (tj.trace writes its driver loop out for that): the shared driver
     run = drive(session.steps(started))
