@@ -86,6 +86,11 @@ def is_bool(value: Any) -> bool:
     return isinstance(value, bool)
 
 
+def specs_by_name(*specs: OptionSpec) -> dict[str, OptionSpec]:
+    """A back end's options by name, in the order given (its table's, the bar's and the help's order)."""
+    return {spec.name: spec for spec in specs}
+
+
 def bool_spec(name: str, default: bool, doc: str, label: str) -> OptionSpec:
     """An option that is ``True`` or ``False``."""
     return OptionSpec(name, default, "True or False", doc, f"Pass {name}=True or {name}=False.", label, is_bool)
@@ -339,4 +344,5 @@ __all__ = [
     "is_bool",
     "module_mode_flags",
     "module_mode_spec",
+    "specs_by_name",
 ]

@@ -22,6 +22,7 @@ from ..options import (
     choice_spec,
     module_mode_flags,
     module_mode_spec,
+    specs_by_name,
 )
 from .records import COMPILE_BACKENDS
 
@@ -40,51 +41,48 @@ def _is_dynamic(value: Any) -> bool:
 
 
 #: every compile option, what it means and allows (defaults are :class:`CompileOptions`' own)
-COMPILE_SPECS: dict[str, OptionSpec] = {
-    spec.name: spec
-    for spec in (
-        OptionSpec(
-            "calls",
-            None,
-            "a list of input sets",
-            "the further inputs the compiled model is called with after the first, in order (each a tuple of "
-            "positional inputs or a dict of keyword inputs), so recompilations show; a re-compile keeps them",
-            "Pass calls=[(x2,), (x3,)]: each entry is the positional inputs of one more call (a tuple), or its "
-            "keyword inputs (a dict, e.g. {'input_ids': ids}).",
-            "calls",
-            _is_calls,
-        ),
-        OptionSpec(
-            "dynamic",
-            None,
-            "None, True or False",
-            "torch.compile's dynamic: None compiles for the first sizes and makes a size dynamic when it changes, "
-            "True makes every size dynamic from the start, False compiles again for every new size",
-            "dynamic=None (torch's default) compiles for the first sizes and makes a dim dynamic when it changes; "
-            "dynamic=True makes every dim dynamic from the start; dynamic=False compiles again for every new size.",
-            "dynamic",
-            _is_dynamic,
-            choices=(None, True, False),
-            choice_labels={None: "dynamic: auto", True: "dynamic: all sizes", False: "dynamic: off"},
-        ),
-        bool_spec(
-            "fullgraph", False, "torch.compile's fullgraph: the first graph break is an error at its line", "fullgraph"
-        ),
-        choice_spec(
-            "backend",
-            COMPILE_BACKENDS,
-            "the back end that compiles dynamo's graphs: eager runs them as they are (fast, no C++ compiler), "
-            "aot_eager through AOT autograd, inductor as torch.compile does by default (its compile time recorded)",
-            "backend='eager' (the default) runs dynamo's graphs as they are: the graphs and breaks are the same as "
-            "inductor's, without its compile time or a C++ compiler; 'aot_eager' adds AOT autograd; 'inductor' "
-            "compiles them as torch.compile does by default, and records each graph's compile time.",
-            "backend",
-        ),
-        bool_spec("check", True, "compare every call's outputs with the eager model's", "check"),
-        module_mode_spec("compile"),
-        bool_spec("no_grad", False, "compile and call under torch.no_grad()", "no_grad"),
-    )
-}
+COMPILE_SPECS = specs_by_name(
+    OptionSpec(
+        "calls",
+        None,
+        "a list of input sets",
+        "the further inputs the compiled model is called with after the first, in order (each a tuple of "
+        "positional inputs or a dict of keyword inputs), so recompilations show; a re-compile keeps them",
+        "Pass calls=[(x2,), (x3,)]: each entry is the positional inputs of one more call (a tuple), or its "
+        "keyword inputs (a dict, e.g. {'input_ids': ids}).",
+        "calls",
+        _is_calls,
+    ),
+    OptionSpec(
+        "dynamic",
+        None,
+        "None, True or False",
+        "torch.compile's dynamic: None compiles for the first sizes and makes a size dynamic when it changes, "
+        "True makes every size dynamic from the start, False compiles again for every new size",
+        "dynamic=None (torch's default) compiles for the first sizes and makes a dim dynamic when it changes; "
+        "dynamic=True makes every dim dynamic from the start; dynamic=False compiles again for every new size.",
+        "dynamic",
+        _is_dynamic,
+        choices=(None, True, False),
+        choice_labels={None: "dynamic: auto", True: "dynamic: all sizes", False: "dynamic: off"},
+    ),
+    bool_spec(
+        "fullgraph", False, "torch.compile's fullgraph: the first graph break is an error at its line", "fullgraph"
+    ),
+    choice_spec(
+        "backend",
+        COMPILE_BACKENDS,
+        "the back end that compiles dynamo's graphs: eager runs them as they are (fast, no C++ compiler), "
+        "aot_eager through AOT autograd, inductor as torch.compile does by default (its compile time recorded)",
+        "backend='eager' (the default) runs dynamo's graphs as they are: the graphs and breaks are the same as "
+        "inductor's, without its compile time or a C++ compiler; 'aot_eager' adds AOT autograd; 'inductor' "
+        "compiles them as torch.compile does by default, and records each graph's compile time.",
+        "backend",
+    ),
+    bool_spec("check", True, "compare every call's outputs with the eager model's", "check"),
+    module_mode_spec("compile"),
+    bool_spec("no_grad", False, "compile and call under torch.no_grad()", "no_grad"),
+)
 #: the options bar's compile options, in display order
 COMPILE_LIVE = ("fullgraph", "dynamic", "backend", "check", "module_mode", "no_grad")
 #: compile options the explorer shows but cannot change (they hold live tensors): a re-compile keeps the request's

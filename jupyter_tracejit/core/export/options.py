@@ -24,6 +24,7 @@ from ..options import (
     choice_spec,
     module_mode_flags,
     module_mode_spec,
+    specs_by_name,
 )
 
 #: what ``draft`` takes: ``on_request`` (a refused export is returned as soon as torch refuses, the draft offered:
@@ -47,52 +48,49 @@ def _is_input_sets(value: Any) -> bool:
 
 
 #: every export option, what it means and allows (defaults are :class:`ExportOptions`' own)
-EXPORT_SPECS: dict[str, OptionSpec] = {
-    spec.name: spec
-    for spec in (
-        OptionSpec(
-            "dynamic_shapes",
-            None,
-            "a dict by argument name or a tuple by position",
-            'the dynamic_shapes the export was asked with (torch\'s form, or "auto"); a re-export keeps them',
-            "Pass dynamic_shapes={'x': {0: torch.export.Dim('batch')}} (or a tuple in the order of the inputs, "
-            "({0: torch.export.Dim('batch')},)), dynamic_shapes='auto' with check_inputs, or leave it out.",
-            "dynamic_shapes",
-            _is_dynamic_shapes,
-            tag="dynamic_shapes_type",
-        ),
-        bool_spec(
-            "strict", False, "strict export: trace with TorchDynamo's bytecode analysis (torch's strict=True)", "strict"
-        ),
-        OptionSpec(
-            "check_inputs",
-            None,
-            "a list of input sets",
-            "the input sets the exported program is checked against the Python code on; a re-export keeps them",
-            "Pass check_inputs=[(x2,), (x3,)]: each entry is the positional inputs of one call.",
-            "check inputs",
-            _is_input_sets,
-        ),
-        choice_spec(
-            "draft",
-            DRAFT_CHOICES,
-            "offer torch.export.draft_export when export fails (run.draft() runs it), run it at once when export fails "
-            "(its report and partial graph), always, or never",
-            "draft='on_request' returns a refused export at once and offers its draft (run.draft()); 'on_failure' "
-            "runs draft_export at once when export fails; 'always' runs it on success too; 'never' skips it.",
-            "draft",
-            {
-                "on_request": "draft on request",
-                "on_failure": "draft on failure",
-                "always": "draft always",
-                "never": "no draft",
-            },
-        ),
-        bool_spec("compare_trace", False, "also trace the model and match the two graphs", "compare trace"),
-        module_mode_spec("export"),
-        bool_spec("no_grad", False, "export under torch.no_grad()", "no_grad"),
-    )
-}
+EXPORT_SPECS = specs_by_name(
+    OptionSpec(
+        "dynamic_shapes",
+        None,
+        "a dict by argument name or a tuple by position",
+        'the dynamic_shapes the export was asked with (torch\'s form, or "auto"); a re-export keeps them',
+        "Pass dynamic_shapes={'x': {0: torch.export.Dim('batch')}} (or a tuple in the order of the inputs, "
+        "({0: torch.export.Dim('batch')},)), dynamic_shapes='auto' with check_inputs, or leave it out.",
+        "dynamic_shapes",
+        _is_dynamic_shapes,
+        tag="dynamic_shapes_type",
+    ),
+    bool_spec(
+        "strict", False, "strict export: trace with TorchDynamo's bytecode analysis (torch's strict=True)", "strict"
+    ),
+    OptionSpec(
+        "check_inputs",
+        None,
+        "a list of input sets",
+        "the input sets the exported program is checked against the Python code on; a re-export keeps them",
+        "Pass check_inputs=[(x2,), (x3,)]: each entry is the positional inputs of one call.",
+        "check inputs",
+        _is_input_sets,
+    ),
+    choice_spec(
+        "draft",
+        DRAFT_CHOICES,
+        "offer torch.export.draft_export when export fails (run.draft() runs it), run it at once when export fails "
+        "(its report and partial graph), always, or never",
+        "draft='on_request' returns a refused export at once and offers its draft (run.draft()); 'on_failure' "
+        "runs draft_export at once when export fails; 'always' runs it on success too; 'never' skips it.",
+        "draft",
+        {
+            "on_request": "draft on request",
+            "on_failure": "draft on failure",
+            "always": "draft always",
+            "never": "no draft",
+        },
+    ),
+    bool_spec("compare_trace", False, "also trace the model and match the two graphs", "compare trace"),
+    module_mode_spec("export"),
+    bool_spec("no_grad", False, "export under torch.no_grad()", "no_grad"),
+)
 #: the options bar's export options, in display order (the keys of its ``options`` trait for an export run)
 EXPORT_LIVE = ("strict", "draft", "module_mode", "no_grad")
 #: export options the explorer shows but cannot change (they hold live tensors and torch ``Dim`` objects): a

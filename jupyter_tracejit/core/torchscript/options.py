@@ -29,6 +29,7 @@ from ..options import (
     OptionTable,
     bool_spec,
     module_mode_spec,
+    specs_by_name,
 )
 
 
@@ -71,63 +72,59 @@ def _is_probe_dims(value: Any) -> bool:
     return True
 
 
-SPECS: dict[str, OptionSpec] = {
-    spec.name: spec
-    for spec in (
-        bool_spec("check_trace", True, "check the trace by re-tracing and comparing outputs", "check"),
-        OptionSpec(
-            "check_inputs",
-            None,
-            "a list of input sets",
-            "the input sets to check the trace with (default: the example inputs)",
-            "Pass a list with one tuple per input set, e.g. check_inputs=[(x2,), (x3,)].",
-            "check inputs",
-            _is_input_sets,
-            control="input_sets",
-        ),
-        OptionSpec(
-            "check_tolerance",
-            DEFAULT_TOLERANCE,
-            "a finite number >= 0",
-            f"relative tolerance of the check's output comparison (default {DEFAULT_TOLERANCE_TEXT})",
-            f"torch's default is {DEFAULT_TOLERANCE_TEXT}; relax it (e.g. 1e-3) for fused or reordered float math.",
-            "tol",
-            is_tolerance,
-            control="number",
-        ),
-        bool_spec("strict", True, "strict mode: reject mutable containers (list/dict) at the output", "strict"),
-        bool_spec(
-            "force_outplace",
-            False,
-            "torch's private _force_outplace: record in-place ops as their out-of-place versions",
-            "force_outplace",
-        ),
-        module_mode_spec("trace"),
-        bool_spec("no_grad", False, "trace under torch.no_grad()", "no_grad"),
-        bool_spec("probe", False, "also run the generalization probe on derived inputs", "probe"),
-        OptionSpec(
-            "probe_dims",
-            None,
-            "a dict of {argument index or keyword name: [dims]}",
-            "the input dimensions the probe varies (default: the ones that look dynamic)",
-            "probe_dims maps an argument index (or keyword name) to dimensions of that input, "
-            "e.g. probe_dims={0: [1]}.",
-            "probe dims",
-            _is_probe_dims,
-        ),
-        OptionSpec(
-            "target_device",
-            None,
-            "a device name such as 'cuda', 'cuda:0' or 'cpu', or None",
-            "the device the traced model will run on, when not the one it is traced on: a device baked into the "
-            "graph that differs from it is a warning (default: where it is traced)",
-            "Pass the device the traced model is served on as text, e.g. target_device='cuda', or None.",
-            "target device",
-            _is_target_device,
-            control="device",
-        ),
-    )
-}
+SPECS = specs_by_name(
+    bool_spec("check_trace", True, "check the trace by re-tracing and comparing outputs", "check"),
+    OptionSpec(
+        "check_inputs",
+        None,
+        "a list of input sets",
+        "the input sets to check the trace with (default: the example inputs)",
+        "Pass a list with one tuple per input set, e.g. check_inputs=[(x2,), (x3,)].",
+        "check inputs",
+        _is_input_sets,
+        control="input_sets",
+    ),
+    OptionSpec(
+        "check_tolerance",
+        DEFAULT_TOLERANCE,
+        "a finite number >= 0",
+        f"relative tolerance of the check's output comparison (default {DEFAULT_TOLERANCE_TEXT})",
+        f"torch's default is {DEFAULT_TOLERANCE_TEXT}; relax it (e.g. 1e-3) for fused or reordered float math.",
+        "tol",
+        is_tolerance,
+        control="number",
+    ),
+    bool_spec("strict", True, "strict mode: reject mutable containers (list/dict) at the output", "strict"),
+    bool_spec(
+        "force_outplace",
+        False,
+        "torch's private _force_outplace: record in-place ops as their out-of-place versions",
+        "force_outplace",
+    ),
+    module_mode_spec("trace"),
+    bool_spec("no_grad", False, "trace under torch.no_grad()", "no_grad"),
+    bool_spec("probe", False, "also run the generalization probe on derived inputs", "probe"),
+    OptionSpec(
+        "probe_dims",
+        None,
+        "a dict of {argument index or keyword name: [dims]}",
+        "the input dimensions the probe varies (default: the ones that look dynamic)",
+        "probe_dims maps an argument index (or keyword name) to dimensions of that input, e.g. probe_dims={0: [1]}.",
+        "probe dims",
+        _is_probe_dims,
+    ),
+    OptionSpec(
+        "target_device",
+        None,
+        "a device name such as 'cuda', 'cuda:0' or 'cpu', or None",
+        "the device the traced model will run on, when not the one it is traced on: a device baked into the "
+        "graph that differs from it is a warning (default: where it is traced)",
+        "Pass the device the traced model is served on as text, e.g. target_device='cuda', or None.",
+        "target device",
+        _is_target_device,
+        control="device",
+    ),
+)
 
 #: options the explorer's options bar offers (its ``options`` trait), in display order
 LIVE = (
