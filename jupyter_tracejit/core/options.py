@@ -169,11 +169,13 @@ class Flag:
         return bool(self.metavar) and self.parse is None and not self.choices
 
 
-def module_mode_flags(noun: str) -> tuple[Flag, Flag]:
-    """``--eval`` and ``--train``, worded for a back end that captures in that mode (``export``, ``compile``)."""
+def mode_flags(noun: str, doing: str = "") -> tuple[Flag, Flag, Flag]:
+    """``--eval``, ``--train`` and ``--no-grad``, worded for a back end that captures in that mode (``export``;
+    ``doing``: what runs under ``torch.no_grad()`` when not just the capture, ``compile and call``)."""
     return (
         Flag("module_mode", "--eval", f"module_mode='eval': {noun} in eval mode, restored after", value="eval"),
         Flag("module_mode", "--train", f"module_mode='train': {noun} in train mode, restored after", value="train"),
+        Flag("no_grad", "--no-grad", f"no_grad=True: {doing or noun} under torch.no_grad()", value=True),
     )
 
 
@@ -342,7 +344,7 @@ __all__ = [
     "bool_spec",
     "choice_spec",
     "is_bool",
-    "module_mode_flags",
+    "mode_flags",
     "module_mode_spec",
     "specs_by_name",
 ]

@@ -20,7 +20,7 @@ from ..options import (
     OptionTable,
     bool_spec,
     choice_spec,
-    module_mode_flags,
+    mode_flags,
     module_mode_spec,
     specs_by_name,
 )
@@ -127,8 +127,7 @@ COMPILE_FLAGS: tuple[Flag, ...] = (
         choices=COMPILE_BACKENDS,
     ),
     Flag("check", "--no-check", "check=False: do not compare the outputs with the eager model's", value=False),
-    *module_mode_flags("compile"),
-    Flag("no_grad", "--no-grad", "no_grad=True: compile and call under torch.no_grad()", value=True),
+    *mode_flags("compile", "compile and call"),
 )
 
 #: the compile back end's options, as the options framework holds them (the registry's ``options``)

@@ -22,7 +22,7 @@ from ..options import (
     OptionTable,
     bool_spec,
     choice_spec,
-    module_mode_flags,
+    mode_flags,
     module_mode_spec,
     specs_by_name,
 )
@@ -261,8 +261,7 @@ EXPORT_FLAGS: tuple[Flag, ...] = (
         choices=DRAFT_CHOICES,
     ),
     Flag("compare_trace", "--compare-trace", "also trace the model and match the two graphs", value=True),
-    *module_mode_flags("export"),
-    Flag("no_grad", "--no-grad", "no_grad=True: export under torch.no_grad()", value=True),
+    *mode_flags("export"),
 )
 
 #: the export back end's options, as the options framework holds them (the registry's ``options``)
