@@ -297,8 +297,8 @@ class OptionTable:
 class BackendOptions:
     """What every back end's options dataclass (``TraceOptions``, ``ExportOptions``, ``CompileOptions``) does the
     same way, from its :class:`OptionTable` (``table``): its names, a copy with some changed, the keywords, the first
-    value not allowed (:func:`~.errors.option_error` makes it the run's ``ArgumentError``). Each keeps its own fields
-    and its own ``to_json`` (what its run records)."""
+    value not allowed (:func:`~.errors.option_error` makes it the run's ``ArgumentError``), the JSON a run records.
+    Each keeps its own fields and its values' JSON rule (:meth:`json_value`)."""
 
     #: the back end's options table (its names, their checks)
     table: ClassVar[OptionTable]
