@@ -41,6 +41,11 @@ class OutputComparison(JsonRecord):
     #: torch's own description of the mismatch (``assert_close``'s message), as its warning prints it
     message: str = ""
 
+    def mismatch(self) -> str:
+        """How the reports (text and HTML) name a failed output: ``output 1 vs the python: max abs error ...``."""
+        err = "shapes differ" if self.max_abs is None else f"max abs error {self.max_abs:.3g} (rtol {self.rtol:g})"
+        return f"output {self.index + 1} vs the {self.against}: {err}"
+
 
 @dataclass
 class CheckCase(JsonRecord):

@@ -46,6 +46,37 @@ class CaptureCall:
     #: the name the callee was reached by when it is an attribute (``encode`` of ``model.encode``), else ""
     attribute: str = ""
 
+    def expression(self, option: str, read: Callable[[Any, str], Any]) -> Any:
+        """An option given as Python (``check_inputs``), its value checked by ``read(value, text)``; None when the
+        call does not give it."""
+        value = self.expressions.get(option)
+        return None if value is None else read(value, self.texts[option])
+
+    def inputs(self) -> tuple[tuple[Any, ...], dict[str, Any] | None, dict[str, Any]]:
+        """The positional inputs, the keyword inputs (None for none) and the options, as the API takes them."""
+        return tuple(self.args), dict(self.kwargs) or None, dict(self.options)
+
+
+def check_callable(callee: Any, callee_text: str, verb: str) -> None:
+    """:class:`CallProblem` when CALL's callee (written ``callee_text``) cannot be called."""
+    if not callable(callee):
+        raise CallProblem(
+            f"{callee_text!r} is a {type(callee).__name__}, which cannot be called; CALL must call the model or "
+            f"function to {verb}"
+        )
+
+
+def check_input_list(value: Any, expr: str, example: str | None) -> list[Any]:
+    """``--check-inputs``' value (written ``expr``): a list of input sets, one per check; else a :class:`CallProblem`
+    with ``example``."""
+    if not isinstance(value, list):
+        raise CallProblem(
+            f"--check-inputs {expr!r} must evaluate to a list of input sets, one per check, got a "
+            f"{type(value).__name__}",
+            example,
+        )
+    return value
+
 
 @dataclass(frozen=True)
 class Capture:
@@ -87,4 +118,4 @@ class CommandWords:
     capture: str = ""
 
 
-__all__ = ["CallProblem", "Capture", "CaptureCall", "CommandWords"]
+__all__ = ["CallProblem", "Capture", "CaptureCall", "CommandWords", "check_callable", "check_input_list"]

@@ -7,12 +7,15 @@ import os
 import re
 import traceback
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .caller import installed_package
 from .jsonio import JsonRecord
 from .source import is_torch_file, source_line
 from .words import with_article
+
+if TYPE_CHECKING:
+    from .options import OptionProblem
 
 # (pattern on "ExceptionType: message", tag, hint). The first match wins.
 _HINTS: tuple[tuple[re.Pattern[str], str, str], ...] = (
@@ -289,3 +292,9 @@ def error_from_exception(
 def argument_error(message: str, hint: str, tag: str = "bad_argument") -> TraceError:
     """A misuse of ``tj.trace`` itself, recorded rather than raised."""
     return TraceError(type="ArgumentError", message=message, phase="arguments", tag=tag, hint=hint)
+
+
+def option_error(found: OptionProblem | None) -> TraceError | None:
+    """An option's value that is not allowed as the ``ArgumentError`` a run records (the fix as its hint, the
+    option's tag), or None."""
+    return None if found is None else argument_error(found.message, found.hint, tag=found.tag)

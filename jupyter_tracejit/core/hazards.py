@@ -5,6 +5,7 @@ The :class:`Finding` record is read back from saved runs where torch may be miss
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 from collections import Counter
@@ -44,6 +45,14 @@ class Finding(JsonRecord):
         """Whether it says the trace may be wrong (the badge turns amber, the Warnings tab counts it): any severity
         but ``info``. The explorer's ``findingIsProblem`` (model/run.ts) is the same rule."""
         return self.severity != "info"
+
+
+def reworded(finding: Finding | None, **words: Any) -> list[Finding]:
+    """A rule's finding worded for another kind of run (an export, a saved archive): each field of ``words``
+    replaced by its value, or by what its value (a function of the finding) says; none when the rule found nothing."""
+    if finding is None:
+        return []
+    return [dataclasses.replace(finding, **{k: v(finding) if callable(v) else v for k, v in words.items()})]
 
 
 def _where(graph: Graph, ids: list[int], limit: int = 4) -> str:

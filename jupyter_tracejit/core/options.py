@@ -13,10 +13,11 @@ The tables live in the back ends' packages (``core/torchscript/options.py`` ``TR
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar, Self, cast
 
 from .words import with_article
 
@@ -83,6 +84,11 @@ class OptionSpec:
 
 def is_bool(value: Any) -> bool:
     return isinstance(value, bool)
+
+
+def specs_by_name(*specs: OptionSpec) -> dict[str, OptionSpec]:
+    """A back end's options by name, in the order given (its table's, the bar's and the help's order)."""
+    return {spec.name: spec for spec in specs}
 
 
 def bool_spec(name: str, default: bool, doc: str, label: str) -> OptionSpec:
@@ -161,6 +167,16 @@ class Flag:
     def is_expression(self) -> bool:
         """Its text is Python, evaluated where the inputs are (``--check-inputs``)."""
         return bool(self.metavar) and self.parse is None and not self.choices
+
+
+def mode_flags(noun: str, doing: str = "") -> tuple[Flag, Flag, Flag]:
+    """``--eval``, ``--train`` and ``--no-grad``, worded for a back end that captures in that mode (``export``;
+    ``doing``: what runs under ``torch.no_grad()`` when not just the capture, ``compile and call``)."""
+    return (
+        Flag("module_mode", "--eval", f"module_mode='eval': {noun} in eval mode, restored after", value="eval"),
+        Flag("module_mode", "--train", f"module_mode='train': {noun} in train mode, restored after", value="train"),
+        Flag("no_grad", "--no-grad", f"no_grad=True: {doing or noun} under torch.no_grad()", value=True),
+    )
 
 
 def _spelled(value: Any) -> str:
@@ -278,9 +294,48 @@ class OptionTable:
         return rows
 
 
+class BackendOptions:
+    """What every back end's options dataclass (``TraceOptions``, ``ExportOptions``, ``CompileOptions``) does the
+    same way, from its :class:`OptionTable` (``table``): its names, a copy with some changed, the keywords, the first
+    value not allowed (:func:`~.errors.option_error` makes it the run's ``ArgumentError``), the JSON a run records.
+    Each keeps its own fields and its values' JSON rule (:meth:`json_value`)."""
+
+    #: the back end's options table (its names, their checks)
+    table: ClassVar[OptionTable]
+
+    @classmethod
+    def names(cls) -> tuple[str, ...]:
+        return tuple(f.name for f in dataclasses.fields(cast(Any, cls)))
+
+    def replace(self, **changes: Any) -> Self:
+        """A copy with some options changed (``TypeError`` naming the options for a name that is not one)."""
+        unknown = self.table.unknown(changes)
+        if unknown is not None:
+            raise unknown
+        return dataclasses.replace(cast(Any, self), **changes)
+
+    def as_dict(self) -> dict[str, Any]:
+        """The options as keywords for the back end's API (live values, not JSON)."""
+        return {name: getattr(self, name) for name in self.names()}
+
+    def to_json(self) -> dict[str, Any]:
+        """JSON-ready, as a run records its options (the back end's ``Recorded...Options`` in ``run.schema.json``):
+        each value as :meth:`json_value` writes it."""
+        return {name: self.json_value(name, value) for name, value in self.as_dict().items()}
+
+    def json_value(self, name: str, value: Any) -> Any:
+        """One option's value as the run records it (each back end's own rule)."""
+        raise NotImplementedError
+
+    def first_problem(self) -> OptionProblem | None:
+        """The first option whose value is not allowed (then the first broken rule between options), or None."""
+        return self.table.problem(self.as_dict())
+
+
 __all__ = [
     "INPUT_SETS_KEY",
     "MODULE_MODES",
+    "BackendOptions",
     "CommandLineError",
     "Flag",
     "OptionProblem",
@@ -289,5 +344,7 @@ __all__ = [
     "bool_spec",
     "choice_spec",
     "is_bool",
+    "mode_flags",
     "module_mode_spec",
+    "specs_by_name",
 ]

@@ -44,6 +44,17 @@ def _ok(x: Any) -> Problem | None:
     return None
 
 
+def _first_item_problem(items: Sequence[Any], check_of: Callable[[int], Check | None]) -> Problem | None:
+    """The first item's problem (``check_of(i)`` checks item ``i``; None: anything goes), its index on its path."""
+    for i, value in enumerate(items):
+        check = check_of(i)
+        problem = check(value) if check is not None else None
+        if problem is not None:
+            problem[0].append(str(i))
+            return problem
+    return None
+
+
 class SchemaCompiler:
     def __init__(self, root: Mapping[str, Any]) -> None:
         self.root = root
@@ -160,22 +171,10 @@ class SchemaCompiler:
             if positional is not None:
                 if more_check is None and len(x) > len(positional):
                     return [], f"must have at most {len(positional)} items, not {len(x)}"
-                for i, value in enumerate(x):
-                    check = positional[i] if i < len(positional) else more_check
-                    problem = check(value) if check is not None else None
-                    if problem is not None:
-                        problem[0].append(str(i))
-                        return problem
-                return None
+                return _first_item_problem(x, lambda i: positional[i] if i < len(positional) else more_check)
             if each is _ok:
                 return None
-            assert each is not None
-            for i, value in enumerate(x):
-                problem = each(value)
-                if problem is not None:
-                    problem[0].append(str(i))
-                    return problem
-            return None
+            return _first_item_problem(x, lambda i: each)
 
         return check_array
 

@@ -13,7 +13,7 @@ import html
 from typing import TYPE_CHECKING
 
 from ..core.words import plural
-from .page import CSP, bundle, embed_json
+from .page import dark_badges, script_free_page
 
 if TYPE_CHECKING:
     from ..core.run_diff import RunDiff
@@ -29,12 +29,7 @@ _STYLE = """
 .tracejit-diff ul { margin: 0; padding-left: 16px; }
 .tracejit-diff .jp-TraceExplorer-badge { margin-right: 6px; }
 /* the badges' dark colours: the explorer keys them on data-jp-theme-light, which this script-free page never sets */
-@media (prefers-color-scheme: dark) {
-  .tracejit-diff .jp-TraceExplorer-badge.jp-mod-ok { background: var(--jp-success-color1); }
-  .tracejit-diff .jp-TraceExplorer-badge.jp-mod-error { background: var(--jp-error-color1); }
-  .tracejit-diff .jp-TraceExplorer-badge.jp-mod-warning { color: var(--jp-ui-inverse-font-color0); }
-}
-"""
+""" + dark_badges("tracejit-diff")
 
 
 def _e(text: object) -> str:
@@ -86,9 +81,6 @@ def _parameters(diff: RunDiff) -> list[str]:
 
 def render_diff_html(diff: RunDiff) -> str:
     """The page (see the module's docstring)."""
-    from .._version import __version__
-
-    _, css = bundle()
     level, label = (
         ("error", "not compared") if diff.error else ("ok", "same") if diff.same else ("warning", "different")
     )
@@ -117,29 +109,15 @@ def render_diff_html(diff: RunDiff) -> str:
         body += ["<h2>Parameters and buffers</h2>", *_parameters(diff)]
         if diff.values_note:
             body.append(f'<p class="jp-TraceExplorer-muted">{_e(diff.values_note)}</p>')
-    return "\n".join(
-        [
-            "<!DOCTYPE html>",
-            '<html lang="en">',
-            "<head>",
-            '<meta charset="utf-8">',
-            f'<meta http-equiv="Content-Security-Policy" content="{_e(CSP)}">',
-            '<meta name="viewport" content="width=device-width, initial-scale=1">',
-            f'<meta name="generator" content="jupyter-tracejit {_e(__version__)}">',
-            f"<title>{_e(title)}</title>",
-            f"<style>\n{css}\n{_STYLE}</style>",
-            "</head>",
-            "<body>",
-            '<div class="tracejit-page tracejit-diff">',
-            f'<h1 class="tracejit-page-title">{_e(diff.old)} → {_e(diff.new)}'
-            '<span class="tracejit-page-meta">jupyter-tracejit diff</span></h1>',
-            *body,
-            "</div>",
-            f'<script type="application/json" id="{DIFF_ELEMENT_ID}">{embed_json(diff.to_json())}</script>',
-            "</body>",
-            "</html>",
-            "",
-        ]
+    return script_free_page(
+        title=title,
+        style=_STYLE,
+        page_class="tracejit-diff",
+        heading=f"{diff.old} → {diff.new}",
+        meta="jupyter-tracejit diff",
+        body=body,
+        element_id=DIFF_ELEMENT_ID,
+        data=diff.to_json(),
     )
 
 

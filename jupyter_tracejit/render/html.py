@@ -118,8 +118,7 @@ def _case(run: TraceRun, case: CheckCase) -> str:
         inner.append(f"<li>{_e(case.exception.type)}: {_e(first_line(case.exception.message))}</li>")
     for o in case.outputs:
         if not o.ok:
-            err = "shapes differ" if o.max_abs is None else f"max abs error {o.max_abs:.3g} (rtol {o.rtol:g})"
-            inner.append(f"<li>output {o.index + 1} vs the {_e(o.against)}: {_e(err)}</li>")
+            inner.append(f"<li>{_e(o.mismatch())}</li>")
     if case.diff is not None and case.diff.divergences:
         roots, down = case.diff.roots, case.diff.downstream
         trace_graph = run.graphs.get(case.method)

@@ -14,7 +14,7 @@ import html
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from .page import CSP, bundle, embed_json
+from .page import dark_badges, script_free_page
 
 if TYPE_CHECKING:
     from ..migrate.report import Change, MigrationReport, ModelResult
@@ -40,12 +40,7 @@ _STYLE = """
 .tracejit-migration .change-regressed { color: var(--jp-error-color1); font-weight: 600; }
 .tracejit-migration .change-improved { color: var(--jp-success-color1); }
 .tracejit-migration ul { margin: 0; padding-left: 16px; }
-@media (prefers-color-scheme: dark) {
-  .tracejit-migration .jp-TraceExplorer-badge.jp-mod-ok { background: var(--jp-success-color1); }
-  .tracejit-migration .jp-TraceExplorer-badge.jp-mod-error { background: var(--jp-error-color1); }
-  .tracejit-migration .jp-TraceExplorer-badge.jp-mod-warning { color: var(--jp-ui-inverse-font-color0); }
-}
-"""
+""" + dark_badges("tracejit-migration")
 
 
 def _e(text: object) -> str:
@@ -130,9 +125,6 @@ def _row(m: ModelResult, change: Change | None, with_baseline: bool) -> str:
 
 def render_migration_html(report: MigrationReport, changes: Sequence[Change] = (), baseline: str = "") -> str:
     """The page (see the module's docstring)."""
-    from .._version import __version__
-
-    _, css = bundle()
     by_name = {c.name: c for c in changes}
     regressed = [c for c in changes if c.kind == "regressed"]
     head = ["model", "status", "refused at / specialised", "export check", "trace ops matched", "time"]
@@ -155,29 +147,15 @@ def render_migration_html(report: MigrationReport, changes: Sequence[Change] = (
         *(_row(m, by_name.get(m.name), bool(changes)) for m in report.models),
         "</table>",
     ]
-    return "\n".join(
-        [
-            "<!DOCTYPE html>",
-            '<html lang="en">',
-            "<head>",
-            '<meta charset="utf-8">',
-            f'<meta http-equiv="Content-Security-Policy" content="{_e(CSP)}">',
-            '<meta name="viewport" content="width=device-width, initial-scale=1">',
-            f'<meta name="generator" content="jupyter-tracejit {_e(__version__)}">',
-            f"<title>Migration to torch.export: {_e(report.summary())} · jupyter-tracejit</title>",
-            f"<style>\n{css}\n{_STYLE}</style>",
-            "</head>",
-            "<body>",
-            '<div class="tracejit-page tracejit-migration">',
-            '<h1 class="tracejit-page-title">Migration to torch.export'
-            '<span class="tracejit-page-meta">jupyter-tracejit migrate</span></h1>',
-            *body,
-            "</div>",
-            f'<script type="application/json" id="{REPORT_ELEMENT_ID}">{embed_json(report.to_json())}</script>',
-            "</body>",
-            "</html>",
-            "",
-        ]
+    return script_free_page(
+        title=f"Migration to torch.export: {report.summary()} · jupyter-tracejit",
+        style=_STYLE,
+        page_class="tracejit-migration",
+        heading="Migration to torch.export",
+        meta="jupyter-tracejit migrate",
+        body=body,
+        element_id=REPORT_ELEMENT_ID,
+        data=report.to_json(),
     )
 
 

@@ -33,7 +33,16 @@ from .html import to_html
 if TYPE_CHECKING:
     from ..core.run import TraceRun
 
-__all__ = ["CSP", "ReportBundleMissing", "bundle", "render_html", "save_html"]
+__all__ = [
+    "CSP",
+    "ReportBundleMissing",
+    "bundle",
+    "dark_badges",
+    "page_head",
+    "render_html",
+    "save_html",
+    "script_free_page",
+]
 
 #: no network, no plugins, no forms: inline script and style, WebAssembly, and the layout worker from a blob: URL
 CSP = (
@@ -85,10 +94,64 @@ def embed_json(data: object) -> str:
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
-def render_html(run: TraceRun) -> str:
-    """The standalone report page of ``run`` as text (see the module docstring)."""
+def page_head(title: str, style: str) -> list[str]:
+    """A page's lines from ``<!DOCTYPE html>`` to ``<body>``: its CSP, generator, ``title`` and ``style``."""
     from .._version import __version__
 
+    e = html.escape
+    return [
+        "<!DOCTYPE html>",
+        '<html lang="en">',
+        "<head>",
+        '<meta charset="utf-8">',
+        f'<meta http-equiv="Content-Security-Policy" content="{e(CSP)}">',
+        '<meta name="viewport" content="width=device-width, initial-scale=1">',
+        f'<meta name="generator" content="jupyter-tracejit {e(__version__)}">',
+        f"<title>{e(title)}</title>",
+        f"<style>\n{style}</style>",
+        "</head>",
+        "<body>",
+    ]
+
+
+def dark_badges(page_class: str) -> str:
+    """The badges' dark colours on a script-free page (``page_class``): the explorer keys them on
+    ``data-jp-theme-light``, which such a page never sets."""
+    badge = f".{page_class} .jp-TraceExplorer-badge"
+    return (
+        "@media (prefers-color-scheme: dark) {\n"
+        f"  {badge}.jp-mod-ok {{ background: var(--jp-success-color1); }}\n"
+        f"  {badge}.jp-mod-error {{ background: var(--jp-error-color1); }}\n"
+        f"  {badge}.jp-mod-warning {{ color: var(--jp-ui-inverse-font-color0); }}\n"
+        "}\n"
+    )
+
+
+def script_free_page(
+    *, title: str, style: str, page_class: str, heading: str, meta: str, body: list[str], element_id: str, data: object
+) -> str:
+    """A standalone page with no script (``tracejit diff``'s, ``tracejit migrate``'s): the bundle's stylesheet and
+    ``style``, its ``heading`` and ``meta`` (text), ``body`` (HTML lines), and ``data`` as JSON in
+    ``<script type="application/json" id="element_id">`` for whoever reads the page."""
+    _, css = bundle()
+    e = html.escape
+    return "\n".join(
+        [
+            *page_head(title, f"{css}\n{style}"),
+            f'<div class="tracejit-page {page_class}">',
+            f'<h1 class="tracejit-page-title">{e(heading)}<span class="tracejit-page-meta">{e(meta)}</span></h1>',
+            *body,
+            "</div>",
+            f'<script type="application/json" id="{element_id}">{embed_json(data)}</script>',
+            "</body>",
+            "</html>",
+            "",
+        ]
+    )
+
+
+def render_html(run: TraceRun) -> str:
+    """The standalone report page of ``run`` as text (see the module docstring)."""
     js, css = bundle()
     title = f"{run.target.name}: {'ok' if run.ok else 'problems'} · jupyter-tracejit"
     diffed = run.diff_against.diff if run.diff_against is not None else None
@@ -104,17 +167,7 @@ def render_html(run: TraceRun) -> str:
     e = html.escape
     return "\n".join(
         [
-            "<!DOCTYPE html>",
-            '<html lang="en">',
-            "<head>",
-            '<meta charset="utf-8">',
-            f'<meta http-equiv="Content-Security-Policy" content="{e(CSP)}">',
-            '<meta name="viewport" content="width=device-width, initial-scale=1">',
-            f'<meta name="generator" content="jupyter-tracejit {e(__version__)}">',
-            f"<title>{e(title)}</title>",
-            f"<style>\n{css}\n</style>",
-            "</head>",
-            "<body>",
+            *page_head(title, f"{css}\n"),
             '<div class="tracejit-page">',
             f'<h1 class="tracejit-page-title">{e(heading)}<span class="tracejit-page-meta">{e(meta)}</span></h1>',
             f'<div id="{ROOT_ELEMENT_ID}"></div>',

@@ -28,8 +28,7 @@ def _case_lines(run: TraceRun, case: CheckCase, limit: int) -> list[str]:
         lines.append(f"    ! {first_line(case.exception.message)}")
     for o in case.outputs:
         if not o.ok:
-            err = "shapes differ" if o.max_abs is None else f"max abs error {o.max_abs:.3g} (rtol {o.rtol:g})"
-            lines.append(f"    output {o.index + 1} vs the {o.against}: {err}")
+            lines.append(f"    {o.mismatch()}")
     if case.diff is not None and case.diff.divergences:
         roots, down = case.diff.roots, case.diff.downstream
         lines.append(f"    {plural(len(roots), 'root divergence')}, {len(down)} downstream")

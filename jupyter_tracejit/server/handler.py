@@ -44,6 +44,8 @@ from tornado import web
 from traitlets import Bool, Float, Int, List, TraitError, Unicode, validate
 from traitlets.config import Configurable
 
+from ..core.archive.directory import size_text
+from ..core.archive.layout import file_kind
 from .worker import IMPORT_FAILED, MODULE_NAME, OUT_OF_MEMORY, TORCH_MISSING
 
 #: the handler's route, under the server's base URL
@@ -64,30 +66,9 @@ class Refused(Exception):
         self.headers = headers or {}
 
 
-def size_text(size: int) -> str:
-    """``2 GiB``, ``1.5 MiB``, ``312 bytes``."""
-    for unit, scale in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
-        if size >= scale:
-            return f"{size / scale:.3g} {unit}"
-    return f"{size} bytes"
-
-
 def _shown(path: str) -> str:
     """The path as an answer quotes it: a long one shortened."""
     return path if len(path) <= 200 else f"{path[:100]}...{path[-40:]} ({len(path)} characters)"
-
-
-def _file_kind(mode: int) -> str:
-    for test, kind in (
-        (stat.S_ISDIR, "a directory"),
-        (stat.S_ISFIFO, "a FIFO (named pipe)"),
-        (stat.S_ISCHR, "a character device"),
-        (stat.S_ISBLK, "a block device"),
-        (stat.S_ISSOCK, "a socket"),
-    ):
-        if test(mode):
-            return kind
-    return "not a regular file"
 
 
 def signal_name(number: int) -> str:
@@ -207,7 +188,7 @@ class TracejitOpener(Configurable):
             raise self._path_error(path, exc) from None
         if not stat.S_ISREG(info.st_mode):
             raise Refused(
-                400, f"{path} is {_file_kind(info.st_mode)}, not a regular file: only saved model files are read."
+                400, f"{path} is {file_kind(info.st_mode)}, not a regular file: only saved model files are read."
             )
         size = info.st_size
         if size > self.max_size:

@@ -56,17 +56,6 @@ def load_run(path: str, max_size: int = DEFAULT_MAX_SIZE) -> Any:
     return run
 
 
-def limit_memory(max_bytes: int) -> None:
-    """Cap this process's address space at ``max_bytes`` (0: no cap), where the platform can."""
-    if max_bytes <= 0:
-        return
-    try:
-        import resource
-    except ImportError:  # not on this platform
-        return
-    resource.setrlimit(resource.RLIMIT_AS, (max_bytes, max_bytes))
-
-
 def _options(argv: list[str]) -> tuple[str, dict[str, int], list[str]] | None:
     paths = [a for a in argv if not a.startswith("--")]
     options: dict[str, int] = {}
@@ -106,6 +95,8 @@ def main(argv: list[str]) -> int:
         )
         return 2
     path, options, imports = parsed
+    from jupyter_tracejit.core.archive.directory import limit_memory  # torch-free: torch comes under the cap
+
     limit_memory(options.get("max-memory", 0))
     try:
         import torch  # noqa: F401

@@ -1,6 +1,7 @@
 """A saved model's zip directory, checked before anything in it is read: one top-level folder, no name twice, a
 total unpacked size under a cap, no member that inflates more than :data:`MAX_RATIO` times (a zip bomb is refused
-before anything is inflated); and the words every refusal of the guard (:mod:`.guard`) shares. Torch-free."""
+before anything is inflated); and the words every refusal of the guard (:mod:`.guard`) shares; the memory cap of a
+process that loads one. Torch-free."""
 
 from __future__ import annotations
 
@@ -37,6 +38,18 @@ def size_text(size: int) -> str:
         if size >= scale:
             return f"{size / scale:.3g} {unit}"
     return f"{size} bytes"
+
+
+def limit_memory(max_bytes: int) -> None:
+    """Cap this process's address space (``RLIMIT_AS``) at ``max_bytes`` (0: no cap), where the platform can: what
+    bounds a process that loads a saved model (the sandbox's child, the server's worker)."""
+    if max_bytes <= 0:
+        return
+    try:
+        import resource
+    except ImportError:  # not on this platform
+        return
+    resource.setrlimit(resource.RLIMIT_AS, (max_bytes, max_bytes))
 
 
 # -- the zip directory -------------------------------------------------------------------------------------------

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import IO, Any
 
 from ..errors import TraceError
+from ..run import Target, TraceRun
 
 ZIP_MAGIC = b"PK\x03\x04"
 #: the most members a zip directory may list (a 24-layer transformer's archive has about a thousand): zipfile
@@ -266,6 +267,16 @@ _LOAD_FAILURES: tuple[tuple[tuple[str, ...], str, str], ...] = (
 def archive_options(path: str, map_location: Any) -> dict[str, Any]:
     """What the run records of the load (run.schema.json ``RecordedArchiveOptions``)."""
     return {"path": path, "map_location": None if map_location is None else str(map_location)}
+
+
+def file_run(path: str, map_location: Any, backend: str, kind: str = "script") -> TraceRun:
+    """The run of a file read back (``source`` ``file``), named by the file, before anything is read into it."""
+    return TraceRun(
+        target=Target(name=os.path.basename(path), kind=kind, file=path),
+        options=archive_options(path, map_location),
+        backend=backend,
+        source="file",
+    )
 
 
 #: the class torch names when a .pt2's program takes or returns one this Python has not registered with its pytree

@@ -12,9 +12,9 @@ from typing import Any
 
 from ..capture import stamp
 from ..registry import backends, loader
-from ..run import Target, TraceRun
+from ..run import TraceRun
 from .guard import DEFAULT_MAX_SIZE
-from .layout import ArchiveLayout, archive_options, inspect_file, load_error
+from .layout import ArchiveLayout, file_run, inspect_file, load_error
 
 
 def load(
@@ -44,12 +44,7 @@ def load(
         return read(path_text, layout=layout, map_location=map_location, trusted=trusted, max_size=max_size)
     # not a file any back end reads: the run of the first that reads files says what it is instead
     first = next(b for b in backends() if b.files)
-    run = TraceRun(
-        target=Target(name=os.path.basename(path_text), kind="script", file=path_text),
-        options=archive_options(path_text, map_location),
-        backend=first.name,
-        source="file",
-    )
+    run = file_run(path_text, map_location, first.name)
     run.error = (
         layout
         if not isinstance(layout, ArchiveLayout)

@@ -9,7 +9,7 @@ from typing import Any
 
 import torch
 
-from ..command import CallProblem, Capture, CaptureCall
+from ..command import CallProblem, Capture, CaptureCall, check_callable
 from ..target import CALL_NAMES, bound_module_method, target_of
 from ..words import with_article
 from .backend import BACKEND
@@ -22,11 +22,7 @@ EXAMPLES = BACKEND.command.examples if BACKEND.command is not None else {}
 def compile_target(call: CaptureCall) -> Any:
     """What to compile for CALL's callee: the module it calls (called, or its ``forward``), else the callee itself
     (a function, or a module's other method: torch.compile compiles any callable)."""
-    if not callable(call.callee):
-        raise CallProblem(
-            f"{call.callee_text!r} is a {type(call.callee).__name__}, which cannot be called; CALL must call the "
-            "model or function to compile"
-        )
+    check_callable(call.callee, call.callee_text, "compile")
     bound = bound_module_method(call.callee, call.attribute)
     if bound is not None and bound[1] in CALL_NAMES:
         return bound[0]
@@ -62,9 +58,8 @@ def call_sets(value: Any, expr: str) -> list[Any]:
 def capture(call: CaptureCall) -> Capture:
     """The compiled run a call asks for (the registry's ``command.capture`` of the compile back end)."""
     model = compile_target(call)
-    value = call.expressions.get("calls")
-    calls = None if value is None else call_sets(value, call.texts["calls"])
-    args, kwargs, options = tuple(call.args), dict(call.kwargs) or None, dict(call.options)
+    calls = call.expression("calls", call_sets)
+    args, kwargs, options = call.inputs()
     return Capture(lambda: compile(model, args, kwargs, calls=calls, **options), target_of(model).name)
 
 

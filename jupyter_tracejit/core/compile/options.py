@@ -4,16 +4,26 @@ their command-line spelling (for the ``tracejit compile`` command and the ``%com
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import torch
 
-from ..errors import TraceError, argument_error
+from ..errors import TraceError, option_error
 from ..inputs import describe_inputs
-from ..options import Flag, OptionProblem, OptionSpec, OptionTable, bool_spec, choice_spec, module_mode_spec
+from ..options import (
+    BackendOptions,
+    Flag,
+    OptionProblem,
+    OptionSpec,
+    OptionTable,
+    bool_spec,
+    choice_spec,
+    mode_flags,
+    module_mode_spec,
+    specs_by_name,
+)
 from .records import COMPILE_BACKENDS
 
 
@@ -31,51 +41,48 @@ def _is_dynamic(value: Any) -> bool:
 
 
 #: every compile option, what it means and allows (defaults are :class:`CompileOptions`' own)
-COMPILE_SPECS: dict[str, OptionSpec] = {
-    spec.name: spec
-    for spec in (
-        OptionSpec(
-            "calls",
-            None,
-            "a list of input sets",
-            "the further inputs the compiled model is called with after the first, in order (each a tuple of "
-            "positional inputs or a dict of keyword inputs), so recompilations show; a re-compile keeps them",
-            "Pass calls=[(x2,), (x3,)]: each entry is the positional inputs of one more call (a tuple), or its "
-            "keyword inputs (a dict, e.g. {'input_ids': ids}).",
-            "calls",
-            _is_calls,
-        ),
-        OptionSpec(
-            "dynamic",
-            None,
-            "None, True or False",
-            "torch.compile's dynamic: None compiles for the first sizes and makes a size dynamic when it changes, "
-            "True makes every size dynamic from the start, False compiles again for every new size",
-            "dynamic=None (torch's default) compiles for the first sizes and makes a dim dynamic when it changes; "
-            "dynamic=True makes every dim dynamic from the start; dynamic=False compiles again for every new size.",
-            "dynamic",
-            _is_dynamic,
-            choices=(None, True, False),
-            choice_labels={None: "dynamic: auto", True: "dynamic: all sizes", False: "dynamic: off"},
-        ),
-        bool_spec(
-            "fullgraph", False, "torch.compile's fullgraph: the first graph break is an error at its line", "fullgraph"
-        ),
-        choice_spec(
-            "backend",
-            COMPILE_BACKENDS,
-            "the back end that compiles dynamo's graphs: eager runs them as they are (fast, no C++ compiler), "
-            "aot_eager through AOT autograd, inductor as torch.compile does by default (its compile time recorded)",
-            "backend='eager' (the default) runs dynamo's graphs as they are: the graphs and breaks are the same as "
-            "inductor's, without its compile time or a C++ compiler; 'aot_eager' adds AOT autograd; 'inductor' "
-            "compiles them as torch.compile does by default, and records each graph's compile time.",
-            "backend",
-        ),
-        bool_spec("check", True, "compare every call's outputs with the eager model's", "check"),
-        module_mode_spec("compile"),
-        bool_spec("no_grad", False, "compile and call under torch.no_grad()", "no_grad"),
-    )
-}
+COMPILE_SPECS = specs_by_name(
+    OptionSpec(
+        "calls",
+        None,
+        "a list of input sets",
+        "the further inputs the compiled model is called with after the first, in order (each a tuple of "
+        "positional inputs or a dict of keyword inputs), so recompilations show; a re-compile keeps them",
+        "Pass calls=[(x2,), (x3,)]: each entry is the positional inputs of one more call (a tuple), or its "
+        "keyword inputs (a dict, e.g. {'input_ids': ids}).",
+        "calls",
+        _is_calls,
+    ),
+    OptionSpec(
+        "dynamic",
+        None,
+        "None, True or False",
+        "torch.compile's dynamic: None compiles for the first sizes and makes a size dynamic when it changes, "
+        "True makes every size dynamic from the start, False compiles again for every new size",
+        "dynamic=None (torch's default) compiles for the first sizes and makes a dim dynamic when it changes; "
+        "dynamic=True makes every dim dynamic from the start; dynamic=False compiles again for every new size.",
+        "dynamic",
+        _is_dynamic,
+        choices=(None, True, False),
+        choice_labels={None: "dynamic: auto", True: "dynamic: all sizes", False: "dynamic: off"},
+    ),
+    bool_spec(
+        "fullgraph", False, "torch.compile's fullgraph: the first graph break is an error at its line", "fullgraph"
+    ),
+    choice_spec(
+        "backend",
+        COMPILE_BACKENDS,
+        "the back end that compiles dynamo's graphs: eager runs them as they are (fast, no C++ compiler), "
+        "aot_eager through AOT autograd, inductor as torch.compile does by default (its compile time recorded)",
+        "backend='eager' (the default) runs dynamo's graphs as they are: the graphs and breaks are the same as "
+        "inductor's, without its compile time or a C++ compiler; 'aot_eager' adds AOT autograd; 'inductor' "
+        "compiles them as torch.compile does by default, and records each graph's compile time.",
+        "backend",
+    ),
+    bool_spec("check", True, "compare every call's outputs with the eager model's", "check"),
+    module_mode_spec("compile"),
+    bool_spec("no_grad", False, "compile and call under torch.no_grad()", "no_grad"),
+)
 #: the options bar's compile options, in display order
 COMPILE_LIVE = ("fullgraph", "dynamic", "backend", "check", "module_mode", "no_grad")
 #: compile options the explorer shows but cannot change (they hold live tensors): a re-compile keeps the request's
@@ -120,9 +127,7 @@ COMPILE_FLAGS: tuple[Flag, ...] = (
         choices=COMPILE_BACKENDS,
     ),
     Flag("check", "--no-check", "check=False: do not compare the outputs with the eager model's", value=False),
-    Flag("module_mode", "--eval", "module_mode='eval': compile in eval mode, restored after", value="eval"),
-    Flag("module_mode", "--train", "module_mode='train': compile in train mode, restored after", value="train"),
-    Flag("no_grad", "--no-grad", "no_grad=True: compile and call under torch.no_grad()", value=True),
+    *mode_flags("compile", "compile and call"),
 )
 
 #: the compile back end's options, as the options framework holds them (the registry's ``options``)
@@ -137,7 +142,7 @@ COMPILE_TABLE = OptionTable(
 
 
 @dataclass(frozen=True)
-class CompileOptions:
+class CompileOptions(BackendOptions):
     """Every option of a ``torch.compile`` run. ``dynamic``, ``fullgraph`` and ``backend`` mean what they mean for
     ``torch.compile``; beyond torch: ``calls`` (the further inputs the compiled model is called with, in order),
     ``check`` (each call's outputs compared with the eager model's), ``module_mode`` and ``no_grad``."""
@@ -151,39 +156,20 @@ class CompileOptions:
     module_mode: str = COMPILE_SPECS["module_mode"].default
     no_grad: bool = COMPILE_SPECS["no_grad"].default
 
-    @classmethod
-    def names(cls) -> tuple[str, ...]:
-        return tuple(f.name for f in dataclasses.fields(cls))
-
-    def replace(self, **changes: Any) -> CompileOptions:
-        """A copy with some options changed (``TypeError`` naming the options for a name that is not one)."""
-        unknown = COMPILE_TABLE.unknown(changes)
-        if unknown is not None:
-            raise unknown
-        return dataclasses.replace(self, **changes)
-
-    def as_dict(self) -> dict[str, Any]:
-        return {name: getattr(self, name) for name in self.names()}
+    table = COMPILE_TABLE
 
     def problem(self) -> TraceError | None:
         """The first option whose value is not allowed (an ``ArgumentError`` naming the problem and the fix)."""
-        found = COMPILE_TABLE.problem(self.as_dict())
-        return None if found is None else argument_error(found.message, found.hint, tag=found.tag)
+        return option_error(self.first_problem())
 
-    def to_json(self) -> dict[str, Any]:
-        """JSON-ready (``RecordedCompileOptions`` in ``run.schema.json``): each call described by its inputs; a value
+    def json_value(self, name: str, value: Any) -> Any:
+        """As ``RecordedCompileOptions`` in ``run.schema.json`` has it: each call described by its inputs; a value
         that is not allowed by its ``repr`` (the run's error says why)."""
-        out: dict[str, Any] = {}
-        for name, value in self.as_dict().items():
-            if COMPILE_SPECS[name].problem(value) is not None:
-                out[name] = repr(value)[:200]
-            elif value is None:
-                out[name] = None
-            elif name == "calls":
-                out[name] = [describe_inputs(c) if is_input_set(c) else [repr(c)[:80]] for c in value]
-            else:
-                out[name] = value
-        return out
+        if COMPILE_SPECS[name].problem(value) is not None:
+            return repr(value)[:200]
+        if value is None or name != "calls":
+            return value
+        return [describe_inputs(c) if is_input_set(c) else [repr(c)[:80]] for c in value]
 
 
 __all__ = [

@@ -5,18 +5,16 @@ what was asked so an explorer can compile again with other options."""
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import torch
 
-from ..caller import calls_from, find_caller
-from ..capture import drive, stamp
-from ..errors import TraceError, argument_error
-from ..graph import Frame
+from ..caller import find_caller
+from ..capture import drive
+from ..request import ApiWords, ModelRequest, refusal
 from ..run import TraceRun
-from ..target import target_of
 from .options import CompileOptions
 from .session import CompileSession
 
@@ -41,21 +39,13 @@ def compile_support_problem() -> str | None:
 
 
 @dataclass(frozen=True)
-class CompileRequest:
+class CompileRequest(ModelRequest):
     """What a run was asked to do, with the live model and inputs: enough to compile again."""
 
-    target: Any
-    args: tuple[Any, ...]
-    kwargs: Mapping[str, Any] | None = None
     options: CompileOptions = field(default_factory=CompileOptions)
-    #: where the run was asked for; runs made again name the same place
-    caller: Frame | None = field(default=None, compare=False)
 
-    def run(self, **changes: Any) -> TraceRun:
-        """Compile again with some options changed (the names of :class:`CompileOptions`), from the same call site."""
-        options = self.options.replace(**changes)
-        with calls_from(self.caller):
-            return compile(self.target, self.args, dict(self.kwargs) if self.kwargs else None, **options.as_dict())
+    def api(self) -> Callable[..., TraceRun]:
+        return compile
 
 
 def uncompiled(model: Any) -> Any:
@@ -68,39 +58,14 @@ def uncompiled(model: Any) -> Any:
     return original if callable(original) else model
 
 
-def _refused(request: CompileRequest, error: TraceError, started: float) -> TraceRun:
-    run = TraceRun(
-        target=target_of(request.target), options=request.options.to_json(), backend=CompileSession.name, error=error
-    )
-    stamp(run, started)
-    run.request = request
-    return run
-
-
-def _argument_problem(model: Any, args: Any, kwargs: Any, options: CompileOptions) -> TraceError | None:
-    if isinstance(model, torch.jit.ScriptModule):
-        return argument_error(
-            "the model is TorchScript (torch.jit.script or a trace): torch.compile compiles Python code, and a "
-            "ScriptModule has none",
-            "Compile the original nn.Module (the one you scripted or traced).",
-            tag="already_script",
-        )
-    if not callable(model):
-        return argument_error(
-            f"compile needs an nn.Module or a function, got {type(model).__name__}",
-            "Pass the model (or a function of tensors) and its inputs: tj.compile(model, (x,)).",
-        )
-    if not isinstance(args, (tuple, torch.Tensor)):
-        return argument_error(
-            f"args must be a tuple of inputs, got {type(args).__name__}",
-            "Pass args=(x,) for one input, args=(x, mask) for two; a lone tensor is taken as the one input.",
-        )
-    if kwargs is not None and not isinstance(kwargs, Mapping):
-        return argument_error(
-            f"kwargs must be a dict of keyword inputs, got {type(kwargs).__name__}",
-            "Pass kwargs={'attention_mask': mask}.",
-        )
-    return options.problem()
+_WORDS = ApiWords(
+    "compile",
+    "torch.compile compiles",
+    "Compile",
+    "inputs",
+    "tj.compile(model, (x,))",
+    "Use a torch and Python that torch.compile supports.",
+)
 
 
 def compile(
@@ -127,14 +92,9 @@ def compile(
     caller = find_caller()
     packed = args if isinstance(args, tuple) else (args,)
     request = CompileRequest(model, packed, kwargs, options, caller=caller)
-    support = compile_support_problem()
-    problem = (
-        argument_error(support, "Use a torch and Python that torch.compile supports.", tag="torch_too_old")
-        if support is not None
-        else _argument_problem(model, args, kwargs, options)
-    )
-    if problem is not None:
-        return _refused(request, problem, started)
+    refused = refusal(request, CompileSession.name, compile_support_problem(), args, _WORDS, started)
+    if refused is not None:
+        return refused
     session = CompileSession(uncompiled(model), packed, dict(kwargs) if kwargs else None, options, caller=caller)
     run = drive(session.steps(started))
     run.request = request

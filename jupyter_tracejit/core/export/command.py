@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..command import CallProblem, Capture, CaptureCall
+from ..command import CallProblem, Capture, CaptureCall, check_callable, check_input_list
 from ..target import CALL_NAMES, bound_module_method, target_of
 from .backend import BACKEND
 from .dim_specs import argument_names, every_argument
@@ -18,11 +18,7 @@ EXAMPLES = BACKEND.command.examples if BACKEND.command is not None else {}
 
 def export_target(call: CaptureCall) -> Any:
     """What to export for CALL's callee: a module (called, or its ``forward``), or a function (tj.export wraps it)."""
-    if not callable(call.callee):
-        raise CallProblem(
-            f"{call.callee_text!r} is a {type(call.callee).__name__}, which cannot be called; CALL must call the "
-            "model or function to export"
-        )
+    check_callable(call.callee, call.callee_text, "export")
     bound = bound_module_method(call.callee, call.attribute)
     if bound is None:
         return call.callee
@@ -40,21 +36,14 @@ def export_target(call: CaptureCall) -> Any:
 def check_input_sets(value: Any, expr: str) -> list[Any]:
     """``--check-inputs``' value: a list of input sets, each as ``check_inputs`` of ``tj.export`` takes it (a tuple
     of positional inputs, a dict of keyword inputs, or an ``(args, kwargs)`` pair)."""
-    if not isinstance(value, list):
-        raise CallProblem(
-            f"--check-inputs {expr!r} must evaluate to a list of input sets, one per check, got a "
-            f"{type(value).__name__}",
-            EXAMPLES["--check-inputs"],
-        )
-    return value
+    return check_input_list(value, expr, EXAMPLES["--check-inputs"])
 
 
 def capture(call: CaptureCall) -> Capture:
     """The export a call asks for (the registry's ``command.capture`` of the export back end)."""
     model = export_target(call)
-    value = call.expressions.get("check_inputs")
-    check_inputs = None if value is None else check_input_sets(value, call.texts["check_inputs"])
-    args, kwargs, options = tuple(call.args), dict(call.kwargs) or None, dict(call.options)
+    check_inputs = call.expression("check_inputs", check_input_sets)
+    args, kwargs, options = call.inputs()
     # --dynamic names some arguments; torch wants every one of them in a dict (the others static)
     names = argument_names(model, args, kwargs)
     options["dynamic_shapes"] = every_argument(options.get("dynamic_shapes"), names)

@@ -3,7 +3,6 @@ rules of the trace worded for an export."""
 
 from __future__ import annotations
 
-import dataclasses
 import re
 
 from .. import hazards
@@ -31,32 +30,26 @@ def training_mode_findings(report: ExportReport, graph: Graph) -> list[Finding]:
     in training mode (random ops in the program) and a BatchNorm exported in training mode (batch statistics, and
     the running statistics written on every call: buffers the program mutates). The fix is the same: export in
     eval mode."""
-    found: list[Finding] = []
-    random = hazards.nondeterministic_nodes(graph, torch_flags_top_level=True)
-    if random is not None:
-        found.append(
-            dataclasses.replace(
-                random,
-                message=f"The exported program contains random ops (a dropout in training mode, ...) at "
-                f"{plural(len(random.node_ids), 'place')}: each call gives other results.",
-                hint="Export in eval mode (model.eval(), module_mode='eval', --eval) so dropout is off, unless the "
-                "randomness is intended.",
-            )
-        )
-    batchnorm = hazards.train_mode_batchnorm(graph, 0)
-    if batchnorm is not None:
-        written = [b for b in report.mutated_buffers if b.rsplit(".", 1)[-1] in ("running_mean", "running_var")]
-        also = f" (buffers the program writes: {', '.join(written[:4])}{', ...' if len(written) > 4 else ''})"
-        found.append(
-            dataclasses.replace(
-                batchnorm,
-                title=f"BatchNorm exported in training mode ({len(batchnorm.node_ids)} "
-                f"layer{'s' if len(batchnorm.node_ids) != 1 else ''})",
-                message="The program's batch_norm ops have training=True: they normalise with each batch's statistics "
-                f"and update running_mean/running_var on every call{also if written else ''}.",
-                hint="Export in eval mode for inference (model.eval(), module_mode='eval', --eval).",
-            )
-        )
+    found = hazards.reworded(
+        hazards.nondeterministic_nodes(graph, torch_flags_top_level=True),
+        message=lambda r: (
+            f"The exported program contains random ops (a dropout in training mode, ...) at "
+            f"{plural(len(r.node_ids), 'place')}: each call gives other results."
+        ),
+        hint="Export in eval mode (model.eval(), module_mode='eval', --eval) so dropout is off, unless the "
+        "randomness is intended.",
+    )
+    written = [b for b in report.mutated_buffers if b.rsplit(".", 1)[-1] in ("running_mean", "running_var")]
+    also = f" (buffers the program writes: {', '.join(written[:4])}{', ...' if len(written) > 4 else ''})"
+    found += hazards.reworded(
+        hazards.train_mode_batchnorm(graph, 0),
+        title=lambda b: (
+            f"BatchNorm exported in training mode ({len(b.node_ids)} layer{'s' if len(b.node_ids) != 1 else ''})"
+        ),
+        message="The program's batch_norm ops have training=True: they normalise with each batch's statistics "
+        f"and update running_mean/running_var on every call{also if written else ''}.",
+        hint="Export in eval mode for inference (model.eval(), module_mode='eval', --eval).",
+    )
     return found
 
 

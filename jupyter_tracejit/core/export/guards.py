@@ -7,12 +7,13 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import torch
 
-from ..graph import Graph
+from ..graph import Graph, SourceLoc
 from ..loops import enclosing_loop
 from ..source import is_torch_file, source_line
 from .places import LIBRARY, Place, PlaceRecorder, frame_kind, library_name
@@ -69,14 +70,15 @@ def node_id_map(ep: Any, graph: Graph | None) -> dict[str, int]:
     return found
 
 
-def _nodes_at(graph: Graph | None, file: str, line: int) -> list[int]:
+def _top_nodes(graph: Graph | None, file: str, where: Callable[[SourceLoc], bool]) -> list[int]:
+    """The top-level nodes whose source ``where`` accepts; none without a graph or a file."""
     if graph is None or not file:
         return []
-    return [
-        n.id
-        for n in graph.nodes
-        if n.parent is None and n.source is not None and n.source.line == line and n.source.file == file
-    ]
+    return [n.id for n in graph.nodes if n.parent is None and n.source is not None and where(n.source)]
+
+
+def _nodes_at(graph: Graph | None, file: str, line: int) -> list[int]:
+    return _top_nodes(graph, file, lambda s: s.line == line and s.file == file)
 
 
 def nodes_of_line(graph: Graph | None, file: str, line: int) -> list[int]:
@@ -88,11 +90,8 @@ def nodes_of_line(graph: Graph | None, file: str, line: int) -> list[int]:
     loop = enclosing_loop(file, line)
     if loop is None or loop[0] != line:
         return []
-    return [
-        n.id
-        for n in graph.nodes
-        if n.parent is None and n.source is not None and n.source.file == file and loop[0] <= n.source.line <= loop[1]
-    ]
+    first, last = loop
+    return _top_nodes(graph, file, lambda s: s.file == file and first <= s.line <= last)
 
 
 def _unshortened(file: str) -> str:
@@ -143,13 +142,7 @@ def sloc_at(sloc: Any) -> tuple[str, int, str]:
 
 def nodes_through(graph: Graph | None, file: str, line: int) -> list[int]:
     """The top-level nodes recorded with ``file:line`` anywhere on their stack (a library's line inside a call)."""
-    if graph is None or not file:
-        return []
-    return [
-        n.id
-        for n in graph.nodes
-        if n.parent is None and n.source is not None and any(f.line == line and f.file == file for f in n.source.stack)
-    ]
+    return _top_nodes(graph, file, lambda s: any(f.line == line and f.file == file for f in s.stack))
 
 
 def nodes_reading(graph: Graph | None, input: str) -> list[int]:

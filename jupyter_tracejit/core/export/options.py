@@ -4,7 +4,6 @@ command-line spelling (the ``tracejit export`` command and the ``%export`` magic
 
 from __future__ import annotations
 
-import dataclasses
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -12,9 +11,10 @@ from typing import Any
 
 import torch
 
-from ..errors import TraceError, argument_error
+from ..errors import TraceError, option_error
 from ..inputs import describe_inputs
 from ..options import (
+    BackendOptions,
     CommandLineError,
     Flag,
     OptionProblem,
@@ -22,7 +22,9 @@ from ..options import (
     OptionTable,
     bool_spec,
     choice_spec,
+    mode_flags,
     module_mode_spec,
+    specs_by_name,
 )
 
 #: what ``draft`` takes: ``on_request`` (a refused export is returned as soon as torch refuses, the draft offered:
@@ -46,52 +48,49 @@ def _is_input_sets(value: Any) -> bool:
 
 
 #: every export option, what it means and allows (defaults are :class:`ExportOptions`' own)
-EXPORT_SPECS: dict[str, OptionSpec] = {
-    spec.name: spec
-    for spec in (
-        OptionSpec(
-            "dynamic_shapes",
-            None,
-            "a dict by argument name or a tuple by position",
-            'the dynamic_shapes the export was asked with (torch\'s form, or "auto"); a re-export keeps them',
-            "Pass dynamic_shapes={'x': {0: torch.export.Dim('batch')}} (or a tuple in the order of the inputs, "
-            "({0: torch.export.Dim('batch')},)), dynamic_shapes='auto' with check_inputs, or leave it out.",
-            "dynamic_shapes",
-            _is_dynamic_shapes,
-            tag="dynamic_shapes_type",
-        ),
-        bool_spec(
-            "strict", False, "strict export: trace with TorchDynamo's bytecode analysis (torch's strict=True)", "strict"
-        ),
-        OptionSpec(
-            "check_inputs",
-            None,
-            "a list of input sets",
-            "the input sets the exported program is checked against the Python code on; a re-export keeps them",
-            "Pass check_inputs=[(x2,), (x3,)]: each entry is the positional inputs of one call.",
-            "check inputs",
-            _is_input_sets,
-        ),
-        choice_spec(
-            "draft",
-            DRAFT_CHOICES,
-            "offer torch.export.draft_export when export fails (run.draft() runs it), run it at once when export fails "
-            "(its report and partial graph), always, or never",
-            "draft='on_request' returns a refused export at once and offers its draft (run.draft()); 'on_failure' "
-            "runs draft_export at once when export fails; 'always' runs it on success too; 'never' skips it.",
-            "draft",
-            {
-                "on_request": "draft on request",
-                "on_failure": "draft on failure",
-                "always": "draft always",
-                "never": "no draft",
-            },
-        ),
-        bool_spec("compare_trace", False, "also trace the model and match the two graphs", "compare trace"),
-        module_mode_spec("export"),
-        bool_spec("no_grad", False, "export under torch.no_grad()", "no_grad"),
-    )
-}
+EXPORT_SPECS = specs_by_name(
+    OptionSpec(
+        "dynamic_shapes",
+        None,
+        "a dict by argument name or a tuple by position",
+        'the dynamic_shapes the export was asked with (torch\'s form, or "auto"); a re-export keeps them',
+        "Pass dynamic_shapes={'x': {0: torch.export.Dim('batch')}} (or a tuple in the order of the inputs, "
+        "({0: torch.export.Dim('batch')},)), dynamic_shapes='auto' with check_inputs, or leave it out.",
+        "dynamic_shapes",
+        _is_dynamic_shapes,
+        tag="dynamic_shapes_type",
+    ),
+    bool_spec(
+        "strict", False, "strict export: trace with TorchDynamo's bytecode analysis (torch's strict=True)", "strict"
+    ),
+    OptionSpec(
+        "check_inputs",
+        None,
+        "a list of input sets",
+        "the input sets the exported program is checked against the Python code on; a re-export keeps them",
+        "Pass check_inputs=[(x2,), (x3,)]: each entry is the positional inputs of one call.",
+        "check inputs",
+        _is_input_sets,
+    ),
+    choice_spec(
+        "draft",
+        DRAFT_CHOICES,
+        "offer torch.export.draft_export when export fails (run.draft() runs it), run it at once when export fails "
+        "(its report and partial graph), always, or never",
+        "draft='on_request' returns a refused export at once and offers its draft (run.draft()); 'on_failure' "
+        "runs draft_export at once when export fails; 'always' runs it on success too; 'never' skips it.",
+        "draft",
+        {
+            "on_request": "draft on request",
+            "on_failure": "draft on failure",
+            "always": "draft always",
+            "never": "no draft",
+        },
+    ),
+    bool_spec("compare_trace", False, "also trace the model and match the two graphs", "compare trace"),
+    module_mode_spec("export"),
+    bool_spec("no_grad", False, "export under torch.no_grad()", "no_grad"),
+)
 #: the options bar's export options, in display order (the keys of its ``options`` trait for an export run)
 EXPORT_LIVE = ("strict", "draft", "module_mode", "no_grad")
 #: export options the explorer shows but cannot change (they hold live tensors and torch ``Dim`` objects): a
@@ -129,7 +128,7 @@ def _auto_needs_check_inputs(values: Mapping[str, Any]) -> OptionProblem | None:
 
 
 @dataclass(frozen=True)
-class ExportOptions:
+class ExportOptions(BackendOptions):
     """Every option of an export. ``dynamic_shapes`` and ``strict`` mean what they mean for
     ``torch.export.export``; beyond torch: ``check_inputs`` (inputs to check ``ep.module()`` against the Python code
     on), ``draft``, ``compare_trace``, ``module_mode`` and ``no_grad``."""
@@ -143,42 +142,23 @@ class ExportOptions:
     module_mode: str = EXPORT_SPECS["module_mode"].default
     no_grad: bool = EXPORT_SPECS["no_grad"].default
 
-    @classmethod
-    def names(cls) -> tuple[str, ...]:
-        return tuple(f.name for f in dataclasses.fields(cls))
-
-    def replace(self, **changes: Any) -> ExportOptions:
-        """A copy with some options changed (``TypeError`` naming the options for a name that is not one)."""
-        unknown = EXPORT_TABLE.unknown(changes)
-        if unknown is not None:
-            raise unknown
-        return dataclasses.replace(self, **changes)
-
-    def as_dict(self) -> dict[str, Any]:
-        return {name: getattr(self, name) for name in self.names()}
-
     def problem(self) -> TraceError | None:
         """The first option whose value is not allowed (an ``ArgumentError`` naming the problem and the fix)."""
-        found = EXPORT_TABLE.problem(self.as_dict())
-        return None if found is None else argument_error(found.message, found.hint, tag=found.tag)
+        return option_error(self.first_problem())
 
-    def to_json(self) -> dict[str, Any]:
-        """JSON-ready (``RecordedExportOptions`` in ``run.schema.json``): check input sets described by their inputs,
+    def json_value(self, name: str, value: Any) -> Any:
+        """As ``RecordedExportOptions`` in ``run.schema.json`` has it: check input sets described by their inputs,
         dynamic shapes by their text (a ``Dim`` prints as its name and range); a value that is not allowed by its
         ``repr`` (the run's error says why)."""
-        out: dict[str, Any] = {}
-        for name, value in self.as_dict().items():
-            if value is None:
-                out[name] = None
-            elif name == "dynamic_shapes":
-                out[name] = shapes_text(value)
-            elif EXPORT_SPECS[name].problem(value) is not None:
-                out[name] = repr(value)
-            elif name == "check_inputs":
-                out[name] = [describe_inputs(as_args(c)) for c in value]
-            else:
-                out[name] = value
-        return out
+        if value is None:
+            return None
+        if name == "dynamic_shapes":
+            return shapes_text(value)
+        if EXPORT_SPECS[name].problem(value) is not None:
+            return repr(value)
+        if name == "check_inputs":
+            return [describe_inputs(as_args(c)) for c in value]
+        return value
 
 
 class DynamicSpecError(ValueError):
@@ -281,9 +261,7 @@ EXPORT_FLAGS: tuple[Flag, ...] = (
         choices=DRAFT_CHOICES,
     ),
     Flag("compare_trace", "--compare-trace", "also trace the model and match the two graphs", value=True),
-    Flag("module_mode", "--eval", "module_mode='eval': export in eval mode, restored after", value="eval"),
-    Flag("module_mode", "--train", "module_mode='train': export in train mode, restored after", value="train"),
-    Flag("no_grad", "--no-grad", "no_grad=True: export under torch.no_grad()", value=True),
+    *mode_flags("export"),
 )
 
 #: the export back end's options, as the options framework holds them (the registry's ``options``)
@@ -295,6 +273,7 @@ EXPORT_TABLE = OptionTable(
     flags=EXPORT_FLAGS,
     relations=(_known_word, _auto_needs_check_inputs),
 )
+ExportOptions.table = EXPORT_TABLE  # the flags are declared after the options
 
 
 def export_support_problem() -> str | None:

@@ -9,7 +9,7 @@ import contextlib
 import functools
 import inspect
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -17,17 +17,15 @@ import torch
 from torch.utils import _pytree as pytree
 
 from ..caller import calls_from, find_caller
-from ..capture import drive, stamp
+from ..capture import drive
 from ..capture_compare import RunComparison, compare_runs
 from ..capture_diff import TraceComparison, compare_captures
 from ..categories import BY_NAME
 from ..derived import cuda_devices_of
-from ..errors import TraceError, argument_error
-from ..graph import Frame
 from ..hazards import Finding
 from ..registry import api
+from ..request import ApiWords, ModelRequest, refusal
 from ..run import TraceRun, display_names
-from ..target import target_of
 from ..tracer_warnings import FROZEN
 from ..verdict import first_line
 from .check import check_input_set
@@ -95,57 +93,23 @@ def auto_dynamic_shapes(
 
 
 @dataclass(frozen=True)
-class ExportRequest:
+class ExportRequest(ModelRequest):
     """What a run was asked to do, with the live model and inputs: enough to export again."""
 
-    target: Any
-    args: tuple[Any, ...]
-    kwargs: Mapping[str, Any] | None = None
     options: ExportOptions = field(default_factory=ExportOptions)
-    #: where the export was asked for; re-exports name the same place
-    caller: Frame | None = field(default=None, compare=False)
 
-    def run(self, **changes: Any) -> TraceRun:
-        """Export again with some options changed (the names of :class:`ExportOptions`), from the same call site."""
-        options = self.options.replace(**changes)
-        with calls_from(self.caller):
-            return export(self.target, self.args, dict(self.kwargs) if self.kwargs else None, **options.as_dict())
+    def api(self) -> Callable[..., TraceRun]:
+        return export
 
 
-def _refused(request: ExportRequest, error: TraceError, started: float) -> TraceRun:
-    """The run of a request that misuses the API: its error, nothing exported."""
-    run = TraceRun(
-        target=target_of(request.target), options=request.options.to_json(), backend=ExportSession.name, error=error
-    )
-    stamp(run, started)
-    run.request = request
-    return run
-
-
-def _argument_problem(model: Any, args: Any, kwargs: Any, options: ExportOptions) -> TraceError | None:
-    if isinstance(model, torch.jit.ScriptModule):
-        return argument_error(
-            "the model is TorchScript (torch.jit.script or a trace): torch.export captures Python code, and a "
-            "ScriptModule has none",
-            "Export the original nn.Module (the one you scripted or traced).",
-            tag="already_script",
-        )
-    if not callable(model):
-        return argument_error(
-            f"export needs an nn.Module or a function, got {type(model).__name__}",
-            "Pass the model (or a function of tensors) and its example inputs: export(model, (x,)).",
-        )
-    if not isinstance(args, (tuple, torch.Tensor)):
-        return argument_error(
-            f"args must be a tuple of example inputs, got {type(args).__name__}",
-            "Pass args=(x,) for one input, args=(x, mask) for two; a lone tensor is taken as the one input.",
-        )
-    if kwargs is not None and not isinstance(kwargs, Mapping):
-        return argument_error(
-            f"kwargs must be a dict of keyword example inputs, got {type(kwargs).__name__}",
-            "Pass kwargs={'attention_mask': mask}.",
-        )
-    return options.problem()
+_WORDS = ApiWords(
+    "export",
+    "torch.export captures",
+    "Export",
+    "example inputs",
+    "export(model, (x,))",
+    "Upgrade torch to export; tj.trace works with this torch.",
+)
 
 
 def export(
@@ -169,14 +133,9 @@ def export(
     options = ExportOptions(dynamic_shapes, strict, check_inputs, draft, compare_trace, module_mode, no_grad)
     caller = find_caller()
     request = ExportRequest(model, as_args(args), kwargs, options, caller=caller)
-    support = export_support_problem()
-    problem = (
-        argument_error(support, "Upgrade torch to export; tj.trace works with this torch.", tag="torch_too_old")
-        if support is not None
-        else _argument_problem(model, args, kwargs, options)
-    )
-    if problem is not None:
-        return _refused(request, problem, started)
+    refused = refusal(request, ExportSession.name, export_support_problem(), args, _WORDS, started)
+    if refused is not None:
+        return refused
     session = session_for(request)
     # export records no Python frame per node (tj.trace writes its driver loop out for that): the shared driver
     run = drive(session.steps(started))

@@ -16,7 +16,6 @@ lines and the symbols' sources (``x.size()[1]``) are read back from the placehol
 from __future__ import annotations
 
 import contextlib
-import os
 import re
 import time
 from collections.abc import Iterator
@@ -25,7 +24,7 @@ from typing import Any
 import torch
 
 from ..archive.guard import DEFAULT_MAX_SIZE, TRUSTED_HINT, admit, guarded_loaders, refused_load
-from ..archive.layout import ArchiveLayout, archive_options, load_error, load_failure
+from ..archive.layout import ArchiveLayout, file_run, load_error, load_failure
 from ..capture import stamp
 from ..errors import TraceError, error_from_exception
 from ..graph import Graph
@@ -57,12 +56,7 @@ def load_exported(
     never raises for the file: what is wrong with it is ``run.error`` (phase ``load``). Unless ``trusted``, nothing
     in the file runs (see the module's docstring); ``max_size``: the largest total unpacked size read."""
     started = time.perf_counter()
-    run = TraceRun(
-        target=Target(name=os.path.basename(path), kind="module", file=path),
-        options=archive_options(path, map_location),
-        backend=BACKEND,
-        source="file",
-    )
+    run = file_run(path, map_location, BACKEND, kind="module")
     try:
         scan = admit(path, layout, trusted=trusted, max_size=max_size)
         if isinstance(scan, TraceError):

@@ -10,7 +10,7 @@ from typing import Any
 
 import torch
 
-from ..command import CallProblem, Capture, CaptureCall
+from ..command import CallProblem, Capture, CaptureCall, check_callable, check_input_list
 from ..run import TraceRun
 from ..target import CALL_NAMES, bound_module_method, target_of
 from .backend import BACKEND
@@ -29,14 +29,6 @@ class Plan:
     inputs: Any
     is_kwarg: bool
     method: str | None = None
-
-
-def check_callable(callee: Any, callee_text: str, verb: str) -> None:
-    if not callable(callee):
-        raise CallProblem(
-            f"{callee_text!r} is a {type(callee).__name__}, which cannot be called; CALL must call the model or "
-            f"function to {verb}"
-        )
 
 
 def plan_call(call: CaptureCall) -> Plan:
@@ -82,14 +74,8 @@ def plan_call(call: CaptureCall) -> Plan:
 def check_inputs_for(value: Any, expr: str, plan: Plan) -> list[Any]:
     """``--check-inputs``' value (written ``expr``), validated, in the form the chosen torch function takes."""
     example = EXAMPLES["check_inputs_kw" if plan.is_kwarg else "--check-inputs"]
-    if not isinstance(value, list):
-        raise CallProblem(
-            f"--check-inputs {expr!r} must evaluate to a list of input sets, one per check, got a "
-            f"{type(value).__name__}",
-            example,
-        )
     sets: list[Any] = []
-    for i, item in enumerate(value):
+    for i, item in enumerate(check_input_list(value, expr, example)):
         if plan.is_kwarg:
             if not isinstance(item, dict):
                 raise CallProblem(
@@ -131,8 +117,7 @@ def target_name(plan: Plan) -> str:
 def capture(call: CaptureCall) -> Capture:
     """The trace a call asks for (the registry's ``command.capture`` of the TorchScript back end)."""
     plan = plan_call(call)
-    value = call.expressions.get("check_inputs")
-    check_inputs = None if value is None else check_inputs_for(value, call.texts["check_inputs"], plan)
+    check_inputs = call.expression("check_inputs", lambda value, expr: check_inputs_for(value, expr, plan))
     options = dict(call.options)
     return Capture(lambda: _trace(plan, check_inputs, options), target_name(plan))
 

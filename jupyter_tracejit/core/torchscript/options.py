@@ -11,7 +11,6 @@ are ``check_inputs_enabled``; the magic's and the CLI's unevaluated text is the 
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -22,7 +21,16 @@ import torch
 from ..check import DEFAULT_TOLERANCE, DEFAULT_TOLERANCE_TEXT
 from ..inputs import describe_inputs
 from ..jsonio import float_to_json
-from ..options import CommandLineError, Flag, OptionProblem, OptionSpec, OptionTable, bool_spec, module_mode_spec
+from ..options import (
+    BackendOptions,
+    CommandLineError,
+    Flag,
+    OptionSpec,
+    OptionTable,
+    bool_spec,
+    module_mode_spec,
+    specs_by_name,
+)
 
 
 def is_tolerance(value: Any) -> bool:
@@ -64,63 +72,59 @@ def _is_probe_dims(value: Any) -> bool:
     return True
 
 
-SPECS: dict[str, OptionSpec] = {
-    spec.name: spec
-    for spec in (
-        bool_spec("check_trace", True, "check the trace by re-tracing and comparing outputs", "check"),
-        OptionSpec(
-            "check_inputs",
-            None,
-            "a list of input sets",
-            "the input sets to check the trace with (default: the example inputs)",
-            "Pass a list with one tuple per input set, e.g. check_inputs=[(x2,), (x3,)].",
-            "check inputs",
-            _is_input_sets,
-            control="input_sets",
-        ),
-        OptionSpec(
-            "check_tolerance",
-            DEFAULT_TOLERANCE,
-            "a finite number >= 0",
-            f"relative tolerance of the check's output comparison (default {DEFAULT_TOLERANCE_TEXT})",
-            f"torch's default is {DEFAULT_TOLERANCE_TEXT}; relax it (e.g. 1e-3) for fused or reordered float math.",
-            "tol",
-            is_tolerance,
-            control="number",
-        ),
-        bool_spec("strict", True, "strict mode: reject mutable containers (list/dict) at the output", "strict"),
-        bool_spec(
-            "force_outplace",
-            False,
-            "torch's private _force_outplace: record in-place ops as their out-of-place versions",
-            "force_outplace",
-        ),
-        module_mode_spec("trace"),
-        bool_spec("no_grad", False, "trace under torch.no_grad()", "no_grad"),
-        bool_spec("probe", False, "also run the generalization probe on derived inputs", "probe"),
-        OptionSpec(
-            "probe_dims",
-            None,
-            "a dict of {argument index or keyword name: [dims]}",
-            "the input dimensions the probe varies (default: the ones that look dynamic)",
-            "probe_dims maps an argument index (or keyword name) to dimensions of that input, "
-            "e.g. probe_dims={0: [1]}.",
-            "probe dims",
-            _is_probe_dims,
-        ),
-        OptionSpec(
-            "target_device",
-            None,
-            "a device name such as 'cuda', 'cuda:0' or 'cpu', or None",
-            "the device the traced model will run on, when not the one it is traced on: a device baked into the "
-            "graph that differs from it is a warning (default: where it is traced)",
-            "Pass the device the traced model is served on as text, e.g. target_device='cuda', or None.",
-            "target device",
-            _is_target_device,
-            control="device",
-        ),
-    )
-}
+SPECS = specs_by_name(
+    bool_spec("check_trace", True, "check the trace by re-tracing and comparing outputs", "check"),
+    OptionSpec(
+        "check_inputs",
+        None,
+        "a list of input sets",
+        "the input sets to check the trace with (default: the example inputs)",
+        "Pass a list with one tuple per input set, e.g. check_inputs=[(x2,), (x3,)].",
+        "check inputs",
+        _is_input_sets,
+        control="input_sets",
+    ),
+    OptionSpec(
+        "check_tolerance",
+        DEFAULT_TOLERANCE,
+        "a finite number >= 0",
+        f"relative tolerance of the check's output comparison (default {DEFAULT_TOLERANCE_TEXT})",
+        f"torch's default is {DEFAULT_TOLERANCE_TEXT}; relax it (e.g. 1e-3) for fused or reordered float math.",
+        "tol",
+        is_tolerance,
+        control="number",
+    ),
+    bool_spec("strict", True, "strict mode: reject mutable containers (list/dict) at the output", "strict"),
+    bool_spec(
+        "force_outplace",
+        False,
+        "torch's private _force_outplace: record in-place ops as their out-of-place versions",
+        "force_outplace",
+    ),
+    module_mode_spec("trace"),
+    bool_spec("no_grad", False, "trace under torch.no_grad()", "no_grad"),
+    bool_spec("probe", False, "also run the generalization probe on derived inputs", "probe"),
+    OptionSpec(
+        "probe_dims",
+        None,
+        "a dict of {argument index or keyword name: [dims]}",
+        "the input dimensions the probe varies (default: the ones that look dynamic)",
+        "probe_dims maps an argument index (or keyword name) to dimensions of that input, e.g. probe_dims={0: [1]}.",
+        "probe dims",
+        _is_probe_dims,
+    ),
+    OptionSpec(
+        "target_device",
+        None,
+        "a device name such as 'cuda', 'cuda:0' or 'cpu', or None",
+        "the device the traced model will run on, when not the one it is traced on: a device baked into the "
+        "graph that differs from it is a warning (default: where it is traced)",
+        "Pass the device the traced model is served on as text, e.g. target_device='cuda', or None.",
+        "target device",
+        _is_target_device,
+        control="device",
+    ),
+)
 
 #: options the explorer's options bar offers (its ``options`` trait), in display order
 LIVE = (
@@ -136,7 +140,7 @@ LIVE = (
 
 
 @dataclass(frozen=True)
-class TraceOptions:
+class TraceOptions(BackendOptions):
     """Every option of a trace. The torch ones mean what they mean for ``torch.jit.trace``
     (``force_outplace`` is its private ``_force_outplace``); beyond torch: ``module_mode``, ``no_grad``,
     ``probe``, ``probe_dims`` and ``target_device``. Unvalidated until :meth:`problem` is asked: a bad value is
@@ -157,48 +161,30 @@ class TraceOptions:
     target_device: str | None = SPECS["target_device"].default
 
     @classmethod
-    def names(cls) -> tuple[str, ...]:
-        return tuple(f.name for f in dataclasses.fields(cls))
-
-    @classmethod
     def from_kwargs(cls, **given: Any) -> TraceOptions:
         """Options from keywords; ``TypeError`` naming the known options for a name that is not one."""
-        unknown = TRACE_TABLE.unknown(given)
+        unknown = cls.table.unknown(given)
         if unknown is not None:
             raise unknown
         return cls(**given)
 
-    def replace(self, **changes: Any) -> TraceOptions:
-        """A copy with some options changed (``TypeError`` for a name that is not an option)."""
-        return TraceOptions.from_kwargs(**{**self.as_dict(), **changes})
+    #: the first option whose value is not allowed, or None (:class:`~..options.OptionProblem`)
+    problem = BackendOptions.first_problem
 
-    def as_dict(self) -> dict[str, Any]:
-        """The options as keywords for ``tj.trace`` (live values, not JSON)."""
-        return {name: getattr(self, name) for name in self.names()}
-
-    def problem(self) -> OptionProblem | None:
-        """The first option whose value is not allowed, or None."""
-        return TRACE_TABLE.problem(self.as_dict())
-
-    def to_json(self) -> dict[str, Any]:
-        """JSON-ready (``RecordedOptions`` in ``run.schema.json``): check input sets described by their inputs,
-        probe dims keyed by strings; a value that is not allowed by its ``repr`` (the run's error says why)."""
-        out: dict[str, Any] = {}
-        for name in self.names():
-            value = getattr(self, name)
-            if value is None:
-                out[name] = None
-            elif SPECS[name].problem(value) is not None:
-                out[name] = repr(value)
-            elif name == "check_inputs":
-                out[name] = [describe_inputs(c) for c in value]
-            elif name == "probe_dims":
-                out[name] = {str(k): [d] if isinstance(d, int) else list(d) for k, d in value.items()}
-            elif isinstance(value, float):
-                out[name] = float_to_json(value)
-            else:
-                out[name] = value
-        return out
+    def json_value(self, name: str, value: Any) -> Any:
+        """As ``RecordedOptions`` in ``run.schema.json`` has it: check input sets described by their inputs, probe
+        dims keyed by strings; a value that is not allowed by its ``repr`` (the run's error says why)."""
+        if value is None:
+            return None
+        if SPECS[name].problem(value) is not None:
+            return repr(value)
+        if name == "check_inputs":
+            return [describe_inputs(c) for c in value]
+        if name == "probe_dims":
+            return {str(k): [d] if isinstance(d, int) else list(d) for k, d in value.items()}
+        if isinstance(value, float):
+            return float_to_json(value)
+        return value
 
 
 # -- the command line (the %trace magic and the tracejit command) -------------------------------------------
@@ -273,6 +259,7 @@ COMMAND_LINE: tuple[Flag, ...] = (
 
 #: the TorchScript back end's options, as the options framework holds them (the registry's ``options``)
 TRACE_TABLE = OptionTable(noun="trace", specs=SPECS, live=LIVE, flags=COMMAND_LINE)
+TraceOptions.table = TRACE_TABLE  # the flags are declared after the options
 
 
 __all__ = [

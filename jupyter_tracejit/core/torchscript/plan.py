@@ -15,6 +15,7 @@ import torch
 
 from ..errors import TraceError, argument_error
 from ..inputs import make_tuple
+from ..request import not_a_dict
 from ..run import Target
 from ..target import target_of
 from .options import TraceOptions
@@ -101,11 +102,15 @@ def plan_trace(func: Any, example_inputs: Any, example_kwarg_inputs: Any, option
             f"tj.trace needs a function or nn.Module to trace, got {type(func).__name__}",
             "Pass the model or function itself, e.g. tj.trace(model, x) — not model(x).",
         )
-    if example_kwarg_inputs is not None and not isinstance(example_kwarg_inputs, dict):
-        raise ArgumentProblem(
-            f"example_kwarg_inputs must be a dict of keyword inputs, got {type(example_kwarg_inputs).__name__}",
-            "Pass example_kwarg_inputs={'x': x, 'mask': m}.",
-        )
+    not_dict = not_a_dict(
+        example_kwarg_inputs,
+        "example_kwarg_inputs",
+        "keyword inputs",
+        "Pass example_kwarg_inputs={'x': x, 'mask': m}.",
+        dict,
+    )
+    if not_dict is not None:
+        raise ArgumentProblem(not_dict.message, not_dict.hint)
     if example_inputs is None and example_kwarg_inputs is None:
         raise ArgumentProblem(
             "no example inputs: torch.jit.trace runs the function once on example inputs",

@@ -9,6 +9,7 @@ import json
 import os
 import sys
 
+from ...archive.directory import limit_memory
 from . import sandbox
 from .load import load_archive
 
@@ -17,7 +18,7 @@ def main(argv: list[str]) -> int:
     """The child: ``PATH MAP_LOCATION MAX_MEMORY MAX_SIZE``; the run's JSON on stdout, what the load prints on
     stderr."""
     path, location, memory, max_size = argv
-    sandbox.limit_memory(int(memory))
+    limit_memory(int(memory))
     sandbox.mark_bounded()
     sys.stdout.flush()
     run_out = os.fdopen(os.dup(1), "w", encoding="utf-8")

@@ -21,7 +21,6 @@ half precision is cast back here). ``to(other_tensor)`` and ``type_as`` follow a
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Iterable
 
 from ... import hazards
@@ -201,40 +200,29 @@ def damaged_debug_info(members: list[str], method: str = "forward") -> Finding:
 
 def graph_findings(graph: Graph, devices_used: Iterable[str]) -> list[Finding]:
     """Every rule above on one graph, and the reused :mod:`..hazards` rules worded for an archive."""
-    found: list[Finding] = []
-    random = hazards.nondeterministic_nodes(graph, torch_flags_top_level=True)
-    if random is not None:
-        found.append(
-            dataclasses.replace(
-                random,
-                message=f"The archive contains random ops: {_ops(graph, random.node_ids)} "
-                f"({where(graph, random.node_ids)}). Each call gives other results (a dropout saved in training mode "
-                "drops activations when served).",
-                hint="Call model.eval() before tracing and save again, if the randomness is not intended.",
-                fix={},
-            )
-        )
-    devices = hazards.device_constants(graph, devices_used)
-    if devices is not None:
-        found.append(
-            dataclasses.replace(
-                devices,
-                message=f"{devices.message} Lines: {where(graph, devices.node_ids)}.",
-            )
-        )
-    batchnorm = hazards.train_mode_batchnorm(graph, 0)
-    if batchnorm is not None:
-        found.append(
-            dataclasses.replace(
-                batchnorm,
-                title=f"BatchNorm saved in training mode ({plural(len(batchnorm.node_ids), 'layer')})",
-                message="The archive's batch_norm ops have training=True: served, they normalise with each batch's "
-                "statistics and update running_mean/running_var on every call "
-                f"({where(graph, batchnorm.node_ids)}).",
-                hint="Call model.eval() before tracing and save again.",
-                fix={},
-            )
-        )
+    found = hazards.reworded(
+        hazards.nondeterministic_nodes(graph, torch_flags_top_level=True),
+        message=lambda r: (
+            f"The archive contains random ops: {_ops(graph, r.node_ids)} ({where(graph, r.node_ids)}). "
+            "Each call gives other results (a dropout saved in training mode drops activations when served)."
+        ),
+        hint="Call model.eval() before tracing and save again, if the randomness is not intended.",
+        fix={},
+    )
+    found += hazards.reworded(
+        hazards.device_constants(graph, devices_used),
+        message=lambda d: f"{d.message} Lines: {where(graph, d.node_ids)}.",
+    )
+    found += hazards.reworded(
+        hazards.train_mode_batchnorm(graph, 0),
+        title=lambda b: f"BatchNorm saved in training mode ({plural(len(b.node_ids), 'layer')})",
+        message=lambda b: (
+            "The archive's batch_norm ops have training=True: served, they normalise with each batch's "
+            f"statistics and update running_mean/running_var on every call ({where(graph, b.node_ids)})."
+        ),
+        hint="Call model.eval() before tracing and save again.",
+        fix={},
+    )
     for rule in (frozen_sizes, dtype_casts):
         finding = rule(graph)
         if finding is not None:

@@ -29,7 +29,7 @@ from typing import Any
 import torch
 
 from ...archive.guard import DEFAULT_MAX_SIZE, Scan, admit, guarded_loaders, refused_load
-from ...archive.layout import ArchiveLayout, archive_options, inspect_file, load_error, load_failure, open_regular
+from ...archive.layout import ArchiveLayout, file_run, inspect_file, load_error, load_failure, open_regular
 from ...capture import stamp
 from ...errors import TraceError, error_from_exception
 from ...inputs import parameter_types
@@ -62,12 +62,7 @@ def load_archive(
     ``max_size``: the largest total unpacked size read (bytes, from the zip directory)."""
     started = time.perf_counter()
     path_text = os.fspath(path)
-    run = TraceRun(
-        target=Target(name=os.path.basename(path_text), kind="script", file=path_text),
-        options=archive_options(path_text, map_location),
-        backend=BACKEND,
-        source="file",
-    )
+    run = file_run(path_text, map_location, BACKEND)
     try:
         if layout is None:
             layout = inspect_file(path_text)

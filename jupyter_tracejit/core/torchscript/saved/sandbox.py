@@ -25,10 +25,10 @@ from pathlib import Path
 from typing import Any
 
 from ...archive.guard import size_text
-from ...archive.layout import load_error
+from ...archive.layout import file_run, load_error
 from ...errors import TraceError
 from ...hazards import Finding
-from ...run import Target, TraceRun
+from ...run import TraceRun
 
 #: seconds a bounded load may take (importing torch included)
 TIMEOUT = 120.0
@@ -60,18 +60,6 @@ def mark_bounded() -> None:
 
 def in_bounded_process() -> bool:
     return _bounded
-
-
-def limit_memory(max_bytes: int) -> None:
-    """Cap this process's address space (``RLIMIT_AS``) at ``max_bytes`` (0: no cap); a no-op where the platform
-    has no such limit."""
-    if max_bytes <= 0:
-        return
-    try:
-        import resource
-    except ImportError:  # not on this platform
-        return
-    resource.setrlimit(resource.RLIMIT_AS, (max_bytes, max_bytes))
 
 
 def out_of_memory(text: str) -> bool:
@@ -201,12 +189,7 @@ def _signal_name(number: int) -> str:
 
 
 def _failed(path: str, map_location: Any, started: float, tag: str, message: str) -> TraceRun:
-    run = TraceRun(
-        target=Target(name=os.path.basename(path), kind="script", file=path),
-        options={"path": path, "map_location": None if map_location is None else str(map_location)},
-        backend="trace",
-        source="file",
-    )
+    run = file_run(path, map_location, "trace")
     run.error = _error(path, tag, message)
     run.timings["load"] = time.perf_counter() - started
     return run
