@@ -26,6 +26,8 @@ export interface HostState {
   /** Seconds since the epoch when tracing started (the view counts the elapsed time). */
   statusSince: number;
   statusMessage: string;
+  /** What the capture under way does while status is tracing (tracing, exporting, draft-exporting...); "" else. */
+  phase: string;
   history: HistoryEntry[];
   selectedMethod: string;
   /** -1: nothing selected. */
@@ -82,6 +84,7 @@ function defaultState(run: TraceRunJSON | null): HostState {
     status: d.status,
     statusSince: d.status_since,
     statusMessage: d.status_message,
+    phase: d.phase,
     // a saved run has no history: its own entry only (the options bar shows its recorded options instead)
     history: d.runs,
     selectedMethod: defaultMethod(run),
@@ -144,6 +147,7 @@ const TRAIT_OF: Record<HostKey, string> = {
   status: 'status',
   statusSince: 'status_since',
   statusMessage: 'status_message',
+  phase: 'phase',
   history: 'runs',
   selectedMethod: 'selected_method',
   selectedNode: 'selected_node',
