@@ -4,6 +4,7 @@
  * (`StaticHost`, state in memory, read-only run) implement the same interface.
  */
 
+import type { DimsEditor } from '../model/protocol.generated';
 import {
   ComparisonJSON,
   ExplorerRequest,
@@ -35,6 +36,8 @@ export interface HostState {
   /** Index into the run's divergences (case-major); -1: none. */
   currentDivergence: number;
   comparison: ComparisonJSON | null;
+  /** The dims editor of the run on screen (an export's dynamic dims as specs); null when none. */
+  dims: DimsEditor | null;
 }
 
 export type HostKey = keyof HostState;
@@ -90,7 +93,8 @@ function defaultState(run: TraceRunJSON | null): HostState {
     selectedMethod: defaultMethod(run),
     selectedNode: d.selected_node,
     currentDivergence: d.current_divergence,
-    comparison: null
+    comparison: null,
+    dims: null
   };
 }
 
@@ -152,7 +156,8 @@ const TRAIT_OF: Record<HostKey, string> = {
   selectedMethod: 'selected_method',
   selectedNode: 'selected_node',
   currentDivergence: 'current_divergence',
-  comparison: 'comparison'
+  comparison: 'comparison',
+  dims: 'dims'
 };
 
 /** The slice of a Backbone/ipywidgets model the widget host needs (keeps this file testable). */
@@ -200,7 +205,7 @@ export class WidgetHost implements ExplorerHost {
 
   get<K extends HostKey>(key: K): HostState[K] {
     const raw = this.model.get(TRAIT_OF[key]);
-    if (key === 'run' || key === 'comparison') {
+    if (key === 'run' || key === 'comparison' || key === 'dims') {
       // the kernel sends {} for "none"
       return (raw && Object.keys(raw as object).length ? raw : null) as HostState[K];
     }
