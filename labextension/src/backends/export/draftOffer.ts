@@ -28,6 +28,24 @@ export interface KernelState {
   phase: string;
 }
 
+/** What the banner says once the draft is no longer offered, or while it runs. */
+const SAID: Record<Exclude<DraftBannerModel['state'], 'offered'>, string> = {
+  running:
+    'Running the draft (torch.export.draft_export)… its graph and report join this run when it ends; cancel stops it.',
+  ran: "The draft ran: the graph is draft_export's, and the Guards tab lists what it reported beside export's refusal.",
+  failed: "The draft could not run (torch's draft_export raised; the findings say what): export's own error stands."
+};
+
+/** The button's tooltip: what it runs, or why it cannot. */
+function buttonTitle(kernel: KernelState, how: string): string {
+  if (!kernel.live) {
+    return `a saved run holds no model: export again in a kernel and call ${how}`;
+  }
+  return kernel.status === 'tracing'
+    ? 'the kernel is busy with a capture: wait for it, or cancel it'
+    : `run torch.export.draft_export on this run's model and inputs (${how}); it costs 2-10x the export`;
+}
+
 /** The banner of an export run's draft; null when the run offers none (an accepted export, draft="never"). */
 export function draftBanner(report: ExportReport | null | undefined, kernel: KernelState): DraftBannerModel | null {
   const offer = report?.draft_offer ?? null;
@@ -35,46 +53,14 @@ export function draftBanner(report: ExportReport | null | undefined, kernel: Ker
     return null;
   }
   const busy = kernel.status === 'tracing';
-  if (busy && kernel.phase === DRAFT_PHASE) {
-    return {
-      state: 'running',
-      headline:
-        'Running the draft (torch.export.draft_export)… its graph and report join this run when it ends; cancel stops it.',
-      adds: [],
-      button: null
-    };
-  }
-  const button = (label: string): DraftBannerModel['button'] => ({
-    label,
-    enabled: kernel.live && !busy,
-    title: !kernel.live
-      ? `a saved run holds no model: export again in a kernel and call ${offer.how}`
-      : busy
-        ? 'the kernel is busy with a capture: wait for it, or cancel it'
-        : `run torch.export.draft_export on this run's model and inputs (${offer.how}); it costs 2-10x the export`
-  });
-  if (offer.status === 'ran') {
-    return {
-      state: 'ran',
-      headline:
-        "The draft ran: the graph is draft_export's, and the Guards tab lists what it reported beside export's refusal.",
-      adds: [],
-      button: null
-    };
-  }
-  if (offer.status === 'failed') {
-    return {
-      state: 'failed',
-      headline:
-        "The draft could not run (torch's draft_export raised; the findings say what): export's own error stands.",
-      adds: [],
-      button: null
-    };
+  const state = busy && kernel.phase === DRAFT_PHASE ? 'running' : offer.status;
+  if (state !== 'offered') {
+    return { state, headline: SAID[state], adds: [], button: null };
   }
   return {
-    state: 'offered',
+    state,
     headline: 'A draft is available: torch.export.draft_export runs the model past what export refused, and adds',
     adds: offer.adds,
-    button: button('run the draft')
+    button: { label: 'run the draft', enabled: kernel.live && !busy, title: buttonTitle(kernel, offer.how) }
   };
 }
