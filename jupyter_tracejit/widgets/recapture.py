@@ -139,7 +139,9 @@ def on_start(ex: TraceExplorer) -> None:
 def on_result(ex: TraceExplorer, run: TraceRun) -> None:
     with ex.hold_sync():
         ex.phase = ""
-        if run.error is not None and ex._current is not None and ex._current.error is None:
+        # the run on screen with its draft joined (same id): the draft worked, whatever the run's own error says
+        drafted = ex._current is not None and run.run_id == ex._current.run_id
+        if run.error is not None and ex._current is not None and ex._current.error is None and not drafted:
             # keep the last good run on screen; the failure is in the status and the history
             ex._remember(run)
             ex.status_message = str(run.error)
@@ -147,8 +149,9 @@ def on_result(ex: TraceExplorer, run: TraceRun) -> None:
             return
         ex._show(run)
         ex._remember(run)
-        ex.status_message = "" if run.error is None else str(run.error)
-        ex.status = "idle" if run.error is None else "error"
+        failed = run.error is not None and not drafted
+        ex.status_message = str(run.error) if failed else ""
+        ex.status = "error" if failed else "idle"
 
 
 def on_error(ex: TraceExplorer, exc: BaseException) -> None:
