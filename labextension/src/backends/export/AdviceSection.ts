@@ -48,7 +48,12 @@ function adviceCard(a: AdviceItem, ctx: ExplorerContext): HTMLElement {
         )
       : null,
     a.exprs.length
-      ? h('div', { class: 'jp-TraceExplorer-muted' }, 'guards: ', ...a.exprs.map(e => h('code', {}, e, ' ')))
+      ? h(
+          'div',
+          { class: 'jp-TraceExplorer-muted' },
+          'guards: ',
+          ...a.exprs.flatMap((e, i) => [i ? ', ' : null, h('code', {}, e)])
+        )
       : null,
     a.holds ? h('div', { class: 'jp-TraceExplorer-muted' }, a.holds) : null,
     a.suggested

@@ -88,7 +88,8 @@ export class DimsPanel {
 
   private field(i: number, key: 'symbol' | 'min' | 'max' | 'times', label: string, width: number): HTMLElement {
     const input = h('input', {
-      type: key === 'symbol' ? 'text' : 'number',
+      type: 'text',
+      inputmode: key === 'symbol' ? undefined : 'numeric',
       class: 'jp-TraceExplorer-dimsField',
       value: this.rows[i][key],
       'aria-label': `${this.rows[i].input}:${this.rows[i].dim} ${label}`,
@@ -100,33 +101,42 @@ export class DimsPanel {
     return input;
   }
 
-  private rowView(r: DimRow, i: number): HTMLElement {
+  /** A dim's row (name, size, kind) and, for a range or a multiple, a row under it with `k * name [min, max]`. */
+  private rowView(r: DimRow, i: number): HTMLElement[] {
+    const where = `${r.input}:${r.dim}`;
     const select = h(
       'select',
-      { 'aria-label': `${r.input}:${r.dim} kind`, 'data-dim': `${r.input}:${r.dim}` },
+      { 'aria-label': `${where} kind`, 'data-dim': where },
       ...DIM_KINDS.map(k => h('option', { value: k.kind, title: k.title, selected: k.kind === r.kind }, k.label))
     );
     select.addEventListener('change', () => this.edit(i, select.value as DimKind));
-    const ranged = r.kind === 'range' || r.kind === 'multiple';
-    return h(
+    const row = h(
       'tr',
-      { 'data-dim': `${r.input}:${r.dim}` },
-      h('td', { class: 'jp-TraceExplorer-mono' }, `${r.input}:${r.dim}`),
+      { 'data-dim': where },
+      h('td', { class: 'jp-TraceExplorer-mono' }, where),
       h('td', { class: 'jp-TraceExplorer-muted' }, String(r.size)),
-      h('td', {}, select),
-      h(
-        'td',
-        {},
-        r.kind === 'multiple' ? this.field(i, 'times', 'k', 4) : null,
-        r.kind === 'multiple' ? ' * ' : null,
-        ranged ? this.field(i, 'symbol', 'name', 10) : null,
-        ranged ? ' [' : null,
-        ranged ? this.field(i, 'min', 'min', 5) : null,
-        ranged ? ', ' : null,
-        ranged ? this.field(i, 'max', 'max', 5) : null,
-        ranged ? ']' : null
-      )
+      h('td', {}, select)
     );
+    if (r.kind !== 'range' && r.kind !== 'multiple') {
+      return [row];
+    }
+    const times = r.kind === 'multiple' ? [this.field(i, 'times', 'k', 3), ' * '] : [];
+    const bounds = [' [', this.field(i, 'min', 'min', 4), ', ', this.field(i, 'max', 'max', 4), ']'];
+    return [
+      row,
+      h(
+        'tr',
+        { 'data-dim-fields': where },
+        h('td', {}),
+        h(
+          'td',
+          { colspan: 2, class: 'jp-TraceExplorer-dimsFields' },
+          ...times,
+          this.field(i, 'symbol', 'name', 9),
+          ...bounds
+        )
+      )
+    ];
   }
 
   render(): void {
@@ -164,7 +174,7 @@ export class DimsPanel {
         'table',
         { class: 'jp-TraceExplorer-table jp-TraceExplorer-dimsTable' },
         h('thead', {}, h('tr', {}, h('th', {}, 'dim'), h('th', {}, 'size'), h('th', {}, 'kind'), h('th', {}, ''))),
-        h('tbody', {}, ...this.rows.map((r, i) => this.rowView(r, i)))
+        h('tbody', {}, ...this.rows.flatMap((r, i) => this.rowView(r, i)))
       ),
       changed ? flagsLine('edited: ', specsOf(this.rows), 'edited') : null,
       h(
