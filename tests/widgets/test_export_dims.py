@@ -70,6 +70,9 @@ def test_applying_torchs_fix_re_exports_and_each_try_stays_in_the_history(clock:
     fixed = ex.run
     assert fixed is not None and fixed is not refused and fixed.ok, ex.status_message
     assert ex.dims["specs"] == fix and ex.dims["suggestions"] == []
+    # the options bar shows the dims as the user would write them: a multiple, not a Dim named 8*_seq
+    multiple = "8*Dim('_seq', min=1, max=8)"
+    assert fixed.options["dynamic_shapes"] == f"{{'x': {{1: {multiple}}}, 'mask': {{1: {multiple}}}}}"
     assert [r.run_id for r in ex.history] == [refused.run_id, fixed.run_id] and len(ex.runs) == 2
     # another option changed later keeps the dims of the run on screen
     front_end_update(ex, options={"no_grad": True})
