@@ -59,6 +59,15 @@ def test_a_refused_export_drafts_advises_and_re_exports_with_torchs_fix(lab):
     # the Dims tab: torch's fix applied, then dim 0 of x made Dim.AUTO; the edited flags say what will run
     explorer.locator('.jp-TraceExplorer-tab[data-tab="dims"]').click()
     dims = explorer.locator('.jp-TraceExplorer-panel[data-panel="dims"]')
+    # a range torch cannot take is said in the status, by the spec and the form; what was typed stays
+    high = dims.locator('input[aria-label="x:1 max"]')
+    high.fill("1")
+    high.press("Tab")
+    dims.locator('[data-action="export-dims"]').click()
+    status = explorer.locator(".jp-TraceExplorer-status")
+    status.filter(has_text="the range [2,1] is empty").wait_for(timeout=30_000)
+    assert dims.locator('input[aria-label="x:1 max"]').input_value() == "1"
+    assert explorer.locator(".jp-TraceExplorer-history select option").count() == 0  # nothing ran
     suggestion = dims.locator('.jp-TraceExplorer-dimsSuggestion[data-source="torch"]')
     assert "seq = 8*_seq" in suggestion.inner_text()
     suggestion.locator('[data-action="apply-suggestion"]').click()
