@@ -72,7 +72,7 @@ from .magic_line import (
     parse_options,
     split_line,
 )
-from .magic_output import Placeholder, follow_runs, progress_bundle, progress_shown, static_bundle
+from .magic_output import Placeholder, follow_runs, progress_bundle, progress_shown, static_bundle, summary_lines
 from .widgets import TraceExplorer, explore, in_terminal, terminal_report
 
 #: live explorers %trace keeps (each holds its model, inputs and up to history_limit ScriptModules); older ones
@@ -319,7 +319,7 @@ class CaptureMagic:
             with calls_from(site):
                 run = capture()
             ns[opts.output] = run
-            print(run.summary())
+            print(summary_lines(run))
             return
         # the trace can take a while (and blocks the kernel): say what is being traced until its result replaces it
         traced: TraceRun | None = None

@@ -14,6 +14,7 @@ from typing import Any
 from .core.progress import TRACING, phases_to
 from .core.run import TraceRun
 from .widgets import PROGRESS_MIME, RUN_MIME, TraceExplorer, run_mime_payload, uses_anywidget
+from .widgets.explorer_dims import dims_of
 
 
 def _display(obj: Any, *, raw: bool = False, display_id: str | None = None, update: bool = False) -> None:
@@ -97,10 +98,18 @@ def follow_runs(explorer: TraceExplorer, namespace: dict[str, Any], name: str) -
     explorer.observe(on_run, names="run_json")
 
 
+def summary_lines(run: TraceRun) -> str:
+    """The run's summary, and for a run with dynamic dims (an export's) the ``--dynamic`` flags that capture it
+    again, to paste (the explorer shows them above its options bar)."""
+    flags = dims_of(run).get("flags", "")
+    return run.summary() + (f"\nas %{run.capture_noun} flags: {flags}" if flags else "")
+
+
 def static_bundle(run: TraceRun) -> dict[str, Any]:
     """The kernel-free view of a run (``--static``): its JSON for our MIME renderer (not where the explorer is the
-    anywidget one: no renderer reads it there), its summary, and HTML when the run can render itself as HTML."""
-    bundle: dict[str, Any] = {"text/plain": run.summary()}
+    anywidget one: no renderer reads it there), its summary (with its ``--dynamic`` flags), and HTML when the run
+    can render itself as HTML."""
+    bundle: dict[str, Any] = {"text/plain": summary_lines(run)}
     if not uses_anywidget():
         bundle[RUN_MIME] = run_mime_payload(run.to_json())
     to_html = getattr(run, "to_html", None)

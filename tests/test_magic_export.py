@@ -221,6 +221,20 @@ def test_quiet_prints_one_line_and_static_shows_the_kernel_free_view(
     assert not any(isinstance(o, TraceExplorer) for o in shown.objects)
 
 
+def test_an_export_with_dynamic_dims_shows_its_flags_to_paste(
+    ip: InteractiveShell, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _, shown = run_export(ip, monkeypatch, '--quiet --dynamic "x:0=batch[2,64]" mlp(x)')
+    run = ip.user_ns["_export"]
+    assert shown.stdout == run.summary() + '\nas %export flags: --dynamic "x:0=batch[2,64]"\n'
+    _, shown = run_export(ip, monkeypatch, "--static --dynamic x:0 mlp(x)")
+    *_placeholder, bundle = shown.bundles
+    assert bundle["text/plain"].endswith("\nas %export flags: --dynamic x:0")
+    # the explorer's dims say the same, for its banner and its Dims tab
+    exported(ip, monkeypatch, '--dynamic "x:0=batch[2,64]" mlp(x)')
+    assert ip.user_ns["_export_explorer"].dims["flags"] == '--dynamic "x:0=batch[2,64]"'
+
+
 # -- %%export ---------------------------------------------------------------------------------------------
 
 CELL = """\

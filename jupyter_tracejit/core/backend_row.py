@@ -73,7 +73,8 @@ class Backend:
     files: tuple[SavedFile, ...] = ()
     #: its ``tracejit`` subcommand and its magic (both named :attr:`verb`): their words and how a call is captured
     command: CommandWords | None = None
-    #: what its runs can do later, ``(name, module:function)`` (relative to ``core``): ``run.draft()`` for an export
+    #: what its runs can do later, ``(name, module:function)`` (relative to ``core``): ``run.draft()`` for an export,
+    #: and the explorer's dims editor (``dims``: its state for a run; ``with_dims``: the options of a re-capture)
     actions: tuple[tuple[str, str], ...] = ()
 
     def action(self, name: str) -> Any:

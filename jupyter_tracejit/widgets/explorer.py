@@ -19,6 +19,7 @@ from ..core.diff import structural_diff
 from ..core.run import TraceRun
 from ..core.words import with_article
 from . import recapture
+from .explorer_dims import dims_of, request_dims
 from .explorer_options import (
     CHECK_INPUTS_ENABLED,
     EXPORT_OPTION_KEYS,
@@ -95,6 +96,7 @@ class TraceExplorer(ExplorerState):
             run_json=run.to_json() if run is not None else {},
             html=run.to_html() if run is not None else "",
             runs=[history_entry(r, self._options_of(r)) for r in self._history.values()],
+            dims=dims_of(run),
             history_limit=history_limit,
             options=initial,
             check_input_labels=labels,
@@ -132,6 +134,12 @@ class TraceExplorer(ExplorerState):
             raise RuntimeError(problem)
         assert self._current is not None
         self._retracer.request({recapture.DRAFT: self._current.run_id}, debounce=0.0)
+
+    def set_dims(self, specs: list[str]) -> None:
+        """Export again now with these ``--dynamic`` specs (``["x:0=batch[2,64]", "x:1"]``; ``[]``: every dim
+        static) and the options bar's values, as the dims editor's re-export does (``{"type": "dims", "specs":
+        [...]}``); the try lands in the history. ``ValueError`` names a bad spec and the form before anything runs."""
+        request_dims(self, specs)
 
     def add_run(self, run: TraceRun, *, show: bool = True) -> None:
         """Put a run traced elsewhere into the history (e.g. the same model with other inputs), to compare."""
@@ -302,6 +310,7 @@ class TraceExplorer(ExplorerState):
             self.selected_node = node
             self.run_json = run.to_json()
             self.html = run.to_html()
+            self.dims = dims_of(run)
 
     def _remember(self, run: TraceRun) -> None:
         self._history[run.run_id] = run

@@ -69,6 +69,9 @@ class ExplorerState(ipywidgets.DOMWidget):
     current_divergence = Int(-1).tag(sync=True)
     #: ``{"a", "b", "method", "graph_a", "graph_b", "diff"}`` comparing two history runs; ``{}`` for none
     comparison = Dict().tag(sync=True)
+    #: the dims editor of the run on screen (explorer_dims.py): ``{"specs", "inputs", "suggestions", "flags",
+    #: "problem"}``; ``{}`` when its back end has none or the run holds no live model
+    dims = Dict().tag(sync=True)
 
     # -- validation at the boundary -----------------------------------------------------------------
     @validate("options")

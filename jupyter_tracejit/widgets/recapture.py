@@ -1,5 +1,6 @@
 """What the explorer does when the front end asks (its messages), and the capture work its :class:`~.retrace.Retracer`
-runs: a re-trace or re-export with the options bar's values, or the draft of the export on screen (``run.draft()``).
+runs: a re-trace or re-export with the options bar's values (and the dims editor's, :mod:`.explorer_dims`), or the
+draft of the export on screen (``run.draft()``).
 
 The work runs on the kernel's main thread (the Retracer schedules it there), blocking it as a cell would: the
 kernel's Interrupt stops it, and the explorer's ``cancel`` message drops its result. While it runs, the explorer's
@@ -19,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..core.progress import phases_to
 from ..core.run import TraceRun
+from .explorer_dims import DIMS, request_dims
 from .explorer_options import CHECK_INPUTS_ENABLED
 from .kernel_activity import as_kernel_work
 
@@ -28,7 +30,7 @@ if TYPE_CHECKING:
 #: the key of a Retracer payload that asks for the draft of the run with that id (any other payload is options)
 DRAFT = "__draft__"
 #: the messages the front end sends (explorer.schema.json ``ExplorerRequest``)
-MESSAGES = ("retrace", "cancel", "show_run", "compare", "draft")
+MESSAGES = ("retrace", "cancel", "show_run", "compare", "draft", "dims")
 
 
 def on_front_end_msg(ex: TraceExplorer, content: Any) -> None:
@@ -45,6 +47,8 @@ def on_front_end_msg(ex: TraceExplorer, content: Any) -> None:
             ex.compare(content.get("a"), content.get("b"), content.get("method", "forward"))
         elif kind == "draft":
             ex.draft()
+        elif kind == "dims":
+            request_dims(ex, content.get("specs"))
         else:
             raise ValueError(
                 f"unknown message type {kind!r} from the front end; expected one of: {', '.join(MESSAGES)}"
@@ -93,18 +97,28 @@ def work(ex: TraceExplorer, payload: dict[str, Any]) -> TraceRun:
         return _capture(ex, payload)
 
 
-def _capture(ex: TraceExplorer, options: dict[str, Any]) -> TraceRun:
+def _capture(ex: TraceExplorer, payload: dict[str, Any]) -> TraceRun:
     assert ex._request is not None
-    # the bar's options; the read-only ones (an export's dynamic_shapes and check inputs) stay the request's
+    options = {k: v for k, v in payload.items() if k != DIMS}
+    # the bar's options; the read-only ones (an export's dynamic_shapes and check inputs) stay the request's, or
+    # become what the dims editor asked for (explorer_dims.py)
     kwargs = {k: options[k] for k in ex._bar.keys if k != CHECK_INPUTS_ENABLED}
+    kwargs.update(payload.get(DIMS, {}))
     if CHECK_INPUTS_ENABLED in ex._bar.keys:
         chosen = [c for c, on in zip(ex._check_sets, options[CHECK_INPUTS_ENABLED], strict=True) if on]
         # none chosen: None, which checks with the example inputs as torch does by default
         kwargs["check_inputs"] = chosen or None
     with as_kernel_work():  # the kernel's Interrupt stops it, and the status bar says busy
-        result: TraceRun = diffed(ex, ex._request.run(**kwargs))
+        result: TraceRun = diffed(ex, request_on_screen(ex).run(**kwargs))
     ex._traced_with[result.run_id] = dict(options)
     return result
+
+
+def request_on_screen(ex: TraceExplorer) -> Any:
+    """The request a re-capture changes: the run on screen's (its dims, as the dims editor left them), else the
+    explorer's first."""
+    own = ex._current.request if ex._current is not None else None
+    return own if own is not None and type(own) is type(ex._request) else ex._request
 
 
 def diffed(ex: TraceExplorer, run: TraceRun) -> TraceRun:
@@ -125,7 +139,9 @@ def on_start(ex: TraceExplorer) -> None:
 def on_result(ex: TraceExplorer, run: TraceRun) -> None:
     with ex.hold_sync():
         ex.phase = ""
-        if run.error is not None and ex._current is not None and ex._current.error is None:
+        # the run on screen with its draft joined (same id): the draft worked, whatever the run's own error says
+        drafted = ex._current is not None and run.run_id == ex._current.run_id
+        if run.error is not None and ex._current is not None and ex._current.error is None and not drafted:
             # keep the last good run on screen; the failure is in the status and the history
             ex._remember(run)
             ex.status_message = str(run.error)
@@ -133,8 +149,9 @@ def on_result(ex: TraceExplorer, run: TraceRun) -> None:
             return
         ex._show(run)
         ex._remember(run)
-        ex.status_message = "" if run.error is None else str(run.error)
-        ex.status = "idle" if run.error is None else "error"
+        failed = run.error is not None and not drafted
+        ex.status_message = str(run.error) if failed else ""
+        ex.status = "error" if failed else "idle"
 
 
 def on_error(ex: TraceExplorer, exc: BaseException) -> None:

@@ -187,7 +187,8 @@ def test_a_refused_export_shows_its_line_the_hint_and_the_draft_graph(lab):
     run_notebook(
         lab,
         "export_refused.ipynb",
-        [GATE, "run = tj.export(Gate(), (torch.ones(2, 4),))\ntj.explore(run)"],
+        # the draft at once (the default offers it: tests/browser/test_export_loop.py runs it from the button)
+        [GATE, "run = tj.export(Gate(), (torch.ones(2, 4),), draft='on_failure')\ntj.explore(run)"],
         timeout=120_000,
     )
     explorer = explorer_in(lab, 1)  # the draft's graph is drawn

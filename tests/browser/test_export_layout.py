@@ -30,7 +30,7 @@ class Deep(nn.Module):
             return x * 2
         return x
 
-run = tj.export(Deep(), (torch.randn(4, 16),))
+run = tj.export(Deep(), (torch.randn(4, 16),), draft="on_failure")  # the draft's graph at once
 at = run.error.file, run.error.line
 print(json.dumps([n.id for n in run.graph.nodes
                   if n.role == "op" and n.source and any((f.file, f.line) == at for f in n.source.stack)]))

@@ -40,7 +40,7 @@ def test_an_export_run_shows_its_capture_options_and_guards(lab):
     assert explorer.locator(".jp-TraceExplorer-summary").get_attribute("title").startswith("ExportMLP: ok;")
     # the options bar is the export's: its menus and boxes, what a re-export keeps, and re-export
     bar = explorer.locator(".jp-TraceExplorer-options")
-    assert bar.locator('select[data-option="draft"]').input_value() == "on_failure"
+    assert bar.locator('select[data-option="draft"]').input_value() == "on_request"  # the default since #28
     assert bar.locator('select[data-option="module_mode"]').input_value() == "as_is"
     assert bar.locator('input[data-option="strict"]').count() == 1
     assert bar.locator('input[data-option="check_trace"]').count() == 0

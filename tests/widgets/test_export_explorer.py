@@ -131,6 +131,8 @@ def test_a_refused_export_offers_its_draft_and_the_draft_message_joins_it(clock:
     assert drafted.export.draft_offer.status == "ran" and drafted.export.draft is not None
     assert ex.run_json["records"]["draft_offer"]["status"] == "ran" and len(ex.runs) == 1
     assert "draft-exporting" in phases and ex.phase == ""
+    # the draft worked: the status is idle, the refusal stays the run's (in the header), not a failed request
+    assert ex.status == "idle" and ex.status_message == ""
     # the run the explorer was given is left as it was: the draft worked on a copy
     assert not refused.graphs and refused.export.draft_offer.status == "offered"
     synced = {k: ex.get_state()[k] for k in schema("widgets/explorer.schema.json")["properties"]}

@@ -62,7 +62,11 @@ BACKEND = Backend(
     records_schema="ExportReport",
     options_schema="RecordedExportOptions",
     tabs=("guards", "traceVsExport"),
-    actions=(("draft", ".export.request:draft_run"),),
+    actions=(
+        ("draft", ".export.request:draft_run"),
+        ("dims", ".export.dim_specs:editor_state"),
+        ("with_dims", ".export.dim_specs:dims_changes"),
+    ),
     files=(
         SavedFile(
             layout="export",

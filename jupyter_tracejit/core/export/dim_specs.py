@@ -2,7 +2,8 @@
 ``x:0=batch[2,64]``, ``x:1=8*seq[1,16]``: :func:`~.options.parse_dynamic`), and back; and the fixes torch or the
 product suggests for a run, each as the specs that apply it.
 
-The explorer's dims editor (widgets/explorer_dims.py) works on specs: it shows a run's dims as specs, the user edits
+The explorer's dims editor (widgets/explorer_dims.py, through :func:`editor_state` and :func:`dims_changes`, the
+export row's ``dims`` and ``with_dims`` actions) works on specs: it shows a run's dims as specs, the user edits
 them or applies a suggested fix, and the kernel builds torch's ``dynamic_shapes`` from them (:func:`shapes_from`).
 A form the specs cannot say (a nested input, ``Dim.DYNAMIC``, a dim with an offset such as ``8*_s + 1``) is said
 so, by name, and the editor leaves the dims as they are.
@@ -57,9 +58,9 @@ class Suggestion:
 
 
 # -- torch's dynamic_shapes <-> specs ---------------------------------------------------------------------------
-def argument_names(model: Any, args: Sequence[Any], kwargs: Mapping[str, Any] | None) -> list[str] | None:
-    """The names the inputs bind to in the forward (positional first), as torch matches a dict of dynamic shapes;
-    None when they do not bind by name (``*args``, ``**kwargs``)."""
+def _binding(model: Any, args: Sequence[Any], kwargs: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """The inputs by the names they bind to in the forward (positional first); None when they do not bind by name
+    (``*args``, ``**kwargs``)."""
     forward = model.forward if isinstance(model, torch.nn.Module) else model
     try:
         signature = inspect.signature(forward)
@@ -69,7 +70,14 @@ def argument_names(model: Any, args: Sequence[Any], kwargs: Mapping[str, Any] | 
     kinds = (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
     if any(signature.parameters[n].kind in kinds for n in bound.arguments):
         return None
-    return list(bound.arguments)
+    return dict(bound.arguments)
+
+
+def argument_names(model: Any, args: Sequence[Any], kwargs: Mapping[str, Any] | None) -> list[str] | None:
+    """The names the inputs bind to in the forward (positional first), as torch matches a dict of dynamic shapes;
+    None when they do not bind by name (``*args``, ``**kwargs``)."""
+    binding = _binding(model, args, kwargs)
+    return None if binding is None else list(binding)
 
 
 def _bound(value: Any, default: int) -> int | None:
@@ -276,10 +284,70 @@ def suggestions(run: TraceRun, specs: list[str]) -> list[Suggestion]:
     return found
 
 
+# -- the explorer's dims editor ----------------------------------------------------------------------------------
+_NOT_BY_NAME = (
+    "the inputs do not bind to the forward's arguments by name (*args, **kwargs): edit dynamic_shapes in code"
+)
+
+
+def editor_state(run: TraceRun) -> dict[str, Any]:
+    """What the explorer's dims editor shows of an export run (its registry row's ``dims`` action): the specs it was
+    exported with, the tensor inputs (name, example sizes), the suggested fixes as specs, the ``--dynamic`` flags to
+    paste, and why the dims cannot be edited (``problem``, ``""`` when they can); ``{}`` for a run with no live
+    model (read from JSON or a file)."""
+    request = run.request
+    if request is None or not hasattr(request, "target"):
+        return {}
+    binding = _binding(request.target, request.args, request.kwargs)
+    inputs = [
+        {"name": name, "sizes": [int(d) for d in value.shape]}
+        for name, value in (binding or {}).items()
+        if isinstance(value, torch.Tensor)
+    ]
+    problem = "" if binding is not None else _NOT_BY_NAME
+    try:
+        specs = request_specs(request)
+    except NoSpec as e:
+        specs, problem = [], str(e)
+    found = suggestions(run, specs) if not problem else []
+    return {
+        "specs": specs,
+        "inputs": inputs,
+        "suggestions": [s.to_json() for s in found],
+        "flags": flags_text(specs),
+        "problem": problem,
+    }
+
+
+def dims_changes(run: TraceRun, specs: Any) -> dict[str, Any]:
+    """The request's options that export ``run`` 's model again with ``specs`` (its registry row's ``with_dims``
+    action): ``{"dynamic_shapes": ...}``, every argument named; :class:`NoSpec` or ``DynamicSpecError`` (both
+    ``ValueError``) naming the spec at fault and the form, before anything runs."""
+    request = run.request
+    if request is None or not hasattr(request, "target"):
+        raise NoSpec("this run holds no live model (read from JSON or a file): export again to edit its dims")
+    if not isinstance(specs, list) or not all(isinstance(s, str) for s in specs):
+        raise NoSpec(f"dims: specs must be a list of --dynamic specs such as 'x:0=batch[2,64]', got {specs!r}")
+    binding = _binding(request.target, request.args, request.kwargs)
+    if binding is None:
+        raise NoSpec(_NOT_BY_NAME)
+    shapes = shapes_from(specs, list(binding))
+    for name, per in (shapes or {}).items():
+        value = binding[name]
+        rank = value.dim() if isinstance(value, torch.Tensor) else None
+        for dim in per or {}:
+            if rank is None or dim >= rank:
+                has = f"{rank} dims (0..{rank - 1})" if rank else "no dims to make dynamic"
+                raise NoSpec(f"{name}:{dim}: {name} has {has}")
+    return {"dynamic_shapes": shapes}
+
+
 __all__ = [
     "NoSpec",
     "Suggestion",
     "argument_names",
+    "dims_changes",
+    "editor_state",
     "every_argument",
     "flags_text",
     "request_specs",

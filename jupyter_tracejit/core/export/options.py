@@ -298,7 +298,7 @@ def as_args(inputs: Any) -> tuple[Any, ...]:
 
 def shapes_text(shapes: Any) -> str:
     """``{'x': {0: Dim('batch', min=2, max=64)}}`` as a short text, every bound written (torch's own repr leaves
-    out a minimum of 2), hints as ``Dim.AUTO``."""
+    out a minimum of 2), hints as ``Dim.AUTO``, a multiple as ``8*Dim('_seq', min=1, max=8)``."""
     if isinstance(shapes, str):
         return shapes
     if isinstance(shapes, dict):
@@ -309,6 +309,10 @@ def shapes_text(shapes: Any) -> str:
     hint = getattr(shapes, "type", None)
     if hint is not None and type(shapes).__name__ == "_DimHint":
         return f"Dim.{getattr(hint, 'name', hint)}"
+    root, fn = getattr(shapes, "root", None), getattr(shapes, "fn", None)
+    if root is not None and callable(fn):  # a derived dim (8*_seq): its root's range, not its own
+        offset, times = fn(0), fn(1) - fn(0)
+        return f"{times}*{shapes_text(root)}" + (f" + {offset}" if offset else "")
     name, low, high = getattr(shapes, "__name__", None), getattr(shapes, "min", None), getattr(shapes, "max", None)
     if isinstance(name, str) and low is not None:
         bounds = [f"min={low}"] + ([f"max={high}"] if isinstance(high, int) and not isinstance(high, bool) else [])

@@ -263,7 +263,9 @@ export class OptionsBar {
     if (state === 'tracing') {
       // mounted while the kernel was already tracing: only its clock knows since when
       since = this.tracingSince ?? host.get('statusSince');
-      text = elapsed => `${row.doing}… ${elapsed.toFixed(1)} s`;
+      // what the kernel says it does now (exporting, checking, draft-exporting), else the back end's word
+      const doing = host.get('phase') || row.doing;
+      text = elapsed => `${doing}… ${elapsed.toFixed(1)} s`;
     } else if (waiting.kind === 'asked' && (waiting.retrace || this.anyPending)) {
       since = waiting.since;
       mode = 'tracing';

@@ -43,6 +43,8 @@ export class Explorer {
   private readonly fullScreenButton: HTMLButtonElement;
   /** the side panel's tabs (explorer/panels.ts), by id, in order */
   private readonly tabs = new Map<string, Tab>();
+  /** the back ends' lines under the header (each hides itself for runs it does not concern) */
+  private readonly banners: PanelView[];
   private active = INSPECTOR_PANEL.id;
   private readonly unsubscribe: () => void;
   private readonly resizeObserver: ResizeObserver;
@@ -60,7 +62,15 @@ export class Explorer {
     const main = h('div', { class: 'jp-TraceExplorer-main' });
     this.splitter = new Splitter(main);
     append(main, this.graph.element, this.splitter.element, side);
-    this.element = h('div', { class: 'jp-TraceExplorer-root' }, this.header, this.options.element, main);
+    this.banners = BACKEND_VIEWS.flatMap(b => b.banners ?? []).map(make => make(this.ctx));
+    this.element = h(
+      'div',
+      { class: 'jp-TraceExplorer-root' },
+      this.header,
+      ...this.banners.map(b => b.element),
+      this.options.element,
+      main
+    );
     this.fullScreenButton = h(
       'button',
       {
@@ -95,7 +105,7 @@ export class Explorer {
     this.unsubscribe();
     (this.ctx.host as { dispose?: () => void }).dispose?.();
     this.graph.dispose();
-    for (const { view } of this.tabs.values()) {
+    for (const view of [...this.banners, ...[...this.tabs.values()].map(t => t.view)]) {
       view.dispose();
     }
     this.options.dispose();

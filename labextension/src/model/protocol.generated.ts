@@ -148,6 +148,10 @@ export type ExplorerRequest =
       type: 'draft';
     }
   | {
+      type: 'dims';
+      specs: string[];
+    }
+  | {
       type: 'show_run';
       run_id: string;
     }
@@ -216,6 +220,10 @@ export interface ExplorerState {
    * two history runs compared; {} for none
    */
   comparison: Comparison | Empty;
+  /**
+   * the dims editor of the run on screen (widgets/explorer_dims.py; an export's core/export/dim_specs.py editor_state): its dynamic_shapes as --dynamic specs, its inputs' sizes, the fixes suggested for it; {} when its back end has none or the run holds no live model
+   */
+  dims: DimsEditor | Empty;
 }
 /**
  * What TraceRun.to_json() writes (jupyter_tracejit/core/run.py): one trace, as data. The TypeScript types of labextension/src/model/protocol.generated.ts are generated from this file; the Python tests validate real runs against it.
@@ -1299,6 +1307,69 @@ export interface Comparison {
   diff: GraphDiff;
 }
 /**
+ * This interface was referenced by `ExplorerState`'s JSON-Schema
+ * via the `definition` "DimsEditor".
+ */
+export interface DimsEditor {
+  /**
+   * the run's dynamic dims as --dynamic specs (x:0, x:0=batch[2,64], x:1=8*seq[1,16]), in the inputs' order; a symbol's range on its first spec only
+   */
+  specs: string[];
+  /**
+   * the tensor inputs by the forward's argument names, positional first
+   */
+  inputs: DimsInput[];
+  /**
+   * torch's Suggested fixes, then each dim the code specialised made static, each as the specs it leads to
+   */
+  suggestions: DimsSuggestion[];
+  /**
+   * the specs as --dynamic flags to paste into %export or tracejit export; "" for none
+   */
+  flags: string;
+  /**
+   * why the dims cannot be edited here (nested inputs, Dim.DYNAMIC, *args); "" when they can
+   */
+  problem: string;
+}
+/**
+ * This interface was referenced by `ExplorerState`'s JSON-Schema
+ * via the `definition` "DimsInput".
+ */
+export interface DimsInput {
+  name: string;
+  /**
+   * the example input's sizes, one per dim
+   */
+  sizes: number[];
+}
+/**
+ * This interface was referenced by `ExplorerState`'s JSON-Schema
+ * via the `definition` "DimsSuggestion".
+ */
+export interface DimsSuggestion {
+  /**
+   * torch's Suggested fixes, or the product's (a specialised dim made static)
+   */
+  source: 'torch' | 'jupyter-tracejit';
+  /**
+   * what it says in its own words: seq = 8*_seq
+   */
+  text: string;
+  /**
+   * the whole spec list it leads to
+   */
+  specs: string[];
+  /**
+   * the specs it adds or changes
+   */
+  changed: string[];
+  /**
+   * the specs it removes (the dims it makes static)
+   */
+  removed: string[];
+}
+/**
  * an options bar's values by option key: the kernel validates them with the back end's options table (core/options.py OptionTable), the front end draws them from the row's options
  *
  * This interface was referenced by `ExplorerState`'s JSON-Schema
@@ -1813,5 +1884,6 @@ export const TRAIT_DEFAULTS: ExplorerState = {
   selected_method: '',
   selected_node: -1,
   current_divergence: -1,
-  comparison: {}
+  comparison: {},
+  dims: {}
 };

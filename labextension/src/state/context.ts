@@ -13,6 +13,7 @@ import type { BackendViews, Shape } from './panels';
 
 export class ExplorerContext {
   private decodedId: string | null = null;
+  private decodedRaw: unknown = null;
   private decoded: TraceRunModel | null = null;
   private decodeError: string | null = null;
   private trees = new Map<string, GroupTree>();
@@ -102,8 +103,10 @@ export class ExplorerContext {
   get run(): TraceRunModel | null {
     const raw = this.host.get('run');
     const id = raw ? `${raw.run_id}:${raw.created}` : null;
-    if (id !== this.decodedId) {
+    // a run joined to later work keeps its id (an export's draft): the host's new JSON is decoded again
+    if (id !== this.decodedId || raw !== this.decodedRaw) {
       this.decodedId = id;
+      this.decodedRaw = raw;
       this.trees.clear();
       this.decoded = null;
       this.decodeError = null;

@@ -4,6 +4,7 @@
  * (`StaticHost`, state in memory, read-only run) implement the same interface.
  */
 
+import type { DimsEditor } from '../model/protocol.generated';
 import {
   ComparisonJSON,
   ExplorerRequest,
@@ -26,6 +27,8 @@ export interface HostState {
   /** Seconds since the epoch when tracing started (the view counts the elapsed time). */
   statusSince: number;
   statusMessage: string;
+  /** What the capture under way does while status is tracing (tracing, exporting, draft-exporting...); "" else. */
+  phase: string;
   history: HistoryEntry[];
   selectedMethod: string;
   /** -1: nothing selected. */
@@ -33,6 +36,8 @@ export interface HostState {
   /** Index into the run's divergences (case-major); -1: none. */
   currentDivergence: number;
   comparison: ComparisonJSON | null;
+  /** The dims editor of the run on screen (an export's dynamic dims as specs); null when none. */
+  dims: DimsEditor | null;
 }
 
 export type HostKey = keyof HostState;
@@ -82,12 +87,14 @@ function defaultState(run: TraceRunJSON | null): HostState {
     status: d.status,
     statusSince: d.status_since,
     statusMessage: d.status_message,
+    phase: d.phase,
     // a saved run has no history: its own entry only (the options bar shows its recorded options instead)
     history: d.runs,
     selectedMethod: defaultMethod(run),
     selectedNode: d.selected_node,
     currentDivergence: d.current_divergence,
-    comparison: null
+    comparison: null,
+    dims: null
   };
 }
 
@@ -144,11 +151,13 @@ const TRAIT_OF: Record<HostKey, string> = {
   status: 'status',
   statusSince: 'status_since',
   statusMessage: 'status_message',
+  phase: 'phase',
   history: 'runs',
   selectedMethod: 'selected_method',
   selectedNode: 'selected_node',
   currentDivergence: 'current_divergence',
-  comparison: 'comparison'
+  comparison: 'comparison',
+  dims: 'dims'
 };
 
 /** The slice of a Backbone/ipywidgets model the widget host needs (keeps this file testable). */
@@ -196,7 +205,7 @@ export class WidgetHost implements ExplorerHost {
 
   get<K extends HostKey>(key: K): HostState[K] {
     const raw = this.model.get(TRAIT_OF[key]);
-    if (key === 'run' || key === 'comparison') {
+    if (key === 'run' || key === 'comparison' || key === 'dims') {
       // the kernel sends {} for "none"
       return (raw && Object.keys(raw as object).length ? raw : null) as HostState[K];
     }

@@ -41,4 +41,9 @@ export interface BackendViews {
   shapeTitle?(run: TraceRunModel, shape: Shape): string | null;
   /** what the header says under the run's error when the graph shown is not a program it made (a draft); null */
   draftNote?(run: TraceRunModel): string | null;
+  /**
+   * lines under the header, made once per explorer, each showing itself only for the runs it concerns (an export's
+   * draft offer and its run button)
+   */
+  banners?: readonly ((ctx: ExplorerContext) => PanelView)[];
 }

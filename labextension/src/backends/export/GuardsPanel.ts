@@ -1,5 +1,6 @@
 /**
- * The Guards tab of an export run: what the exported program assumes about its inputs. Its symbols (name, range,
+ * The Guards tab of an export run: what the exported program assumes about its inputs. First the dims that failed,
+ * with the fixes that apply (AdviceSection.ts); its symbols (name, range,
  * sources), then its specialisations, guards and runtime asserts (the expression, its kind, the user's line as a
  * link like a warning's place, the line's code), then draft_export's failures. Clicking an assumption marks its
  * nodes in the graph and selects the first. A trace has no such tab (the explorer hides it).
@@ -11,6 +12,7 @@ import { plural } from '../../model/words';
 import { ExplorerContext } from '../../state/context';
 import { append, clear, h, location, onActivate } from '../../state/dom';
 import type { PanelSpec } from '../../state/panels';
+import { adviceSection } from './AdviceSection';
 import { exportRecords, guardInInputs, guardsModel, rangeText } from './exportReport';
 
 export class GuardsPanel {
@@ -115,12 +117,13 @@ export class GuardsPanel {
 
   render(): void {
     clear(this.element);
-    const model = guardsModel(exportRecords(this.ctx.run?.raw));
+    const report = exportRecords(this.ctx.run?.raw);
+    const model = guardsModel(report);
     if (!model) {
       append(this.element, h('p', { class: 'jp-TraceExplorer-muted' }, 'guards are recorded by torch.export runs'));
       return;
     }
-    append(this.element, this.symbolsSection(model.symbols));
+    append(this.element, adviceSection(report, this.ctx), this.symbolsSection(model.symbols));
     for (const section of model.sections) {
       append(
         this.element,

@@ -101,7 +101,7 @@ export interface GuardsModel {
   sections: GuardSection[];
   /** draft_export's failures; null when no draft ran. */
   draft: DraftFailure[] | null;
-  /** What the tab title counts: every guard, assert, specialisation and draft failure. */
+  /** What the tab title counts: every guard, assert, specialisation, and draft failure (a failed dim's advice explains one of them). */
   count: number;
 }
 
