@@ -30,7 +30,7 @@ import torch
 from jupyter_tracejit.core.compile.request import compile as tj_compile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_core import interleaved
+from timing import interleaved
 
 TARGET = 1.15
 Inputs = tuple[tuple[Any, ...], Mapping[str, Any]]

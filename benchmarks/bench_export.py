@@ -31,7 +31,7 @@ from jupyter_tracejit.core.export.request import export
 from jupyter_tracejit.core.torch_logs import captured_torch_logs
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_core import interleaved
+from timing import interleaved
 
 
 def side_by_side(cases: dict[str, Callable[[], Any]], warmup: int, reps: int) -> dict[str, float]:
