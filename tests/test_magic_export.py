@@ -18,15 +18,8 @@ import jupyter_tracejit as tj
 from jupyter_tracejit.core.export.options import export_support_problem
 from jupyter_tracejit.widgets import PROGRESS_MIME, RUN_MIME, TraceExplorer, run_from_mime
 
+from .magic_shell import WIDGET_MIME, Masked, Shown, require_kernel, run_magic
 from .models import MLP, LinearWithEncode
-from .test_magic import (  # noqa: F401  (shell: a fixture)
-    WIDGET_MIME,
-    Masked,
-    Shown,
-    _require_kernel,
-    run_magic,
-    shell,
-)
 
 pytestmark = pytest.mark.skipif(export_support_problem() is not None, reason=str(export_support_problem()))
 
@@ -53,7 +46,7 @@ def branchy(x: torch.Tensor) -> torch.Tensor:
 
 
 @pytest.fixture
-def ip(shell: InteractiveShell) -> Iterator[InteractiveShell]:  # noqa: F811  (test_magic's shell fixture)
+def ip(shell: InteractiveShell) -> Iterator[InteractiveShell]:
     """The shell with a fresh notebook namespace (restored afterwards)."""
     baseline = dict(shell.user_ns)
     torch.manual_seed(0)
@@ -330,7 +323,7 @@ def test_load_ext_registers_one_magic_per_back_end_with_a_command(ip: Interactiv
 
 def test_a_notebook_exports_with_the_magic(tmp_path: Path) -> None:
     """In a real kernel: the explorer replaces the placeholder, a magic error fails its cell in one line."""
-    _require_kernel()
+    require_kernel()
     import nbformat
     from nbclient import NotebookClient
 

@@ -22,7 +22,7 @@ from jupyter_tracejit.core.compile.options import COMPILE_TABLE
 from jupyter_tracejit.core.compile.request import compile_support_problem
 from jupyter_tracejit.widgets import RUN_MIME, TraceExplorer
 
-from ...test_magic import WIDGET_MIME, run_magic, shell  # noqa: F401  (shell: a fixture)
+from ...magic_shell import WIDGET_MIME, run_magic
 from ...widgets.fakes import FakeClock, front_end_update
 from . import models
 
@@ -115,7 +115,7 @@ def test_fullgraph_makes_the_break_the_runs_error(tmp_path: Path) -> None:
 
 # -- %compile and %%compile -----------------------------------------------------------------------------------------
 @pytest.fixture
-def ip(shell: InteractiveShell) -> Iterator[InteractiveShell]:  # noqa: F811  (test_magic's shell fixture)
+def ip(shell: InteractiveShell) -> Iterator[InteractiveShell]:
     baseline = dict(shell.user_ns)
     torch.manual_seed(0)
     shell.user_ns.update(
