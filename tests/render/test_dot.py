@@ -306,7 +306,7 @@ def test_dead_plumbing_is_not_drawn() -> None:
 
 
 #: a node saved before nodes carried titles: its kind -> its first label line (core/graph_parts.py ``legacy_title``,
-#: then the renderer); the same table is in labextension/test/model.test.ts: both sides read such a node alike
+#: then the renderer); the same table is in labextension/test/dotText.test.ts: both sides read such a node alike
 UNTITLED_KINDS = {
     "aten::linear": "linear",
     "aten::linear.default": "linear",
