@@ -5,9 +5,7 @@ graph, 1 graph breaks or recompilations, 2 usage errors); the explorer's re-comp
 from __future__ import annotations
 
 import contextlib
-import io
 import json
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -17,11 +15,11 @@ import torch
 from IPython.core.interactiveshell import InteractiveShell
 
 import jupyter_tracejit as tj
-from jupyter_tracejit import cli
 from jupyter_tracejit.core.compile.options import COMPILE_TABLE
 from jupyter_tracejit.core.compile.request import compile_support_problem
 from jupyter_tracejit.widgets import RUN_MIME, TraceExplorer
 
+from ...cli_run import run_cli
 from ...magic_shell import WIDGET_MIME, run_magic
 from ...widgets.fakes import FakeClock, front_end_update
 from . import models
@@ -56,14 +54,7 @@ class Printing(nn.Module):
 
 def tracejit(tmp_path: Path, *args: str) -> tuple[int, str, str]:
     (tmp_path / "model.py").write_text(MODEL)
-    out, err = io.StringIO(), io.StringIO()
-    saved = list(sys.path)
-    try:
-        with contextlib.chdir(tmp_path), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            code = cli.main(["compile", *args])
-    finally:
-        sys.path[:] = saved
-    return code, out.getvalue(), err.getvalue()
+    return run_cli(tmp_path, "compile", *args)
 
 
 # -- tracejit compile: the CI gate ----------------------------------------------------------------------------------
