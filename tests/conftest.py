@@ -5,13 +5,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-import ipywidgets
 import pytest
 from IPython.core.interactiveshell import InteractiveShell
 
 from jupyter_tracejit.widgets import WIDGET_ENV
 
-from .magic_shell import notebook
+from .magic_shell import namespace, notebook
 
 #: what makes ``tj.explore`` pick the anywidget explorer (widgets/__init__.py, ``uses_anywidget``): a suite run
 #: from VS Code's terminal (VSCODE_PID), in Colab, or with the override set would otherwise change what the
@@ -45,9 +44,5 @@ def shell(tmp_path_factory: pytest.TempPathFactory) -> Iterator[InteractiveShell
 def ip(shell: InteractiveShell) -> Iterator[InteractiveShell]:
     """The shell with the ``%trace`` tests' fresh notebook namespace (restored afterwards); the ``%export`` and
     ``%compile`` tests have their own."""
-    baseline = dict(shell.user_ns)
-    shell.user_ns.update(notebook())
-    yield shell
-    ipywidgets.Widget.close_all()
-    shell.user_ns.clear()
-    shell.user_ns.update(baseline)
+    with namespace(shell, notebook()) as ip:
+        yield ip

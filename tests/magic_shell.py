@@ -4,13 +4,16 @@ itself is tests/conftest.py's fixture)."""
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import ipywidgets
 import pytest
 import torch
 from IPython.core.error import UsageError
@@ -86,6 +89,20 @@ def notebook() -> dict[str, Any]:
         m=torch.ones(2, 3),
         xs=[torch.randn(3)],
     )
+
+
+@contextlib.contextmanager
+def namespace(shell: InteractiveShell, names: dict[str, Any]) -> Iterator[InteractiveShell]:
+    """The shell with ``names`` in its notebook namespace; afterwards the namespace as it was and every widget shown
+    in it closed."""
+    baseline = dict(shell.user_ns)
+    shell.user_ns.update(names)
+    try:
+        yield shell
+    finally:
+        ipywidgets.Widget.close_all()
+        shell.user_ns.clear()
+        shell.user_ns.update(baseline)
 
 
 @dataclass

@@ -9,7 +9,6 @@ import json
 from collections.abc import Iterator
 from pathlib import Path
 
-import ipywidgets
 import pytest
 import torch
 from IPython.core.interactiveshell import InteractiveShell
@@ -20,7 +19,7 @@ from jupyter_tracejit.core.compile.request import compile_support_problem
 from jupyter_tracejit.widgets import RUN_MIME, TraceExplorer
 
 from ...cli_run import run_cli
-from ...magic_shell import WIDGET_MIME, run_magic
+from ...magic_shell import WIDGET_MIME, namespace, run_magic
 from ...widgets.fakes import FakeClock, front_end_update
 from . import models
 
@@ -107,19 +106,16 @@ def test_fullgraph_makes_the_break_the_runs_error(tmp_path: Path) -> None:
 # -- %compile and %%compile -----------------------------------------------------------------------------------------
 @pytest.fixture
 def ip(shell: InteractiveShell) -> Iterator[InteractiveShell]:
-    baseline = dict(shell.user_ns)
     torch.manual_seed(0)
-    shell.user_ns.update(
+    names = dict(
         torch=torch,
         printing=models.Printing(),
         clean=models.Clean(),
         x=torch.randn(3, 4),
         x5=torch.randn(5, 4),
     )
-    yield shell
-    ipywidgets.Widget.close_all()
-    shell.user_ns.clear()
-    shell.user_ns.update(baseline)
+    with namespace(shell, names) as ip:
+        yield ip
 
 
 def compiled(ip: InteractiveShell, monkeypatch: pytest.MonkeyPatch, line: str, cell: str | None = None) -> tj.TraceRun:
