@@ -1,6 +1,6 @@
 /**
  * The runs tests/frontend_fixtures.py writes with the Python model (committed in labextension/test/fixtures), and
- * the facts it derives from each: what the model tests read both from.
+ * the facts it derives from each: what the TypeScript tests read (`TRACEJIT_FIXTURES` names another folder).
  */
 import { readFileSync } from 'fs';
 import { join } from 'path';
@@ -10,8 +10,8 @@ import { decodeRun, TraceRunModel } from '../src/model/run';
 
 export const dir = process.env.TRACEJIT_FIXTURES ?? join(__dirname, 'fixtures');
 
-export /** What `facts()` in tests/frontend_fixtures.py derives from a run with the Python model. */
-interface GraphFacts {
+/** What `facts()` in tests/frontend_fixtures.py derives from a run with the Python model. */
+export interface GraphFacts {
   nodes: number;
   ops: number;
   kinds: Record<string, number>;
@@ -42,8 +42,19 @@ export interface RunFacts {
   problems: number;
 }
 
+/** The fixture run `name` as saved. */
+export function rawRun(name: string): TraceRunJSON {
+  return JSON.parse(readFileSync(join(dir, `${name}.run.json`), 'utf8'));
+}
+
+/** The fixture run `name`, decoded. */
+export function decodedRun(name: string): TraceRunModel {
+  return decodeRun(rawRun(name));
+}
+
+/** The fixture run `name` decoded and as saved, with the facts the Python model derived from it. */
 export function load(name: string): { run: TraceRunModel; facts: RunFacts; raw: TraceRunJSON } {
-  const raw = JSON.parse(readFileSync(join(dir, `${name}.run.json`), 'utf8'));
+  const raw = rawRun(name);
   const facts = JSON.parse(readFileSync(join(dir, `${name}.facts.json`), 'utf8'));
   return { run: decodeRun(raw), facts, raw };
 }
