@@ -29,7 +29,8 @@ import jupyter_tracejit as tj
 from jupyter_tracejit.core.torchscript.saved.load import method_names
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_core import interleaved, machine, transformer_encoder
+from core_models import transformer_encoder
+from timing import interleaved, machine
 
 #: the target: tj.load's median over torch.jit.load + print(m.graph)'s
 TARGET = 1.2

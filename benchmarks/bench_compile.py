@@ -30,7 +30,10 @@ import torch
 from jupyter_tracejit.core.compile.request import compile as tj_compile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_core import interleaved
+sys.path.insert(1, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from timing import interleaved
+
+from tests.hf_models import bert_config
 
 TARGET = 1.15
 Inputs = tuple[tuple[Any, ...], Mapping[str, Any]]
@@ -39,9 +42,7 @@ Inputs = tuple[tuple[Any, ...], Mapping[str, Any]]
 def bert() -> tuple[torch.nn.Module, list[Inputs]]:
     import transformers
 
-    config = transformers.BertConfig(
-        hidden_size=64, num_hidden_layers=2, num_attention_heads=2, intermediate_size=128, vocab_size=1000
-    )
+    config = bert_config(transformers, hidden=64, vocab=1000)
     model = transformers.BertModel(config).eval()
     calls = []
     for length in (8, 12, 16):

@@ -31,7 +31,10 @@ from jupyter_tracejit.core.export.request import export
 from jupyter_tracejit.core.torch_logs import captured_torch_logs
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_core import interleaved
+sys.path.insert(1, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from timing import interleaved
+
+from tests.hf_models import bert_config, gpt2_config, whisper_config
 
 
 def side_by_side(cases: dict[str, Callable[[], Any]], warmup: int, reps: int) -> dict[str, float]:
@@ -54,9 +57,7 @@ def torch_export(model: torch.nn.Module, args: tuple[Any, ...], shapes: Any) -> 
 
 # -- models (built from configs: nothing downloaded) -----------------------------------------------------------------
 def bert(transformers: Any) -> torch.nn.Module:
-    config = transformers.BertConfig(
-        hidden_size=128, num_hidden_layers=2, num_attention_heads=4, intermediate_size=256, vocab_size=1000
-    )
+    config = bert_config(transformers, hidden=128, heads=4, vocab=1000)
     return transformers.BertModel(config).eval()
 
 
@@ -64,7 +65,7 @@ def gpt2(transformers: Any) -> torch.nn.Module:
     class LastHidden(torch.nn.Module):
         def __init__(self) -> None:
             super().__init__()
-            config = transformers.GPT2Config(n_embd=128, n_layer=2, n_head=4, vocab_size=1000, n_positions=64)
+            config = gpt2_config(transformers, embd=128, heads=4, vocab=1000, n_positions=64)
             self.gpt2 = transformers.GPT2Model(config)
 
         def forward(self, x: torch.Tensor) -> torch.Tensor:
@@ -75,17 +76,7 @@ def gpt2(transformers: Any) -> torch.nn.Module:
 
 def whisper_encoder(transformers: Any) -> torch.nn.Module:
     """Whisper-tiny's encoder (4 layers, d_model 384, 80 mel bins, 1500 positions: 3000 frames), random weights."""
-    config = transformers.WhisperConfig(
-        d_model=384,
-        encoder_layers=4,
-        decoder_layers=1,
-        encoder_attention_heads=6,
-        decoder_attention_heads=6,
-        encoder_ffn_dim=1536,
-        decoder_ffn_dim=1536,
-        num_mel_bins=80,
-        max_source_positions=1500,
-    )
+    config = whisper_config(transformers, d_model=384, layers=4, heads=6, ffn=1536, mel_bins=80, source_positions=1500)
 
     class Encoder(torch.nn.Module):
         def __init__(self) -> None:

@@ -1,5 +1,5 @@
-"""The figures table bench_core.py and bench_browser.py print: a row a figure, its measured value, its target and
-PASS / MISS (``-`` for information only), each row's detail lines under it."""
+"""The figures table the core benchmarks (bench_core.py's groups) and bench_browser.py print: a row a figure, its
+measured value, its target and PASS / MISS (``-`` for information only), each row's detail lines under it."""
 
 from __future__ import annotations
 

@@ -181,6 +181,22 @@ class LoopOverRows(nn.Module):
 LOOP_LINE = line_of(LoopOverRows.forward, "for i in range(x.size(0)):")
 
 
+class Tagger(nn.Module):
+    """An LSTM over a sequence: exported with a dynamic length, ``nn.LSTM``'s own code fixes the length, and the
+    refusal or specialisation is shown at the user's line that called it (:data:`TAGGER_LINE`)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.rnn = nn.LSTM(4, 8, batch_first=True)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.rnn(x)[0]
+
+
+#: the line of :class:`Tagger` that calls its LSTM (in ``tests.models.__file__``)
+TAGGER_LINE = line_of(Tagger.forward, "return self.rnn(x)[0]")
+
+
 def relu_twice(x):
     """A ReLU and a scale; :func:`relu_twice_renamed` is the same ops with another name for the value between them:
     a structural comparison sees one graph, torch's printouts (which keep debug names) two."""

@@ -3,17 +3,14 @@
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
-import sys
 from pathlib import Path
 
 import pytest
 
-from jupyter_tracejit import cli
 from jupyter_tracejit.core.export.options import export_support_problem
 
+from .cli_run import run_cli
 from .models import LinearReLU, line_in, source_of
 
 pytestmark = pytest.mark.skipif(export_support_problem() is not None, reason=str(export_support_problem()))
@@ -46,14 +43,7 @@ def branchy(x):
 
 def tracejit(tmp_path: Path, *args: str) -> tuple[int, str, str]:
     (tmp_path / "model.py").write_text(MODEL)
-    out, err = io.StringIO(), io.StringIO()
-    saved = list(sys.path)
-    try:
-        with contextlib.chdir(tmp_path), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            code = cli.main(["export", *args])
-    finally:
-        sys.path[:] = saved
-    return code, out.getvalue(), err.getvalue()
+    return run_cli(tmp_path, "export", *args)
 
 
 def test_an_export_that_passes_exits_0_and_writes_its_run(tmp_path, capfd):

@@ -4,18 +4,17 @@ error, before anything runs)."""
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 import re
-import sys
 from pathlib import Path
 
 import pytest
 
-from jupyter_tracejit import cli
 from jupyter_tracejit.core.export.options import export_support_problem
 from jupyter_tracejit.migrate.report import Coverage, MigrationReport, ModelResult, Place, Specialized, compare
+
+from .cli_run import run_cli
+from .models import line_in
 
 needs_export = pytest.mark.skipif(export_support_problem() is not None, reason=str(export_support_problem()))
 
@@ -71,19 +70,8 @@ inputs = "torch.randn(3, 8)"
 """
 
 
-def line_of(source: str, marker: str) -> int:
-    return next(i for i, text in enumerate(source.splitlines(), start=1) if marker in text)
-
-
 def tracejit(folder: Path, *args: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    saved = list(sys.path)
-    try:
-        with contextlib.chdir(folder), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            code = cli.main(["migrate", *args])
-    finally:
-        sys.path[:] = saved
-    return code, out.getvalue(), err.getvalue()
+    return run_cli(folder, "migrate", *args)
 
 
 @pytest.fixture
@@ -102,13 +90,13 @@ def test_a_list_of_models_is_one_table_one_page_and_a_page_per_model(project: Pa
     assert re.match(r"model\s+status\s+refused at / specialised\s+check\s+trace ops\s+time", lines[0]), lines[0]
     net, rows, branchy = lines[1:4]
     assert re.match(r"Net\s+ok\s+-\s+passed \(3 input sets\)\s+100% \(2/2\)\s+[\d.]+ s", net), net
-    assert re.match(rf"rows\s+warnings\s+x\.size\(\)\[0\] = 3 at zoo\.py:{line_of(MODELS, 'specialises')}\s", rows)
-    refused = line_of(MODELS, "refused: a branch")
+    assert re.match(rf"rows\s+warnings\s+x\.size\(\)\[0\] = 3 at zoo\.py:{line_in(MODELS, 'specialises')}\s", rows)
+    refused = line_in(MODELS, "refused: a branch")
     assert re.match(rf"branchy\s+refused\s+zoo\.py:{refused}: GuardOnDataDependentSymNode", branchy), branchy
     assert lines[4] == "3 models: 1 ok, 1 warnings, 1 refused"
     report = MigrationReport.read(json.loads((project / "report.json").read_text()), "report.json")
     by_name = {m.name: m for m in report.models}
-    assert by_name["rows"].specialized[0].place.line == line_of(MODELS, "specialises")
+    assert by_name["rows"].specialized[0].place.line == line_in(MODELS, "specialises")
     assert by_name["rows"].coverage is not None and by_name["rows"].coverage.share == 1.0
     assert by_name["branchy"].refusal is not None and by_name["branchy"].refusal.place.line == refused
     assert by_name["branchy"].check == "not_run" and by_name["Net"].check == "passed"

@@ -8,7 +8,6 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import ipywidgets
 import pytest
 import torch
 from IPython.core.interactiveshell import InteractiveShell
@@ -18,15 +17,8 @@ import jupyter_tracejit as tj
 from jupyter_tracejit.core.export.options import export_support_problem
 from jupyter_tracejit.widgets import PROGRESS_MIME, RUN_MIME, TraceExplorer, run_from_mime
 
+from .magic_shell import WIDGET_MIME, Masked, Shown, namespace, require_kernel, run_magic
 from .models import MLP, LinearWithEncode
-from .test_magic import (  # noqa: F401  (shell: a fixture)
-    WIDGET_MIME,
-    Masked,
-    Shown,
-    _require_kernel,
-    run_magic,
-    shell,
-)
 
 pytestmark = pytest.mark.skipif(export_support_problem() is not None, reason=str(export_support_problem()))
 
@@ -53,11 +45,10 @@ def branchy(x: torch.Tensor) -> torch.Tensor:
 
 
 @pytest.fixture
-def ip(shell: InteractiveShell) -> Iterator[InteractiveShell]:  # noqa: F811  (test_magic's shell fixture)
+def ip(shell: InteractiveShell) -> Iterator[InteractiveShell]:
     """The shell with a fresh notebook namespace (restored afterwards)."""
-    baseline = dict(shell.user_ns)
     torch.manual_seed(0)
-    shell.user_ns.update(
+    names = dict(
         torch=torch,
         mlp=MLP(),
         encoder=LinearWithEncode(16),
@@ -69,10 +60,8 @@ def ip(shell: InteractiveShell) -> Iterator[InteractiveShell]:  # noqa: F811  (t
         m=torch.ones(3, 4),
         xs=[torch.randn(2, 16)],
     )
-    yield shell
-    ipywidgets.Widget.close_all()
-    shell.user_ns.clear()
-    shell.user_ns.update(baseline)
+    with namespace(shell, names) as ip:
+        yield ip
 
 
 def run_export(
@@ -344,7 +333,7 @@ def test_load_ext_registers_one_magic_per_back_end_with_a_command(ip: Interactiv
 
 def test_a_notebook_exports_with_the_magic(tmp_path: Path) -> None:
     """In a real kernel: the explorer replaces the placeholder, a magic error fails its cell in one line."""
-    _require_kernel()
+    require_kernel()
     import nbformat
     from nbclient import NotebookClient
 

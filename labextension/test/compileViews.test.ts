@@ -5,8 +5,6 @@
  * between them, one step per break with the ops around it), the Recompilations tab's calls, the options bar's
  * compile options, and the tabs the row adds.
  */
-import { readFileSync } from 'fs';
-import { join } from 'path';
 import { describe, expect, it } from 'vitest';
 
 import {
@@ -22,26 +20,20 @@ import {
 } from '../src/backends/compile/compileReport';
 import { addsTab, backendLabel, barOptions } from '../src/model/backends';
 import type { CompileOpRef, CompileReport } from '../src/model/protocol.generated';
-import type { TraceRunJSON } from '../src/model/protocol';
 import { userFrame } from '../src/model/graph';
 import { decodeRun } from '../src/model/run';
+import { rawRun } from './runFixtures';
 
-const dir = process.env.TRACEJIT_FIXTURES ?? join(__dirname, 'fixtures');
-
-function raw(name: string): TraceRunJSON {
-  return JSON.parse(readFileSync(join(dir, `${name}.run.json`), 'utf8'));
-}
-
-const compiled = raw('compiled');
+const compiled = rawRun('compiled');
 const report = compileRecords(compiled) as CompileReport;
 
 describe('a compiled run', () => {
   it('is read as the compile back end’s, with its tabs', () => {
     expect(backendLabel(compiled)).toBe('torch.compile');
     expect(report).not.toBeNull();
-    expect(compileRecords(raw('exported'))).toBeNull();
+    expect(compileRecords(rawRun('exported'))).toBeNull();
     expect(addsTab(compiled, 'graphBreaks') && addsTab(compiled, 'recompilations')).toBe(true);
-    expect(addsTab(raw('exported'), 'graphBreaks')).toBe(false);
+    expect(addsTab(rawRun('exported'), 'graphBreaks')).toBe(false);
     // every region is one of the run's graphs, decoded like any other
     const run = decodeRun(compiled);
     expect(report.regions.map(r => r.graph)).toEqual([...run.graphs.keys()]);

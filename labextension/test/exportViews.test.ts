@@ -3,8 +3,6 @@
  * `exported`: an MLP with a Dim batch, then a loop that specialises a Dim.AUTO size): the header's capture name, a
  * shape's symbols and their tooltip, the Guards tab's model, and the options bar's export options.
  */
-import { readFileSync } from 'fs';
-import { join } from 'path';
 import { describe, expect, it } from 'vitest';
 
 import { pendingFix } from '../src/controls/fix';
@@ -26,29 +24,19 @@ import {
   EXPORT_OPTION_SPECS,
   EXPORT_READ_ONLY_OPTIONS,
   ExportExplorerOptions,
-  HistoryEntry,
-  TraceRunJSON
+  HistoryEntry
 } from '../src/model/protocol';
-import { decodeRun, headerFacts, TraceRunModel } from '../src/model/run';
-
-const dir = process.env.TRACEJIT_FIXTURES ?? join(__dirname, 'fixtures');
-
-function raw(name: string): TraceRunJSON {
-  return JSON.parse(readFileSync(join(dir, `${name}.run.json`), 'utf8'));
-}
-
-function load(name: string): TraceRunModel {
-  return decodeRun(raw(name));
-}
+import { decodeRun, headerFacts } from '../src/model/run';
+import { decodedRun, rawRun } from './runFixtures';
 
 describe('an export run', () => {
-  const run = load('exported');
+  const run = decodedRun('exported');
   const report = exportRecords(run.raw)!;
 
   it('is named by its capture in the header; a trace by its own', () => {
     expect(run.raw.backend).toBe('export');
     expect(backendLabel(run.raw)).toBe('torch.export');
-    expect(backendLabel(load('net').raw)).toBe('torch.jit.trace');
+    expect(backendLabel(decodedRun('net').raw)).toBe('torch.jit.trace');
     expect(backendLabel(null)).toBe('torch.jit.trace');
     expect(backendTitle(run.raw)).toBe('captured by torch.export.export');
   });
@@ -102,7 +90,7 @@ describe('an export run', () => {
   });
 
   it('has no Guards model when it is a trace; an empty report has empty sections', () => {
-    expect(guardsModel(exportRecords(load('net').raw))).toBeNull();
+    expect(guardsModel(exportRecords(decodedRun('net').raw))).toBeNull();
     const empty = guardsModel({ ...report, guards: [], draft: [] })!;
     expect(empty.sections).toEqual([]);
     expect(empty.draft).toEqual([]);
@@ -167,15 +155,15 @@ describe("a guard in the inputs' terms", () => {
   });
 
   it("reads the fixture's specialisation in its input's terms", () => {
-    const report = exportRecords(load('exported').raw)!;
+    const report = exportRecords(decodedRun('exported').raw)!;
     expect(guardInInputs(report.guards[0].expr, report.symbols)).toBe('Eq(steps.size()[0], 3)');
   });
 });
 
 describe('a failed export', () => {
   it("shows draft_export's graph as the draft's: an export with an error and a graph has only the draft's", () => {
-    const exported = raw('exported');
-    const error = raw('error').error!; // a trace's error: the field's shape is the same
+    const exported = rawRun('exported');
+    const error = rawRun('error').error!; // a trace's error: the field's shape is the same
     expect(showsDraftGraph(exported)).toBe(false);
     expect(showsDraftGraph({ ...exported, error })).toBe(true);
     // no draft (draft="never", or the draft could not run): no graph, nothing to mark
@@ -187,15 +175,15 @@ describe('a failed export', () => {
 
 describe('a saved run in a read-only explorer', () => {
   it('names the options it was made with, or the file it was loaded from, with no dangling separator', () => {
-    const exported = raw('exported');
+    const exported = rawRun('exported');
     expect(savedOptionsText(exported)).toMatch(/^read-only · strict=false {2}draft="on_request"/);
-    expect(savedOptionsText(raw('net'))).toMatch(/^read-only · strict=true /);
+    expect(savedOptionsText(rawRun('net'))).toMatch(/^read-only · strict=true /);
     // a .pt / .pt2 opened from the file browser: tj.load's options name none of the bar's (it read "read-only ·")
     const loaded = { ...exported, options: { path: 'models/model.pt2', map_location: null } };
     expect(savedOptionsText(loaded)).toBe('read-only · loaded from model.pt2');
     // as JupyterLab's server loads it: by its absolute path, to the CPU
     const served = { path: '/srv/notebooks/models/model.pt', map_location: 'cpu' };
-    const archive = { ...raw('net'), source: 'file' as const, options: served };
+    const archive = { ...rawRun('net'), source: 'file' as const, options: served };
     expect(savedOptionsText(archive)).toBe('read-only · loaded from model.pt');
     expect(savedOptionsText(null)).toBe('read-only');
   });
@@ -203,16 +191,16 @@ describe('a saved run in a read-only explorer', () => {
 
 describe("the header's facts", () => {
   it('say an export that checked nothing checked nothing, and a refused export was not exported', () => {
-    expect(headerFacts(load('exported'))).toContain('check passed (3 input sets)');
+    expect(headerFacts(decodedRun('exported'))).toContain('check passed (3 input sets)');
     // exported with no check_inputs and no dynamic dim: no input set was run (it read "check passed (0 input sets)")
-    expect(headerFacts(load('compared'))).toContain('nothing to check');
-    const error = raw('error').error!;
-    expect(headerFacts(decodeRun({ ...raw('exported'), error, check: null }))).toContain('not exported');
-    expect(headerFacts(load('error'))).toContain('not traced');
+    expect(headerFacts(decodedRun('compared'))).toContain('nothing to check');
+    const error = rawRun('error').error!;
+    expect(headerFacts(decodeRun({ ...rawRun('exported'), error, check: null }))).toContain('not exported');
+    expect(headerFacts(decodedRun('error'))).toContain('not traced');
   });
 
   it('count the input sets a check skipped (a size the Python code rejects) apart from those it ran', () => {
-    const exported = raw('exported');
+    const exported = rawRun('exported');
     const [first, ...rest] = exported.check!.cases;
     const reason = 'the Python code rejects it (IndexError: index out of range in self)';
     const check = { ...exported.check!, cases: [first, ...rest.map(c => ({ ...c, outputs: [], skipped: reason }))] };

@@ -15,8 +15,8 @@ import { openingFocus } from '../src/model/opening';
 import { argumentsOf, decodeRun, TraceRunModel } from '../src/model/run';
 import { searchNodes } from '../src/model/search';
 import { savedRunProblem } from '../src/model/validate';
+import { dir } from './runFixtures';
 
-const dir = process.env.TRACEJIT_FIXTURES ?? join(__dirname, 'fixtures');
 const MUTATIONS = Number(process.env.TRACEJIT_FUZZ ?? 300);
 const ODD_VALUES: unknown[] = [null, true, false, 0, -1, -7, 1, 2, 1e9, 0.5, -2.5, '', 'x', [], [0], {}, { a: 1 }];
 

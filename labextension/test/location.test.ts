@@ -2,19 +2,12 @@
  * Where a location reads (model/location.ts, the same labels as render/html.py `location_label`) and the verdict
  * the badge shows (written by the kernel; runs saved before it existed get the part `ok` and `error` tell).
  */
-import { readFileSync } from 'fs';
-import { join } from 'path';
 import { describe, expect, it } from 'vitest';
 
 import { locationLabel } from '../src/model/location';
 import { TraceRunJSON } from '../src/model/protocol';
 import { decodeRun } from '../src/model/run';
-
-const dir = process.env.TRACEJIT_FIXTURES ?? join(__dirname, 'fixtures');
-
-function raw(name: string): TraceRunJSON {
-  return JSON.parse(readFileSync(join(dir, `${name}.run.json`), 'utf8'));
-}
+import { rawRun } from './runFixtures';
 
 describe('locations', () => {
   const cell = '/tmp/ipykernel_4711/2749541092.py';
@@ -32,7 +25,7 @@ describe('locations', () => {
   });
 
   it('the run model labels with its own table', () => {
-    const data = raw('net');
+    const data = rawRun('net');
     const file = data.warnings[0].file;
     expect(decodeRun(data).locationLabel(file, 5)).toBe(`${file.split('/').pop()}:5`);
     const named = decodeRun({ ...data, run_id: 'named', file_names: { [file]: 'cell [3]' } });
@@ -45,19 +38,19 @@ describe('locations', () => {
 
 describe('the verdict', () => {
   it('is what the kernel wrote: red for a failed check or trace, green with nothing against it', () => {
-    expect(decodeRun(raw('loop')).verdict).toMatchObject({ level: 'error', label: 'check failed', roots: 1 });
-    expect(decodeRun(raw('error')).verdict).toMatchObject({ level: 'error', label: 'failed' });
-    expect(decodeRun(raw('mlp')).verdict).toMatchObject({ level: 'ok', label: 'ok', warnings: 0 });
+    expect(decodeRun(rawRun('loop')).verdict).toMatchObject({ level: 'error', label: 'check failed', roots: 1 });
+    expect(decodeRun(rawRun('error')).verdict).toMatchObject({ level: 'error', label: 'failed' });
+    expect(decodeRun(rawRun('mlp')).verdict).toMatchObject({ level: 'ok', label: 'ok', warnings: 0 });
     for (const name of ['net', 'loop', 'error', 'mlp']) {
-      const verdict = decodeRun(raw(name)).verdict;
+      const verdict = decodeRun(rawRun(name)).verdict;
       expect(verdict.reasons.length).toBeGreaterThan(0);
-      expect(verdict).toEqual(raw(name).verdict);
+      expect(verdict).toEqual(rawRun(name).verdict);
     }
   });
 
   it('of a run saved before the verdict existed comes from ok and error', () => {
     for (const name of ['net', 'loop', 'error', 'mlp']) {
-      const older: Partial<TraceRunJSON> = raw(name);
+      const older: Partial<TraceRunJSON> = rawRun(name);
       delete older.verdict;
       const verdict = decodeRun(older).verdict;
       expect(verdict.label).toBe(older.ok ? 'ok' : older.error ? 'failed' : 'check failed');

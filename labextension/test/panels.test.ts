@@ -12,21 +12,16 @@ import { historyLabel } from '../src/model/history';
 import { warningSets } from '../src/model/warningSets';
 import { describeDivergences, divergencePlace, groupByCause, stepOrder } from '../src/model/causes';
 import { ExplorerOptions, HistoryEntry, OPTION_SPECS, TraceWarningJSON } from '../src/model/protocol';
-import { argumentsOf, decodeRun, TraceRunModel } from '../src/model/run';
+import { argumentsOf, decodeRun } from '../src/model/run';
 import { shapeText } from '../src/model/graph';
 import { Inspector } from '../src/inspector/Inspector';
 import { followingNote } from '../src/model/stepper';
 import { searchNodes } from '../src/model/search';
-
-const dir = process.env.TRACEJIT_FIXTURES ?? join(__dirname, 'fixtures');
-
-function load(name: string): TraceRunModel {
-  return decodeRun(JSON.parse(readFileSync(join(dir, `${name}.run.json`), 'utf8')));
-}
+import { decodedRun, dir } from './runFixtures';
 
 describe('divergences by cause', () => {
   it('a frozen branch and a loop over rows: one cause per line, each explained by its own warning', () => {
-    const run = load('causes');
+    const run = decodedRun('causes');
     const { causes, following } = groupByCause(run);
     const toBool = run.userWarnings.find(w => w.category === 'to_bool')!;
     const iterate = run.userWarnings.find(w => w.category === 'iterate')!;
@@ -73,7 +68,7 @@ describe('divergences by cause', () => {
   it('a loop over a size behind a frozen branch is a cause of its own: both causes named, both stepped to', () => {
     // `if x.sum() > 0` then `for i in range(x.size(0))`, checked with 5 rows instead of 3: every op of the loop
     // reads the branch's values, yet the loop's 2 passes more are a cause of their own
-    const run = load('behind');
+    const run = decodedRun('behind');
     const { causes } = groupByCause(run);
     const toBool = run.userWarnings.find(w => w.category === 'to_bool')!;
     const loop = run.findings.find(f => f.kind === 'frozen_loop')!;
@@ -90,7 +85,7 @@ describe('divergences by cause', () => {
   });
 
   it('a loop over a size, which torch says nothing about, is explained by the frozen-loop finding at its line', () => {
-    const run = load('loop');
+    const run = decodedRun('loop');
     const { causes } = groupByCause(run);
     expect(causes.length).toBeGreaterThan(0);
     expect(causes[0].summary).toContain('only in the check trace');
@@ -100,7 +95,7 @@ describe('divergences by cause', () => {
   });
 
   it('the stepper walks the roots cause by cause, as many as the verdict counts; downstream on request', () => {
-    const run = load('causes');
+    const run = decodedRun('causes');
     const grouped = groupByCause(run);
     const roots = stepOrder(grouped, false);
     expect(roots.length).toBe(run.verdict.roots);
@@ -111,7 +106,7 @@ describe('divergences by cause', () => {
   });
 
   it('a run whose check passed has no causes', () => {
-    const run = load('mlp');
+    const run = decodedRun('mlp');
     expect(groupByCause(run)).toEqual({ causes: [], following: [] });
     expect(stepOrder(groupByCause(run), false)).toEqual([]);
   });
@@ -134,7 +129,7 @@ describe('divergences by cause', () => {
 
 describe('search finds a place as the views write it', () => {
   it('`cell [9], line 7` finds the line, with the nodes its warning maps to', () => {
-    const run = load('causes');
+    const run = decodedRun('causes');
     const g = run.graphs.get('forward')!;
     const toBool = run.userWarnings.find(w => w.category === 'to_bool')!;
     const fileNames = { [toBool.file]: 'cell [9]' };
@@ -196,7 +191,7 @@ describe('the run history', () => {
 
 describe('the inspector reads arguments like Netron', () => {
   it('names inputs from the op schema, with constants inline and parameters by path and shape', () => {
-    const run = load('net');
+    const run = decodedRun('net');
     const g = run.graphs.get('forward')!;
     const linear = g.nodes.find(n => n.kind === 'aten::linear')!;
     const args = argumentsOf(run, g, linear);
@@ -220,7 +215,7 @@ describe('the inspector reads arguments like Netron', () => {
   });
 
   it('writes constants as Python does', () => {
-    const run = load('causes');
+    const run = decodedRun('causes');
     const g = run.graphs.get('forward')!;
     const select = g.nodes.find(n => n.kind === 'aten::select')!;
     const args = argumentsOf(run, g, select);

@@ -12,8 +12,7 @@ import { decodeRun } from '../src/model/run';
 import type { TraceRunJSON } from '../src/model/protocol';
 import { referenceProblem } from '../src/model/references';
 import { savedRunProblem } from '../src/model/validate';
-
-const dir = process.env.TRACEJIT_FIXTURES ?? join(__dirname, 'fixtures');
+import { dir } from './runFixtures';
 
 interface ReferenceCase {
   name: string;

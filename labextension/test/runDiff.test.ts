@@ -4,23 +4,16 @@
  * shown as the new run carrying the diff: the steps by module scope in the kernel's words, the changed modules,
  * the parameter rows, and the two pictures with the unchanged ops paired and the changed one apart.
  */
-import { readFileSync } from 'fs';
-import { join } from 'path';
 import { describe, expect, it } from 'vitest';
 
 import { SCHEMA_VERSION, TraceRunJSON } from '../src/model/protocol';
 import { decodeRun } from '../src/model/run';
 import { changedModules, diffPictures, parameterRows, scopeSteps, topModule, verdict } from '../src/model/runDiff';
 import { savedRunProblem } from '../src/model/validate';
-
-const dir = process.env.TRACEJIT_FIXTURES ?? join(__dirname, 'fixtures');
-
-function raw(name: string): TraceRunJSON {
-  return JSON.parse(readFileSync(join(dir, `${name}.run.json`), 'utf8'));
-}
+import { rawRun } from './runFixtures';
 
 describe('a run shown as the new side of tj.diff', () => {
-  const data = raw('diffed');
+  const data = rawRun('diffed');
   const run = decodeRun(data);
   const view = run.raw.diff_against!;
   const current = run.graphs.get(view.method)!;

@@ -4,23 +4,15 @@
  * it froze into a constant): one step per source line with its reasons in words, the coverage by the kernel's
  * rule, the counts per reason, and the two pictures with a matched pair under one name.
  */
-import { readFileSync } from 'fs';
-import { join } from 'path';
 import { describe, expect, it } from 'vitest';
 
 import { decodeGraph, userFrame } from '../src/model/graph';
-import { TraceRunJSON } from '../src/model/protocol';
 import { decodeRun } from '../src/model/run';
 import { capturePictures, coverage, lineSteps, REASON_WORDS, reasonCounts } from '../src/backends/export/traceVsExport';
-
-const dir = process.env.TRACEJIT_FIXTURES ?? join(__dirname, 'fixtures');
-
-function raw(name: string): TraceRunJSON {
-  return JSON.parse(readFileSync(join(dir, `${name}.run.json`), 'utf8'));
-}
+import { rawRun } from './runFixtures';
 
 describe('a trace compared with an export', () => {
-  const run = decodeRun(raw('compared'));
+  const run = decodeRun(rawRun('compared'));
   const compared = run.raw.compared!;
   const cmp = compared.comparison;
   const trace = decodeGraph(compared.trace);
@@ -107,6 +99,6 @@ describe('a trace compared with an export', () => {
   });
 
   it('is absent from an export made without compare_trace', () => {
-    expect(raw('exported').compared ?? null).toBeNull();
+    expect(rawRun('exported').compared ?? null).toBeNull();
   });
 });

@@ -9,8 +9,8 @@ import { describe, expect, it } from 'vitest';
 
 import { decodeRun } from '../src/model/run';
 import { savedRunProblem } from '../src/model/validate';
+import { dir } from './runFixtures';
 
-const dir = process.env.TRACEJIT_FIXTURES ?? join(__dirname, 'fixtures');
 const NAMES = ['net', 'loop', 'error', 'mlp', 'hostile'];
 
 function raw(name: string): Record<string, unknown> {

@@ -4,7 +4,8 @@ BERT-base and GPT-2 (transformers, random weights from configs, offline), ``nn.T
 ResNet-like convnet in train mode, and a model with a frozen branch and a frozen loop: each opens with the model in
 view and readable, its badge says the verdict (amber for BatchNorm in train mode, red for the failed check), and
 ``fit`` shows every node. The deeper checks of each view are in test_graph_view.py (opening view, repeats, jumps),
-test_panels.py (causes, stepper, locations, fixes) and test_shell.py (history, options bar, saved notebook).
+test_panels.py (causes, stepper, locations, fixes), test_shell.py (history, options bar) and test_shell_runs.py
+(saved notebook).
 
 The screenshots (``test-artifacts/screenshots/gallery-*.png``) are the ones in ``docs/gallery/``; refresh those by
 copying after a look.

@@ -5,18 +5,16 @@ graph lays out offline."""
 
 from __future__ import annotations
 
-import contextlib
-import io
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from jupyter_tracejit import cli
 from jupyter_tracejit._dev.browser import SCREENSHOTS
 
-from ..test_cli_migrate import LIST, MODELS, line_of
+from ..cli_run import run_cli
+from ..models import line_in
+from ..test_cli_migrate import LIST, MODELS
 from .test_report import STATIC_JS, offline  # noqa: F401  (the offline page fixture)
 
 pytestmark = pytest.mark.browser
@@ -30,12 +28,7 @@ def report_page(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (folder / "models").mkdir()
     (folder / "models" / "zoo.py").write_text(MODELS)
     (folder / "models.toml").write_text(LIST)
-    saved = list(sys.path)
-    try:
-        with contextlib.chdir(folder), contextlib.redirect_stdout(io.StringIO()):
-            code = cli.main(["migrate", "models.toml", "-o", "report.html"])
-    finally:
-        sys.path[:] = saved
+    code, _, _ = run_cli(folder, "migrate", "models.toml", "-o", "report.html")
     assert code == 0
     return folder / "report.html"
 
@@ -54,8 +47,8 @@ def test_the_report_page_offline_and_a_row_opening_its_explorer(offline, report_
     table = rows(page)
     assert list(table) == ["Net", "rows", "branchy"]
     assert [cells[1] for cells in table.values()] == ["ok", "warnings", "refused"]
-    assert table["rows"][2] == f"x.size()[0] = 3 at zoo.py:{line_of(MODELS, 'specialises')}"
-    assert table["branchy"][2].startswith(f"zoo.py:{line_of(MODELS, 'refused: a branch')}: GuardOnDataDependent")
+    assert table["rows"][2] == f"x.size()[0] = 3 at zoo.py:{line_in(MODELS, 'specialises')}"
+    assert table["branchy"][2].startswith(f"zoo.py:{line_in(MODELS, 'refused: a branch')}: GuardOnDataDependent")
     assert table["Net"][3] == "passed (3 input sets)" and table["Net"][4] == "100% (2/2)"
     badge = page.locator('tr[data-model="branchy"] .jp-TraceExplorer-badge')
     assert badge.evaluate("el => getComputedStyle(el).backgroundColor") != "rgba(0, 0, 0, 0)"
@@ -68,6 +61,6 @@ def test_the_report_page_offline_and_a_row_opening_its_explorer(offline, report_
     explorer.locator(".jp-TraceExplorer-canvas svg g.node").first.wait_for()
     explorer.locator('.jp-TraceExplorer-tab[data-tab="guards"]').click()
     spec = explorer.locator('.jp-TraceExplorer-guard[data-guard-kind="specialization"]')
-    assert spec.locator(".jp-TraceExplorer-loc").inner_text() == f"zoo.py:{line_of(MODELS, 'specialises')}"
+    assert spec.locator(".jp-TraceExplorer-loc").inner_text() == f"zoo.py:{line_in(MODELS, 'specialises')}"
     page.screenshot(path=str(SCREENSHOTS / f"migrate-report-model-{scheme}.png"))
     assert not op.blocked and not op.errors, (op.blocked, op.errors)

@@ -11,9 +11,9 @@ import pytest
 
 from jupyter_tracejit.core.tracer_warnings import ADVICE
 
+from .contrast import CONTRAST, MIN_CONTRAST
 from .helpers import ROOT, explorer_in, run_notebook
 from .test_explorer import SETUP, open_comparison
-from .test_shell import CONTRAST, MIN_CONTRAST
 
 pytestmark = pytest.mark.browser
 

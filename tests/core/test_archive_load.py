@@ -19,6 +19,8 @@ from jupyter_tracejit.core.torchscript.saved.load import BACKEND, load_archive
 from jupyter_tracejit.core.torchscript.saved.source import archive_source, archive_source_reader
 from jupyter_tracejit.core.validate import check_run
 
+from ..hf_models import bert_config
+
 
 def round_trip(run: TraceRun) -> TraceRun:
     """The run's JSON validates and reads back equal; its graphs lint."""
@@ -278,9 +280,7 @@ def test_nodes_of_one_original_line_share_its_reading(saved: dict[str, Path]) ->
 def test_bert_traced_from_its_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     transformers = pytest.importorskip("transformers")
-    config = transformers.BertConfig(
-        vocab_size=100, hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64
-    )
+    config = bert_config(transformers)
     model = transformers.BertModel(config).eval()
     ids = torch.randint(0, 100, (2, 7))
     with torch.no_grad():

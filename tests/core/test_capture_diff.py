@@ -19,6 +19,8 @@ from jupyter_tracejit.core.export.options import export_support_problem
 from jupyter_tracejit.core.export.request import export
 from jupyter_tracejit.core.graph import Graph
 
+from ..hf_models import bert_config, gpt2_config
+
 #: the export back end needs torch.export with Dim.AUTO (the floor torch of the matrix, 2.4, lacks it)
 pytestmark = pytest.mark.skipif(export_support_problem() is not None, reason=str(export_support_problem()))
 
@@ -79,11 +81,7 @@ def test_bert_and_gpt2():
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     torch.manual_seed(0)
     ids = torch.randint(0, 100, (2, 16))
-    bert = transformers.BertModel(
-        transformers.BertConfig(
-            hidden_size=64, num_hidden_layers=2, num_attention_heads=4, intermediate_size=128, vocab_size=100
-        )
-    )
+    bert = transformers.BertModel(bert_config(transformers, hidden=64, heads=4))
     trace, exported = both(bert, (ids,))
     comparison = compare_captures(trace, exported)
     assert_sound(trace, exported, comparison)
@@ -92,7 +90,7 @@ def test_bert_and_gpt2():
     class LastHidden(nn.Module):
         def __init__(self) -> None:
             super().__init__()
-            config = transformers.GPT2Config(n_embd=64, n_layer=2, n_head=4, vocab_size=100, n_positions=32)
+            config = gpt2_config(transformers, embd=64, heads=4, n_positions=32)
             self.gpt2 = transformers.GPT2Model(config)
 
         def forward(self, x):

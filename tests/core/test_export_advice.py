@@ -23,6 +23,10 @@ from jupyter_tracejit.core.export.options import export_support_problem
 from jupyter_tracejit.core.export.request import export
 from jupyter_tracejit.core.run import TraceRun
 
+from .. import models
+from ..hf_models import whisper_config
+from ..models import TAGGER_LINE, Tagger
+
 pytestmark = pytest.mark.skipif(export_support_problem() is not None, reason=str(export_support_problem()))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
@@ -34,18 +38,9 @@ def line_of(marker: str) -> int:
         return next(i for i, text in enumerate(f, 1) if text.rstrip().endswith(f"# {marker}"))
 
 
-class Tagger(nn.Module):
-    def __init__(self) -> None:
-        super().__init__()
-        self.rnn = nn.LSTM(4, 8, batch_first=True)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.rnn(x)[0]  # LSTM LINE
-
-
 def test_an_lstm_fixes_the_length_and_the_advice_says_so_at_the_users_line() -> None:
     run = export(Tagger().eval(), (torch.randn(2, 7, 4),), dynamic_shapes={"x": {1: Dim("seq", min=2, max=64)}})
-    assert run.error is not None and (run.error.file, run.error.line) == (THIS_FILE, line_of("LSTM LINE"))
+    assert run.error is not None and (run.error.file, run.error.line) == (models.__file__, TAGGER_LINE)
     assert run.export is not None
     (advice,) = run.export.advice
     assert (advice.kind, advice.source, advice.input, advice.dim) == ("refused", "x.size()[1]", "x", 1)
@@ -71,16 +66,14 @@ class Encoder(nn.Module):
 
     def __init__(self, transformers: Any) -> None:
         super().__init__()
-        config = transformers.WhisperConfig(
+        config = whisper_config(
+            transformers,
             d_model=32,
-            encoder_layers=1,
-            decoder_layers=1,
-            encoder_attention_heads=2,
-            decoder_attention_heads=2,
-            encoder_ffn_dim=32,
-            decoder_ffn_dim=32,
-            num_mel_bins=8,
-            max_source_positions=16,
+            layers=1,
+            heads=2,
+            ffn=32,
+            mel_bins=8,
+            source_positions=16,
             max_target_positions=16,
         )
         self.encoder = transformers.models.whisper.modeling_whisper.WhisperEncoder(config)

@@ -21,6 +21,8 @@ from jupyter_tracejit.core.export.options import export_support_problem
 from jupyter_tracejit.core.graph import NODE_ROLES, Graph, Node
 from jupyter_tracejit.core.graph_text import signature
 
+from ..hf_models import bert_config, gpt2_config
+
 #: the export back end needs torch.export with Dim.AUTO (the floor torch of the matrix, 2.4, lacks it)
 pytestmark = pytest.mark.skipif(export_support_problem() is not None, reason=str(export_support_problem()))
 
@@ -102,21 +104,14 @@ class ItemSize(nn.Module):
 
 def bert() -> nn.Module:
     transformers = pytest.importorskip("transformers")
-    config = transformers.BertConfig(
-        vocab_size=100,
-        hidden_size=32,
-        num_hidden_layers=2,
-        num_attention_heads=2,
-        intermediate_size=64,
-        max_position_embeddings=64,
-    )
+    config = bert_config(transformers, max_position_embeddings=64)
     torch.manual_seed(0)
     return transformers.BertModel(config).eval()
 
 
 def gpt2() -> nn.Module:
     transformers = pytest.importorskip("transformers")
-    config = transformers.GPT2Config(vocab_size=100, n_positions=64, n_embd=32, n_layer=2, n_head=2, use_cache=False)
+    config = gpt2_config(transformers, n_positions=64, use_cache=False)
     torch.manual_seed(0)
     return transformers.GPT2Model(config).eval()
 

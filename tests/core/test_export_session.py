@@ -22,7 +22,7 @@ from jupyter_tracejit.core.registry import names
 from jupyter_tracejit.core.run import TraceRun
 from jupyter_tracejit.core.torch_logs import EXPORT_LOGGERS, captured_torch_logs
 from jupyter_tracejit.core.validate import check_run
-from tests.models import LOOP_LINE, MLP, LoopOverRows
+from tests.models import LOOP_LINE, MLP, TAGGER_LINE, LoopOverRows, Tagger
 
 #: the export back end needs torch.export with Dim.AUTO (the floor torch of the matrix, 2.4, lacks it)
 pytestmark = pytest.mark.skipif(export_support_problem() is not None, reason=str(export_support_problem()))
@@ -240,15 +240,6 @@ def test_a_range_only_some_of_whose_sizes_the_code_takes_is_not_called_a_constan
     assert_round_trips(run)
 
 
-class Tagger(nn.Module):
-    def __init__(self) -> None:
-        super().__init__()
-        self.rnn = nn.LSTM(4, 8, batch_first=True)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.rnn(x)[0]  # LSTM LINE
-
-
 def test_a_dim_specialised_inside_torch_is_shown_where_the_code_calls_it() -> None:
     seq = torch.export.Dim("seq", min=2, max=64)
     run, _ = export(Tagger().eval(), (torch.randn(2, 7, 4),), dynamic_shapes={"x": {1: seq}}, draft="never")
@@ -258,7 +249,7 @@ def test_a_dim_specialised_inside_torch_is_shown_where_the_code_calls_it() -> No
     assert error.tag == "constraint_violation", error
     # torch's line is in nn.LSTM's code: the error is at the user's line that called it, without a draft, and says
     # whose line fixed the length
-    assert (error.file, error.line) == (THIS_FILE, line_of("LSTM LINE")), error
+    assert (error.file, error.line) == (tests.models.__file__, TAGGER_LINE), error
     assert error.hint.startswith("x.size()[1] became the constant 7 in torch.nn's code (torch/nn/modules/rnn.py:")
     assert "nn.LSTM fixes the sequence length under export" in error.hint
 

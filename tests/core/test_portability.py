@@ -17,6 +17,8 @@ import torch.nn as nn
 
 import jupyter_tracejit as tj
 
+from ..hf_models import bert_config
+
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 transformers = pytest.importorskip("transformers")
 
@@ -90,9 +92,7 @@ def test_gpt2_traced_on_another_device_bakes_that_device_and_is_amber_for_the_cp
 
 def test_bert_traced_on_cpu_is_green_and_amber_for_a_gpu_target() -> None:
     torch.manual_seed(0)
-    config = transformers.BertConfig(
-        hidden_size=64, num_hidden_layers=2, num_attention_heads=2, intermediate_size=128, attn_implementation="eager"
-    )
+    config = bert_config(transformers, hidden=64, vocab=30522, attn_implementation="eager")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         bert = transformers.BertModel(config).eval()

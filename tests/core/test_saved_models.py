@@ -20,6 +20,8 @@ from jupyter_tracejit.core.run_diff import RunDiff
 from jupyter_tracejit.core.validate import check_run
 from tests.models import MLP
 
+from ..hf_models import bert_config, gpt2_config
+
 needs_export = pytest.mark.skipif(export_support_problem() is not None, reason=str(export_support_problem()))
 
 
@@ -404,9 +406,7 @@ def test_bert_exported_with_a_dynamic_length_opens_with_its_range(
 ) -> None:
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     transformers = pytest.importorskip("transformers")
-    config = transformers.BertConfig(
-        vocab_size=100, hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64
-    )
+    config = bert_config(transformers)
     model = transformers.BertModel(config).eval()
     seq = torch.export.Dim("seq", min=2, max=64)
     ids = torch.randint(0, 100, (2, 7))
@@ -434,12 +434,10 @@ def test_a_saved_trace_of_a_real_model_opens_as_its_trace_did(
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     transformers = pytest.importorskip("transformers")
     if name == "bert":
-        config = transformers.BertConfig(
-            vocab_size=100, hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64
-        )
+        config = bert_config(transformers)
         model = transformers.BertModel(config, add_pooling_layer=False).eval()
     else:
-        config = transformers.GPT2Config(vocab_size=100, n_embd=32, n_layer=2, n_head=2, use_cache=False)
+        config = gpt2_config(transformers, use_cache=False)
         model = transformers.GPT2Model(config).eval()
     ids = torch.randint(0, 100, (2, 7))
     traced = tj.trace(model, (ids,), check_trace=False, strict=False)  # the models return dicts

@@ -21,7 +21,8 @@ import jupyter_tracejit as tj
 from jupyter_tracejit.core.graph import Graph
 from jupyter_tracejit.render.dot import MAX_LABEL_CHARS, TOOLTIP_BACKSLASH, to_dot, truncate
 
-from .test_dot import Builder, display, loc, parse_dot
+from .dot_graphs import Builder, loc
+from .dot_reader import display, parse_dot
 
 #: what hostile text is made of: markup, quotes, DOT and Graphviz syntax, escapes, control and non-ASCII characters
 HOSTILE_ALPHABET = st.sampled_from(

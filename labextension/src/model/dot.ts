@@ -4,7 +4,7 @@
  * There is one set of DOT rules: this file builds the DOT the interactive view lays out, and
  * jupyter_tracejit/render/dot.py follows the same rules line for line, so `run.to_dot()`, `tracejit --dot` and
  * the explorer's "export DOT" give the same text for the same view (tests/frontend_fixtures.py writes the Python
- * text of the same runs and views into dot.cases.json; labextension/test/model.test.ts compares this file's with it).
+ * text of the same runs and views into dot.cases.json; labextension/test/dotText.test.ts compares this file's with it).
  *
  * Names: op nodes `n<id>`, graph inputs `in<value id>`, outputs `out<i>`, a collapsed group is one box `g<k>`
  * (k: the group's index in the GroupTree) with `id="scope-<group id>"`, an expanded one `subgraph cluster_<k>`

@@ -5,24 +5,21 @@ graph, 1 graph breaks or recompilations, 2 usage errors); the explorer's re-comp
 from __future__ import annotations
 
 import contextlib
-import io
 import json
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
-import ipywidgets
 import pytest
 import torch
 from IPython.core.interactiveshell import InteractiveShell
 
 import jupyter_tracejit as tj
-from jupyter_tracejit import cli
 from jupyter_tracejit.core.compile.options import COMPILE_TABLE
 from jupyter_tracejit.core.compile.request import compile_support_problem
 from jupyter_tracejit.widgets import RUN_MIME, TraceExplorer
 
-from ...test_magic import WIDGET_MIME, run_magic, shell  # noqa: F401  (shell: a fixture)
+from ...cli_run import run_cli
+from ...magic_shell import WIDGET_MIME, namespace, run_magic
 from ...widgets.fakes import FakeClock, front_end_update
 from . import models
 
@@ -56,14 +53,7 @@ class Printing(nn.Module):
 
 def tracejit(tmp_path: Path, *args: str) -> tuple[int, str, str]:
     (tmp_path / "model.py").write_text(MODEL)
-    out, err = io.StringIO(), io.StringIO()
-    saved = list(sys.path)
-    try:
-        with contextlib.chdir(tmp_path), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            code = cli.main(["compile", *args])
-    finally:
-        sys.path[:] = saved
-    return code, out.getvalue(), err.getvalue()
+    return run_cli(tmp_path, "compile", *args)
 
 
 # -- tracejit compile: the CI gate ----------------------------------------------------------------------------------
@@ -115,20 +105,17 @@ def test_fullgraph_makes_the_break_the_runs_error(tmp_path: Path) -> None:
 
 # -- %compile and %%compile -----------------------------------------------------------------------------------------
 @pytest.fixture
-def ip(shell: InteractiveShell) -> Iterator[InteractiveShell]:  # noqa: F811  (test_magic's shell fixture)
-    baseline = dict(shell.user_ns)
+def ip(shell: InteractiveShell) -> Iterator[InteractiveShell]:
     torch.manual_seed(0)
-    shell.user_ns.update(
+    names = dict(
         torch=torch,
         printing=models.Printing(),
         clean=models.Clean(),
         x=torch.randn(3, 4),
         x5=torch.randn(5, 4),
     )
-    yield shell
-    ipywidgets.Widget.close_all()
-    shell.user_ns.clear()
-    shell.user_ns.update(baseline)
+    with namespace(shell, names) as ip:
+        yield ip
 
 
 def compiled(ip: InteractiveShell, monkeypatch: pytest.MonkeyPatch, line: str, cell: str | None = None) -> tj.TraceRun:

@@ -18,6 +18,7 @@ import torch
 from jupyter_tracejit.core.compile.request import compile as tj_compile
 from jupyter_tracejit.core.run import TraceRun
 
+from ...hf_models import bert_config, gpt2_config, whisper_config
 from .truth import count_compiles, explain
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -31,9 +32,7 @@ def ids(length: int, batch: int = 2) -> torch.Tensor:
 
 
 def bert() -> Case:
-    config = transformers.BertConfig(
-        vocab_size=100, hidden_size=64, num_hidden_layers=2, num_attention_heads=2, intermediate_size=128
-    )
+    config = bert_config(transformers, hidden=64)
     model = transformers.BertModel(config).eval()
     a, b = ids(8), ids(12)
     return (
@@ -44,7 +43,7 @@ def bert() -> Case:
 
 
 def gpt2() -> Case:
-    config = transformers.GPT2Config(vocab_size=100, n_embd=64, n_layer=2, n_head=2, n_positions=64, use_cache=False)
+    config = gpt2_config(transformers, embd=64, n_positions=64, use_cache=False)
     return transformers.GPT2Model(config).eval(), {"input_ids": ids(8)}, {"input_ids": ids(12)}
 
 
@@ -78,11 +77,10 @@ def vit() -> Case:
 
 
 def whisper() -> Case:
-    config = transformers.WhisperConfig(
-        vocab_size=100, d_model=64, encoder_layers=2, decoder_layers=2, encoder_attention_heads=2,
-        decoder_attention_heads=2, encoder_ffn_dim=128, decoder_ffn_dim=128, num_mel_bins=16,
-        max_source_positions=32, max_target_positions=32, use_cache=False, pad_token_id=0, bos_token_id=1,
-        eos_token_id=2, decoder_start_token_id=1,
+    config = whisper_config(
+        transformers, d_model=64, layers=2, decoder_layers=2, heads=2, ffn=128, mel_bins=16, source_positions=32,
+        vocab_size=100, max_target_positions=32, use_cache=False, pad_token_id=0, bos_token_id=1, eos_token_id=2,
+        decoder_start_token_id=1,
     )  # fmt: skip
     model = transformers.WhisperModel(config).eval()
     first = {"input_features": torch.randn(1, 16, 64), "decoder_input_ids": ids(6, 1)}
