@@ -478,6 +478,9 @@ def compiled_block() -> tj.TraceRun:
     import io
 
     torch.manual_seed(0)
+    # torch numbers frames process-wide (compile ids 0/0, 1/0...): from 0, as in a fresh process, whatever compiled
+    # before in this one (a test run)
+    torch._dynamo.reset()
     model = BreakingBlock()
     with contextlib.redirect_stdout(io.StringIO()):  # the model's own print, not the fixture writer's output
         run = tj.compile(model, (torch.ones(2, 8),), calls=[(torch.ones(3, 8),), (torch.ones(5, 8),)])
