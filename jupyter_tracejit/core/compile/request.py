@@ -18,11 +18,22 @@ from ..run import TraceRun
 from .options import CompileOptions
 from .session import CompileSession
 
+#: the oldest torch whose torch.compile this back end reads as it is tested to (CI runs 2.13 and the newest): older
+#: dynamo records otherwise what the run is made of (a submodule as one call_module op, cache entries without guard
+#: managers, other break and recompile logs), and a run there would misplace breaks instead of saying so
+MIN_TORCH = (2, 13)
+
 
 def compile_support_problem() -> str | None:
     """Why the installed torch and Python cannot run the compile back end, or None."""
     if not hasattr(torch, "compile") or not hasattr(torch, "_dynamo"):
         return f"torch {torch.__version__} has no torch.compile (it came in torch 2.0)"
+    if torch.torch_version.TorchVersion(torch.__version__) < MIN_TORCH:
+        return (
+            f"tj.compile reads torch.compile's graphs, breaks and recompilations as torch 2.13 and newer record "
+            f"them; torch {torch.__version__} records them otherwise: upgrade torch (pip install 'torch>=2.13') "
+            "to use it (tj.trace and tj.export work on this torch)"
+        )
     is_supported = getattr(torch._dynamo.eval_frame, "is_dynamo_supported", None)
     try:
         supported = is_supported() if callable(is_supported) else True
@@ -101,4 +112,4 @@ def compile(
     return run
 
 
-__all__ = ["CompileRequest", "compile", "compile_support_problem"]
+__all__ = ["MIN_TORCH", "CompileRequest", "compile", "compile_support_problem"]

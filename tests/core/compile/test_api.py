@@ -78,6 +78,19 @@ def test_bad_arguments_are_the_runs_error() -> None:
     assert "TorchScript" in str(run_quietly_args(scripted, (torch.randn(3, 4),)))
 
 
+def test_an_unsupported_torch_gets_a_run_that_says_why_and_what_to_do(monkeypatch: pytest.MonkeyPatch) -> None:
+    """On a torch older than the back end's floor (the CI matrix's 2.4.1 for real; here the version it reads is
+    made one), tj.compile runs nothing and its run names the torch and the fix."""
+    from jupyter_tracejit.core.compile import request
+
+    monkeypatch.setattr(request.torch, "__version__", "2.4.1")
+    problem = request.compile_support_problem()
+    assert problem is not None and "torch 2.4.1" in problem and "pip install 'torch>=2.13'" in problem
+    run = tj_compile(models.Clean(), (torch.randn(3, 4),))
+    assert not run.ok and run.error is not None and run.error.phase == "arguments"
+    assert "torch 2.4.1" in run.error.message and not run.graphs
+
+
 def run_quietly_args(model: Any, args: Any) -> Any:
     run = tj_compile(model, args)
     assert run.error is not None and run.error.phase == "arguments"
