@@ -12,7 +12,8 @@ import { ExplorerHost, HostKey } from './host';
 import type { BackendViews, Shape } from './panels';
 
 export class ExplorerContext {
-  private decodedId: string | null = null;
+  /** the host's run JSON last decoded: a new object is a new run, or one joined to later work (an export's draft,
+   * which keeps its id) */
   private decodedRaw: unknown = null;
   private decoded: TraceRunModel | null = null;
   private decodeError: string | null = null;
@@ -102,10 +103,7 @@ export class ExplorerContext {
   /** The decoded run on screen, or null (see `error`). */
   get run(): TraceRunModel | null {
     const raw = this.host.get('run');
-    const id = raw ? `${raw.run_id}:${raw.created}` : null;
-    // a run joined to later work keeps its id (an export's draft): the host's new JSON is decoded again
-    if (id !== this.decodedId || raw !== this.decodedRaw) {
-      this.decodedId = id;
+    if (raw !== this.decodedRaw) {
       this.decodedRaw = raw;
       this.trees.clear();
       this.decoded = null;
