@@ -4,6 +4,7 @@ what was asked so an explorer can compile again with other options."""
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -24,11 +25,16 @@ from .session import CompileSession
 MIN_TORCH = (2, 13)
 
 
+def _release(version: str) -> tuple[int, ...]:
+    """``"2.13.0+cpu"`` -> ``(2, 13)``: the release a version string names, local tags aside."""
+    return tuple(int(part) for part in re.findall(r"\d+", version)[:2])
+
+
 def compile_support_problem() -> str | None:
     """Why the installed torch and Python cannot run the compile back end, or None."""
     if not hasattr(torch, "compile") or not hasattr(torch, "_dynamo"):
         return f"torch {torch.__version__} has no torch.compile (it came in torch 2.0)"
-    if torch.torch_version.TorchVersion(torch.__version__) < MIN_TORCH:
+    if _release(torch.__version__) < MIN_TORCH:
         return (
             f"tj.compile reads torch.compile's graphs, breaks and recompilations as torch 2.13 and newer record "
             f"them; torch {torch.__version__} records them otherwise: upgrade torch (pip install 'torch>=2.13') "

@@ -232,3 +232,16 @@ def test_a_model_already_compiled_is_compiled_from_its_original() -> None:
     assert run.error is None and len(run.compile.graph_breaks) == 1 and run.target.name == "Printing"
     function = run_quietly(torch.compile(models.double, backend="eager"), torch.randn(3, 4))
     assert function.ok and list(function.graphs) == ["double"]
+
+
+@pytest.mark.parametrize(
+    ("version", "supported"),
+    [("2.12.1", False), ("2.13.0+cpu", True), ("2.13.0.dev20260901+cu128", True), ("2.14.1", True), ("3.0.0", True)],
+)
+def test_the_floor_reads_the_release_whatever_the_local_tag(
+    monkeypatch: pytest.MonkeyPatch, version: str, supported: bool
+) -> None:
+    from jupyter_tracejit.core.compile import request
+
+    monkeypatch.setattr(request.torch, "__version__", version)
+    assert (request.compile_support_problem() is None) is supported
