@@ -122,16 +122,9 @@ def discard_own_warnings() -> Iterator[None]:
         return
     owner = threading.get_ident()
 
-    def show(
-        message: Warning | str,
-        category: type[Warning],
-        filename: str,
-        lineno: int,
-        file: Any = None,
-        line: str | None = None,
-    ) -> None:
+    def show(*warning: Any, **where: Any) -> None:  # warnings.showwarning's arguments, passed on as they came
         if threading.get_ident() != owner:
-            current(message, category, filename, lineno, file, line)
+            current(*warning, **where)
 
     with warnings.catch_warnings():
         warnings.showwarning = show
