@@ -12,7 +12,7 @@ import torch
 
 from .caller import calls_from
 from .capture import stamp
-from .errors import TraceError, argument_error
+from .errors import TraceError, argument_error, option_error
 from .graph import Frame
 from .run import TraceRun
 from .target import target_of
@@ -101,7 +101,8 @@ def refusal(
     problem = (
         argument_error(support, words.unsupported, tag="torch_too_old")
         if support is not None
-        else model_argument_problem(request.target, args, request.kwargs, words) or request.options.problem()
+        else model_argument_problem(request.target, args, request.kwargs, words)
+        or option_error(request.options.first_problem())
     )
     return None if problem is None else refused_run(request, backend, problem, started)
 

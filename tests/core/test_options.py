@@ -39,7 +39,7 @@ def test_defaults_are_the_specs_defaults_field_for_field() -> None:
     # one definition, torch-free, that must stay torch's own default
     assert inspect.signature(torch.jit.trace).parameters["check_tolerance"].default == DEFAULT_TOLERANCE
     assert float(DEFAULT_TOLERANCE_TEXT) == DEFAULT_TOLERANCE
-    assert options.problem() is None
+    assert options.first_problem() is None
 
 
 def test_every_live_option_is_an_option() -> None:
@@ -97,7 +97,7 @@ BAD_VALUES = [
 
 @pytest.mark.parametrize(("name", "value", "shown"), BAD_VALUES)
 def test_a_bad_value_is_a_problem_worded_from_its_spec(name: str, value: object, shown: str) -> None:
-    problem = TraceOptions(**{name: value}).problem()
+    problem = TraceOptions(**{name: value}).first_problem()
     spec = SPECS[name]
     assert problem == OptionProblem(name, value, spec.expects, spec.hint)
     assert problem.message == f"{name} must be {spec.expects}, got {shown}"
@@ -122,22 +122,22 @@ def test_every_spec_has_a_bad_value_above() -> None:
     ],
 )
 def test_good_values_are_not_problems(name: str, value: object) -> None:
-    assert TraceOptions(**{name: value}).problem() is None
+    assert TraceOptions(**{name: value}).first_problem() is None
 
 
 def test_the_message_of_a_long_value_names_its_type() -> None:
     value = list(range(100))
-    assert TraceOptions(check_inputs=tuple(value), probe_dims=value).problem().message == (
+    assert TraceOptions(check_inputs=tuple(value), probe_dims=value).first_problem().message == (
         "probe_dims must be a dict of {argument index or keyword name: [dims]}, got a list"
     )
 
 
 def test_the_type_named_for_a_long_value_takes_its_article() -> None:
-    assert TraceOptions(strict=10**100).problem().message == "strict must be True or False, got an int"
+    assert TraceOptions(strict=10**100).first_problem().message == "strict must be True or False, got an int"
 
 
 def test_problem_reports_the_first_bad_option_in_field_order() -> None:
-    problem = TraceOptions(probe=2, check_trace="no", module_mode="x").problem()
+    problem = TraceOptions(probe=2, check_trace="no", module_mode="x").first_problem()
     assert problem is not None and problem.name == "check_trace"
 
 
@@ -239,7 +239,7 @@ def test_no_flags_set_no_options() -> None:
 def test_each_flag_sets_its_option(argv: list[str], given: dict[str, object]) -> None:
     options, expr = parse(*argv)
     assert options == given and expr is None
-    assert TraceOptions().replace(**options).problem() is None
+    assert TraceOptions().replace(**options).first_problem() is None
 
 
 def test_check_inputs_text_is_returned_unevaluated() -> None:

@@ -10,7 +10,6 @@ from typing import Any
 
 import torch
 
-from ..errors import TraceError, option_error
 from ..inputs import describe_inputs
 from ..options import (
     BackendOptions,
@@ -157,10 +156,6 @@ class CompileOptions(BackendOptions):
     no_grad: bool = COMPILE_SPECS["no_grad"].default
 
     table = COMPILE_TABLE
-
-    def problem(self) -> TraceError | None:
-        """The first option whose value is not allowed (an ``ArgumentError`` naming the problem and the fix)."""
-        return option_error(self.first_problem())
 
     def json_value(self, name: str, value: Any) -> Any:
         """As ``RecordedCompileOptions`` in ``run.schema.json`` has it: each call described by its inputs; a value

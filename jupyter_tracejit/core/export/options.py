@@ -11,7 +11,6 @@ from typing import Any
 
 import torch
 
-from ..errors import TraceError, option_error
 from ..inputs import describe_inputs
 from ..options import (
     BackendOptions,
@@ -141,10 +140,6 @@ class ExportOptions(BackendOptions):
     compare_trace: bool = EXPORT_SPECS["compare_trace"].default
     module_mode: str = EXPORT_SPECS["module_mode"].default
     no_grad: bool = EXPORT_SPECS["no_grad"].default
-
-    def problem(self) -> TraceError | None:
-        """The first option whose value is not allowed (an ``ArgumentError`` naming the problem and the fix)."""
-        return option_error(self.first_problem())
 
     def json_value(self, name: str, value: Any) -> Any:
         """As ``RecordedExportOptions`` in ``run.schema.json`` has it: check input sets described by their inputs,

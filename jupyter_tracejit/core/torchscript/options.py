@@ -168,9 +168,6 @@ class TraceOptions(BackendOptions):
             raise unknown
         return cls(**given)
 
-    #: the first option whose value is not allowed, or None (:class:`~..options.OptionProblem`)
-    problem = BackendOptions.first_problem
-
     def json_value(self, name: str, value: Any) -> Any:
         """As ``RecordedOptions`` in ``run.schema.json`` has it: check input sets described by their inputs, probe
         dims keyed by strings; a value that is not allowed by its ``repr`` (the run's error says why)."""

@@ -65,7 +65,7 @@ class TracePlan:
 
 
 def _validate(options: TraceOptions) -> None:
-    problem = options.problem()
+    problem = options.first_problem()
     if problem is not None:
         raise ArgumentProblem(problem.message, problem.hint)
 
