@@ -98,7 +98,7 @@ def test_a_list_of_models_is_one_table_one_page_and_a_page_per_model(project: Pa
     by_name = {m.name: m for m in report.models}
     assert by_name["rows"].specialized[0].place.line == line_in(MODELS, "specialises")
     assert by_name["rows"].coverage is not None and by_name["rows"].coverage.share == 1.0
-    assert by_name["branchy"].refusal is not None and by_name["branchy"].refusal.place.line == refused
+    assert by_name["branchy"].refusal is not None and by_name["branchy"].refusal.line == refused
     assert by_name["branchy"].check == "not_run" and by_name["Net"].check == "passed"
     assert set(by_name["Net"].timings) >= {"export", "check", "trace", "total"}
     # the page: a row per model, each name linking its explorer page, written beside it

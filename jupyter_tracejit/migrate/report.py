@@ -7,10 +7,12 @@ Torch-free: a report read back from JSON needs nothing but this module. A result
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+from ..core.errors import TraceError
 from ..core.jsonio import Decoders, JsonRecord, list_of
 from ..core.run import TraceRun
 from ..core.verdict import first_line
@@ -33,6 +35,11 @@ STATUS_WORDS = {
 _SPECIALIZATION = re.compile(r"^Eq\((\w+), (-?\d+)\)$")
 
 
+def line_label(file: str, line: int) -> str:
+    """``model.py:12`` (the file's name and the line), or ``no line`` where torch gave none."""
+    return f"{basename(file)}:{line}" if file else "no line"
+
+
 @dataclass
 class Place(JsonRecord):
     """Where export refused, or a dim specialised: the user's file and line (empty when torch gave none)."""
@@ -43,20 +50,7 @@ class Place(JsonRecord):
 
     @property
     def label(self) -> str:
-        return f"{basename(self.file)}:{self.line}" if self.file else "no line"
-
-
-@dataclass
-class Refusal(JsonRecord):
-    """Why export refused (or the model did not run): torch's exception and the line it points at."""
-
-    type: str
-    message: str
-    tag: str = ""
-    hint: str = ""
-    place: Place = field(default_factory=Place)
-
-    _json_decoders: ClassVar[Decoders] = {"place": Place.from_json}
+        return line_label(self.file, self.line)
 
 
 @dataclass
@@ -90,7 +84,8 @@ class ModelResult(JsonRecord):
     status: str
     #: the verdict's reasons (the explorer badge's tooltip)
     reasons: list[str] = field(default_factory=list)
-    refusal: Refusal | None = None
+    #: why export refused (or the model did not run): the run's error, its message's first line, at its line
+    refusal: TraceError | None = None
     specialized: list[Specialized] = field(default_factory=list)
     #: ``passed`` / ``failed`` / ``none`` (nothing to check) / ``not_run`` (export refused), and its words
     check: str = "not_run"
@@ -107,8 +102,13 @@ class ModelResult(JsonRecord):
     #: the model's explorer page, relative to the report page (empty when no page was written)
     page: str = ""
 
+    @property
+    def refusal_label(self) -> str:
+        """The refusal's line (``model.py:12``, ``no line``); ``""`` without a refusal."""
+        return line_label(self.refusal.file, self.refusal.line) if self.refusal is not None else ""
+
     _json_decoders: ClassVar[Decoders] = {
-        "refusal": Refusal.from_json,
+        "refusal": TraceError.from_json,
         "specialized": list_of(Specialized.from_json),
         "coverage": Coverage.from_json,
     }
@@ -162,9 +162,7 @@ def result_of(run: TraceRun, name: str, target: str, dynamic: list[str]) -> Mode
     error = run.error
     refusal = None
     if error is not None and error.phase != "check":
-        refusal = Refusal(
-            error.type, first_line(error.message), error.tag, error.hint, Place(error.file, error.line, error.code)
-        )
+        refusal = dataclasses.replace(error, message=first_line(error.message), traceback="")
     check, check_text = _check(run)
     if refusal is not None:
         status = "not_run" if error is not None and error.phase == "arguments" else "refused"
@@ -202,7 +200,7 @@ def not_run(name: str, target: str, problem: str, dynamic: list[str]) -> ModelRe
         target=target,
         status="not_run",
         reasons=[head],
-        refusal=Refusal("UsageError", head, "not_run", rest.strip()),
+        refusal=TraceError("UsageError", head, phase="arguments", tag="not_run", hint=rest.strip()),
         coverage_note="the model did not run",
         dynamic=dynamic,
     )
@@ -273,7 +271,7 @@ def _differences(before: ModelResult, now: ModelResult, coverage_drop: float) ->
     worse: list[str] = []
     better: list[str] = []
     if _rank(now.status) != _rank(before.status):
-        where = f" at {now.refusal.place.label}" if now.refusal is not None and now.status == "refused" else ""
+        where = f" at {now.refusal_label}" if now.refusal is not None and now.status == "refused" else ""
         text = f"was {before.status_words}, now {now.status_words}{where}"
         (worse if _rank(now.status) > _rank(before.status) else better).append(text)
     had = {s.dim for s in before.specialized}
@@ -298,9 +296,9 @@ __all__ = [
     "MigrationReport",
     "ModelResult",
     "Place",
-    "Refusal",
     "Specialized",
     "compare",
+    "line_label",
     "not_run",
     "result_of",
     "specializations",

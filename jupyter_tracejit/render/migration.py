@@ -50,7 +50,7 @@ def _e(text: object) -> str:
 def where_text(m: ModelResult) -> str:
     """The refusal's line and exception, or the specialised dims at their lines; ``-`` for neither."""
     if m.refusal is not None:
-        place = m.refusal.place.label if m.status == "refused" else "not run"
+        place = m.refusal_label if m.status == "refused" else "not run"
         return f"{place}: {m.refusal.type}: {m.refusal.message}"
     if m.specialized:
         return "; ".join(f"{s.dim} = {s.value} at {s.place.label}" for s in m.specialized)
@@ -97,8 +97,8 @@ def _row(m: ModelResult, change: Change | None, with_baseline: bool) -> str:
     level = _LEVEL.get(m.status, "error")
     name = f'<a href="{_e(m.page)}">{_e(m.name)}</a>' if m.page else _e(m.name)
     where = [f'<span class="jp-TraceExplorer-mono">{_e(where_text(m))}</span>']
-    if m.refusal is not None and m.refusal.place.code:
-        where.append(f'<div class="detail jp-TraceExplorer-mono">{_e(m.refusal.place.code)}</div>')
+    if m.refusal is not None and m.refusal.code:
+        where.append(f'<div class="detail jp-TraceExplorer-mono">{_e(m.refusal.code)}</div>')
     if m.refusal is not None and m.refusal.hint:
         where.append(f'<details><summary>hint</summary><div class="detail">{_e(m.refusal.hint)}</div></details>')
     dims = f'<div class="detail jp-TraceExplorer-mono">{_e(" ".join(m.dynamic))}</div>' if m.dynamic else ""
