@@ -56,9 +56,8 @@ class Backend:
     failure: str
     #: the check's name in words (``torch's check``)
     check_name: str
-    #: the functions it adds to the package's API (``tj.trace``), from ``api_module`` (relative to ``core``)
+    #: the functions it adds to the package's API (``tj.trace``), each ``module:function`` (relative to ``core``)
     api: tuple[str, ...]
-    api_module: str
     #: ``module:attribute`` (relative to ``core``) of its :class:`~.options.OptionTable`
     options: str
     #: the attribute its records have on a run (``run.export``) and their torch-free ``module:Class``; "" for none

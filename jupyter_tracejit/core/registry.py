@@ -71,7 +71,7 @@ def loader(layout: str) -> Callable[..., Any] | None:
 
 def api_functions() -> dict[str, tuple[str, str]]:
     """``tj.<name>`` -> (module relative to ``jupyter_tracejit.core``, attribute) for every back end's API."""
-    return {name: (b.api_module, name) for b in backends() for name in b.api}
+    return {name: (module, name) for b in backends() for module, _, name in (spec.partition(":") for spec in b.api)}
 
 
 def api(name: str) -> Callable[..., Any]:
