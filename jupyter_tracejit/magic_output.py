@@ -100,8 +100,10 @@ def follow_runs(explorer: TraceExplorer, namespace: dict[str, Any], name: str) -
 
 def summary_lines(run: TraceRun) -> str:
     """The run's summary, and for a run with dynamic dims (an export's) the ``--dynamic`` flags that capture it
-    again, to paste (the explorer shows them above its options bar)."""
-    flags = dims_of(run).get("flags", "")
+    again, to paste (the explorer shows them above its options bar); none for a run refused for its arguments (its
+    dims may be what was wrong)."""
+    refused = run.error is not None and run.error.phase == "arguments"
+    flags = "" if refused else dims_of(run).get("flags", "")
     return run.summary() + (f"\nas %{run.capture_noun} flags: {flags}" if flags else "")
 
 

@@ -219,6 +219,11 @@ def test_an_export_with_dynamic_dims_shows_its_flags_to_paste(
     _, shown = run_export(ip, monkeypatch, "--static --dynamic x:0 mlp(x)")
     *_placeholder, bundle = shown.bundles
     assert bundle["text/plain"].endswith("\nas %export flags: --dynamic x:0")
+    # a run refused for its arguments has no flags to paste: its dims or options may be what was wrong
+    _, shown = run_export(ip, monkeypatch, '--quiet --dynamic "x:0=batch[2,64]" mlp(x, x, x)')
+    refused = ip.user_ns["_export"]
+    assert refused.error is not None and refused.error.phase == "arguments"
+    assert shown.stdout == refused.summary() + "\n"
     # the explorer's dims say the same, for its banner and its Dims tab
     exported(ip, monkeypatch, '--dynamic "x:0=batch[2,64]" mlp(x)')
     assert ip.user_ns["_export_explorer"].dims["flags"] == '--dynamic "x:0=batch[2,64]"'
