@@ -23,7 +23,8 @@ from jupyter_tracejit.core.torchscript.canonical import canonical_inlined
 from jupyter_tracejit.core.torchscript.extract import extract_graph
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from core_models import ResNet18Like, WithEncode, chain, double, flipping_chain, transformer_encoder
+sys.path.insert(1, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from core_models import ResNet18Like, chain, double, flipping_chain, transformer_encoder
 from table import print_rows, verdict
 from timing import (
     DeadlineReached,
@@ -39,6 +40,8 @@ from timing import (
     teardown_seconds,
     with_timings,
 )
+
+from tests.models import LinearWithEncode
 
 DENSE_TARGET = 1.5  # tj / torch on the dense chain with the check off, at most
 BROAD_FAIL_TARGET = 5.0  # torch / tj on a check failing on every op, at least
@@ -195,7 +198,7 @@ def bench_dense(reps: int, warmup: int, budget: float) -> None:
         print_rows(rows[-1:])
 
     # -- (d) fixed cost per call
-    module = WithEncode()
+    module = LinearWithEncode(4)  # a module with a second method: tj.trace(module.encode, ...) is the misuse
     small = torch.randn(2, 4)
     costs = interleaved(
         {

@@ -92,19 +92,5 @@ def flipping_chain(n: int) -> Callable[[torch.Tensor], torch.Tensor]:
     return chain_fn
 
 
-class WithEncode(nn.Module):
-    """A module with a second method: ``tj.trace(model.encode, ...)`` is the misuse torch rejects."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.fc = nn.Linear(4, 4)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.fc(x)
-
-    def encode(self, x: torch.Tensor) -> torch.Tensor:
-        return self.fc(x) * 2
-
-
 def double(x: torch.Tensor) -> torch.Tensor:
     return x * 2

@@ -23,7 +23,7 @@ from jupyter_tracejit.core.graph import Frame
 from jupyter_tracejit.core.run import TraceRun
 from jupyter_tracejit.core.validate import check_run
 from jupyter_tracejit.render.text import format_run
-from tests.models import LOOP_LINE, MLP, LinearBatchNorm, LoopOverRows
+from tests.models import LOOP_LINE, MLP, LinearBatchNorm, LoopOverRows, OneLinear
 
 #: the export back end needs torch.export with Dim.AUTO (the floor torch of the matrix, 2.4, lacks it)
 pytestmark = pytest.mark.skipif(export_support_problem() is not None, reason=str(export_support_problem()))
@@ -281,19 +281,10 @@ def test_the_session_check_can_be_turned_off() -> None:
     assert run.check is None and "check" not in run.timings and run.python_runs == 1
 
 
-class Wide(nn.Module):
-    def __init__(self) -> None:
-        super().__init__()
-        self.fc = nn.Linear(512, 512)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.fc(x)
-
-
 def test_the_programs_work_is_counted_from_its_graph() -> None:
     from jupyter_tracejit.core.export.check_cost import CaseCost, program_flops
 
-    ep = export(Wide(), (torch.randn(8, 512),), dynamic_shapes={"x": {0: Dim("batch", min=2, max=4096)}})
+    ep = export(OneLinear(512), (torch.randn(8, 512),), dynamic_shapes={"x": {0: Dim("batch", min=2, max=4096)}})
     assert program_flops(ep) == 2 * 8 * 512 * 512  # one linear layer at the example's batch of 8
     cost = CaseCost(ep, ((torch.randn(8, 512),), {}))
     assert cost.work(16 * 512) == pytest.approx(2 * cost.work(8 * 512))
@@ -302,7 +293,7 @@ def test_the_programs_work_is_counted_from_its_graph() -> None:
 def test_a_check_that_cannot_pay_for_any_size_offers_them_all_without_building_the_program(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    model, x = Wide(), torch.randn(2048, 512)
+    model, x = OneLinear(512), torch.randn(2048, 512)
     ep = export(model, (x,), dynamic_shapes={"x": {0: Dim("batch", min=1024, max=4096)}})
     monkeypatch.setattr(type(ep), "module", lambda *a, **k: pytest.fail("the program was built"))
     timings: dict[str, float] = {}
@@ -318,7 +309,7 @@ def test_a_check_that_cannot_pay_for_any_size_offers_them_all_without_building_t
 
 
 def test_without_a_budget_every_size_of_the_range_runs_and_is_timed() -> None:
-    model, x = Wide(), torch.randn(8, 512)
+    model, x = OneLinear(512), torch.randn(8, 512)
     ep = export(model, (x,), dynamic_shapes={"x": {0: Dim("batch", min=2, max=16)}})
     timings: dict[str, float] = {}
     report = check_export(ep, model, (x,), timings=timings)

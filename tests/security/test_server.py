@@ -9,7 +9,6 @@ Every worker is started through a wrapper of the server's Python (``c.TracejitOp
 
 from __future__ import annotations
 
-import asyncio
 import http.cookiejar
 import json
 import os
@@ -29,8 +28,9 @@ import pytest
 
 from jupyter_tracejit._dev.browser import ARTIFACTS, JupyterServer, start_jupyter_lab, stop_jupyter_lab
 from jupyter_tracejit.core.run import TraceRun
-from jupyter_tracejit.server.handler import OPEN_ROUTE, Refused, TracejitOpener
+from jupyter_tracejit.server.handler import OPEN_ROUTE, TracejitOpener
 from tests.security import hostile as h
+from tests.server.refusal import refusal
 
 TOKEN = "tracejit-security-token"
 MAX_WORKERS = 2
@@ -246,10 +246,9 @@ def test_a_worker_that_runs_out_of_its_memory_is_told_like_a_crash(files: dict[s
     """A cap too small for torch itself (a __setstate__ allocating past the cap: tests/security/test_files.py)."""
     shutil.copy(files["traced.pt"], tmp_path / "model.pt")
     opener = TracejitOpener(root_dir=str(tmp_path), max_memory=256 * 2**20)
-    with pytest.raises(Refused) as refused:
-        asyncio.run(opener.open("model.pt"))
-    assert refused.value.status == 500
-    assert refused.value.message.startswith(
+    refused = refusal(opener, "model.pt")
+    assert refused.status == 500
+    assert refused.message.startswith(
         "Reading model.pt failed: the process that loads it with torch ran out of memory (it may use 256 MiB). "
         "A large model may need more: c.TracejitOpener.max_memory (bytes) where the server starts."
     )

@@ -24,6 +24,7 @@ from jupyter_tracejit.core.export.options import export_support_problem
 from jupyter_tracejit.core.run import TraceRun
 from jupyter_tracejit.server.handler import OPEN_ROUTE, Refused, TracejitOpener
 from tests.models import OneLinear, save_shipped_head
+from tests.server.refusal import refusal
 
 TOKEN = "tracejit-test-token"
 #: small enough that a test can write a file over it, large enough for the saved trace
@@ -138,10 +139,9 @@ def test_torch_missing_in_the_servers_environment_is_said_with_the_fix(
     root = tmp_path / "root"
     save_shipped_head(root.mkdir() or root / "model.pt")
     opener = TracejitOpener(root_dir=str(root), python=python)
-    with pytest.raises(Refused) as refused:
-        asyncio.run(opener.open("model.pt"))
-    assert refused.value.status == 500
-    assert refused.value.message == (
+    refused = refusal(opener, "model.pt")
+    assert refused.status == 500
+    assert refused.message == (
         f"torch is not installed in the environment running the Jupyter server ({python}): "
         f"pip install torch there ({python} -m pip install torch), then open model.pt again."
     )
@@ -150,18 +150,16 @@ def test_torch_missing_in_the_servers_environment_is_said_with_the_fix(
 def test_a_load_that_does_not_finish_is_stopped(tmp_path: Path) -> None:
     save_shipped_head(tmp_path / "model.pt")
     opener = TracejitOpener(root_dir=str(tmp_path), timeout=0.01)  # importing torch alone takes longer
-    with pytest.raises(Refused) as refused:
-        asyncio.run(opener.open("model.pt"))
-    assert refused.value.status == 504 and "c.TracejitOpener.timeout" in refused.value.message
+    refused = refusal(opener, "model.pt")
+    assert refused.status == 504 and "c.TracejitOpener.timeout" in refused.message
 
 
 def test_a_python_that_cannot_be_started_is_named(tmp_path: Path) -> None:
     save_shipped_head(tmp_path / "model.pt")
     opener = TracejitOpener(root_dir=str(tmp_path), python=str(tmp_path / "no-such-python"))
-    with pytest.raises(Refused) as refused:
-        asyncio.run(opener.open("model.pt"))
-    assert refused.value.status == 500 and "check c.TracejitOpener.python" in refused.value.message
-    assert os.fspath(tmp_path / "no-such-python") in refused.value.message
+    refused = refusal(opener, "model.pt")
+    assert refused.status == 500 and "check c.TracejitOpener.python" in refused.message
+    assert os.fspath(tmp_path / "no-such-python") in refused.message
 
 
 NOISY_WORKER = """\
@@ -252,13 +250,12 @@ def test_a_program_returning_a_registered_class_opens_once_its_module_is_importe
     )
     assert loaded.error is None and loaded.backend == "export", loaded.error
     configured = TracejitOpener(root_dir=str(root), imports=["pairs_mod", "no_such_module_here"])
-    with pytest.raises(Refused) as failed:
-        asyncio.run(configured.open("pair.pt2"))
-    assert failed.value.status == 400
-    assert failed.value.message.startswith(
+    failed = refusal(configured, "pair.pt2")
+    assert failed.status == 400
+    assert failed.message.startswith(
         "Reading pair.pt2 needs modules imported first, and importing no_such_module_here: ModuleNotFoundError: "
         "No module named 'no_such_module_here'."
-    ), failed.value.message
+    ), failed.message
 
 
 def test_the_modules_a_request_asks_to_import_are_checked(tmp_path: Path) -> None:

@@ -14,31 +14,27 @@ from torch import nn
 log = logging.getLogger("tests.compile.models")
 
 
-class Clean(nn.Module):
+class OneLayer(nn.Module):
+    """One ``Linear(4, 4)`` named ``fc``: what the models below that run a layer before they break (or not) share."""
+
     def __init__(self) -> None:
         super().__init__()
         self.fc = nn.Linear(4, 4)
 
+
+class Clean(OneLayer):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return torch.relu(self.fc(x)) * 2
 
 
-class Printing(nn.Module):
-    def __init__(self) -> None:
-        super().__init__()
-        self.fc = nn.Linear(4, 4)
-
+class Printing(OneLayer):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         h = self.fc(x)
         print("shape", h.shape)  # BREAK
         return h.relu()
 
 
-class Branching(nn.Module):
-    def __init__(self) -> None:
-        super().__init__()
-        self.fc = nn.Linear(4, 4)
-
+class Branching(OneLayer):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         h = self.fc(x)
         if h.sum() > 0:  # BREAK
@@ -100,11 +96,7 @@ class InHelper(nn.Module):
         return h.relu()
 
 
-class Noisy(nn.Module):
-    def __init__(self) -> None:
-        super().__init__()
-        self.fc = nn.Linear(4, 4)
-
+class Noisy(OneLayer):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         h = self.fc(x)
         print("in a submodule")  # BREAK
@@ -168,20 +160,20 @@ def double(x: torch.Tensor) -> torch.Tensor:
     return x.sum(0) * 2
 
 
-#: the models with breaks, with the inputs each takes
+#: the models with breaks (each takes a batch of 4-wide rows)
 BREAKING = {
-    "print": (Printing, (4,)),
-    "branch": (Branching, (4,)),
-    "item": (Item, (4,)),
-    "logging": (Logging, (4,)),
-    "warnings": (Warning_, (4,)),
-    "deepcopy": (Deepcopy, (4,)),
-    "numpy": (Numpy, (4,)),
-    "graph_break": (Explicit, (4,)),
-    "helper": (InHelper, (4,)),
-    "submodule": (InSubmodule, (4,)),
-    "loop": (InLoop, (4,)),
-    "layers": (Layers, (4,)),
+    "print": Printing,
+    "branch": Branching,
+    "item": Item,
+    "logging": Logging,
+    "warnings": Warning_,
+    "deepcopy": Deepcopy,
+    "numpy": Numpy,
+    "graph_break": Explicit,
+    "helper": InHelper,
+    "submodule": InSubmodule,
+    "loop": InLoop,
+    "layers": Layers,
 }
 
 

@@ -20,35 +20,14 @@ from jupyter_tracejit.widgets import RUN_MIME, TraceExplorer
 
 from ...cli_run import run_cli
 from ...magic_shell import WIDGET_MIME, namespace, run_magic
+from ...models import line_in, source_of
 from ...widgets.fakes import FakeClock, front_end_update
 from . import models
 
 pytestmark = pytest.mark.skipif(compile_support_problem() is not None, reason=str(compile_support_problem()))
 
-MODEL = """\
-import torch
-import torch.nn as nn
-
-
-class Clean(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.fc = nn.Linear(8, 4)
-
-    def forward(self, x):
-        return torch.relu(self.fc(x))
-
-
-class Printing(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.fc = nn.Linear(8, 4)
-
-    def forward(self, x, scale=1.0):
-        h = self.fc(x)
-        print("h", h.shape)
-        return h.relu() * scale
-"""
+#: the file the command line compiles: Clean and Printing of models.py, the models the magic's tests compile
+MODEL = "import torch\nfrom torch import nn\n\n\n" + source_of(models.OneLayer, models.Clean, models.Printing)
 
 
 def tracejit(tmp_path: Path, *args: str) -> tuple[int, str, str]:
@@ -58,20 +37,22 @@ def tracejit(tmp_path: Path, *args: str) -> tuple[int, str, str]:
 
 # -- tracejit compile: the CI gate ----------------------------------------------------------------------------------
 def test_one_graph_exits_0_and_a_graph_break_exits_1_with_the_break_at_its_line(tmp_path: Path) -> None:
-    again = "[(torch.rand(2, 8),)]"
-    code, out, _ = tracejit(tmp_path, "model.py:Clean", "--inputs", "torch.rand(2, 8)", "--calls", again)
+    again = "[(torch.rand(2, 4),)]"
+    code, out, _ = tracejit(tmp_path, "model.py:Clean", "--inputs", "torch.rand(2, 4)", "--calls", again)
     assert code == 0, out
-    assert out.startswith("Clean: ok;") and "graphs (1, 2 calls, backend eager): forward (2 ops)" in out
-    code, out, _ = tracejit(tmp_path, "model.py:Printing", "--inputs", "torch.rand(2, 8)", "--json", "run.json")
+    assert out.startswith("Clean: ok;") and "graphs (1, 2 calls, backend eager): forward (3 ops)" in out
+    code, out, _ = tracejit(tmp_path, "model.py:Printing", "--inputs", "torch.rand(2, 4)", "--json", "run.json")
     assert code == 1
-    assert 'graph breaks (1):\n  model.py:21: [GB0059] print("h", h.shape)' in out.replace(str(tmp_path) + "/", "")
+    line = line_in(MODEL, 'print("shape", h.shape)  # BREAK')
+    shown = out.replace(str(tmp_path) + "/", "")
+    assert f'graph breaks (1):\n  model.py:{line}: [GB0059] print("shape", h.shape)  # BREAK' in shown
     saved = json.loads((tmp_path / "run.json").read_text())
-    assert saved["backend"] == "compile" and saved["records"]["graph_breaks"][0]["line"] == 21
+    assert saved["backend"] == "compile" and saved["records"]["graph_breaks"][0]["line"] == line
 
 
 def test_recompilations_exit_1_and_the_flags_are_the_tables(tmp_path: Path) -> None:
-    sizes = "[(torch.rand(3, 8),), (torch.rand(4, 8),)]"
-    first = ("model.py:Clean", "--inputs", "torch.rand(2, 8)", "--calls", sizes)
+    sizes = "[(torch.rand(3, 4),), (torch.rand(4, 4),)]"
+    first = ("model.py:Clean", "--inputs", "torch.rand(2, 4)", "--calls", sizes)
     code, out, _ = tracejit(tmp_path, *first, "--no-dynamic")
     assert code == 1
     assert "recompilations (2):" in out and "x.size()[0] was 2, now 3" in out
@@ -93,12 +74,12 @@ def test_recompilations_exit_1_and_the_flags_are_the_tables(tmp_path: Path) -> N
 )
 def test_usage_errors_exit_2_naming_the_problem(tmp_path: Path, args: tuple[str, ...], words: str) -> None:
     with contextlib.suppress(SystemExit):  # argparse's own errors exit 2 through SystemExit
-        code, _, err = tracejit(tmp_path, "model.py:Clean", "--inputs", "torch.rand(2, 8)", *args)
+        code, _, err = tracejit(tmp_path, "model.py:Clean", "--inputs", "torch.rand(2, 4)", *args)
         assert code == 2 and words in err
 
 
 def test_fullgraph_makes_the_break_the_runs_error(tmp_path: Path) -> None:
-    code, out, _ = tracejit(tmp_path, "model.py:Printing", "--inputs", "torch.rand(2, 8)", "--fullgraph")
+    code, out, _ = tracejit(tmp_path, "model.py:Printing", "--inputs", "torch.rand(2, 4)", "--fullgraph")
     assert code == 1 and "\nPrinting: FAILED (Unsupported: Failed to trace builtin operator" in out
     assert "hint: --fullgraph turns the first graph break into this error" in out
 
