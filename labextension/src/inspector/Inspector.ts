@@ -13,25 +13,24 @@ import { formatAttribute, NodeInfo, shapeText, TraceGraph, userFrame, ValueInfo 
 import { ArgumentInfo, argumentsOf, TraceRunModel } from '../model/run';
 import { fixButton } from '../controls/fix';
 import { plural } from '../model/words';
+import { StatePanel } from '../state/panels';
 import type { PanelSpec } from '../state/panels';
 import { codeSection } from './codeSection';
 
-export class Inspector {
-  readonly element: HTMLElement;
+export class Inspector extends StatePanel {
   private readonly body: HTMLElement;
-  private readonly unsubscribe: () => void;
 
-  constructor(private readonly ctx: ExplorerContext) {
-    this.body = h('div', { class: 'jp-TraceExplorer-inspectorBody' });
-    this.element = h('section', { class: 'jp-TraceExplorer-inspector', 'aria-label': 'node inspector' }, this.body);
-    this.unsubscribe = ctx.whenChanged(['selectedNode', 'run', 'selectedMethod', 'currentDivergence', 'options'], () =>
-      this.render()
-    );
+  constructor(ctx: ExplorerContext) {
+    const body = h('div', { class: 'jp-TraceExplorer-inspectorBody' });
+    super(ctx, h('section', { class: 'jp-TraceExplorer-inspector', 'aria-label': 'node inspector' }, body), [
+      'selectedNode',
+      'run',
+      'selectedMethod',
+      'currentDivergence',
+      'options'
+    ]);
+    this.body = body;
     this.render();
-  }
-
-  dispose(): void {
-    this.unsubscribe();
   }
 
   private select(id: number): void {
