@@ -61,13 +61,12 @@ export class DiffPanel extends StepsTab<Diffed, ScopeStep> {
     const head = h(
       'div',
       { class: 'jp-TraceExplorer-section' },
-      h(
-        'p',
-        { class: 'jp-TraceExplorer-verdict' },
-        h('span', { class: `jp-TraceExplorer-badge jp-mod-${v.level}` }, v.label),
-        h('span', { class: 'jp-TraceExplorer-diffSides' }, v.text),
-        ' ',
-        this.canShow(diffed) ? this.toggleButton() : null
+      this.verdictLine(
+        [
+          h('span', { class: `jp-TraceExplorer-badge jp-mod-${v.level}` }, v.label),
+          h('span', { class: 'jp-TraceExplorer-diffSides' }, v.text)
+        ],
+        this.canShow(diffed)
       ),
       h('p', { class: 'jp-TraceExplorer-muted' }, `old: ${sideText(diff.old, diff.old_summary)}`),
       h('p', { class: 'jp-TraceExplorer-muted' }, `new (this run): ${sideText(diff.new, diff.new_summary)}`),

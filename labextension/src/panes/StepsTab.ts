@@ -13,7 +13,7 @@ import { TraceRunModel } from '../model/run';
 import { StepCommand, Stepper } from '../model/stepper';
 import { plural } from '../model/words';
 import { ExplorerContext } from '../state/context';
-import { append, button, clear, h } from '../state/dom';
+import { append, button, Child, clear, h } from '../state/dom';
 import { StatePanel } from '../state/panels';
 
 /** What a tab has worked out of a run: its steps, and whatever else it draws. */
@@ -163,6 +163,23 @@ export abstract class StepsTab<Model extends StepsModel<Step>, Step> extends Sta
       'aria-pressed': String(showing),
       title: showing ? 'back to the graph (Esc in the panes)' : this.words.openTitle
     });
+  }
+
+  /** The tab's verdict: its words, then the button that opens the panes where they can show something. */
+  protected verdictLine(words: Child[], canOpen = true): HTMLElement {
+    return h('p', { class: 'jp-TraceExplorer-verdict' }, ...words, ' ', canOpen ? this.toggleButton() : null);
+  }
+
+  /** The section that walks the steps under `heading` (the stepper, as `stepper` draws it); null when none. */
+  protected stepsSection(
+    heading: string,
+    card: (step: Step) => HTMLElement,
+    item: (step: Step) => { text: string; attributes?: Record<string, string> },
+    listClass: string
+  ): HTMLElement | null {
+    return this.steps.length
+      ? h('div', { class: 'jp-TraceExplorer-section' }, h('h4', {}, heading), ...this.stepper(card, item, listClass))
+      : null;
   }
 
   /**

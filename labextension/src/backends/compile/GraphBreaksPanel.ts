@@ -52,30 +52,15 @@ export class GraphBreaksPanel extends StepsTab<Breaks, BreakStep> {
     const head = h(
       'div',
       { class: 'jp-TraceExplorer-section jp-TraceExplorer-breaksHead' },
-      h(
-        'p',
-        { class: 'jp-TraceExplorer-verdict' },
-        h('span', {}, breaksHeadline(model.report)),
-        ' ',
-        model.steps.length ? this.toggleButton() : null
-      ),
+      this.verdictLine([h('span', {}, breaksHeadline(model.report))], model.steps.length > 0),
       ...model.report.unknown.map(note => h('p', { class: 'jp-TraceExplorer-muted' }, `not known: ${note}`))
     );
-    const steps = model.steps.length
-      ? h(
-          'div',
-          { class: 'jp-TraceExplorer-section' },
-          h('h4', {}, 'Breaks, line by line'),
-          ...this.stepper(
-            step => this.stepCard(step),
-            s => ({
-              text: `${this.place(s)}: ${s.gb.code || s.title}`,
-              attributes: { 'data-break': String(s.index) }
-            }),
-            'jp-TraceExplorer-lineSteps'
-          )
-        )
-      : null;
+    const steps = this.stepsSection(
+      'Breaks, line by line',
+      step => this.stepCard(step),
+      s => ({ text: `${this.place(s)}: ${s.gb.code || s.title}`, attributes: { 'data-break': String(s.index) } }),
+      'jp-TraceExplorer-lineSteps'
+    );
     return [head, this.programSection(model.report), steps];
   }
 
