@@ -8,7 +8,7 @@
  */
 
 import { ExplorerContext } from '../state/context';
-import { append, button, clear, fixHint, h, location } from '../state/dom';
+import { append, button, clear, fixHint, h, location, section } from '../state/dom';
 import { formatAttribute, NodeInfo, shapeText, TraceGraph, userFrame, ValueInfo } from '../model/graph';
 import { ArgumentInfo, argumentsOf, TraceRunModel } from '../model/run';
 import { fixButton } from '../controls/fix';
@@ -130,10 +130,8 @@ export class Inspector extends StatePanel {
         h('td', {}, ...shown)
       );
     });
-    return h(
-      'div',
-      { class: 'jp-TraceExplorer-section' },
-      h('h4', {}, 'Inputs'),
+    return section(
+      'Inputs',
       h('table', { class: 'jp-TraceExplorer-table jp-TraceExplorer-arguments' }, h('tbody', {}, ...rows))
     );
   }
@@ -222,10 +220,8 @@ export class Inspector extends StatePanel {
         h('td', {}, ...links)
       );
     });
-    return h(
-      'div',
-      { class: 'jp-TraceExplorer-section' },
-      h('h4', {}, which === 'inputs' ? 'Inputs' : 'Outputs'),
+    return section(
+      which === 'inputs' ? 'Inputs' : 'Outputs',
       h('table', { class: 'jp-TraceExplorer-table' }, h('tbody', {}, ...rows))
     );
   }
@@ -242,12 +238,7 @@ export class Inspector extends StatePanel {
         parts.push(' › ', h('span', { title: path }, type ? `${name} (${type})` : name));
       });
     }
-    return h(
-      'div',
-      { class: 'jp-TraceExplorer-section' },
-      h('h4', {}, 'Module'),
-      h('p', { class: 'jp-TraceExplorer-scope' }, ...parts)
-    );
+    return section('Module', h('p', { class: 'jp-TraceExplorer-scope' }, ...parts));
   }
 
   private attributesSection(node: NodeInfo): HTMLElement | null {
@@ -255,10 +246,8 @@ export class Inspector extends StatePanel {
     if (!entries.length) {
       return null;
     }
-    return h(
-      'div',
-      { class: 'jp-TraceExplorer-section' },
-      h('h4', {}, 'Attributes'),
+    return section(
+      'Attributes',
       h(
         'table',
         { class: 'jp-TraceExplorer-table' },
@@ -276,10 +265,8 @@ export class Inspector extends StatePanel {
   private sourceSection(graph: TraceGraph, node: NodeInfo): HTMLElement {
     const frame = userFrame(node.source);
     if (!node.source || !frame) {
-      return h(
-        'div',
-        { class: 'jp-TraceExplorer-section' },
-        h('h4', {}, 'Source'),
+      return section(
+        'Source',
         h(
           'p',
           { class: 'jp-TraceExplorer-muted' },
@@ -312,10 +299,8 @@ export class Inspector extends StatePanel {
         )
       )
     );
-    return h(
-      'div',
-      { class: 'jp-TraceExplorer-section' },
-      h('h4', {}, 'Source'),
+    return section(
+      'Source',
       h(
         'p',
         {},
@@ -349,10 +334,8 @@ export class Inspector extends StatePanel {
     if (!warnings.length && !findings.length && !divergences.length) {
       return null;
     }
-    return h(
-      'div',
-      { class: 'jp-TraceExplorer-section' },
-      h('h4', {}, 'On this node'),
+    return section(
+      'On this node',
       h(
         'ul',
         { class: 'jp-TraceExplorer-problems' },

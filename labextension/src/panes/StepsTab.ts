@@ -13,7 +13,7 @@ import { TraceRunModel } from '../model/run';
 import { StepCommand, Stepper } from '../model/stepper';
 import { plural } from '../model/words';
 import { ExplorerContext } from '../state/context';
-import { append, button, Child, clear, h } from '../state/dom';
+import { append, button, Child, clear, h, section } from '../state/dom';
 import { StatePanel } from '../state/panels';
 
 /** What a tab has worked out of a run: its steps, and whatever else it draws. */
@@ -177,9 +177,7 @@ export abstract class StepsTab<Model extends StepsModel<Step>, Step> extends Sta
     item: (step: Step) => { text: string; attributes?: Record<string, string> },
     listClass: string
   ): HTMLElement | null {
-    return this.steps.length
-      ? h('div', { class: 'jp-TraceExplorer-section' }, h('h4', {}, heading), ...this.stepper(card, item, listClass))
-      : null;
+    return this.steps.length ? section(heading, ...this.stepper(card, item, listClass)) : null;
   }
 
   /**

@@ -84,6 +84,11 @@ export function onActivate(element: HTMLElement, activate: () => void): void {
   });
 }
 
+/** A section of a panel: its heading, then what it shows. */
+export function section(heading: string, ...children: Child[]): HTMLElement {
+  return h('div', { class: 'jp-TraceExplorer-section' }, h('h4', {}, heading), ...children);
+}
+
 /** What a click on a card (or Enter or Space on it) does, and its title saying so; `active`: it is what is shown. */
 export interface CardAction {
   title: string;

@@ -9,7 +9,7 @@
 import type { DraftFailure, ExportGuard, ExportSymbol } from '../../model/protocol.generated';
 import { plural } from '../../model/words';
 import { ExplorerContext } from '../../state/context';
-import { append, card, clear, h, location } from '../../state/dom';
+import { append, card, clear, h, location, section } from '../../state/dom';
 import { countingTab, StatePanel } from '../../state/panels';
 import type { PanelSpec } from '../../state/panels';
 import { adviceSection } from './AdviceSection';
@@ -41,10 +41,8 @@ export class GuardsPanel extends StatePanel {
         h('td', { class: 'jp-TraceExplorer-muted' }, s.kind === 'unbacked' ? 'data-dependent' : 'input size')
       )
     );
-    return h(
-      'div',
-      { class: 'jp-TraceExplorer-section' },
-      h('h4', {}, `Symbols (${symbols.length})`),
+    return section(
+      `Symbols (${symbols.length})`,
       symbols.length
         ? h(
             'table',
