@@ -10,16 +10,13 @@
 //
 // `jupyter_tracejit/widgets/anyexplorer.py` sends both over the widget's comm (`_esm`, `_css`): nothing is
 // fetched from anywhere. Both files are generated (git-ignored) and shipped in the wheel as hatch artifacts.
-import { transform } from 'esbuild';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-import { bundleExplorer, explorerCss } from '../src/report/bundle-common.mjs';
+import { bundleExplorer, explorerCss, VERSION, writeBundle } from '../src/report/bundle-common.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
-const outDir = path.join(root, 'jupyter_tracejit', 'static');
-const version = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')).version;
 const THEME_CLASS = '.jp-TraceExplorer-anyTheme';
 
 const started = Date.now();
@@ -27,7 +24,7 @@ const js = await bundleExplorer(
   'anywidget',
   path.join(root, 'labextension', 'src', 'anywidget.ts'),
   'esm',
-  `/* jupyter-tracejit ${version}: trace explorer anywidget module (npm run build:anywidget) */`
+  `/* jupyter-tracejit ${VERSION}: trace explorer anywidget module (npm run build:anywidget) */`
 );
 // the palette of the standalone report (JupyterLab Light / Dark values), scoped to the widget's element
 const reportCss = readFileSync(path.join(root, 'labextension', 'src', 'report', 'report.css'), 'utf8');
@@ -49,13 +46,10 @@ ${THEME_CLASS}[data-jp-theme-light='false'] {${dark[1]}
   color-scheme: dark;
 }
 `;
-const css = await transform(`${themeCss}\n${explorerCss()}`, { loader: 'css', minify: true, charset: 'ascii' });
-
-mkdirSync(outDir, { recursive: true });
-writeFileSync(path.join(outDir, 'explorer.mjs'), js);
-writeFileSync(path.join(outDir, 'explorer.css'), css.code);
-const kb = n => `${(n / 1024).toFixed(0)} KiB`;
-console.log(
-  `build:anywidget: jupyter_tracejit/static/explorer.mjs ${kb(js.length)}, explorer.css ${kb(css.code.length)} ` +
-    `in ${Date.now() - started} ms`
+await writeBundle(
+  'anywidget',
+  started,
+  { js: 'explorer.mjs', css: 'explorer.css' },
+  js,
+  `${themeCss}\n${explorerCss()}`
 );

@@ -9,7 +9,7 @@
 
 import { ExplorerContext } from '../state/context';
 import type { HostKey } from '../state/host';
-import { append, button, clear, h } from '../state/dom';
+import { append, button, clear, h, section } from '../state/dom';
 import type { PanelSpec } from '../state/panels';
 import { backendOf, fromFile } from '../model/backends';
 import { sideBySide } from '../model/align';
@@ -227,10 +227,8 @@ export class CheckPanel {
       )
     });
     const grouped = this.causes;
-    const section = h(
-      'div',
-      { class: 'jp-TraceExplorer-section' },
-      h('h4', {}, 'Divergences by cause'),
+    const byCause = section(
+      'Divergences by cause',
       controls,
       grouped.causes.length
         ? h(
@@ -245,9 +243,9 @@ export class CheckPanel {
     );
     const shown = this.checkComparison();
     if (shown) {
-      section.appendChild(this.divergenceSection(shown, 'check'));
+      byCause.appendChild(this.divergenceSection(shown, 'check'));
     }
-    return section;
+    return byCause;
   }
 
   /** The check's current divergence as a comparison of the trace and the check trace, if there is one. */

@@ -22,7 +22,7 @@ import {
 } from '../model/runDiff';
 import { plural, TraceRunModel } from '../model/run';
 import { ExplorerContext } from '../state/context';
-import { append, h } from '../state/dom';
+import { append, h, section } from '../state/dom';
 import type { PanelSpec } from '../state/panels';
 
 interface Diffed {
@@ -61,13 +61,12 @@ export class DiffPanel extends StepsTab<Diffed, ScopeStep> {
     const head = h(
       'div',
       { class: 'jp-TraceExplorer-section' },
-      h(
-        'p',
-        { class: 'jp-TraceExplorer-verdict' },
-        h('span', { class: `jp-TraceExplorer-badge jp-mod-${v.level}` }, v.label),
-        h('span', { class: 'jp-TraceExplorer-diffSides' }, v.text),
-        ' ',
-        this.canShow(diffed) ? this.toggleButton() : null
+      this.verdictLine(
+        [
+          h('span', { class: `jp-TraceExplorer-badge jp-mod-${v.level}` }, v.label),
+          h('span', { class: 'jp-TraceExplorer-diffSides' }, v.text)
+        ],
+        this.canShow(diffed)
       ),
       h('p', { class: 'jp-TraceExplorer-muted' }, `old: ${sideText(diff.old, diff.old_summary)}`),
       h('p', { class: 'jp-TraceExplorer-muted' }, `new (this run): ${sideText(diff.new, diff.new_summary)}`),
@@ -79,16 +78,12 @@ export class DiffPanel extends StepsTab<Diffed, ScopeStep> {
   private scopesSection(diffed: Diffed): HTMLElement {
     const diff = diffed.view.diff;
     const compared = diff.compared_as === 'capture' ? 'a trace against an export' : 'node for node';
-    const section = h(
-      'div',
-      { class: 'jp-TraceExplorer-section' },
-      h('h4', {}, `What changed, by module (${compared})`)
-    );
+    const scopes = section(`What changed, by module (${compared})`);
     if (!diffed.steps.length) {
-      append(section, h('p', { class: 'jp-TraceExplorer-empty' }, 'The graphs match.'));
+      append(scopes, h('p', { class: 'jp-TraceExplorer-empty' }, 'The graphs match.'));
     } else {
       append(
-        section,
+        scopes,
         h(
           'ul',
           { class: 'jp-TraceExplorer-reasonCounts' },
@@ -104,7 +99,7 @@ export class DiffPanel extends StepsTab<Diffed, ScopeStep> {
     if (diff.downstream) {
       const one = diff.downstream === 1;
       append(
-        section,
+        scopes,
         h(
           'p',
           { class: 'jp-TraceExplorer-muted' },
@@ -116,19 +111,19 @@ export class DiffPanel extends StepsTab<Diffed, ScopeStep> {
       ...diff.methods_added.map(m => `method ${m} added`),
       ...diff.methods_removed.map(m => `method ${m} removed`)
     ];
-    append(section, ...methods.map(m => h('p', {}, m)));
-    return section;
+    append(scopes, ...methods.map(m => h('p', {}, m)));
+    return scopes;
   }
 
   private parametersSection(diffed: Diffed): HTMLElement {
     const diff = diffed.view.diff;
-    const section = h('div', { class: 'jp-TraceExplorer-section' }, h('h4', {}, 'Parameters and buffers'));
+    const parameters = section('Parameters and buffers');
     if (!diffed.parameters.length) {
       const compared = 'names and types' + (typeof diff.atol === 'number' ? `, values within ${diff.atol}` : '');
-      append(section, h('p', { class: 'jp-TraceExplorer-empty' }, `The parameters match (${compared}).`));
+      append(parameters, h('p', { class: 'jp-TraceExplorer-empty' }, `The parameters match (${compared}).`));
     } else {
       append(
-        section,
+        parameters,
         h(
           'table',
           { class: 'jp-TraceExplorer-table jp-TraceExplorer-diffParameters' },
@@ -145,9 +140,9 @@ export class DiffPanel extends StepsTab<Diffed, ScopeStep> {
       );
     }
     if (diff.values_note) {
-      append(section, h('p', { class: 'jp-TraceExplorer-muted' }, diff.values_note));
+      append(parameters, h('p', { class: 'jp-TraceExplorer-muted' }, diff.values_note));
     }
-    return section;
+    return parameters;
   }
 
   protected panesContent(diffed: Diffed, step: ScopeStep | undefined): PanesContent | null {

@@ -8,30 +8,29 @@
  */
 
 import { ExplorerContext } from '../state/context';
-import { append, button, clear, fixHint, h, location } from '../state/dom';
+import { append, button, clear, fixHint, h, location, section } from '../state/dom';
 import { formatAttribute, NodeInfo, shapeText, TraceGraph, userFrame, ValueInfo } from '../model/graph';
 import { ArgumentInfo, argumentsOf, TraceRunModel } from '../model/run';
 import { fixButton } from '../controls/fix';
 import { plural } from '../model/words';
+import { StatePanel } from '../state/panels';
 import type { PanelSpec } from '../state/panels';
 import { codeSection } from './codeSection';
 
-export class Inspector {
-  readonly element: HTMLElement;
+export class Inspector extends StatePanel {
   private readonly body: HTMLElement;
-  private readonly unsubscribe: () => void;
 
-  constructor(private readonly ctx: ExplorerContext) {
-    this.body = h('div', { class: 'jp-TraceExplorer-inspectorBody' });
-    this.element = h('section', { class: 'jp-TraceExplorer-inspector', 'aria-label': 'node inspector' }, this.body);
-    this.unsubscribe = ctx.whenChanged(['selectedNode', 'run', 'selectedMethod', 'currentDivergence', 'options'], () =>
-      this.render()
-    );
+  constructor(ctx: ExplorerContext) {
+    const body = h('div', { class: 'jp-TraceExplorer-inspectorBody' });
+    super(ctx, h('section', { class: 'jp-TraceExplorer-inspector', 'aria-label': 'node inspector' }, body), [
+      'selectedNode',
+      'run',
+      'selectedMethod',
+      'currentDivergence',
+      'options'
+    ]);
+    this.body = body;
     this.render();
-  }
-
-  dispose(): void {
-    this.unsubscribe();
   }
 
   private select(id: number): void {
@@ -131,10 +130,8 @@ export class Inspector {
         h('td', {}, ...shown)
       );
     });
-    return h(
-      'div',
-      { class: 'jp-TraceExplorer-section' },
-      h('h4', {}, 'Inputs'),
+    return section(
+      'Inputs',
       h('table', { class: 'jp-TraceExplorer-table jp-TraceExplorer-arguments' }, h('tbody', {}, ...rows))
     );
   }
@@ -223,10 +220,8 @@ export class Inspector {
         h('td', {}, ...links)
       );
     });
-    return h(
-      'div',
-      { class: 'jp-TraceExplorer-section' },
-      h('h4', {}, which === 'inputs' ? 'Inputs' : 'Outputs'),
+    return section(
+      which === 'inputs' ? 'Inputs' : 'Outputs',
       h('table', { class: 'jp-TraceExplorer-table' }, h('tbody', {}, ...rows))
     );
   }
@@ -243,12 +238,7 @@ export class Inspector {
         parts.push(' › ', h('span', { title: path }, type ? `${name} (${type})` : name));
       });
     }
-    return h(
-      'div',
-      { class: 'jp-TraceExplorer-section' },
-      h('h4', {}, 'Module'),
-      h('p', { class: 'jp-TraceExplorer-scope' }, ...parts)
-    );
+    return section('Module', h('p', { class: 'jp-TraceExplorer-scope' }, ...parts));
   }
 
   private attributesSection(node: NodeInfo): HTMLElement | null {
@@ -256,10 +246,8 @@ export class Inspector {
     if (!entries.length) {
       return null;
     }
-    return h(
-      'div',
-      { class: 'jp-TraceExplorer-section' },
-      h('h4', {}, 'Attributes'),
+    return section(
+      'Attributes',
       h(
         'table',
         { class: 'jp-TraceExplorer-table' },
@@ -277,10 +265,8 @@ export class Inspector {
   private sourceSection(graph: TraceGraph, node: NodeInfo): HTMLElement {
     const frame = userFrame(node.source);
     if (!node.source || !frame) {
-      return h(
-        'div',
-        { class: 'jp-TraceExplorer-section' },
-        h('h4', {}, 'Source'),
+      return section(
+        'Source',
         h(
           'p',
           { class: 'jp-TraceExplorer-muted' },
@@ -313,10 +299,8 @@ export class Inspector {
         )
       )
     );
-    return h(
-      'div',
-      { class: 'jp-TraceExplorer-section' },
-      h('h4', {}, 'Source'),
+    return section(
+      'Source',
       h(
         'p',
         {},
@@ -350,10 +334,8 @@ export class Inspector {
     if (!warnings.length && !findings.length && !divergences.length) {
       return null;
     }
-    return h(
-      'div',
-      { class: 'jp-TraceExplorer-section' },
-      h('h4', {}, 'On this node'),
+    return section(
+      'On this node',
       h(
         'ul',
         { class: 'jp-TraceExplorer-problems' },

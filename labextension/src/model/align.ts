@@ -165,52 +165,43 @@ export function sideBySide(
   titles: [string, string] = ['trace', 'check trace']
 ): SideBySide {
   const { traceIds, checkIds, notes } = sideNodes(trace, check, diff, divergence, radius);
-  const divergentTrace = new Map<number, Divergence>();
-  const divergentCheck = new Map<number, Divergence>();
+  // per side (0 the trace, 1 the check): the divergences at its nodes, the one shown, each node's partner
+  const divergent = [new Map<number, Divergence>(), new Map<number, Divergence>()];
   for (const d of diff.divergences) {
     if (d.traceNode !== null) {
-      divergentTrace.set(d.traceNode, d);
+      divergent[0].set(d.traceNode, d);
     }
     if (d.checkNode !== null) {
-      divergentCheck.set(d.checkNode, d);
+      divergent[1].set(d.checkNode, d);
     }
   }
+  const current = [divergence.traceNode, divergence.checkNode];
+  const partner = [(id: number) => diff.checkPartner(id), (id: number) => diff.tracePartner(id)];
   const traceName = (id: number): string => (diff.checkPartner(id) !== null ? `p${id}` : `t${id}`);
   const checkName = (id: number): string => {
-    const partner = diff.tracePartner(id);
-    return partner !== null ? `p${partner}` : `c${id}`;
+    const p = diff.tracePartner(id);
+    return p !== null ? `p${p}` : `c${id}`;
   };
-  const classes = (
-    id: number,
-    current: number | null,
-    divergent: Map<number, Divergence>,
-    matched: boolean
-  ): string[] => {
-    const out: string[] = [matched ? 'matched' : 'unmatched'];
-    const d = divergent.get(id);
+  const classes = (side: number, id: number): string[] => {
+    const out: string[] = [partner[side](id) !== null ? 'matched' : 'unmatched'];
+    const d = divergent[side].get(id);
     if (d) {
       out.push(d.kind);
     }
-    if (id === current) {
+    if (id === current[side]) {
       out.push('current');
     }
     return out;
   };
-  const t = sideDot(
-    trace,
-    traceIds,
-    traceName,
-    id => classes(id, divergence.traceNode, divergentTrace, diff.checkPartner(id) !== null),
-    titles[0],
-    fileNames
-  );
-  const c = sideDot(
-    check,
-    checkIds,
-    checkName,
-    id => classes(id, divergence.checkNode, divergentCheck, diff.tracePartner(id) !== null),
-    titles[1],
-    fileNames
+  const [t, c] = [trace, check].map((graph, side) =>
+    sideDot(
+      graph,
+      [traceIds, checkIds][side],
+      [traceName, checkName][side],
+      id => classes(side, id),
+      titles[side],
+      fileNames
+    )
   );
   return {
     traceDot: t.dot,

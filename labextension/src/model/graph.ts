@@ -128,6 +128,17 @@ export function formatAttribute(value: unknown): string {
   return spellValue(value, ATTRIBUTE_SPELLING);
 }
 
+/** `cache`'s value for `key`, worked out by `work` the first time it is asked for (a value is never undefined). */
+function remembered<K, V>(cache: Map<K, V>, key: K, work: () => V): V {
+  const known = cache.get(key);
+  if (known !== undefined) {
+    return known;
+  }
+  const value = work();
+  cache.set(key, value);
+  return value;
+}
+
 export class TraceGraph {
   readonly method: string;
   readonly nodes: NodeInfo[];
@@ -206,13 +217,7 @@ export class TraceGraph {
       return null;
     }
     // the same for every view: worked out once (a 60k-node graph has 40k foldable nodes)
-    const known = this.foldTargets.get(node.id);
-    if (known !== undefined) {
-      return known;
-    }
-    const target = this.searchFoldTarget(node);
-    this.foldTargets.set(node.id, target);
-    return target;
+    return remembered(this.foldTargets, node.id, () => this.searchFoldTarget(node));
   }
 
   private searchFoldTarget(node: NodeInfo): number | null {
@@ -239,13 +244,7 @@ export class TraceGraph {
 
   /** Whether a node's values reach a graph output, directly or through foldable consumers (mirrors graph.py). */
   reachesOutput(node: NodeInfo): boolean {
-    const known = this.reachesOutputs.get(node.id);
-    if (known !== undefined) {
-      return known;
-    }
-    const reaches = this.searchReachesOutput(node);
-    this.reachesOutputs.set(node.id, reaches);
-    return reaches;
+    return remembered(this.reachesOutputs, node.id, () => this.searchReachesOutput(node));
   }
 
   private searchReachesOutput(node: NodeInfo): boolean {

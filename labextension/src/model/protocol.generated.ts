@@ -37,42 +37,25 @@ export type ValueRow = [number, number, (number | string | null)[] | null, numbe
  * This interface was referenced by `ExplorerState`'s JSON-Schema
  * via the `definition` "NodeRow".
  */
-export type NodeRow =
-  | [
-      number,
-      number[],
-      number[],
-      number,
-      number,
-      (
-        | {
-            [k: string]: unknown;
-          }
-        | 0
-      ),
-      BlockRow[] | 0,
-      number,
-      number,
-      NodeRole
-    ]
-  | [
-      number,
-      number[],
-      number[],
-      number,
-      number,
-      (
-        | {
-            [k: string]: unknown;
-          }
-        | 0
-      ),
-      BlockRow[] | 0,
-      number,
-      number,
-      NodeRole,
-      number
-    ];
+export type NodeRow = NodeRowHead | [...NodeRowHead, number];
+/** The items every NodeRow has: NodeRow is these, or these followed by its optional trailing items. */
+export type NodeRowHead = [
+  number,
+  number[],
+  number[],
+  number,
+  number,
+  (
+    | {
+        [k: string]: unknown;
+      }
+    | 0
+  ),
+  BlockRow[] | 0,
+  number,
+  number,
+  NodeRole
+];
 /**
  * [inputs, outputs, node ids] of a block of a prim::If / prim::Loop
  *

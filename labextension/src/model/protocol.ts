@@ -7,21 +7,7 @@
  * into the navigable model the views use.
  */
 
-import type {
-  CheckCase,
-  Comparison,
-  ConstantDiff,
-  Finding,
-  Graph,
-  GraphDiff,
-  JsonFloat,
-  OutputComparison,
-  ProbeReport,
-  Target,
-  TraceError,
-  TraceRun,
-  TraceWarning
-} from './protocol.generated';
+import type { JsonFloat, TraceRun } from './protocol.generated';
 import { RUN_KIND, SCHEMA_VERSION } from './protocol.generated';
 
 export type {
@@ -57,18 +43,21 @@ export {
   WARNING_CATEGORIES
 } from './protocol.generated';
 
-export type TraceRunJSON = TraceRun;
-export type GraphJSON = Graph;
-export type TargetJSON = Target;
-export type TraceWarningJSON = TraceWarning;
-export type TraceErrorJSON = TraceError;
-export type OutputComparisonJSON = OutputComparison;
-export type ConstantDiffJSON = ConstantDiff;
-export type GraphDiffJSON = GraphDiff;
-export type CheckCaseJSON = CheckCase;
-export type FindingJSON = Finding;
-export type ProbeReportJSON = ProbeReport;
-export type ComparisonJSON = Comparison;
+// the run's parts under the names the front end gives them (a run's JSON, as against the model run.ts decodes)
+export type {
+  CheckCase as CheckCaseJSON,
+  Comparison as ComparisonJSON,
+  ConstantDiff as ConstantDiffJSON,
+  Finding as FindingJSON,
+  Graph as GraphJSON,
+  GraphDiff as GraphDiffJSON,
+  OutputComparison as OutputComparisonJSON,
+  ProbeReport as ProbeReportJSON,
+  Target as TargetJSON,
+  TraceError as TraceErrorJSON,
+  TraceRun as TraceRunJSON,
+  TraceWarning as TraceWarningJSON
+} from './protocol.generated';
 
 export function floatValue(x: JsonFloat | null | undefined): number | null {
   if (x === null || x === undefined) {
@@ -92,7 +81,7 @@ export function runProblem(data: unknown): string | null {
   if (typeof data !== 'object' || data === null || Array.isArray(data)) {
     return 'not a jupyter-tracejit run: expected an object';
   }
-  const run = data as Partial<TraceRunJSON>;
+  const run = data as Partial<TraceRun>;
   if (run.kind !== RUN_KIND) {
     return `not a jupyter-tracejit run: kind is ${JSON.stringify(run.kind)}`;
   }

@@ -13,7 +13,8 @@ import { TraceRunModel } from '../model/run';
 import { StepCommand, Stepper } from '../model/stepper';
 import { plural } from '../model/words';
 import { ExplorerContext } from '../state/context';
-import { append, button, clear, h } from '../state/dom';
+import { append, button, Child, clear, h, section } from '../state/dom';
+import { StatePanel } from '../state/panels';
 
 /** What a tab has worked out of a run: its steps, and whatever else it draws. */
 export interface StepsModel<Step> {
@@ -40,18 +41,16 @@ export function opsText(ids: readonly number[], side: string, none = `none in th
   return ids.length ? plural(ids.length, `${side} op`) : none;
 }
 
-export abstract class StepsTab<Model extends StepsModel<Step>, Step> {
-  readonly element: HTMLElement;
+export abstract class StepsTab<Model extends StepsModel<Step>, Step> extends StatePanel {
   protected readonly stepped: SteppedPanes;
   private worked: { key: string; model: Model | null } | null = null;
   private current = 0;
-  private readonly unsubscribe: () => void;
 
   constructor(
-    protected readonly ctx: ExplorerContext,
+    ctx: ExplorerContext,
     private readonly words: StepsWords
   ) {
-    this.element = h('section', { class: words.className, tabindex: 0, 'aria-label': words.label });
+    super(ctx, h('section', { class: words.className, tabindex: 0, 'aria-label': words.label }), ['run']);
     bindStepKeys(this.element, command => {
       if (!this.model()?.steps.length) {
         return false;
@@ -63,7 +62,6 @@ export abstract class StepsTab<Model extends StepsModel<Step>, Step> {
       this.render();
       this.element.querySelector<HTMLElement>(`[data-action="${words.action}"]`)?.focus();
     });
-    this.unsubscribe = ctx.whenChanged(['run'], () => this.render());
   }
 
   /** What the tab works out of `run`; null when the run has nothing for it. */
@@ -98,7 +96,7 @@ export abstract class StepsTab<Model extends StepsModel<Step>, Step> {
   }
 
   dispose(): void {
-    this.unsubscribe();
+    super.dispose();
     this.stepped.dispose();
   }
 
@@ -165,6 +163,21 @@ export abstract class StepsTab<Model extends StepsModel<Step>, Step> {
       'aria-pressed': String(showing),
       title: showing ? 'back to the graph (Esc in the panes)' : this.words.openTitle
     });
+  }
+
+  /** The tab's verdict: its words, then the button that opens the panes where they can show something. */
+  protected verdictLine(words: Child[], canOpen = true): HTMLElement {
+    return h('p', { class: 'jp-TraceExplorer-verdict' }, ...words, ' ', canOpen ? this.toggleButton() : null);
+  }
+
+  /** The section that walks the steps under `heading` (the stepper, as `stepper` draws it); null when none. */
+  protected stepsSection(
+    heading: string,
+    card: (step: Step) => HTMLElement,
+    item: (step: Step) => { text: string; attributes?: Record<string, string> },
+    listClass: string
+  ): HTMLElement | null {
+    return this.steps.length ? section(heading, ...this.stepper(card, item, listClass)) : null;
   }
 
   /**

@@ -1,18 +1,21 @@
-// What the bundles built with esbuild share: the build itself (options, the layout swap, its checks) and the
-// explorer's stylesheet.
+// What the bundles built with esbuild share: the build itself (options, the layout swap, its checks), the
+// explorer's stylesheet, the package's version and the writing of the two files into jupyter_tracejit/static/.
 //
 // The esbuild plugin is shared by the bundles built outside JupyterLab's rspack (the standalone report, build.mjs;
 // the anywidget module, build-anywidget.mjs): `labextension/src/graph/layout` starts a Worker from a file beside
 // the bundle, which neither has, so it is swapped for `labextension/src/report/layout-inline.ts` (same API; a
 // Blob-URL worker of a given source, else Graphviz on the main thread).
-import { build } from 'esbuild';
-import { readFileSync } from 'node:fs';
+import { build, transform } from 'esbuild';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 const graphLayout = path.join(root, 'labextension', 'src', 'graph', 'layout');
 const inlineLayout = path.join(root, 'labextension', 'src', 'report', 'layout-inline.ts');
+
+/** The package's version (package.json's, the same as _version.py's), for the bundles' banners. */
+export const VERSION = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')).version;
 
 /** The plugin, and `swapped()`: how many imports it redirected (0 means the bundle has no layout at all). */
 export function inlineLayoutPlugin(bundleName) {
@@ -77,4 +80,21 @@ export async function bundleExplorer(name, entry, format, banner) {
     process.exit(1);
   }
   return result.outputFiles[0].text;
+}
+
+/**
+ * Write a bundle's script and its stylesheet (minified here) into jupyter_tracejit/static/ as `files.js` and
+ * `files.css`, and say their sizes and how long the `name` build took since `started`.
+ */
+export async function writeBundle(name, started, files, js, cssText) {
+  const css = await transform(cssText, { loader: 'css', minify: true, charset: 'ascii' });
+  const outDir = path.join(root, 'jupyter_tracejit', 'static');
+  mkdirSync(outDir, { recursive: true });
+  writeFileSync(path.join(outDir, files.js), js);
+  writeFileSync(path.join(outDir, files.css), css.code);
+  const kb = n => `${(n / 1024).toFixed(0)} KiB`;
+  console.log(
+    `build:${name}: jupyter_tracejit/static/${files.js} ${kb(js.length)}, ${files.css} ${kb(css.code.length)} ` +
+      `in ${Date.now() - started} ms`
+  );
 }

@@ -84,6 +84,46 @@ export function onActivate(element: HTMLElement, activate: () => void): void {
   });
 }
 
+/** A section of a panel: its heading, then what it shows. */
+export function section(heading: string, ...children: Child[]): HTMLElement {
+  return h('div', { class: 'jp-TraceExplorer-section' }, h('h4', {}, heading), ...children);
+}
+
+/** What a click on a card (or Enter or Space on it) does, and its title saying so; `active`: it is what is shown. */
+export interface CardAction {
+  title: string;
+  run(): void;
+  active?: boolean;
+}
+
+/**
+ * A card of a tab's list: an item whose first line is its head (what it is, where, how often), then its body. With
+ * an action it acts as a button (`jp-mod-clickable`, keyboard reachable, `jp-mod-active` while it is shown).
+ */
+export function card(
+  attrs: { class: string } & Record<string, string>,
+  head: Child[],
+  body: Child[] = [],
+  action: CardAction | null = null
+): HTMLLIElement {
+  const item = h(
+    'li',
+    {
+      ...attrs,
+      class: `${attrs.class}${action ? ' jp-mod-clickable' : ''}${action?.active ? ' jp-mod-active' : ''}`,
+      tabindex: action ? 0 : undefined,
+      role: action ? 'button' : undefined,
+      title: action?.title
+    },
+    h('div', { class: 'jp-TraceExplorer-warningHead' }, ...head),
+    ...body
+  );
+  if (action) {
+    onActivate(item, () => action.run());
+  }
+  return item;
+}
+
 /**
  * A place in the source as every view shows it: `cell [9], line 7` in notebook code, `model.py:12` elsewhere
  * (`run.locationLabel`); the full path goes into the title tooltip. With `open` it is a link (the explorer's

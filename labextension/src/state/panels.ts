@@ -5,8 +5,10 @@
  * backends/index.ts). So the shell tests no back end's name: a tab applies by the run's registry row or its data.
  */
 
+import { addsTab } from '../model/backends';
 import type { TraceRunModel } from '../model/run';
 import type { ExplorerContext } from './context';
+import type { HostKey } from './host';
 
 /** A panel as the explorer holds it. */
 export interface PanelView {
@@ -28,6 +30,64 @@ export interface PanelSpec<View extends PanelView = PanelView> {
   keepsSelection?: boolean;
   /** whether the explorer opens on this tab for a run, and before which others (lower first); null: not */
   opening?(run: TraceRunModel | null, view: View): number | null;
+}
+
+/**
+ * A panel drawn from the explorer's state: its element, drawn again by `render` whenever one of `keys` changes, until
+ * it is disposed. A panel calls `render` itself at the end of its constructor, once its own fields are set (they are
+ * set after this constructor has run).
+ */
+export abstract class StatePanel implements PanelView {
+  readonly element: HTMLElement;
+  private readonly unsubscribe: () => void;
+
+  constructor(
+    protected readonly ctx: ExplorerContext,
+    element: HTMLElement,
+    keys: readonly HostKey[]
+  ) {
+    this.element = element;
+    this.unsubscribe = ctx.whenChanged(keys, () => this.render());
+  }
+
+  abstract render(): void;
+
+  dispose(): void {
+    this.unsubscribe();
+  }
+}
+
+/** A back end's tab that lists what its back end recorded of a run, and counts it. */
+export interface CountingTab<View extends PanelView> {
+  /** the tab's id, as the back end's registry row lists it in `tabs` */
+  id: string;
+  title: string;
+  create(ctx: ExplorerContext): View;
+  /** how many things the tab lists for a run */
+  count(run: TraceRunModel): number;
+  /** where a run with something counted opens on this tab (PanelSpec.opening); absent: it never opens there */
+  opensAt?: number;
+}
+
+/**
+ * The spec of a back end's counting tab: it shows for the runs whose back end's row lists it, titled with its count
+ * (`Guards (3)`; the title alone when there is nothing), and a node picked in the graph leaves it up.
+ */
+export function countingTab<View extends PanelView>(tab: CountingTab<View>): PanelSpec<View> {
+  const { id, title, create, count, opensAt } = tab;
+  const counted = (run: TraceRunModel | null): number => (run ? count(run) : 0);
+  return {
+    id,
+    title,
+    create,
+    applies: run => addsTab(run?.raw, id),
+    label: run => {
+      const n = count(run);
+      return n ? `${title} (${n})` : title;
+    },
+    keepsSelection: true,
+    ...(opensAt === undefined ? {} : { opening: run => (counted(run) > 0 ? opensAt : null) })
+  };
 }
 
 /** A shape as a value carries it: sizes, symbols an export kept symbolic (`s77`), or null where unknown. */

@@ -14,6 +14,7 @@ import { categoryOf, WARNING_TITLES as CATEGORY_TITLES } from '../model/run';
 import { fixButton } from '../controls/fix';
 import { detailOf, headlineOf, warningSets } from '../model/warningSets';
 import { plural } from '../model/words';
+import { StatePanel } from '../state/panels';
 import type { PanelSpec } from '../state/panels';
 
 function groupWarnings(warnings: TraceWarningJSON[]): [string, TraceWarningJSON[]][] {
@@ -32,18 +33,15 @@ function paragraph(headline: string): HTMLElement {
   return h('p', { class: 'jp-TraceExplorer-message' }, headline);
 }
 
-export class WarningsPanel {
-  readonly element: HTMLElement;
-  private readonly unsubscribe: () => void;
-
-  constructor(private readonly ctx: ExplorerContext) {
-    this.element = h('section', { class: 'jp-TraceExplorer-warnings', 'aria-label': 'warnings and findings' });
-    this.unsubscribe = ctx.whenChanged(['run', 'selectedNode', 'options', 'live'], () => this.render());
+export class WarningsPanel extends StatePanel {
+  constructor(ctx: ExplorerContext) {
+    super(ctx, h('section', { class: 'jp-TraceExplorer-warnings', 'aria-label': 'warnings and findings' }), [
+      'run',
+      'selectedNode',
+      'options',
+      'live'
+    ]);
     this.render();
-  }
-
-  dispose(): void {
-    this.unsubscribe();
   }
 
   private show(nodeIds: number[], method: string): void {

@@ -8,7 +8,6 @@
  * card's "op before" / "op after" buttons mark that op in the graph view instead. The model is compileReport.ts.
  */
 
-import { addsTab } from '../../model/backends';
 import { pairedPictures } from '../../model/align';
 import type { TraceGraph } from '../../model/graph';
 import type { CompileOpRef, CompileReport } from '../../model/protocol.generated';
@@ -17,7 +16,8 @@ import { plural } from '../../model/words';
 import { PanesContent, PanesPictures } from '../../panes/SteppedPanes';
 import { StepsTab } from '../../panes/StepsTab';
 import { ExplorerContext } from '../../state/context';
-import { button, h, location, onActivate, withCode } from '../../state/dom';
+import { button, card, h, location, withCode } from '../../state/dom';
+import { countingTab } from '../../state/panels';
 import type { PanelSpec } from '../../state/panels';
 import { BreakStep, breakSteps, breaksHeadline, compileRecords, firstCallProgram, registryPage } from './compileReport';
 
@@ -52,30 +52,15 @@ export class GraphBreaksPanel extends StepsTab<Breaks, BreakStep> {
     const head = h(
       'div',
       { class: 'jp-TraceExplorer-section jp-TraceExplorer-breaksHead' },
-      h(
-        'p',
-        { class: 'jp-TraceExplorer-verdict' },
-        h('span', {}, breaksHeadline(model.report)),
-        ' ',
-        model.steps.length ? this.toggleButton() : null
-      ),
+      this.verdictLine([h('span', {}, breaksHeadline(model.report))], model.steps.length > 0),
       ...model.report.unknown.map(note => h('p', { class: 'jp-TraceExplorer-muted' }, `not known: ${note}`))
     );
-    const steps = model.steps.length
-      ? h(
-          'div',
-          { class: 'jp-TraceExplorer-section' },
-          h('h4', {}, 'Breaks, line by line'),
-          ...this.stepper(
-            step => this.stepCard(step),
-            s => ({
-              text: `${this.place(s)}: ${s.gb.code || s.title}`,
-              attributes: { 'data-break': String(s.index) }
-            }),
-            'jp-TraceExplorer-lineSteps'
-          )
-        )
-      : null;
+    const steps = this.stepsSection(
+      'Breaks, line by line',
+      step => this.stepCard(step),
+      s => ({ text: `${this.place(s)}: ${s.gb.code || s.title}`, attributes: { 'data-break': String(s.index) } }),
+      'jp-TraceExplorer-lineSteps'
+    );
     return [head, this.programSection(model.report), steps];
   }
 
@@ -88,18 +73,9 @@ export class GraphBreaksPanel extends StepsTab<Breaks, BreakStep> {
     const rows = firstCallProgram(report).map(row => {
       if (row.kind === 'break') {
         const gb = row.step.gb;
-        const item = h(
-          'li',
-          {
-            class: 'jp-TraceExplorer-guard jp-mod-clickable jp-mod-break',
-            'data-program-break': String(row.step.index),
-            tabindex: 0,
-            role: 'button',
-            title: 'step to this break'
-          },
-          h(
-            'div',
-            { class: 'jp-TraceExplorer-warningHead' },
+        return card(
+          { class: 'jp-TraceExplorer-guard jp-mod-break', 'data-program-break': String(row.step.index) },
+          [
             h('strong', { title: 'graph break' }, '✂ break'),
             location(gb.file, gb.line, this.ctx.run),
             row.step.cost
@@ -109,33 +85,26 @@ export class GraphBreaksPanel extends StepsTab<Breaks, BreakStep> {
                   row.step.gb.skipped_frame ? 'skipped a function' : `×${gb.count}`
                 )
               : null
-          ),
-          h('pre', { class: 'jp-TraceExplorer-code' }, gb.code || row.step.title)
+          ],
+          [h('pre', { class: 'jp-TraceExplorer-code' }, gb.code || row.step.title)],
+          { title: 'step to this break', run: () => this.select(row.step.index) }
         );
-        onActivate(item, () => this.select(row.step.index));
-        return item;
       }
       const region = row.region;
-      const shown = this.ctx.method === region.graph;
-      const item = h(
-        'li',
-        {
-          class: `jp-TraceExplorer-guard jp-mod-clickable${shown ? ' jp-mod-active' : ''}`,
-          'data-program-graph': region.graph,
-          tabindex: 0,
-          role: 'button',
-          title: 'show this graph in the graph view'
-        },
-        h(
-          'div',
-          { class: 'jp-TraceExplorer-warningHead' },
+      return card(
+        { class: 'jp-TraceExplorer-guard', 'data-program-graph': region.graph },
+        [
           h('strong', {}, region.graph),
           h('span', { class: 'jp-TraceExplorer-muted' }, plural(region.ops, 'op')),
           region.file ? location(region.file, region.line, this.ctx.run) : null
-        )
+        ],
+        [],
+        {
+          title: 'show this graph in the graph view',
+          run: () => this.ctx.host.set({ selectedMethod: region.graph, selectedNode: -1 }),
+          active: this.ctx.method === region.graph
+        }
       );
-      onActivate(item, () => this.ctx.host.set({ selectedMethod: region.graph, selectedNode: -1 }));
-      return item;
     });
     return h(
       'div',
@@ -276,16 +245,11 @@ function breakPictures(
 }
 
 /** The "Graph breaks" tab: a back end that records graph breaks adds it (its row's `tabs`), counting them. */
-export const GRAPH_BREAKS_PANEL: PanelSpec<GraphBreaksPanel> = {
+export const GRAPH_BREAKS_PANEL: PanelSpec<GraphBreaksPanel> = countingTab({
   id: 'graphBreaks',
   title: 'Graph breaks',
   create: ctx => new GraphBreaksPanel(ctx),
-  applies: run => addsTab(run?.raw, 'graphBreaks'),
-  label: run => {
-    const n = compileRecords(run.raw)?.graph_breaks.length ?? 0;
-    return n ? `Graph breaks (${n})` : 'Graph breaks';
-  },
-  keepsSelection: true,
+  count: run => compileRecords(run.raw)?.graph_breaks.length ?? 0,
   // a compiled run with breaks opens here: before the Warnings tab (2), after a failed check (1)
-  opening: run => ((compileRecords(run?.raw)?.graph_breaks.length ?? 0) > 0 ? 1.5 : null)
-};
+  opensAt: 1.5
+});

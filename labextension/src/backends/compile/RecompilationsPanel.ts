@@ -6,75 +6,66 @@
  * torch runs it eagerly from then on, without a word.
  */
 
-import { addsTab } from '../../model/backends';
 import type { CompileReport, Recompilation } from '../../model/protocol.generated';
 import { ExplorerContext } from '../../state/context';
-import { append, clear, fixHint, h, location, onActivate } from '../../state/dom';
+import { append, card, clear, fixHint, h, location } from '../../state/dom';
+import { countingTab, StatePanel } from '../../state/panels';
 import type { PanelSpec } from '../../state/panels';
 import { CallRow, compileRecords, compiledText, recompiledRegion, recompilesModel } from './compileReport';
 
-export class RecompilationsPanel {
-  readonly element: HTMLElement;
-  private readonly unsubscribe: () => void;
-
-  constructor(private readonly ctx: ExplorerContext) {
-    this.element = h('section', { class: 'jp-TraceExplorer-recompilations', 'aria-label': 'recompilations' });
-    this.unsubscribe = ctx.whenChanged(['run', 'selectedMethod'], () => this.render());
+export class RecompilationsPanel extends StatePanel {
+  constructor(ctx: ExplorerContext) {
+    super(ctx, h('section', { class: 'jp-TraceExplorer-recompilations', 'aria-label': 'recompilations' }), [
+      'run',
+      'selectedMethod'
+    ]);
     this.render();
-  }
-
-  dispose(): void {
-    this.unsubscribe();
   }
 
   private item(report: CompileReport, r: Recompilation): HTMLElement {
     const region = recompiledRegion(report, r);
-    const active = region !== null && this.ctx.method === region.graph;
-    const item = h(
-      'li',
-      {
-        class: `jp-TraceExplorer-guard jp-mod-${r.kind}${region ? ' jp-mod-clickable' : ''}${active ? ' jp-mod-active' : ''}`,
-        'data-recompile-kind': r.kind,
-        tabindex: region ? 0 : undefined,
-        role: region ? 'button' : undefined,
-        title: region ? `show ${region.graph}, the graph it compiled` : undefined
-      },
-      h(
-        'div',
-        { class: 'jp-TraceExplorer-warningHead' },
+    const showGraph = (): void => {
+      if (region) {
+        this.ctx.host.set({ selectedMethod: region.graph, selectedNode: -1 });
+      }
+    };
+    return card(
+      { class: `jp-TraceExplorer-guard jp-mod-${r.kind}`, 'data-recompile-kind': r.kind },
+      [
         h('code', { class: 'jp-TraceExplorer-guardExpr' }, r.reason),
         r.file
           ? location(r.file, r.line, this.ctx.run, (file, line) => {
-              if (region) {
-                this.ctx.host.set({ selectedMethod: region.graph, selectedNode: -1 });
-              }
+              showGraph();
               this.ctx.showPlace(file, line);
             })
           : h('span', { class: 'jp-TraceExplorer-muted' }, 'no line recorded'),
         h('span', { class: 'jp-TraceExplorer-chip', title: 'what kind of guard failed' }, r.kind.replace('_', ' '))
-      ),
-      r.code ? h('pre', { class: 'jp-TraceExplorer-code' }, r.code) : null,
-      h(
-        'p',
-        { class: 'jp-TraceExplorer-muted' },
-        `${r.func} compiled again` +
-          (region ? ` as ${region.graph}` : '') +
-          (r.compile_id ? ` (torch's ${r.compile_id})` : '')
-      ),
-      fixHint(r.hint),
-      h(
-        'details',
-        {},
-        h('summary', {}, "torch's words"),
-        h('pre', { class: 'jp-TraceExplorer-code jp-TraceExplorer-detail' }, r.torch_reason)
-      )
+      ],
+      [
+        r.code ? h('pre', { class: 'jp-TraceExplorer-code' }, r.code) : null,
+        h(
+          'p',
+          { class: 'jp-TraceExplorer-muted' },
+          `${r.func} compiled again` +
+            (region ? ` as ${region.graph}` : '') +
+            (r.compile_id ? ` (torch's ${r.compile_id})` : '')
+        ),
+        fixHint(r.hint),
+        h(
+          'details',
+          {},
+          h('summary', {}, "torch's words"),
+          h('pre', { class: 'jp-TraceExplorer-code jp-TraceExplorer-detail' }, r.torch_reason)
+        )
+      ],
+      region
+        ? {
+            title: `show ${region.graph}, the graph it compiled`,
+            run: showGraph,
+            active: this.ctx.method === region.graph
+          }
+        : null
     );
-    onActivate(item, () => {
-      if (region) {
-        this.ctx.host.set({ selectedMethod: region.graph, selectedNode: -1 });
-      }
-    });
-    return item;
   }
 
   private callSection(report: CompileReport, row: CallRow): HTMLElement {
@@ -131,16 +122,11 @@ export class RecompilationsPanel {
 }
 
 /** The "Recompilations" tab: a back end that records recompilations adds it (its row's `tabs`), counting them. */
-export const RECOMPILATIONS_PANEL: PanelSpec<RecompilationsPanel> = {
+export const RECOMPILATIONS_PANEL: PanelSpec<RecompilationsPanel> = countingTab({
   id: 'recompilations',
   title: 'Recompilations',
   create: ctx => new RecompilationsPanel(ctx),
-  applies: run => addsTab(run?.raw, 'recompilations'),
-  label: run => {
-    const n = compileRecords(run.raw)?.recompilations.length ?? 0;
-    return n ? `Recompilations (${n})` : 'Recompilations';
-  },
-  keepsSelection: true,
+  count: run => compileRecords(run.raw)?.recompilations.length ?? 0,
   // recompilations without a break open here (a break opens the Graph breaks tab first)
-  opening: run => ((compileRecords(run?.raw)?.recompilations.length ?? 0) > 0 ? 1.6 : null)
-};
+  opensAt: 1.6
+});

@@ -5,7 +5,7 @@
  * fixes best first.
  */
 
-import { h, location } from '../../state/dom';
+import { card, h, location } from '../../state/dom';
 import type { ExplorerContext } from '../../state/context';
 import { AdviceItem, adviceItems } from './adviceModel';
 import type { ExportReport } from '../../model/protocol.generated';
@@ -27,39 +27,38 @@ function fixItem(f: AdviceItem['fixes'][number]): HTMLElement {
 function adviceCard(a: AdviceItem, ctx: ExplorerContext): HTMLElement {
   const run = ctx.run;
   const lib = a.library;
-  return h(
-    'li',
+  return card(
     { class: 'jp-TraceExplorer-advice', 'data-dim': a.dim },
-    h(
-      'div',
-      { class: 'jp-TraceExplorer-warningHead' },
+    [
       h('code', { class: 'jp-TraceExplorer-guardExpr' }, a.dim),
       h('span', {}, a.headline),
       a.at ? location(a.at.file, a.at.line, run, (file, line) => ctx.showPlace(file, line)) : null
-    ),
-    a.at?.code ? h('pre', { class: 'jp-TraceExplorer-code' }, a.at.code) : null,
-    lib
-      ? h(
-          'div',
-          { class: 'jp-TraceExplorer-adviceLibrary' },
-          h('span', { class: 'jp-TraceExplorer-muted' }, `in ${lib.name}: `),
-          location(lib.file, lib.line, run),
-          lib.code ? h('pre', { class: 'jp-TraceExplorer-code' }, lib.code) : null
-        )
-      : null,
-    a.exprs.length
-      ? h(
-          'div',
-          { class: 'jp-TraceExplorer-muted' },
-          'guards: ',
-          ...a.exprs.flatMap((e, i) => [i ? ', ' : null, h('code', {}, e)])
-        )
-      : null,
-    a.holds ? h('div', { class: 'jp-TraceExplorer-muted' }, a.holds) : null,
-    a.suggested
-      ? h('div', {}, "torch's suggested fix: ", h('code', { class: 'jp-TraceExplorer-mono' }, a.suggested))
-      : null,
-    a.fixes.length ? h('ol', { class: 'jp-TraceExplorer-adviceFixes' }, ...a.fixes.map(fixItem)) : null
+    ],
+    [
+      a.at?.code ? h('pre', { class: 'jp-TraceExplorer-code' }, a.at.code) : null,
+      lib
+        ? h(
+            'div',
+            { class: 'jp-TraceExplorer-adviceLibrary' },
+            h('span', { class: 'jp-TraceExplorer-muted' }, `in ${lib.name}: `),
+            location(lib.file, lib.line, run),
+            lib.code ? h('pre', { class: 'jp-TraceExplorer-code' }, lib.code) : null
+          )
+        : null,
+      a.exprs.length
+        ? h(
+            'div',
+            { class: 'jp-TraceExplorer-muted' },
+            'guards: ',
+            ...a.exprs.flatMap((e, i) => [i ? ', ' : null, h('code', {}, e)])
+          )
+        : null,
+      a.holds ? h('div', { class: 'jp-TraceExplorer-muted' }, a.holds) : null,
+      a.suggested
+        ? h('div', {}, "torch's suggested fix: ", h('code', { class: 'jp-TraceExplorer-mono' }, a.suggested))
+        : null,
+      a.fixes.length ? h('ol', { class: 'jp-TraceExplorer-adviceFixes' }, ...a.fixes.map(fixItem)) : null
+    ]
   );
 }
 

@@ -6,21 +6,14 @@
 
 import { append, clear, h } from '../../state/dom';
 import type { ExplorerContext } from '../../state/context';
+import { StatePanel } from '../../state/panels';
 import type { PanelView } from '../../state/panels';
 import { flagsLine } from './DimsPanel';
 
-export class DimsBanner implements PanelView {
-  readonly element: HTMLElement;
-  private readonly unsubscribe: () => void;
-
-  constructor(private readonly ctx: ExplorerContext) {
-    this.element = h('div', { class: 'jp-TraceExplorer-dimsBanner' });
-    this.unsubscribe = ctx.whenChanged(['dims'], () => this.render());
+export class DimsBanner extends StatePanel {
+  constructor(ctx: ExplorerContext) {
+    super(ctx, h('div', { class: 'jp-TraceExplorer-dimsBanner' }), ['dims']);
     this.render();
-  }
-
-  dispose(): void {
-    this.unsubscribe();
   }
 
   render(): void {

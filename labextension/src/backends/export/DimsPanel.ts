@@ -7,8 +7,9 @@
  */
 
 import type { DimsEditor, DimsSuggestion } from '../../model/protocol.generated';
-import { append, button, clear, h } from '../../state/dom';
+import { append, button, card, clear, h } from '../../state/dom';
 import type { ExplorerContext } from '../../state/context';
+import { StatePanel } from '../../state/panels';
 import type { PanelSpec } from '../../state/panels';
 import { DimKind, DimRow, DIM_KINDS, edited, flagsText, rowsOf, specsOf, withKind } from './dimsModel';
 
@@ -34,20 +35,16 @@ export function flagsLine(label: string, specs: readonly string[], what: string)
   );
 }
 
-export class DimsPanel {
-  readonly element: HTMLElement;
+export class DimsPanel extends StatePanel {
   private rows: DimRow[] = [];
   private shown: DimsEditor | null = null;
-  private readonly unsubscribe: () => void;
 
-  constructor(private readonly ctx: ExplorerContext) {
-    this.element = h('section', { class: 'jp-TraceExplorer-dims', 'aria-label': 'dynamic dims editor' });
-    this.unsubscribe = ctx.whenChanged(['dims', 'status'], () => this.render());
+  constructor(ctx: ExplorerContext) {
+    super(ctx, h('section', { class: 'jp-TraceExplorer-dims', 'aria-label': 'dynamic dims editor' }), [
+      'dims',
+      'status'
+    ]);
     this.render();
-  }
-
-  dispose(): void {
-    this.unsubscribe();
   }
 
   get state(): DimsEditor | null {
@@ -61,21 +58,20 @@ export class DimsPanel {
   }
 
   private suggestionCard(s: DimsSuggestion): HTMLElement {
-    return h(
-      'li',
+    return card(
       { class: 'jp-TraceExplorer-advice jp-TraceExplorer-dimsSuggestion', 'data-source': s.source },
-      h(
-        'div',
-        { class: 'jp-TraceExplorer-warningHead' },
+      [
         h('strong', {}, SOURCE_WORDS[s.source] ?? s.source),
         button('apply', () => this.apply(s.specs), {
           class: 'jp-TraceExplorer-button',
           'data-action': 'apply-suggestion',
           title: 'put these dims in the editor (then re-export)'
         })
-      ),
-      h('pre', { class: 'jp-TraceExplorer-code' }, s.text),
-      h('div', { class: 'jp-TraceExplorer-muted' }, '→ ', h('code', {}, flagsText(s.specs) || 'every dim static'))
+      ],
+      [
+        h('pre', { class: 'jp-TraceExplorer-code' }, s.text),
+        h('div', { class: 'jp-TraceExplorer-muted' }, '→ ', h('code', {}, flagsText(s.specs) || 'every dim static'))
+      ]
     );
   }
 

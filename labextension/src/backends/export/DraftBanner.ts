@@ -7,22 +7,20 @@
 
 import { append, button, clear, h } from '../../state/dom';
 import type { ExplorerContext } from '../../state/context';
+import { StatePanel } from '../../state/panels';
 import type { PanelView } from '../../state/panels';
 import { draftBanner } from './draftOffer';
 import { exportRecords } from './exportReport';
 
-export class DraftBanner implements PanelView {
-  readonly element: HTMLElement;
-  private readonly unsubscribe: () => void;
-
-  constructor(private readonly ctx: ExplorerContext) {
-    this.element = h('div', { class: 'jp-TraceExplorer-draftOffer', role: 'region', 'aria-label': 'export draft' });
-    this.unsubscribe = ctx.whenChanged(['run', 'status', 'phase', 'live'], () => this.render());
+export class DraftBanner extends StatePanel {
+  constructor(ctx: ExplorerContext) {
+    super(ctx, h('div', { class: 'jp-TraceExplorer-draftOffer', role: 'region', 'aria-label': 'export draft' }), [
+      'run',
+      'status',
+      'phase',
+      'live'
+    ]);
     this.render();
-  }
-
-  dispose(): void {
-    this.unsubscribe();
   }
 
   render(): void {

@@ -6,27 +6,22 @@
  * nodes in the graph and selects the first. A trace has no such tab (the explorer hides it).
  */
 
-import { addsTab } from '../../model/backends';
 import type { DraftFailure, ExportGuard, ExportSymbol } from '../../model/protocol.generated';
 import { plural } from '../../model/words';
 import { ExplorerContext } from '../../state/context';
-import { append, clear, h, location, onActivate } from '../../state/dom';
+import { append, card, clear, h, location, section } from '../../state/dom';
+import { countingTab, StatePanel } from '../../state/panels';
 import type { PanelSpec } from '../../state/panels';
 import { adviceSection } from './AdviceSection';
 import { exportRecords, guardInInputs, guardsModel, rangeText } from './exportReport';
 
-export class GuardsPanel {
-  readonly element: HTMLElement;
-  private readonly unsubscribe: () => void;
-
-  constructor(private readonly ctx: ExplorerContext) {
-    this.element = h('section', { class: 'jp-TraceExplorer-guards', 'aria-label': 'export guards and symbols' });
-    this.unsubscribe = ctx.whenChanged(['run', 'selectedNode'], () => this.render());
+export class GuardsPanel extends StatePanel {
+  constructor(ctx: ExplorerContext) {
+    super(ctx, h('section', { class: 'jp-TraceExplorer-guards', 'aria-label': 'export guards and symbols' }), [
+      'run',
+      'selectedNode'
+    ]);
     this.render();
-  }
-
-  dispose(): void {
-    this.unsubscribe();
   }
 
   /** The graph the report's node ids index: export records the forward graph's. */
@@ -46,10 +41,8 @@ export class GuardsPanel {
         h('td', { class: 'jp-TraceExplorer-muted' }, s.kind === 'unbacked' ? 'data-dependent' : 'input size')
       )
     );
-    return h(
-      'div',
-      { class: 'jp-TraceExplorer-section' },
-      h('h4', {}, `Symbols (${symbols.length})`),
+    return section(
+      `Symbols (${symbols.length})`,
       symbols.length
         ? h(
             'table',
@@ -69,49 +62,36 @@ export class GuardsPanel {
     const run = this.ctx.run;
     const method = this.method;
     const selected = this.ctx.host.get('selectedNode');
-    const active = g.node_ids.includes(selected) && this.ctx.method === method;
     const clickable = g.node_ids.length > 0;
-    const item = h(
-      'li',
-      {
-        class: `jp-TraceExplorer-guard jp-mod-${g.kind}${clickable ? ' jp-mod-clickable' : ''}${active ? ' jp-mod-active' : ''}`,
-        'data-guard-kind': g.kind,
-        tabindex: clickable ? 0 : undefined,
-        role: clickable ? 'button' : undefined,
-        title: clickable ? 'show its nodes in the graph' : undefined
-      },
-      h(
-        'div',
-        { class: 'jp-TraceExplorer-warningHead' },
+    return card(
+      { class: `jp-TraceExplorer-guard jp-mod-${g.kind}`, 'data-guard-kind': g.kind },
+      [
         h('code', { class: 'jp-TraceExplorer-guardExpr' }, g.expr),
         g.file
           ? location(g.file, g.line, run, (file, line) => this.ctx.showPlace(file, line))
           : h('span', { class: 'jp-TraceExplorer-muted' }, 'no line recorded'),
         clickable ? h('span', { class: 'jp-TraceExplorer-muted' }, plural(g.node_ids.length, 'node')) : null
-      ),
-      g.code ? h('pre', { class: 'jp-TraceExplorer-code' }, g.code) : null,
-      inputsTerms(g.expr, symbols)
+      ],
+      [g.code ? h('pre', { class: 'jp-TraceExplorer-code' }, g.code) : null, inputsTerms(g.expr, symbols)],
+      clickable
+        ? {
+            title: 'show its nodes in the graph',
+            run: () => this.ctx.markNodes(method, g.node_ids),
+            active: g.node_ids.includes(selected) && this.ctx.method === method
+          }
+        : null
     );
-    onActivate(item, () => {
-      if (clickable) {
-        this.ctx.markNodes(method, g.node_ids);
-      }
-    });
-    return item;
   }
 
   private draftItem(f: DraftFailure): HTMLElement {
-    return h(
-      'li',
+    return card(
       { class: 'jp-TraceExplorer-guard jp-mod-draft', 'data-failure-type': f.failure_type },
-      h(
-        'div',
-        { class: 'jp-TraceExplorer-warningHead' },
+      [
         h('strong', {}, f.failure_type.replace(/_/g, ' ')),
         f.expr ? h('code', { class: 'jp-TraceExplorer-guardExpr' }, f.expr) : null,
         f.file ? location(f.file, f.line, this.ctx.run, (file, line) => this.ctx.showPlace(file, line)) : null
-      ),
-      f.message ? h('pre', { class: 'jp-TraceExplorer-code jp-TraceExplorer-detail' }, f.message) : null
+      ],
+      [f.message ? h('pre', { class: 'jp-TraceExplorer-code jp-TraceExplorer-detail' }, f.message) : null]
     );
   }
 
@@ -163,17 +143,12 @@ export class GuardsPanel {
 }
 
 /** The Guards tab: a back end that records guards adds it (the registry row's `tabs`), counting what it lists. */
-export const GUARDS_PANEL: PanelSpec<GuardsPanel> = {
+export const GUARDS_PANEL: PanelSpec<GuardsPanel> = countingTab({
   id: 'guards',
   title: 'Guards',
   create: ctx => new GuardsPanel(ctx),
-  applies: run => addsTab(run?.raw, 'guards'),
-  label: run => {
-    const model = guardsModel(exportRecords(run.raw));
-    return model && model.count ? `Guards (${model.count})` : 'Guards';
-  },
-  keepsSelection: true
-};
+  count: run => guardsModel(exportRecords(run.raw))?.count ?? 0
+});
 
 /** "on the inputs: Eq(attention_mask.size()[1], input_ids.size()[1])", or nothing when no symbol has a source. */
 function inputsTerms(expr: string, symbols: readonly ExportSymbol[]): HTMLElement | null {

@@ -62,13 +62,7 @@ export class TraceVsExportPanel extends StepsTab<Compared, LineStep> {
     const coverageSection = h(
       'div',
       { class: 'jp-TraceExplorer-section jp-TraceExplorer-coverage' },
-      h(
-        'p',
-        { class: 'jp-TraceExplorer-verdict' },
-        h('span', { class: 'jp-TraceExplorer-coverageText' }, cmp.coverage.text),
-        ' ',
-        this.toggleButton()
-      ),
+      this.verdictLine([h('span', { class: 'jp-TraceExplorer-coverageText' }, cmp.coverage.text)]),
       h(
         'p',
         { class: 'jp-TraceExplorer-muted' },
@@ -85,18 +79,12 @@ export class TraceVsExportPanel extends StepsTab<Compared, LineStep> {
           )
         : h('p', {}, 'Every op of the trace has its counterpart in the export.')
     );
-    const stepsSection = cmp.steps.length
-      ? h(
-          'div',
-          { class: 'jp-TraceExplorer-section' },
-          h('h4', {}, 'Where they differ, line by line'),
-          ...this.stepper(
-            step => this.stepCard(step),
-            s => ({ text: `${this.placeText(s)}: ${s.reasons.map(r => r.words).join(', ')}` }),
-            'jp-TraceExplorer-lineSteps'
-          )
-        )
-      : null;
+    const stepsSection = this.stepsSection(
+      'Where they differ, line by line',
+      step => this.stepCard(step),
+      s => ({ text: `${this.placeText(s)}: ${s.reasons.map(r => r.words).join(', ')}` }),
+      'jp-TraceExplorer-lineSteps'
+    );
     return [coverageSection, stepsSection];
   }
 
