@@ -76,6 +76,10 @@ class Backend:
     #: and the explorer's dims editor (``dims``: its state for a run; ``with_dims``: the options of a re-capture)
     actions: tuple[tuple[str, str], ...] = ()
 
+    def has_action(self, name: str) -> bool:
+        """Whether its runs can do ``run.<name>()`` (without importing the back end)."""
+        return name in dict(self.actions)
+
     def action(self, name: str) -> Any:
         """The function behind ``run.<name>()`` for its runs (imports the back end), or None when it has none."""
         spec = dict(self.actions).get(name)

@@ -19,6 +19,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from ..core.progress import phases_to
+from ..core.registry import backend
 from ..core.run import TraceRun
 from .explorer_dims import DIMS, request_dims
 from .explorer_options import CHECK_INPUTS_ENABLED
@@ -62,7 +63,7 @@ def on_front_end_msg(ex: TraceExplorer, content: Any) -> None:
 
 def draft_problem(run: TraceRun | None) -> str | None:
     """Why the run on screen cannot be drafted (a message naming what to do), or None."""
-    if run is None or run.backend != "export":
+    if run is None or not backend(run.backend).has_action("draft"):
         return "the draft is torch.export's draft_export: this explorer shows no export run"
     if run.request is None:
         return (

@@ -150,3 +150,8 @@ def test_a_cancelled_draft_leaves_the_run_on_screen(clock: FakeClock) -> None:
     loaded = TraceExplorer(tj.TraceRun.from_json(refused.to_json()), scheduler=clock)
     front_end_custom(loaded, {"type": "draft"})
     assert loaded.status == "error" and "no live model" in loaded.status_message
+    # nor can a run whose back end has no draft (a trace): said in the widget, the run left as it is
+    traced = tj.trace(LinearReLU(), (torch.randn(2, 4),))
+    ex = TraceExplorer(traced, scheduler=clock)
+    front_end_custom(ex, {"type": "draft"})
+    assert ex.status == "error" and "shows no export run" in ex.status_message and ex.run is traced
