@@ -60,6 +60,9 @@ class Backend:
     api: tuple[str, ...]
     #: ``module:attribute`` (relative to ``core``) of its :class:`~.options.OptionTable`
     options: str
+    #: the option setting that turned a run's check off, as the user wrote it (``check_trace=False``); "" where
+    #: the check's name says it (``the export check was off``)
+    check_off: str = ""
     #: the attribute its records have on a run (``run.export``) and their torch-free ``module:Class``; "" for none
     records: str = ""
     records_type: str = ""
@@ -105,6 +108,7 @@ class Backend:
             "failure": self.failure,
             "doing": self.command.doing if self.command is not None else "",
             "check_name": self.check_name,
+            "check_off": self.check_off,
             "records": self.records,
             "tabs": list(self.tabs),
             "options": self.table().bar_rows(),

@@ -254,6 +254,11 @@ class TraceRun(JsonRecord):
         """The check's name in words: torch's own (``check_trace``) for a trace, ours for an export."""
         return backend_row(self.backend).check_name
 
+    @property
+    def check_off(self) -> str:
+        """The option setting that turns its back end's check off (``check_trace=False``), or ""."""
+        return backend_row(self.backend).check_off
+
     def files(self) -> Iterator[str]:
         """Every source file the run points at (nodes' stacks, warnings, errors, the target), with repeats."""
         graphs = list(self.graphs.values())

@@ -72,7 +72,7 @@ def unchecked_words(run: TraceRun) -> str:
     ``check_trace=False``)."""
     if run.from_file:
         return "read from a saved file, nothing run"
-    return "not checked (check_trace=False)" if run.backend == "trace" else f"not checked ({run.check_name} was off)"
+    return f"not checked ({run.check_off or f'{run.check_name} was off'})"
 
 
 def verdict_of(run: TraceRun) -> Verdict:

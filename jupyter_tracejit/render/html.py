@@ -144,8 +144,8 @@ def _check(run: TraceRun) -> list[str]:
             return []
         if run.from_file:
             return ["<p>Read from a saved file: nothing was run, so nothing was checked.</p>"]
-        if run.backend == "trace":
-            return ["<p>The check was off (<code>check_trace=False</code>).</p>"]
+        if run.check_off:
+            return [f"<p>The check was off (<code>{_e(run.check_off)}</code>).</p>"]
         return [f"<p>{_e(run.check_name.capitalize())} was off.</p>"]
     title = f"Check ({plural(len(check.cases), 'input set')}, tolerance {check.tolerance:g})"
     return [f"<h4>{_e(title)}</h4>", "<ul>", *(_case(run, c) for c in check.cases), "</ul>"]

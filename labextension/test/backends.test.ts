@@ -8,7 +8,7 @@ import { readdirSync, readFileSync } from 'fs';
 import { join, relative, sep } from 'path';
 import { describe, expect, it } from 'vitest';
 
-import { savedFileTypes, schema2Backend } from '../src/model/backends';
+import { checkOffWords, savedFileTypes, schema2Backend } from '../src/model/backends';
 import { BACKENDS } from '../src/model/protocol.generated';
 
 const SRC = join(__dirname, '..', 'src');
@@ -90,6 +90,12 @@ describe('the back ends’ rows', () => {
       { name: 'torchscript-archive', displayName: 'TorchScript archive', extensions: ['.pt'] },
       { name: 'torch-export-archive', displayName: 'torch.export archive', extensions: ['.pt2'] }
     ]);
+  });
+
+  it('say what turned a run’s check off, as its back end spells it', () => {
+    expect(checkOffWords(BACKENDS.trace)).toBe('The check was off (check_trace=False).');
+    expect(checkOffWords(BACKENDS.compile)).toBe('The check was off (check=False).');
+    expect(checkOffWords(BACKENDS.export)).toBe('The export check was off.');
   });
 
   it('read a schema-2 back end as schema 3 names it', () => {

@@ -55,6 +55,7 @@ BACKEND = Backend(
     past="compiled",
     failure="Compiling failed",
     check_name="the compile check",
+    check_off="check=False",
     api=(".compile.request:compile",),
     options=".compile.options:COMPILE_TABLE",
     records="compile",

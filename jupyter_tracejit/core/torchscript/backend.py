@@ -52,6 +52,7 @@ BACKEND = Backend(
     past="traced",
     failure="Tracing failed",
     check_name="torch's check",
+    check_off="check_trace=False",
     api=(".torchscript.request:trace", ".torchscript.request:trace_module"),
     options=".torchscript.options:TRACE_TABLE",
     options_schema="RecordedOptions",

@@ -11,7 +11,7 @@ import { ExplorerContext } from '../state/context';
 import type { HostKey } from '../state/host';
 import { append, button, clear, h, section } from '../state/dom';
 import type { PanelSpec } from '../state/panels';
-import { backendOf, fromFile } from '../model/backends';
+import { backendOf, checkOffWords, fromFile } from '../model/backends';
 import { sideBySide } from '../model/align';
 import { Causes, groupByCause, stepOrder } from '../model/causes';
 import { passedText, plural } from '../model/run';
@@ -167,7 +167,7 @@ export class CheckPanel {
             ? `${backendOf(run.raw).failure}: nothing was checked.`
             : fromFile(run.raw)
               ? 'Read from a saved archive: nothing was run, so nothing was checked.'
-              : 'The check was off (check_trace=False).'
+              : checkOffWords(backendOf(run.raw))
         )
       );
     } else {

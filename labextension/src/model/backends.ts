@@ -90,3 +90,10 @@ export function savedFileTypes(): SavedFileType[] {
 export function schema2Backend(backend: unknown): { backend: unknown; file: boolean } {
   return backend === 'torchscript-archive' ? { backend: 'trace', file: true } : { backend, file: false };
 }
+
+/** Why a run that ran has no check: the setting that turned it off (`check_trace=False`), else its check's name. */
+export function checkOffWords(row: BackendRow): string {
+  const off: string = row.check_off;
+  const name: string = row.check_name;
+  return off ? `The check was off (${off}).` : `${name.charAt(0).toUpperCase()}${name.slice(1)} was off.`;
+}

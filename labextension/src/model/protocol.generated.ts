@@ -1478,6 +1478,7 @@ export const BACKENDS = {
     failure: 'Tracing failed',
     doing: 'tracing',
     check_name: "torch's check",
+    check_off: 'check_trace=False',
     records: '',
     tabs: [],
     options: [
@@ -1562,6 +1563,7 @@ export const BACKENDS = {
     failure: 'Export failed',
     doing: 'exporting',
     check_name: 'the export check',
+    check_off: '',
     records: 'export',
     tabs: ['guards', 'traceVsExport'],
     options: [
@@ -1635,6 +1637,7 @@ export const BACKENDS = {
     failure: 'Compiling failed',
     doing: 'compiling',
     check_name: 'the compile check',
+    check_off: 'check=False',
     records: 'compile',
     tabs: ['graphBreaks', 'recompilations'],
     options: [

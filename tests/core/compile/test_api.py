@@ -245,3 +245,14 @@ def test_the_floor_reads_the_release_whatever_the_local_tag(
 
     monkeypatch.setattr(request.torch, "__version__", version)
     assert (request.compile_support_problem() is None) is supported
+
+
+def test_a_run_with_its_check_off_says_which_setting_turned_it_off() -> None:
+    """The setting is the back end's (its registry row's ``check_off``), as the user wrote it: ``check=False`` for
+    tj.compile, where a trace says ``check_trace=False``."""
+    from jupyter_tracejit.render.html import to_html
+
+    run = run_quietly(models.Clean(), torch.randn(3, 4), check=False)
+    assert run.check is None and run.error is None
+    assert run.verdict.reasons[-1].endswith("not checked (check=False)")
+    assert "The check was off (<code>check=False</code>)" in to_html(run, graph=False)
