@@ -75,6 +75,13 @@ def test_a_refused_export_drafts_advises_and_re_exports_with_torchs_fix(lab):
     edited = dims.locator('[data-flags="edited"] code')
     assert edited.inner_text() == '--dynamic x:0 --dynamic "x:1=8*_seq[1,8]" --dynamic "mask:1=8*_seq"'
     assert dims.locator('select[data-dim="x:1"]').input_value() == "multiple"
+    # the multiple's fields (k * name [min, max]) fit the side panel: its closing bracket is not cut off
+    fields, panel = (
+        dims.locator('[data-dim-fields="x:1"] .jp-TraceExplorer-dimsFields').bounding_box(),
+        dims.bounding_box(),
+    )
+    assert fields is not None and panel is not None
+    assert fields["x"] + fields["width"] <= panel["x"] + panel["width"]
     lab.screenshot_themes("export-loop-dims-edited", explorer.locator(".jp-TraceExplorer-main"))
 
     # re-export: accepted; the history holds both tries, the flags follow the run on screen

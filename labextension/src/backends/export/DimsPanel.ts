@@ -123,10 +123,10 @@ export class DimsPanel extends StatePanel {
       h(
         'tr',
         { 'data-dim-fields': where },
-        h('td', {}),
+        // the whole row's width, indented under its dim: the fields fit a narrow side panel without clipping
         h(
           'td',
-          { colspan: 2, class: 'jp-TraceExplorer-dimsFields' },
+          { colspan: 3, class: 'jp-TraceExplorer-dimsFields' },
           ...times,
           this.field(i, 'symbol', 'name', 9),
           ...bounds
