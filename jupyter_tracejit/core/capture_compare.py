@@ -24,6 +24,7 @@ from .graph import Block, Graph, Node, Value
 from .jsonio import Decoders, JsonRecord
 from .registry import backend, names
 from .tracer_warnings import FROZEN
+from .verdict import first_line
 from .words import plural
 
 #: a line the right side's back end ran in Python, outside its graphs (a compiled run's graph break)
@@ -152,9 +153,9 @@ def _reworded(
             d.detail = f"ops only the {nouns[side]} recorded"
 
 
-def compare_runs(a: Any, b: Any) -> RunComparison | None:
-    """How two runs of one model by two back ends correspond, ops matched by scope, parameters and source line;
-    None when either has no graph. ``ValueError`` for two runs of one back end (``tj.diff`` compares those)."""
+def compare_runs(a: Any, b: Any) -> RunComparison:
+    """How two runs of one model by two back ends correspond, ops matched by scope, parameters and source line.
+    ``ValueError`` for two runs of one back end (``tj.diff`` compares those), or a run with no graph (what failed)."""
     order = names()
     if a.backend == b.backend or a.backend not in order or b.backend not in order:
         raise ValueError(
@@ -164,7 +165,12 @@ def compare_runs(a: Any, b: Any) -> RunComparison | None:
     left, right = (a, b) if order.index(a.backend) < order.index(b.backend) else (b, a)
     left_program, right_program = program_of(left), program_of(right)
     if left_program is None or right_program is None:
-        return None
+        empty = left if left_program is None else right
+        why = f" ({empty.error.type}: {first_line(empty.error.message)})" if empty.error is not None else ""
+        raise ValueError(
+            f"the {empty.capture_noun} recorded no graph{why}, so there is nothing to compare: capture a graph "
+            "on both sides first (the run's error and findings say what stopped it)"
+        )
     frozen = {(w.file, w.line): BY_NAME[w.category].title for w in left.warnings if w.category in FROZEN and w.file}
     comparison = compare_captures(left_program[0], right_program[0], frozen_lines=frozen)
     outside = getattr(right.records, "lines_outside_graphs", None)

@@ -11,6 +11,8 @@ torch reports each break and each recompilation; it does not say what they cost 
   numpy, ``copy.deepcopy``, a data-dependent ``if``, ``torch._dynamo.graph_break()``);
 - ``small_graph``: a graph of fewer than :data:`SMALL_GRAPH_OPS` ops between two breaks;
 - ``specialized_dim``: a size compiled as a constant, compiled again call after call;
+- ``call_form``: later calls that pass their inputs otherwise than the first (positional where it used keywords):
+  they compile again for that alone;
 - ``recompile_limit``: a function torch stopped compiling after hitting its limit (it runs eagerly from then on);
 - ``side_effect``: a plain attribute of the model (``self.calls``) the forward changes: dynamo replays the write
   after the graph, and guards on the value it read, so every call compiles again.
@@ -247,18 +249,54 @@ def _side_effects(changed: Sequence[tuple[str, str, Any, Any]]) -> list[Finding]
     return found
 
 
+def _form(args: Sequence[Any], kwargs: Mapping[str, Any]) -> str:
+    """How a call passes its inputs: ``2 positional``, ``1 positional + attention_mask``, ``input_ids=, mask=``."""
+    parts = [f"{len(args)} positional"] if args else []
+    parts += [f"{name}=" for name in kwargs]
+    return " + ".join(parts) or "no inputs"
+
+
+def _call_forms(report: CompileReport, calls: Sequence[tuple[Sequence[Any], Mapping[str, Any]]]) -> list[Finding]:
+    """Later calls that pass their inputs otherwise than the first (positional where it used keywords): dynamo
+    guards on how a function is called (``len(args)``), so those calls compile again for that alone, and the sizes
+    that changed are named by position (``args[0]``), not by the argument's name."""
+    if not calls or not report.recompilations:
+        return []
+    first = _form(*calls[0])
+    other = [(n, _form(*c)) for n, c in enumerate(calls) if n and _form(*c) != first]
+    if not other:
+        return []
+    n, form = other[0]
+    return [
+        Finding(
+            kind="call_form",
+            severity="warning",
+            title="the calls pass their inputs in other ways",
+            message=f"The first call passes {first}; call {n} passes {form}"
+            + (f" (and {plural(len(other) - 1, 'more call')})" if len(other) > 1 else "")
+            + ". dynamo guards on how the function is called, so a call made another way compiles again for that "
+            "alone, and its recompilations name the inputs by position.",
+            hint="Call the model the same way every time: each entry of calls is a tuple of positional inputs or a "
+            "dict of keyword inputs, so pass the first call's inputs the same way (all keywords: tj.compile(model, "
+            "(), {'input_ids': ids, 'attention_mask': mask}, calls=[{'input_ids': ids2, 'attention_mask': mask2}])).",
+        )
+    ]
+
+
 def compile_findings(
     report: CompileReport,
     graphs: Mapping[str, Graph],
     *,
     dynamic: bool | None,
     changed: Sequence[tuple[str, str, Any, Any]] = (),
+    calls: Sequence[tuple[Sequence[Any], Mapping[str, Any]]] = (),
 ) -> list[Finding]:
-    """The findings of one run (see the module docstring)."""
+    """The findings of one run (see the module docstring); ``calls``: each call's positional and keyword inputs."""
     return [
         *_break_findings(report),
         *_small_graphs(report),
         *_recompile_findings(report, dynamic),
+        *_call_forms(report, calls),
         *_side_effects(changed),
     ]
 

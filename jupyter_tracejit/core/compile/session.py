@@ -335,7 +335,9 @@ class CompileSession:
         if options.check:
             run.check = CheckReport(cases=cases, tolerance=self._tolerance())
         run.findings.extend(
-            compile_findings(report, run.graphs, dynamic=options.dynamic, changed=self.changed_attributes)
+            compile_findings(
+                report, run.graphs, dynamic=options.dynamic, changed=self.changed_attributes, calls=self._inputs()
+            )
         )
         self.timings["report"] = time.perf_counter() - t1
 

@@ -86,6 +86,17 @@ def test_an_export_beside_a_compiled_run_and_the_words_of_their_sides() -> None:
     assert tj.compare(traced, exported) is exported.compared
 
 
+def test_a_run_with_no_graph_is_refused_with_what_stopped_it() -> None:
+    """fullgraph=True makes the break an error: the compiled run has no graph, and compare says so instead of
+    returning nothing."""
+    model, x = Helped(), torch.randn(3, 4)
+    traced, failed = quietly(tj.trace, model, (x,)), quietly(tj.compile, model, (x,), fullgraph=True)
+    assert failed.error is not None and not failed.graphs
+    with pytest.raises(ValueError, match=r"the compiled run recorded no graph \(") as caught:
+        tj.compare(traced, failed)
+    assert failed.error.type in str(caught.value) and "capture a graph on both sides" in str(caught.value)
+
+
 def test_joined_graphs_keep_each_nodes_place() -> None:
     model, x = Helped(), torch.randn(3, 4)
     compiled = quietly(tj.compile, model, (x,))

@@ -122,3 +122,35 @@ def test_keyword_calls_are_made_by_keyword() -> None:
     x = torch.randn(3, 4)
     run = run_quietly(model, (x,), kwargs={"k": 2}, calls=[{"x": x, "k": 2}])
     assert run.ok and run.compile.recompilations == [] and run.options["calls"] == [["x=Float(3, 4)", "k=2"]]
+
+
+def _wrapped(forward: Any) -> Any:
+    """A decorator as libraries write them (transformers' ``can_return_tuple``): forward's inputs arrive as
+    ``*args, **kwargs``, so dynamo guards on how many are positional."""
+
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        return forward(*args, **kwargs)
+
+    return wrapper
+
+
+class Wrapped(models.OneLayer):
+    @_wrapped
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.relu(self.fc(x))
+
+
+def test_calls_passed_otherwise_than_the_first_are_a_finding_with_the_way_to_call() -> None:
+    """The first call by keyword, the next positional: dynamo recompiles for the arguments' count alone (torch's own
+    count says so), and the finding names both ways and how to call the same way."""
+    model, x, x5 = Wrapped(), torch.randn(3, 4), torch.randn(5, 4)
+    with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()):
+        warnings.simplefilter("ignore")
+        mixed = tj_compile(model, (), {"x": x}, calls=[(x5,)])
+        same = tj_compile(model, (), {"x": x}, calls=[{"x": x5}])
+    truth = count_compiles(Wrapped(), [((), {"x": x}), ((x5,), {})])
+    assert recompiled(mixed) == truth.recompiles >= 1
+    (found,) = [f for f in mixed.findings if f.kind == "call_form"]
+    assert "The first call passes x=; call 1 passes 1 positional" in found.message
+    assert "calls=[{'input_ids': ids2" in found.hint
+    assert not [f for f in same.findings if f.kind == "call_form"]
