@@ -354,6 +354,9 @@ def _parse(parser: argparse.ArgumentParser, argv: list[str] | None) -> argparse.
     args, extra = parser.parse_known_args(argv)
     if not extra:
         return args
+    unknown = [w for w in extra if w.startswith("--")]
+    if unknown:  # an option the subcommand does not have, whatever it follows
+        parser.error(f"unknown option {unknown[0]}; {parser.prog} {args.command} --help lists its options")
     words = sys.argv[1:] if argv is None else argv
     after = words[: words.index(extra[0])] if extra[0] in words else []
     option = next((w for w in reversed(after) if w.startswith("-")), "")

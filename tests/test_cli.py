@@ -136,6 +136,7 @@ def _cases(d: Path) -> dict[str, list[str]]:
         "demo": ["demo", "--no-probe", *demo_html, "--json", str(d / "demo.json")],
         "syntax_error_in_file": ["trace", str(d / "not_python.py") + ":f", "--inputs", "torch.ones(1)"],
         "two_inputs": ["trace", f"{m}:scaled", "--inputs", "torch.ones(2)", "torch.tensor(3.0)"],
+        "unknown_option": ["trace", f"{m}:scaled", "--inputs", "torch.ones(2)", "--bogus"],
         "two_check_inputs": [
             "trace", loop, "--inputs", "torch.ones(2)", "--check-inputs", "(torch.ones(3),)", "(torch.ones(4),)",
         ],
@@ -318,6 +319,7 @@ def test_options_reach_the_trace(results):
             "as one expression, a tuple of the inputs: --inputs '(torch.ones(2), torch.tensor(3.0))'",
         ),
         ("two_check_inputs", "--check-inputs '[(torch.ones(3),), (torch.ones(4),)]'"),
+        ("unknown_option", "unknown option --bogus; tracejit trace --help lists its options"),
         ("json_over_target", "--json target.py would overwrite "),
         ("dot_over_source", "helper.py, a source file of this run: write the output to another file, e.g. --dot "),
         ("json_and_dot_alike", "--json and --dot both name same.out: give each output its own file"),
@@ -329,7 +331,7 @@ def test_usage_errors_exit_2_with_one_clear_line(results, case, message):
     # a source file is known once the trace ran: its report is printed (nothing computed is lost), no file written
     assert r.stdout == "" or case == "dot_over_source", r.stdout
     # argparse prints its usage first and names the subcommand
-    argparse_usage = case in ("no_inputs", "two_inputs", "two_check_inputs")
+    argparse_usage = case in ("no_inputs", "two_inputs", "two_check_inputs", "unknown_option")
     first = r.stderr.strip().splitlines()[-1] if argparse_usage else r.stderr.splitlines()[0]
     assert first.startswith("tracejit trace: error: " if case == "no_inputs" else "tracejit: error: "), r.stderr
     assert message in first, r.stderr
