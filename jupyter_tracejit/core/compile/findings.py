@@ -88,11 +88,23 @@ def _standard_fix(gb: GraphBreak) -> tuple[str, str] | None:
     return None
 
 
-def _break_findings(report: CompileReport) -> list[Finding]:
+def _break_findings(report: CompileReport, fullgraph: bool = False) -> list[Finding]:
     """The breaks' summary, then per break: the function it skipped, the loop it is hit in, its standard fix."""
     found: list[Finding] = []
     breaks = report.graph_breaks
-    if breaks:
+    if breaks and fullgraph:  # the first break was the run's error: no graphs to count, the break is the fix
+        found.append(
+            Finding(
+                kind="graph_breaks",
+                severity="warning",
+                title=plural(len(breaks), "graph break"),
+                message=f"fullgraph=True made the first graph break an error ({_at(breaks[0])}): torch.compile "
+                "compiled nothing.",
+                hint="Fix the break (its explanation and hints are in run.compile.graph_breaks), or compile with "
+                "fullgraph=False to see every break of the model.",
+            )
+        )
+    elif breaks:
         per_call = sum(b.count for b in breaks if not b.skipped_frame)
         found.append(
             Finding(
@@ -290,10 +302,11 @@ def compile_findings(
     dynamic: bool | None,
     changed: Sequence[tuple[str, str, Any, Any]] = (),
     calls: Sequence[tuple[Sequence[Any], Mapping[str, Any]]] = (),
+    fullgraph: bool = False,
 ) -> list[Finding]:
     """The findings of one run (see the module docstring); ``calls``: each call's positional and keyword inputs."""
     return [
-        *_break_findings(report),
+        *_break_findings(report, fullgraph),
         *_small_graphs(report),
         *_recompile_findings(report, dynamic),
         *_call_forms(report, calls),

@@ -336,7 +336,12 @@ class CompileSession:
             run.check = CheckReport(cases=cases, tolerance=self._tolerance())
         run.findings.extend(
             compile_findings(
-                report, run.graphs, dynamic=options.dynamic, changed=self.changed_attributes, calls=self._inputs()
+                report,
+                run.graphs,
+                dynamic=options.dynamic,
+                changed=self.changed_attributes,
+                calls=self._inputs(),
+                fullgraph=options.fullgraph,
             )
         )
         self.timings["report"] = time.perf_counter() - t1

@@ -111,6 +111,10 @@ def test_fullgraph_makes_the_first_break_an_error_at_its_line() -> None:
     (gb,) = run.compile.graph_breaks
     assert gb.line == run.error.line and all(h in run.error.hint for h in gb.hints)
     assert run.verdict.level == "error"
+    # the breaks' finding says fullgraph made the break the error, and does not recommend the option in force
+    (summary,) = [f for f in run.findings if f.kind == "graph_breaks"]
+    assert summary.message.startswith(f"fullgraph=True made the first graph break an error (line {gb.line}")
+    assert "fullgraph=False" in summary.hint and "fullgraph=True" not in summary.hint
     clean = run_quietly(models.Clean(), torch.randn(3, 4), fullgraph=True)
     assert clean.ok
 
