@@ -83,18 +83,24 @@ def _unsupported(exc: BaseException) -> bool:
     return bool(names & {"Unsupported", "UserError", "UncapturedHigherOrderOpError"})
 
 
+def _dynamo_frames(exc: BaseException) -> list[tuple[str, int, str]]:
+    """The user-code stack dynamo attached to an exception it raised while tracing (its ``real_stack``, else the
+    frames of its "from user code:" text), outermost first; empty for an exception raised elsewhere."""
+    frames: list[tuple[str, int, str]] = []
+    for f in getattr(exc, "real_stack", None) or []:
+        frames.append((str(getattr(f, "filename", "")), int(getattr(f, "lineno", 0) or 0), str(getattr(f, "name", ""))))
+    if not frames:
+        for m in re.finditer(r'File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<func>\S+)', str(exc)):
+            frames.append((m.group("file"), int(m.group("line")), m.group("func")))
+    return frames
+
+
 def fullgraph_error(exc: BaseException, caller: Frame | None) -> tuple[TraceError, GraphBreak | None]:
     """``fullgraph=True`` refused a break: the run's error at the break's line, with torch's explanation and hints,
     and the break as a record."""
     text = str(exc)
     reason = _FROM_USER_CODE.split(text, maxsplit=1)[0].strip()
-    frames: list[tuple[str, int, str]] = []
-    for f in getattr(exc, "real_stack", None) or []:
-        frames.append((str(getattr(f, "filename", "")), int(getattr(f, "lineno", 0) or 0), str(getattr(f, "name", ""))))
-    if not frames:
-        for m in re.finditer(r'File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<func>\S+)', text):
-            frames.append((m.group("file"), int(m.group("line")), m.group("func")))
-    stack = user_stack(frames)
+    stack = user_stack(_dynamo_frames(exc))
     at = user_line(stack)
     parts = split_reason(reason)
     cause = parts[0] if parts else None
@@ -140,7 +146,11 @@ def call_error(exc: BaseException, backend: str, caller: Frame | None) -> TraceE
     """The run's error for an exception a compiled call raised (the model's own, or dynamo's or the back end's)."""
     error = error_from_exception(exc, phase="compile")
     text = f"{error.type}: {error.message}"
-    if not error.file and caller is not None:
+    # an error dynamo raised while tracing the model (its fake-tensor run of a line) is at the user's line it names
+    at = user_line(user_stack(_dynamo_frames(exc)))
+    if at is not None:
+        error.file, error.line, error.code = at.file, at.line, at.code or source_line(at.file, at.line)
+    elif not error.file and caller is not None:
         error.file, error.line, error.code = caller.file, caller.line, caller.code
     if "BackendCompilerFailed" in text or "InductorError" in text or "CppCompileError" in text:
         error.tag = "backend_failed"

@@ -260,3 +260,14 @@ def test_a_run_with_its_check_off_says_which_setting_turned_it_off() -> None:
     assert run.check is None and run.error is None
     assert run.verdict.reasons[-1].endswith("not checked (check=False)")
     assert "The check was off (<code>check=False</code>)" in to_html(run, graph=False)
+
+
+def test_a_model_that_raises_under_compile_is_at_the_line_dynamo_names() -> None:
+    """A wrong input width fails in dynamo's fake-tensor run of the model's line: the run's error is at that line
+    (torch's "from user code"), not at the line that called tj.compile."""
+    run = run_quietly(models.Clean(), torch.randn(3, 5))
+    assert run.error is not None and run.error.phase == "compile"
+    lines, first = inspect.getsourcelines(models.Clean.forward)
+    line = first + next(i for i, text in enumerate(lines) if "self.fc(x)" in text)
+    assert (os.path.abspath(run.error.file), run.error.line) == (MODELS_FILE, line)
+    assert "self.fc(x)" in run.error.code
