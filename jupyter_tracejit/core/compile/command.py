@@ -32,7 +32,13 @@ def compile_target(call: CaptureCall) -> Any:
 def call_sets(value: Any, expr: str) -> list[Any]:
     """``--calls``' value: a list of input sets, each a tuple of positional inputs or a dict of keyword inputs (a
     lone tensor is one positional input, a list the positional inputs, as torch's make_tuple reads them)."""
-    if not isinstance(value, (list, tuple)) or isinstance(value, torch.Tensor):
+    if isinstance(value, tuple):  # one call's inputs, or one call per item? tj.compile's calls is a list
+        raise CallProblem(
+            f"--calls {expr!r} is a tuple: pass a list with one input set per further call, [{expr.strip()}] for "
+            "one call with these inputs (tj.compile's calls is a list too)",
+            EXAMPLES["--calls"],
+        )
+    if not isinstance(value, list):
         raise CallProblem(
             f"--calls {expr!r} must evaluate to a list of input sets, one per further call, got "
             f"{with_article(type(value).__name__)}",

@@ -169,6 +169,10 @@ def test_a_cell_defines_the_model_and_compiles_its_last_line(
     [
         ("--calls 3 clean(x)", "--calls '3' must evaluate to a list of input sets, one per further call, got an int"),
         ("--calls [3] clean(x)", "--calls item 0 is an int"),
+        (
+            "--calls (x,x) clean(x)",
+            "--calls '(x,x)' is a tuple: pass a list with one input set per further call, [(x,x)]",
+        ),
         ("--dynamic --no-dynamic clean(x)", "--dynamic and --no-dynamic contradict each other"),
         ("--backend tvm clean(x)", "--backend: invalid choice: 'tvm'"),
         ("--fullgraph clean", "CALL must be a single call expression like model(x), got 'clean'"),
