@@ -93,33 +93,28 @@ def _break_findings(report: CompileReport, fullgraph: bool = False) -> list[Find
     found: list[Finding] = []
     breaks = report.graph_breaks
     if breaks and fullgraph:  # the first break was the run's error: no graphs to count, the break is the fix
-        found.append(
-            Finding(
-                kind="graph_breaks",
-                severity="warning",
-                title=plural(len(breaks), "graph break"),
-                message=f"fullgraph=True made the first graph break an error ({_at(breaks[0])}): torch.compile "
-                "compiled nothing.",
-                hint="Fix the break (its explanation and hints are in run.compile.graph_breaks), or compile with "
-                "fullgraph=False to see every break of the model.",
-            )
+        message = f"fullgraph=True made the first graph break an error ({_at(breaks[0])}): torch.compile compiled "
+        message += "nothing."
+        hint = (
+            "Fix the break (its explanation and hints are in run.compile.graph_breaks), or compile with "
+            "fullgraph=False to see every break of the model."
         )
     elif breaks:
         per_call = sum(b.count for b in breaks if not b.skipped_frame)
-        found.append(
-            Finding(
-                kind="graph_breaks",
-                severity="warning",
-                title=plural(len(breaks), "graph break"),
-                message=f"torch.compile compiled {plural(report.graph_count, 'graph')} where one would do: "
-                f"{plural(len(breaks), 'line')} it could not put in a graph "
-                f"({', '.join(f'{b.func or b.file}:{b.line}' for b in breaks[:4])}"
-                f"{', ...' if len(breaks) > 4 else ''}), {plural(per_call, 'break')} per call. Between graphs the "
-                "model runs in Python, and the compiler cannot fuse across a break.",
-                hint="Fix the breaks from the first: each one's explanation and hints are in run.compile.graph_breaks; "
-                "compile with fullgraph=True to make the first one an error.",
-            )
+        message = (
+            f"torch.compile compiled {plural(report.graph_count, 'graph')} where one would do: "
+            f"{plural(len(breaks), 'line')} it could not put in a graph "
+            f"({', '.join(f'{b.func or b.file}:{b.line}' for b in breaks[:4])}"
+            f"{', ...' if len(breaks) > 4 else ''}), {plural(per_call, 'break')} per call. Between graphs the "
+            "model runs in Python, and the compiler cannot fuse across a break."
         )
+        hint = (
+            "Fix the breaks from the first: each one's explanation and hints are in run.compile.graph_breaks; "
+            "compile with fullgraph=True to make the first one an error."
+        )
+    if breaks:
+        title = plural(len(breaks), "graph break")
+        found.append(Finding(kind="graph_breaks", severity="warning", title=title, message=message, hint=hint))
     fixed: set[tuple[str, int]] = set()
     for gb in breaks:
         if gb.skipped_frame:
