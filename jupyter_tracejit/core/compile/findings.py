@@ -88,31 +88,36 @@ def _standard_fix(gb: GraphBreak) -> tuple[str, str] | None:
     return None
 
 
+def _fullgraph_words(first: GraphBreak) -> tuple[str, str]:
+    """The breaks' summary and fix when fullgraph made the first break the run's error: no graphs to count."""
+    return (
+        f"fullgraph=True made the first graph break an error ({_at(first)}): torch.compile compiled nothing.",
+        "Fix the break (its explanation and hints are in run.compile.graph_breaks), or compile with "
+        "fullgraph=False to see every break of the model.",
+    )
+
+
+def _breaks_words(report: CompileReport) -> tuple[str, str]:
+    """The breaks' summary (how many graphs where one would do, at which lines, how often per call) and fix."""
+    breaks = report.graph_breaks
+    per_call = sum(b.count for b in breaks if not b.skipped_frame)
+    return (
+        f"torch.compile compiled {plural(report.graph_count, 'graph')} where one would do: "
+        f"{plural(len(breaks), 'line')} it could not put in a graph "
+        f"({', '.join(f'{b.func or b.file}:{b.line}' for b in breaks[:4])}"
+        f"{', ...' if len(breaks) > 4 else ''}), {plural(per_call, 'break')} per call. Between graphs the model "
+        "runs in Python, and the compiler cannot fuse across a break.",
+        "Fix the breaks from the first: each one's explanation and hints are in run.compile.graph_breaks; "
+        "compile with fullgraph=True to make the first one an error.",
+    )
+
+
 def _break_findings(report: CompileReport, fullgraph: bool = False) -> list[Finding]:
     """The breaks' summary, then per break: the function it skipped, the loop it is hit in, its standard fix."""
     found: list[Finding] = []
     breaks = report.graph_breaks
-    if breaks and fullgraph:  # the first break was the run's error: no graphs to count, the break is the fix
-        message = f"fullgraph=True made the first graph break an error ({_at(breaks[0])}): torch.compile compiled "
-        message += "nothing."
-        hint = (
-            "Fix the break (its explanation and hints are in run.compile.graph_breaks), or compile with "
-            "fullgraph=False to see every break of the model."
-        )
-    elif breaks:
-        per_call = sum(b.count for b in breaks if not b.skipped_frame)
-        message = (
-            f"torch.compile compiled {plural(report.graph_count, 'graph')} where one would do: "
-            f"{plural(len(breaks), 'line')} it could not put in a graph "
-            f"({', '.join(f'{b.func or b.file}:{b.line}' for b in breaks[:4])}"
-            f"{', ...' if len(breaks) > 4 else ''}), {plural(per_call, 'break')} per call. Between graphs the "
-            "model runs in Python, and the compiler cannot fuse across a break."
-        )
-        hint = (
-            "Fix the breaks from the first: each one's explanation and hints are in run.compile.graph_breaks; "
-            "compile with fullgraph=True to make the first one an error."
-        )
     if breaks:
+        message, hint = _fullgraph_words(breaks[0]) if fullgraph else _breaks_words(report)
         title = plural(len(breaks), "graph break")
         found.append(Finding(kind="graph_breaks", severity="warning", title=title, message=message, hint=hint))
     fixed: set[tuple[str, int]] = set()
@@ -269,8 +274,8 @@ def _call_forms(report: CompileReport, calls: Sequence[tuple[Sequence[Any], Mapp
     that changed are named by position (``args[0]``), not by the argument's name."""
     if not calls or not report.recompilations:
         return []
-    first = _form(*calls[0])
-    other = [(n, _form(*c)) for n, c in enumerate(calls) if n and _form(*c) != first]
+    first, *later = [_form(*c) for c in calls]
+    other = [(n, form) for n, form in enumerate(later, 1) if form != first]
     if not other:
         return []
     n, form = other[0]

@@ -35,9 +35,10 @@ def compile_support_problem() -> str | None:
     if not hasattr(torch, "compile") or not hasattr(torch, "_dynamo"):
         return f"torch {torch.__version__} has no torch.compile (it came in torch 2.0)"
     if _release(torch.__version__) < MIN_TORCH:
+        floor = ".".join(map(str, MIN_TORCH))
         return (
-            f"tj.compile reads torch.compile's graphs, breaks and recompilations as torch 2.13 and newer record "
-            f"them; torch {torch.__version__} records them otherwise: upgrade torch (pip install 'torch>=2.13') "
+            f"tj.compile reads torch.compile's graphs, breaks and recompilations as torch {floor} and newer record "
+            f"them; torch {torch.__version__} records them otherwise: upgrade torch (pip install 'torch>={floor}') "
             "to use it (tj.trace and tj.export work on this torch)"
         )
     is_supported = getattr(torch._dynamo.eval_frame, "is_dynamo_supported", None)

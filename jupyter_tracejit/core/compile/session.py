@@ -85,7 +85,7 @@ def _unsupported(exc: BaseException) -> bool:
 
 def _dynamo_frames(exc: BaseException) -> list[tuple[str, int, str]]:
     """The user-code stack dynamo attached to an exception it raised while tracing (its ``real_stack``, else the
-    frames of its "from user code:" text), outermost first; empty for an exception raised elsewhere."""
+    frames its text names), outermost first; empty for an exception that names none."""
     frames: list[tuple[str, int, str]] = []
     for f in getattr(exc, "real_stack", None) or []:
         frames.append((str(getattr(f, "filename", "")), int(getattr(f, "lineno", 0) or 0), str(getattr(f, "name", ""))))
